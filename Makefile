@@ -1,0 +1,116 @@
+# sluice: a thin driver of CMake (the build itself is described in CMakeLists.txt).
+#
+#   make / make build   install missing Debian packages, configure and build into build/
+#                       (RelWithDebInfo with assertions on, warnings are errors)
+#   make check          build, then run ctest in build/
+#   make test           lint, check, then the ASan+UBSan build (build-asan/: labels unit ops exec
+#                       cli) and the TSan build (build-tsan/: label exec); what CI runs
+#   make test-asan / make test-tsan   one sanitizer configuration alone
+#   make demo           build, make the demo data set once, run DEMO_CMD
+#   make install        build, then install (PREFIX=/some/where to choose the prefix)
+#   make format / make format-check (= make lint)   clang-format on src include cli tests/c
+#   make clean          remove every build directory (demo data included)
+#
+# Variables (make VAR=value): JOBS, BUILD_TYPE, BUILD_DIR, ASAN_DIR, TSAN_DIR, SLUICE_CUDA
+# (empty: auto-detect, ON iff nvcc works; ON/OFF to force; sticky in build/CMakeCache.txt),
+# WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g. -R test_batch),
+# PREFIX, DEMO_DATA, DEMO_CMD, PYTHON, CLANG_FORMAT.
+
+SHELL := /bin/bash
+MAKEFLAGS += --no-print-directory
+.DEFAULT_GOAL := build
+# Steps run one after another; parallelism lives inside cmake --build and ctest (JOBS).
+.NOTPARALLEL:
+
+JOBS         ?= 2
+BUILD_TYPE   ?= RelWithDebInfo
+BUILD_DIR    ?= build
+ASAN_DIR     ?= build-asan
+TSAN_DIR     ?= build-tsan
+SLUICE_CUDA  ?=
+WERROR       ?= ON
+CMAKE_ARGS   ?=
+CTEST_ARGS   ?=
+PREFIX       ?=
+CMAKE        ?= cmake
+CTEST        ?= ctest
+PYTHON       ?= /usr/bin/python3
+CLANG_FORMAT ?= clang-format
+
+DEMO_DATA ?= $(BUILD_DIR)/demo-data
+DEMO_CMD  ?= $(BUILD_DIR)/sluice run examples/demo.json --root $(DEMO_DATA)
+
+# Every configuration made here keeps assert() on (SLUICE_ASSERT drops -DNDEBUG).
+CONFIG_ARGS := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
+               -DSLUICE_BUILD_TESTS=ON $(CMAKE_ARGS)
+# Sanitizer builds skip CUDA: it saves time, and the CUDA runtime and ASan do not mix well.
+SAN_ARGS    := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
+               -DSLUICE_BUILD_TESTS=ON -DSLUICE_CUDA=OFF $(CMAKE_ARGS)
+
+export ASAN_OPTIONS  := detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS  := halt_on_error=1 second_deadlock_stack=1
+
+# Sanitizer runtimes of gcc 12 / clang 14 fail at start-up ("unexpected memory mapping") on
+# kernels with vm.mmap_rnd_bits > 28; running the tests with ASLR off avoids that where allowed.
+SAN_RUN := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
+
+FORMAT_FILES = $(shell find src include cli tests/c -type f \
+                 \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
+                 2>/dev/null | sort)
+
+.PHONY: all setup configure build check test test-asan test-tsan lint format format-check \
+        install demo clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	$(CMAKE) -S . -B $(BUILD_DIR) $(CONFIG_ARGS) $(if $(SLUICE_CUDA),-DSLUICE_CUDA=$(SLUICE_CUDA))
+
+build: configure
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+check: build
+	cd $(BUILD_DIR) && $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test: setup lint check test-asan test-tsan
+
+test-asan: setup
+	$(CMAKE) -S . -B $(ASAN_DIR) $(SAN_ARGS) -DSLUICE_SANITIZE=address,undefined
+	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
+	    -L '^(unit|ops|exec|cli)$$' -LE '^python$$' $(CTEST_ARGS)
+
+test-tsan: setup
+	$(CMAKE) -S . -B $(TSAN_DIR) $(SAN_ARGS) -DSLUICE_SANITIZE=thread
+	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
+	cd $(TSAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
+	    -L '^exec$$' $(CTEST_ARGS)
+
+lint: format-check
+
+format-check:
+	@files="$(FORMAT_FILES)"; \
+	if [ -z "$$files" ]; then echo "format-check: no C sources yet"; exit 0; fi; \
+	$(CLANG_FORMAT) --dry-run --Werror $$files && echo "format-check: $$(wc -w <<<"$$files") files ok"
+
+format:
+	@files="$(FORMAT_FILES)"; [ -z "$$files" ] || $(CLANG_FORMAT) -i $$files
+
+install: build
+	$(CMAKE) --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX))
+	@# (the Python package will be installed here too)
+
+demo: build
+	@if [ ! -d $(DEMO_DATA) ]; then \
+	    rm -rf $(DEMO_DATA).tmp && \
+	    $(PYTHON) bench/make_dataset.py --out $(DEMO_DATA).tmp --n 200 --seed 0 && \
+	    mv $(DEMO_DATA).tmp $(DEMO_DATA); \
+	fi
+	$(DEMO_CMD)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

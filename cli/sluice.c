@@ -1,0 +1,70 @@
+/* cli/sluice.c: the `sluice` command: main() and the usage text.
+ *
+ *   sluice ops [NAME]            list the operators, or describe one (ops.c)
+ *   sluice run SPEC.json [...]   build a pipeline from a JSON spec and run it (run.c)
+ *   sluice help | --version
+ *
+ * Exit status: 0 success, 1 failure, 2 bad usage (the usage text then goes to stderr).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sluice/sluice.h"
+
+#include "cli.h"
+
+void cli_usage(FILE *f)
+{
+    fputs("usage: sluice <command> [arguments]\n"
+          "\n"
+          "commands:\n"
+          "  ops                  list the operators\n"
+          "  ops NAME             describe one operator: inputs, outputs, arguments\n"
+          "  run SPEC.json [...]  build the pipeline a JSON spec describes and run it\n"
+          "  help                 show this text\n"
+          "  --version            print the version\n"
+          "\n"
+          "sluice run SPEC.json [options]   (SPEC.json may be - for standard input)\n"
+          "  --iters N            run N iterations (default: one epoch of the first reader)\n"
+          "  --epochs E           run E epochs (default 1)\n"
+          "  --batch B            batch size (overrides the spec's pipeline.batch_size)\n"
+          "  --threads T          worker threads (pipeline.num_threads)\n"
+          "  --prefetch D         iterations in flight (pipeline.prefetch_queue_depth)\n"
+          "  --seed S             pipeline seed (pipeline.seed)\n"
+          "  --set NODE.ARG=JSON  set an argument of a node, e.g. --set 'cmn.crop=[128, 128]';\n"
+          "                       text that is not JSON is taken as a string:\n"
+          "                       --set reader.file_root=/data\n"
+          "  --root DIR           --set R.file_root=DIR for every readers.file node R\n"
+          "  --stats              print the time spent in each node\n"
+          "  --trace FILE         write a Chrome/Perfetto trace of the last iterations\n"
+          "  --quiet              no progress bar (there is none when stderr is not a "
+          "terminal)\n"
+          "\n"
+          "The spec format: {\"pipeline\": {...}, \"nodes\": [...], \"outputs\": [...]}, see "
+          "sluice/graph.h.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("sluice %s\n", sl_version());
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        cli_usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "ops") == 0)
+        return cli_ops(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return cli_run(argc - 2, argv + 2);
+    fprintf(stderr, "sluice: unknown command \"%s\"\n\n", cmd);
+    cli_usage(stderr);
+    return CLI_USAGE;
+}

@@ -1,0 +1,126 @@
+# Tests: one executable and one ctest entry per tests/c/test_*.c.
+#
+# - Every other tests/c/*.c (the shared C test library: harness, helpers) is compiled once into
+#   the static library sluice_testlib and linked into each test.
+# - Tests link sluice_static (they use internal sl__ symbols) and cmocka; they may include
+#   private headers from src/ and helpers from tests/c/.
+# - Label from the name: test_exec*, test_pipeline* -> exec; test_op_*, test_codec*,
+#   test_reader*, test_decoder*, test_cmn*, test_random* -> ops; test_cuda* -> gpu;
+#   test_cli* -> cli; anything else -> unit.
+# - TIMEOUT 120 s (300 s for test_exec*, which run slowly under TSan); SKIP_RETURN_CODE 77.
+# - Environment: SLUICE_TEST_DATA (make_images.py output), SLUICE_TEST_TREE (make_tree.py
+#   output), SLUICE_CLI (the sluice executable), SLUICE_SOURCE_DIR, SLUICE_BUILD_DIR.
+# - Fixture `testdata`: generated once per build tree (cached by a hash of tests/data/*.py and
+#   the arguments), required by every test.
+
+pkg_check_modules(sluice_cmocka IMPORTED_TARGET cmocka)
+if(NOT sluice_cmocka_FOUND)
+    message(FATAL_ERROR "cmocka not found (apt-get install libcmocka-dev, or scripts/setup.sh); "
+                        "configure with -DSLUICE_BUILD_TESTS=OFF to build without tests")
+endif()
+
+set(SLUICE_TEST_DATA "${PROJECT_BINARY_DIR}/testdata")
+set(SLUICE_TEST_TREE "${PROJECT_BINARY_DIR}/testtree")
+set(sluice_test_env
+    "SLUICE_TEST_DATA=${SLUICE_TEST_DATA}"
+    "SLUICE_TEST_TREE=${SLUICE_TEST_TREE}"
+    "SLUICE_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    "SLUICE_BUILD_DIR=${PROJECT_BINARY_DIR}")
+if(TARGET sluice_cli)
+    list(APPEND sluice_test_env "SLUICE_CLI=$<TARGET_FILE:sluice_cli>")
+endif()
+
+# --- fixture: test data -----------------------------------------------------------------------
+set(sluice_gen "${PROJECT_SOURCE_DIR}/cmake/run_generator.cmake")
+add_test(NAME fixture.testdata.images
+         COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
+                 "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_images.py"
+                 "-DOUT=${SLUICE_TEST_DATA}" -P "${sluice_gen}")
+add_test(NAME fixture.testdata.tree
+         COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
+                 "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_tree.py"
+                 "-DOUT=${SLUICE_TEST_TREE}"
+                 "-DARGS=--classes 4 --per-class 25 --seed 1" -P "${sluice_gen}")
+set_tests_properties(fixture.testdata.images fixture.testdata.tree PROPERTIES
+                     FIXTURES_SETUP testdata LABELS fixture TIMEOUT 300)
+
+# --- the C test library -----------------------------------------------------------------------
+file(GLOB sluice_test_all CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/c/*.c")
+set(sluice_test_mains "")
+set(sluice_test_lib_sources "")
+foreach(src IN LISTS sluice_test_all)
+    get_filename_component(name "${src}" NAME_WE)
+    if(name MATCHES "^test_")
+        list(APPEND sluice_test_mains "${src}")
+    else()
+        list(APPEND sluice_test_lib_sources "${src}")
+    endif()
+endforeach()
+
+add_library(sluice_test_deps INTERFACE)
+target_include_directories(sluice_test_deps INTERFACE
+                           "${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/tests/c")
+target_link_libraries(sluice_test_deps INTERFACE sluice_static PkgConfig::sluice_cmocka
+                      ${SLUICE_DEPS})
+if(sluice_test_lib_sources)
+    add_library(sluice_testlib STATIC ${sluice_test_lib_sources})
+    set_target_properties(sluice_testlib PROPERTIES LINKER_LANGUAGE C)
+    target_link_libraries(sluice_testlib PUBLIC sluice_test_deps)
+    set(sluice_test_link sluice_testlib)
+else()
+    set(sluice_test_link sluice_test_deps)
+endif()
+
+# --- one executable per test ------------------------------------------------------------------
+foreach(src IN LISTS sluice_test_mains)
+    get_filename_component(name "${src}" NAME_WE)
+    if(name MATCHES "^test_(exec|pipeline)")
+        set(label exec)
+    elseif(name MATCHES "^test_(op_|codec|reader|decoder|cmn|random)")
+        set(label ops)
+    elseif(name MATCHES "^test_cuda")
+        set(label gpu)
+    elseif(name MATCHES "^test_cli")
+        set(label cli)
+    else()
+        set(label unit)
+    endif()
+    if(name MATCHES "^test_exec")
+        set(timeout 300)
+    else()
+        set(timeout 120)
+    endif()
+
+    add_executable(${name} "${src}")
+    target_link_libraries(${name} PRIVATE ${sluice_test_link})
+    # LINKER_LANGUAGE C: link like any C program would (sluice_static carries CUDA objects when
+    # SLUICE_CUDA is on, which would otherwise make CMake link through nvcc).
+    set_target_properties(${name} PROPERTIES
+        RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/tests" LINKER_LANGUAGE C)
+    if(label STREQUAL "cli" AND TARGET sluice_cli)
+        add_dependencies(${name} sluice_cli)
+    endif()
+
+    add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY "${PROJECT_BINARY_DIR}")
+    set_tests_properties(${name} PROPERTIES
+        LABELS ${label}
+        TIMEOUT ${timeout}
+        SKIP_RETURN_CODE 77
+        FIXTURES_REQUIRED testdata
+        ENVIRONMENT "${sluice_test_env}")
+endforeach()
+
+# --- Python tests (pytest), once tests/python has any ---------------------------------------
+file(GLOB sluice_py_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/python/test_*.py")
+if(sluice_py_tests)
+    add_test(NAME python
+             COMMAND "${SLUICE_PYTHON}" -m pytest -q -p no:cacheprovider
+                     "${PROJECT_SOURCE_DIR}/tests/python"
+             WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(python PROPERTIES
+        LABELS python
+        TIMEOUT 900
+        SKIP_RETURN_CODE 77
+        FIXTURES_REQUIRED testdata
+        ENVIRONMENT "${sluice_test_env};SLUICE_LIBRARY=$<TARGET_FILE:sluice>")
+endif()

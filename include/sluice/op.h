@@ -1,0 +1,223 @@
+/* sluice/op.h: the API for operator authors.
+ *
+ * An operator is one C file that exports one `const sl_op_def`: a static schema (name, doc,
+ * inputs, outputs, arguments with type, default and doc, supported devices, flags) and the
+ * functions the executor calls. Everything else about an operator — Python's fn.*, the docs,
+ * `sluice ops`, JSON spec validation — is derived from this definition.
+ *
+ * Life of an operator node:
+ *   init(ini, &state)        once at build, constant arguments only; may fail (sl_init_fail)
+ *   per iteration:
+ *     setup(ctx)             serial: declare outputs (sl_ctx_set_output) and, if it can, the
+ *                            per-sample shapes (sl_ctx_set_shape)
+ *     setup_sample(ctx, i)   optional, parallel over samples: per-sample shapes
+ *     run_sample(ctx, i)     parallel over samples, outputs already allocated
+ *       or run_batch(ctx)    serial, for work that cannot be split
+ *   fini(state)              at destroy
+ * Argument values, argument inputs, RNG streams and scratch memory come from the context, so an
+ * operator holds no locks and frees nothing per iteration. A SL_OP_STATEFUL operator's
+ * iterations run one after another in order; any other operator must be a pure function of its
+ * inputs, arguments and RNG streams (several iterations of it may run at once).
+ *
+ * Errors: `return sl_fail(ctx, SL_ECORRUPT, "premature end of data");` records the message with
+ * the operator, node, iteration, sample and source file filled in by the executor.
+ */
+#ifndef SLUICE_OP_H
+#define SLUICE_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/batch.h"
+#include "sluice/dtype.h"
+#include "sluice/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- schema ---------------------------------------------------------------------------- */
+
+typedef enum sl_arg_type {
+    SL_ARG_BOOL,
+    SL_ARG_INT,
+    SL_ARG_FLOAT,
+    SL_ARG_STRING,
+    SL_ARG_DTYPE, /* an element type, written by name ("float32", "FLOAT", "UINT8") */
+    SL_ARG_INTS,
+    SL_ARG_FLOATS,
+    SL_ARG_STRINGS
+} sl_arg_type;
+
+/* sl_arg_def.flags */
+#define SL_ARG_TENSOR 0x1u   /* may be given per sample as an argument input (CPU node) */
+#define SL_ARG_OPTIONAL 0x2u /* no default; may stay unset (sl_ctx_arg_is_set tells) */
+#define SL_ARG_RANGE 0x4u    /* numeric value (each element of a list) within [min, max] */
+#define SL_ARG_SCALAR_OK 0x8u /* a list argument also accepts one scalar (broadcast) */
+
+typedef struct sl_arg_def {
+    const char *name;
+    sl_arg_type type;
+    /* Default as JSON text ("0.5", "[0.0]", "\"RGB\"", "false"). NULL: required unless
+     * SL_ARG_OPTIONAL. */
+    const char *def;
+    const char *doc;
+    unsigned flags;
+    double min, max;     /* with SL_ARG_RANGE */
+    int min_len, max_len; /* list lengths allowed (0, 0: any) */
+    const char *choices; /* SL_ARG_STRING: allowed values separated by '|', NULL: any */
+} sl_arg_def;
+
+typedef struct sl_io_def {
+    const char *name;
+    const char *doc;
+} sl_io_def;
+
+/* sl_op_def.devices */
+#define SL_OP_CPU 0x1u
+#define SL_OP_MIXED 0x2u
+#define SL_OP_GPU 0x4u
+
+/* sl_op_def.flags */
+#define SL_OP_SOURCE 0x1u       /* has no regular inputs; produces data (readers) */
+#define SL_OP_STATEFUL 0x2u     /* iterations must run in order (readers) */
+#define SL_OP_RANDOM 0x4u       /* draws from sl_ctx_rng; has a `seed` argument */
+#define SL_OP_SIDE_EFFECTS 0x8u /* never pruned, even when no output is used */
+
+typedef struct sl_op_init sl_op_init;
+typedef struct sl_ctx sl_ctx;
+
+/* What a reader reports about its epoch (DALI's reader_meta). */
+typedef struct sl_reader_meta {
+    int64_t epoch_size;        /* samples in the whole data set */
+    int64_t epoch_size_padded; /* with pad_last_batch: ceil(epoch_size / shards) * shards */
+    int number_of_shards;
+    int shard_id;
+    bool pad_last_batch;
+    bool stick_to_shard;
+} sl_reader_meta;
+
+typedef struct sl_op_def {
+    const char *name; /* dotted, "decoders.image"; file src/ops/decoders/image.c */
+    const char *doc;  /* first line a summary; rest in Markdown */
+    const sl_io_def *inputs;
+    int min_inputs, max_inputs;
+    const sl_io_def *outputs;
+    int num_outputs;
+    const sl_arg_def *args;
+    int num_args;
+    unsigned devices; /* SL_OP_CPU | ... */
+    unsigned flags;   /* SL_OP_SOURCE | ... */
+    /* Bytes of per-iteration data per sample (sl_ctx_iter_data), kept per iteration slot. */
+    size_t iter_bytes_per_sample;
+
+    sl_status (*init)(sl_op_init *ini, void **state); /* optional */
+    void (*fini)(void *state);                        /* optional */
+    sl_status (*setup)(sl_ctx *ctx);                  /* required */
+    sl_status (*setup_sample)(sl_ctx *ctx, int sample);
+    sl_status (*run_sample)(sl_ctx *ctx, int sample);
+    sl_status (*run_batch)(sl_ctx *ctx);
+    /* Readers: fill *meta (called after init, from any thread; must not change state). */
+    void (*reader_meta)(const void *state, sl_reader_meta *meta);
+} sl_op_def;
+
+/* The `seed` argument every SL_OP_RANDOM operator declares. */
+#define SL_ARG_SEED_DEF                                                                        \
+    {.name = "seed",                                                                           \
+     .type = SL_ARG_INT,                                                                       \
+     .def = "-1",                                                                              \
+     .doc = "Random seed; -1 derives one from the pipeline seed and the node's name."}
+
+/* ---- init (build time, constant arguments) -------------------------------------------- */
+
+SL_API bool sl_init_arg_is_set(const sl_op_init *ini, int arg);
+/* True when the argument is given per sample as an argument input: its value is then only
+ * known per iteration (sl_ctx_arg_*). */
+SL_API bool sl_init_arg_is_input(const sl_op_init *ini, int arg);
+SL_API bool sl_init_arg_bool(const sl_op_init *ini, int arg);
+SL_API int64_t sl_init_arg_int(const sl_op_init *ini, int arg);
+SL_API double sl_init_arg_float(const sl_op_init *ini, int arg);
+SL_API const char *sl_init_arg_str(const sl_op_init *ini, int arg);
+SL_API sl_dtype sl_init_arg_dtype(const sl_op_init *ini, int arg);
+/* List arguments: *n receives the length. Borrowed until fini. */
+SL_API const int64_t *sl_init_arg_ints(const sl_op_init *ini, int arg, int *n);
+SL_API const double *sl_init_arg_floats(const sl_op_init *ini, int arg, int *n);
+SL_API const char *const *sl_init_arg_strs(const sl_op_init *ini, int arg, int *n);
+SL_API int sl_init_batch_size(const sl_op_init *ini);
+/* The node's seed: its `seed` argument when set (not -1), else derived from the pipeline seed
+ * and the node name. */
+SL_API uint64_t sl_init_seed(const sl_op_init *ini);
+SL_API const char *sl_init_node_name(const sl_op_init *ini);
+/* Records an error for this node. Returns: code, so `return sl_init_fail(...)` reads well. */
+SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
+    SL_PRINTF(3, 4);
+
+/* ---- per iteration -------------------------------------------------------------------- */
+
+SL_API int sl_ctx_batch_size(const sl_ctx *ctx);
+SL_API int64_t sl_ctx_iteration(const sl_ctx *ctx);
+SL_API int sl_ctx_num_inputs(const sl_ctx *ctx);
+SL_API const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i);
+SL_API void *sl_ctx_state(const sl_ctx *ctx);
+/* Per-iteration data: iter_bytes_per_sample * batch size bytes, kept between setup and run of
+ * one iteration (and reused by later iterations of the same slot). */
+SL_API void *sl_ctx_iter_data(const sl_ctx *ctx);
+
+/* setup: declare output o. Layout may be NULL (unknown). */
+SL_API void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char *layout);
+/* setup or setup_sample: shape of sample i of output o (ndim extents, each >= 0). */
+SL_API void sl_ctx_set_shape(sl_ctx *ctx, int o, int sample, const int64_t *shape);
+/* setup/setup_sample/run: the source (file path) of sample i of output o; borrowed, must live
+ * as long as the node's state. By default outputs inherit the sources of input 0. */
+SL_API void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source);
+/* run: where sample i of output o is written (allocated by the executor after setup). */
+SL_API void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample);
+SL_API const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample);
+
+/* Argument values for a sample: the argument input's value when one is connected, otherwise
+ * the constant (or default). The executor has already checked types and lengths. */
+SL_API bool sl_ctx_arg_is_set(const sl_ctx *ctx, int arg);
+SL_API bool sl_ctx_arg_bool(const sl_ctx *ctx, int arg, int sample);
+SL_API int64_t sl_ctx_arg_int(const sl_ctx *ctx, int arg, int sample);
+SL_API double sl_ctx_arg_float(const sl_ctx *ctx, int arg, int sample);
+SL_API const char *sl_ctx_arg_str(const sl_ctx *ctx, int arg);
+SL_API sl_dtype sl_ctx_arg_dtype(const sl_ctx *ctx, int arg);
+/* List values copied into out (at most max); returns the length (which may exceed max). */
+SL_API int sl_ctx_arg_floats(const sl_ctx *ctx, int arg, int sample, double *out, int max);
+SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out, int max);
+
+/* Per-worker scratch memory of at least `bytes`, valid until the task returns. NULL on
+ * allocation failure (return SL_ENOMEM then). */
+SL_API void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes);
+
+/* Records an error with full context (operator, node, iteration, sample, source).
+ * Returns: code. */
+SL_API sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
+
+/* ---- counter-based random numbers (Philox 4x32-10) ------------------------------------- */
+
+typedef struct sl_rng {
+    uint32_t key[2];
+    uint32_t ctr[4];
+    uint32_t out[4];
+    int used; /* words of out[] consumed */
+} sl_rng;
+
+/* A stream keyed by (seed) with counter (a, b): a stream per (node seed, iteration, sample). */
+SL_API void sl_rng_init(sl_rng *r, uint64_t seed, uint64_t a, uint64_t b);
+/* The stream of sample i in this iteration for this node. */
+SL_API sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample);
+SL_API uint32_t sl_rng_u32(sl_rng *r);
+SL_API uint64_t sl_rng_u64(sl_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+SL_API double sl_rng_uniform(sl_rng *r);
+/* Uniform integer in [0, n), unbiased; n > 0. */
+SL_API uint64_t sl_rng_below(sl_rng *r, uint64_t n);
+/* Standard normal (Box-Muller). */
+SL_API double sl_rng_normal(sl_rng *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* sluice/pipeline.h: building a graph into a pipeline and running it.
+ *
+ * The run API follows DALI's: sl_pipeline_schedule_run() asks for one more iteration (the first
+ * call asks for prefetch_queue_depth of them); sl_pipeline_share_outputs() waits for the oldest
+ * asked-for iteration and lends its outputs; sl_pipeline_release_outputs() gives them back.
+ * sl_pipeline_run() = release the previously shared outputs (if any) + schedule_run +
+ * share_outputs. Iterations run concurrently on the pipeline's threads, up to
+ * prefetch_queue_depth of them, and are delivered strictly in order.
+ *
+ * An error inside iteration k (a corrupt file, say) is returned by the share_outputs() that
+ * delivers k, with sl_pipeline_error() naming operator, node, iteration, sample and file; the
+ * next call continues with k+1. Threads: one consumer thread at a time per pipeline.
+ */
+#ifndef SLUICE_PIPELINE_H
+#define SLUICE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sluice/batch.h"
+#include "sluice/graph.h"
+#include "sluice/op.h"
+#include "sluice/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_pipeline sl_pipeline;
+
+typedef struct sl_pipeline_options {
+    int batch_size;           /* samples per iteration (default 1) */
+    int num_threads;          /* CPU worker threads (default: the number of CPUs) */
+    int prefetch_queue_depth; /* iterations in flight or waiting (default 2) */
+    int64_t seed;             /* pipeline seed (default -1: a fixed default, 0x5eed) */
+    int device_id;            /* CUDA device, -1 for a CPU-only pipeline (default -1) */
+} sl_pipeline_options;
+
+/* Fills *o with the defaults. */
+SL_API void sl_pipeline_options_init(sl_pipeline_options *o);
+/* Reads the "pipeline" object of a JSON spec into *o (keys not given keep their value). */
+SL_API sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o);
+
+/* Copies the graph and the options; nothing is checked yet.
+ * Returns: *out owned (sl_pipeline_destroy). Errors in sl_last_error(). */
+SL_API sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o,
+                                    sl_pipeline **out);
+/* Validates, prunes, orders and places the graph, initialises the operators (a file reader
+ * lists its files here) and starts the threads. Calling it twice is harmless. */
+SL_API sl_status sl_pipeline_build(sl_pipeline *p);
+/* Cancels queued work, joins every thread, frees everything. NULL is ignored. */
+SL_API void sl_pipeline_destroy(sl_pipeline *p);
+
+SL_API sl_status sl_pipeline_schedule_run(sl_pipeline *p);
+SL_API sl_status sl_pipeline_share_outputs(sl_pipeline *p);
+SL_API sl_status sl_pipeline_release_outputs(sl_pipeline *p);
+SL_API sl_status sl_pipeline_run(sl_pipeline *p);
+
+/* Outputs of the iteration last shared: borrowed until its release. */
+SL_API int sl_pipeline_num_outputs(const sl_pipeline *p);
+SL_API const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i);
+/* Iteration number of the outputs last shared (0, 1, ...), -1 before the first. */
+SL_API int64_t sl_pipeline_iteration(const sl_pipeline *p);
+
+/* Message of the last failure of a call on p, "" if none. Valid until the next call on p. */
+SL_API const char *sl_pipeline_error(const sl_pipeline *p);
+
+typedef struct sl_error_detail {
+    sl_status code;
+    const char *op;     /* operator name or NULL */
+    const char *node;   /* node name or NULL */
+    int64_t iteration;  /* -1 when not tied to an iteration */
+    int sample;         /* -1 when not tied to a sample */
+    const char *source; /* file or record, NULL when unknown */
+    const char *detail; /* the failing component's own words */
+} sl_error_detail;
+/* Structured form of sl_pipeline_error(); strings valid as long as that message. */
+SL_API void sl_pipeline_error_detail(const sl_pipeline *p, sl_error_detail *d);
+
+/* Reader metadata of node `name` (DALI's reader_meta). SL_ENOTFOUND if no such reader. */
+SL_API sl_status sl_pipeline_reader_meta(const sl_pipeline *p, const char *name,
+                                         sl_reader_meta *meta);
+/* Epoch size of reader `name`; NULL = the first reader. Returns -1 when there is none. */
+SL_API int64_t sl_pipeline_epoch_size(const sl_pipeline *p, const char *name);
+
+typedef struct sl_node_stats {
+    const char *name; /* node name */
+    const char *op;   /* operator */
+    const char *device;
+    int64_t iterations; /* iterations completed */
+    double total_ms;    /* wall time from the node's start to its end, summed */
+    double busy_ms;     /* thread time spent in its functions, summed over threads */
+} sl_node_stats;
+/* Per-node timing of the built pipeline's nodes in execution order (0 <= i < num_nodes). */
+SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);
+SL_API sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s);
+/* Writes the last iterations' per-node spans as a Chrome/Perfetto trace (JSON). */
+SL_API sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: installs the Debian 12 packages sluice needs to build, test and benchmark.
+#
+# Idempotent and silent when everything is already installed: it asks dpkg first and runs
+# `apt-get update` + `apt-get install` only for what is missing. Runs as root (or through sudo
+# when that is available). Exit status: 0 when every package is installed afterwards.
+set -euo pipefail
+
+packages=(
+    # build
+    build-essential cmake pkg-config
+    # libraries linked by libsluice
+    libjpeg62-turbo-dev libspng-dev zlib1g-dev libjansson-dev
+    # C tests and format check
+    libcmocka-dev clang-format
+    # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's
+    libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev
+    # Python tests, test-data generators, references for comparisons, benchmarks
+    python3 python3-numpy python3-pil python3-opencv python3-pytest python3-torch
+    python3-torchvision libjpeg-turbo-progs
+    # real photographs used as test data
+    plasma-workspace-wallpapers mate-backgrounds ukui-wallpapers
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    if [[ "$status" != "install ok installed" ]]; then
+        missing+=("$p")
+    fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        sudo=(sudo)
+    else
+        echo "setup.sh: missing packages (${missing[*]}) and not root; run as root" >&2
+        exit 1
+    fi
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq "${missing[@]}"

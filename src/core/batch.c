@@ -1,0 +1,177 @@
+/* src/core/batch.c: batch storage and the public read-only batch accessors.
+ *
+ * Invariant: samples are stored back to back from `data` in index order (offsets[i+1] =
+ * offsets[i] + bytes of sample i), so a batch of equal shapes is one dense tensor. Storage only
+ * grows: an executor slot reuses its batches every iteration without allocating.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+void sl__batch_init(sl_batch *b)
+{
+    memset(b, 0, sizeof(*b));
+}
+
+void sl__batch_fini(sl_batch *b)
+{
+    sl__free(b->shapes);
+    sl__free(b->offsets);
+    sl__free((void *)b->sources);
+    sl__free(b->data);
+    sl__batch_init(b);
+}
+
+sl_status sl__batch_reserve_samples(sl_batch *b, int n)
+{
+    if (n <= b->capacity && b->offsets) /* offsets has n + 1 entries even for n = 0 */
+        return SL_OK;
+    int64_t *shapes = sl__calloc((size_t)n * SL_MAX_NDIM, sizeof(int64_t));
+    size_t *offsets = sl__calloc((size_t)n + 1, sizeof(size_t));
+    const char **sources = sl__calloc((size_t)n, sizeof(char *));
+    if (!shapes || !offsets || !sources) {
+        sl__free(shapes);
+        sl__free(offsets);
+        sl__free((void *)sources);
+        return SL_ENOMEM;
+    }
+    sl__free(b->shapes);
+    sl__free(b->offsets);
+    sl__free((void *)b->sources);
+    b->shapes = shapes;
+    b->offsets = offsets;
+    b->sources = sources;
+    b->capacity = n;
+    return SL_OK;
+}
+
+sl_status sl__batch_begin(sl_batch *b, int n, sl_dtype dtype, int ndim, const char *layout)
+{
+    sl_status st = sl__batch_reserve_samples(b, n);
+    if (st != SL_OK)
+        return st;
+    b->size = n;
+    b->dtype = dtype;
+    b->ndim = ndim;
+    snprintf(b->layout, sizeof(b->layout), "%s", layout ? layout : "");
+    memset(b->shapes, 0, (size_t)n * SL_MAX_NDIM * sizeof(int64_t));
+    memset((void *)b->sources, 0, (size_t)n * sizeof(char *));
+    return SL_OK;
+}
+
+static int64_t numel(const sl_batch *b, int i)
+{
+    const int64_t *s = b->shapes + (size_t)i * SL_MAX_NDIM;
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++)
+        n *= s[d];
+    return n;
+}
+
+sl_status sl__batch_alloc(sl_batch *b)
+{
+    size_t elem = sl_dtype_size(b->dtype), total = 0;
+    for (int i = 0; i < b->size; i++) {
+        b->offsets[i] = total;
+        total += (size_t)numel(b, i) * elem;
+    }
+    b->offsets[b->size] = total;
+    if (total <= b->bytes_cap && b->data)
+        return SL_OK;
+    size_t cap = b->bytes_cap + b->bytes_cap / 2; /* grow by 1.5x so sizes that creep up settle */
+    if (cap < total)
+        cap = total;
+    cap = (cap + 63) & ~(size_t)63;
+    uint8_t *data = sl__aligned_alloc(cap);
+    if (!data)
+        return SL_ENOMEM;
+    sl__free(b->data);
+    b->data = data;
+    b->bytes_cap = cap;
+    return SL_OK;
+}
+
+/* ---- public read-only accessors ---------------------------------------------------------- */
+
+int sl_batch_size(const sl_batch *b)
+{
+    return b ? b->size : 0;
+}
+
+int sl_batch_ndim(const sl_batch *b)
+{
+    return b ? b->ndim : 0;
+}
+
+sl_dtype sl_batch_dtype(const sl_batch *b)
+{
+    return b ? b->dtype : SL_DTYPE_INVALID;
+}
+
+const char *sl_batch_layout(const sl_batch *b)
+{
+    return b ? b->layout : "";
+}
+
+sl_device sl_batch_device(const sl_batch *b)
+{
+    return b ? b->device : SL_DEVICE_CPU;
+}
+
+const int64_t *sl_batch_shape(const sl_batch *b, int i)
+{
+    if (!b || i < 0 || i >= b->size)
+        return NULL;
+    return b->shapes + (size_t)i * SL_MAX_NDIM;
+}
+
+int64_t sl_batch_sample_numel(const sl_batch *b, int i)
+{
+    if (!b || i < 0 || i >= b->size)
+        return 0;
+    return numel(b, i);
+}
+
+size_t sl_batch_sample_offset(const sl_batch *b, int i)
+{
+    if (!b || i < 0 || i > b->size)
+        return 0;
+    return b->offsets[i];
+}
+
+const void *sl_batch_sample_data(const sl_batch *b, int i)
+{
+    if (!b || i < 0 || i >= b->size)
+        return NULL;
+    return b->data + b->offsets[i];
+}
+
+const void *sl_batch_data(const sl_batch *b)
+{
+    return b ? b->data : NULL;
+}
+
+size_t sl_batch_nbytes(const sl_batch *b)
+{
+    return b && b->size > 0 ? b->offsets[b->size] : 0;
+}
+
+bool sl_batch_is_uniform(const sl_batch *b)
+{
+    if (!b)
+        return false;
+    for (int i = 1; i < b->size; i++) {
+        if (memcmp(b->shapes, b->shapes + (size_t)i * SL_MAX_NDIM,
+                   (size_t)b->ndim * sizeof(int64_t)) != 0)
+            return false;
+    }
+    return true;
+}
+
+const char *sl_batch_source(const sl_batch *b, int i)
+{
+    if (!b || i < 0 || i >= b->size)
+        return NULL;
+    return b->sources[i];
+}

@@ -1,0 +1,391 @@
+/* src/exec/ctx.c: the operator-author API (sl_ctx_*, sl_init_*, sl_fail) on top of the executor.
+ *
+ * Argument values come from the plan (constants, defaults) or, for argument inputs, from the
+ * producing node's output in the same slot; sl__ctx_check_arg_inputs has already checked those
+ * (count, numeric type, length) before the op's setup runs, so accessors cannot fail.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/half.h"
+#include "exec/exec.h"
+
+/* ---- argument inputs ------------------------------------------------------------------- */
+
+static const sl_batch *arg_batch(const sl_ctx *ctx, int arg)
+{
+    const sl__parg *pa = &ctx->pn->args[arg];
+    if (pa->input.node < 0)
+        return NULL;
+    return &ctx->slot->nodes[pa->input.node].outs[pa->input.out];
+}
+
+/* Element k of sample i of a numeric batch, as double. */
+static double elem(const sl_batch *b, int i, int64_t k)
+{
+    const uint8_t *d = b->data + b->offsets[i];
+    switch (b->dtype) {
+    case SL_DTYPE_UINT8: return ((const uint8_t *)d)[k];
+    case SL_DTYPE_UINT16: return ((const uint16_t *)d)[k];
+    case SL_DTYPE_UINT32: return ((const uint32_t *)d)[k];
+    case SL_DTYPE_UINT64: return (double)((const uint64_t *)d)[k];
+    case SL_DTYPE_INT8: return ((const int8_t *)d)[k];
+    case SL_DTYPE_INT16: return ((const int16_t *)d)[k];
+    case SL_DTYPE_INT32: return ((const int32_t *)d)[k];
+    case SL_DTYPE_INT64: return (double)((const int64_t *)d)[k];
+    case SL_DTYPE_FLOAT16: return sl__half_to_float(((const uint16_t *)d)[k]);
+    case SL_DTYPE_FLOAT32: return ((const float *)d)[k];
+    case SL_DTYPE_FLOAT64: return ((const double *)d)[k];
+    case SL_DTYPE_BOOL: return ((const uint8_t *)d)[k] != 0;
+    default: return 0;
+    }
+}
+
+static bool is_list(sl_arg_type t)
+{
+    return t == SL_ARG_INTS || t == SL_ARG_FLOATS;
+}
+
+static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
+{
+    const sl_arg_def *def = sl_op_arg(ctx->pn->op, arg);
+    if (b->dtype == SL_DTYPE_INVALID || b->size != sl_ctx_batch_size(ctx))
+        return sl_fail(ctx, SL_EINVAL, "argument input \"%s\": expected %d numeric samples",
+                       def->name, sl_ctx_batch_size(ctx));
+    for (int i = 0; i < b->size; i++) {
+        int64_t n = sl_batch_sample_numel(b, i);
+        bool ok = is_list(def->type)
+                      ? (n >= (def->min_len ? def->min_len : 0) &&
+                         (!def->max_len || n <= def->max_len) &&
+                         (n > 0 || !(def->flags & SL_ARG_SCALAR_OK)))
+                      : n == 1;
+        if (!ok)
+            return sl_fail(ctx, SL_EINVAL,
+                           "argument input \"%s\": sample %d has %lld values, expected %s",
+                           def->name, i, (long long)n,
+                           is_list(def->type) ? "a list of the allowed length" : "one");
+        for (int64_t k = 0; k < n && (def->flags & SL_ARG_RANGE); k++) {
+            double x = elem(b, i, k);
+            if (x < def->min || x > def->max)
+                return sl_fail(ctx, SL_EINVAL,
+                               "argument input \"%s\": sample %d: value %g is out of range "
+                               "[%g, %g]",
+                               def->name, i, x, def->min, def->max);
+        }
+    }
+    return SL_OK;
+}
+
+sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx)
+{
+    for (int a = 0; a < ctx->pn->nargs; a++) {
+        const sl_batch *b = arg_batch(ctx, a);
+        sl_status st = b ? check_one(ctx, a, b) : SL_OK;
+        if (st != SL_OK)
+            return st;
+    }
+    return SL_OK;
+}
+
+/* ---- per-iteration accessors ----------------------------------------------------------- */
+
+int sl_ctx_batch_size(const sl_ctx *ctx)
+{
+    return ctx->p->opt.batch_size;
+}
+
+int64_t sl_ctx_iteration(const sl_ctx *ctx)
+{
+    return ctx->slot->iteration;
+}
+
+int sl_ctx_num_inputs(const sl_ctx *ctx)
+{
+    return ctx->pn->ninputs;
+}
+
+const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->pn->ninputs)
+        return NULL;
+    const sl__ref *r = &ctx->pn->inputs[i];
+    return &ctx->slot->nodes[r->node].outs[r->out];
+}
+
+void *sl_ctx_state(const sl_ctx *ctx)
+{
+    return ctx->p->states[ctx->sn->node];
+}
+
+void *sl_ctx_iter_data(const sl_ctx *ctx)
+{
+    return ctx->sn->iter_data;
+}
+
+void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char *layout)
+{
+    assert(o >= 0 && o < ctx->pn->op->num_outputs && ndim >= 0 && ndim <= SL_MAX_NDIM);
+    sl_batch *b = &ctx->sn->outs[o];
+    int n = sl_ctx_batch_size(ctx);
+    if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
+        ctx->oom = SL_ENOMEM;
+        b->size = 0;
+        return;
+    }
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    if (in && in->size == n)
+        memcpy((void *)b->sources, in->sources, sizeof(char *) * (size_t)n);
+}
+
+void sl_ctx_set_shape(sl_ctx *ctx, int o, int sample, const int64_t *shape)
+{
+    sl_batch *b = &ctx->sn->outs[o];
+    assert(sample >= 0 && sample < b->size);
+    for (int d = 0; d < b->ndim; d++) {
+        assert(shape[d] >= 0);
+        sl__batch_shape_mut(b, sample)[d] = shape[d];
+    }
+}
+
+void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source)
+{
+    sl_batch *b = &ctx->sn->outs[o];
+    assert(sample >= 0 && sample < b->size);
+    b->sources[sample] = source;
+}
+
+void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample)
+{
+    sl_batch *b = &ctx->sn->outs[o];
+    return b->data + b->offsets[sample];
+}
+
+const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample)
+{
+    return sl_batch_shape(&ctx->sn->outs[o], sample);
+}
+
+void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
+{
+    sl__scratch *s = &ctx->p->scratch[ctx->worker];
+    if (bytes <= s->cap)
+        return s->buf;
+    size_t cap = bytes + bytes / 4;
+    void *buf = sl__aligned_alloc(cap);
+    if (!buf)
+        return NULL;
+    sl__free(s->buf);
+    s->buf = buf;
+    s->cap = cap;
+    return buf;
+}
+
+/* ---- argument values ------------------------------------------------------------------- */
+
+bool sl_ctx_arg_is_set(const sl_ctx *ctx, int arg)
+{
+    return ctx->pn->args[arg].user_set;
+}
+
+static double scalar(const sl_ctx *ctx, int arg, int sample)
+{
+    const sl_batch *b = arg_batch(ctx, arg);
+    if (b)
+        return elem(b, sample, 0);
+    const sl__value *v = &ctx->pn->args[arg].value;
+    switch (v->kind) {
+    case SL__V_BOOL: return v->b;
+    case SL__V_INT: return (double)v->i;
+    case SL__V_FLOAT: return v->f;
+    case SL__V_FLOATS: return v->n ? v->floats[0] : 0;
+    case SL__V_INTS: return v->n ? (double)v->ints[0] : 0;
+    default: return 0;
+    }
+}
+
+bool sl_ctx_arg_bool(const sl_ctx *ctx, int arg, int sample)
+{
+    return scalar(ctx, arg, sample) != 0;
+}
+
+int64_t sl_ctx_arg_int(const sl_ctx *ctx, int arg, int sample)
+{
+    const sl_batch *b = arg_batch(ctx, arg);
+    if (!b && ctx->pn->args[arg].value.kind == SL__V_INT)
+        return ctx->pn->args[arg].value.i; /* exact beyond 2^53 */
+    return (int64_t)llround(scalar(ctx, arg, sample));
+}
+
+double sl_ctx_arg_float(const sl_ctx *ctx, int arg, int sample)
+{
+    return scalar(ctx, arg, sample);
+}
+
+const char *sl_ctx_arg_str(const sl_ctx *ctx, int arg)
+{
+    return ctx->pn->args[arg].value.s;
+}
+
+sl_dtype sl_ctx_arg_dtype(const sl_ctx *ctx, int arg)
+{
+    return (sl_dtype)ctx->pn->args[arg].value.i;
+}
+
+/* Copies list argument values into out as doubles; returns the full length. */
+static int list_values(const sl_ctx *ctx, int arg, int sample, double *out, int max)
+{
+    const sl_batch *b = arg_batch(ctx, arg);
+    if (b) {
+        int n = (int)sl_batch_sample_numel(b, sample);
+        for (int k = 0; k < n && k < max; k++)
+            out[k] = elem(b, sample, k);
+        return n;
+    }
+    const sl__value *v = &ctx->pn->args[arg].value;
+    for (int k = 0; k < v->n && k < max; k++)
+        out[k] = v->kind == SL__V_INTS ? (double)v->ints[k] : v->floats[k];
+    return v->n;
+}
+
+int sl_ctx_arg_floats(const sl_ctx *ctx, int arg, int sample, double *out, int max)
+{
+    return list_values(ctx, arg, sample, out, max);
+}
+
+int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out, int max)
+{
+    const sl__value *v = &ctx->pn->args[arg].value;
+    if (!arg_batch(ctx, arg) && v->kind == SL__V_INTS) {
+        for (int k = 0; k < v->n && k < max; k++)
+            out[k] = v->ints[k];
+        return v->n;
+    }
+    double tmp[SL_MAX_NDIM * 4];
+    int n = list_values(ctx, arg, sample, tmp, (int)(sizeof tmp / sizeof tmp[0]));
+    for (int k = 0; k < n && k < max && k < (int)(sizeof tmp / sizeof tmp[0]); k++)
+        out[k] = (int64_t)llround(tmp[k]);
+    return n;
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static const char *sample_source(const sl_ctx *ctx)
+{
+    if (ctx->sample < 0)
+        return NULL;
+    const sl_batch *out = ctx->pn->op->num_outputs > 0 ? &ctx->sn->outs[0] : NULL;
+    if (out && ctx->sample < out->size && out->sources[ctx->sample])
+        return out->sources[ctx->sample];
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    if (in && ctx->sample < in->size)
+        return in->sources[ctx->sample];
+    return NULL;
+}
+
+sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
+{
+    sl__error e;
+    va_list ap;
+    va_start(ap, fmt);
+    sl__error_setv(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration, ctx->sample,
+                   sample_source(ctx), fmt, ap);
+    va_end(ap);
+    ctx->failed = true;
+    sl__exec_frame_fail(ctx->slot, &e, ctx->p);
+    return code;
+}
+
+/* ---- init (build time) ------------------------------------------------------------------- */
+
+static const sl__value *init_value(const sl_op_init *ini, int arg)
+{
+    return &ini->p->plan->nodes[ini->node].args[arg].value;
+}
+
+bool sl_init_arg_is_set(const sl_op_init *ini, int arg)
+{
+    return ini->p->plan->nodes[ini->node].args[arg].user_set;
+}
+
+bool sl_init_arg_is_input(const sl_op_init *ini, int arg)
+{
+    return ini->p->plan->nodes[ini->node].args[arg].input.node >= 0;
+}
+
+bool sl_init_arg_bool(const sl_op_init *ini, int arg)
+{
+    return init_value(ini, arg)->b;
+}
+
+int64_t sl_init_arg_int(const sl_op_init *ini, int arg)
+{
+    return init_value(ini, arg)->i;
+}
+
+double sl_init_arg_float(const sl_op_init *ini, int arg)
+{
+    return init_value(ini, arg)->f;
+}
+
+const char *sl_init_arg_str(const sl_op_init *ini, int arg)
+{
+    return init_value(ini, arg)->s;
+}
+
+sl_dtype sl_init_arg_dtype(const sl_op_init *ini, int arg)
+{
+    return (sl_dtype)init_value(ini, arg)->i;
+}
+
+const int64_t *sl_init_arg_ints(const sl_op_init *ini, int arg, int *n)
+{
+    *n = init_value(ini, arg)->n;
+    return init_value(ini, arg)->ints;
+}
+
+const double *sl_init_arg_floats(const sl_op_init *ini, int arg, int *n)
+{
+    *n = init_value(ini, arg)->n;
+    return init_value(ini, arg)->floats;
+}
+
+const char *const *sl_init_arg_strs(const sl_op_init *ini, int arg, int *n)
+{
+    *n = init_value(ini, arg)->n;
+    return (const char *const *)init_value(ini, arg)->strs;
+}
+
+int sl_init_batch_size(const sl_op_init *ini)
+{
+    return ini->p->opt.batch_size;
+}
+
+uint64_t sl_init_seed(const sl_op_init *ini)
+{
+    return ini->p->plan->nodes[ini->node].seed;
+}
+
+const char *sl_init_node_name(const sl_op_init *ini)
+{
+    return ini->p->plan->nodes[ini->node].name;
+}
+
+sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const sl__pnode *pn = &ini->p->plan->nodes[ini->node];
+    sl__error_setv(&ini->p->error, code, pn->op->name, pn->name, -1, -1, NULL, fmt, ap);
+    va_end(ap);
+    ini->failed = true;
+    return code;
+}
+
+sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample)
+{
+    sl_rng r;
+    sl_rng_init(&r, ctx->pn->seed, (uint64_t)ctx->slot->iteration, (uint64_t)sample);
+    return r;
+}

@@ -1,0 +1,136 @@
+/* src/exec/exec.h: internal interface of the executor (never installed).
+ *
+ * The pipeline owns `depth` iteration slots. Iteration k runs in slot k % depth as a frame: a
+ * pending-producer count per node; a node whose count reaches zero runs its phases (setup,
+ * per-sample setup, allocation, per-sample run) as tasks on the thread pool, the last task of a
+ * phase starting the next, and its completion decrements its consumers' counts. A stateful
+ * node's iteration k also waits for its own iteration k-1. No task ever waits for another.
+ *
+ * Locking: `mu` protects slot states, pending counts, the shared-iteration FIFO, stateful
+ * ordering, stats and the trace ring; per-sample progress uses atomics only. Lock order:
+ * pipeline mu, then the thread pool's own lock (submitting under mu is allowed).
+ */
+#ifndef SLUICE_EXEC_H
+#define SLUICE_EXEC_H
+
+#include "core/core.h"
+#include "graph/graph.h"
+#include "sluice/pipeline.h"
+
+typedef enum slot_state {
+    SLOT_FREE = 0, /* may start the next iteration that maps to it */
+    SLOT_RUNNING,  /* a frame is executing */
+    SLOT_READY,    /* all nodes done, waiting for share_outputs */
+    SLOT_SHARED    /* lent to the consumer until release_outputs */
+} slot_state;
+
+typedef enum node_phase { PHASE_SETUP_SAMPLE = 1, PHASE_RUN_SAMPLE } node_phase;
+
+struct sl_pipeline;
+struct sl__slot;
+
+typedef struct sl__snode {
+    struct sl_pipeline *p;
+    struct sl__slot *slot;
+    int node;              /* plan index */
+    sl_batch *outs;        /* op->num_outputs batches, storage reused across iterations */
+    void *iter_data;       /* op->iter_bytes_per_sample * batch_size bytes */
+    int pending;           /* (mu) producers not yet finished, +1 waiting for own k-1 */
+    bool done;             /* (mu) */
+    node_phase phase;      /* written before the phase's tasks are submitted */
+    atomic_int remaining;  /* tasks of the current phase not yet finished */
+    atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */
+    int64_t t_start;       /* ns, set by the setup task */
+    sl__task *tasks;       /* batch_size entries: per-sample tasks are queued in one call */
+} sl__snode;
+
+typedef struct sl__slot {
+    int index;
+    int64_t iteration;   /* (mu) iteration held, -1 when never used */
+    slot_state state;    /* (mu) */
+    int nodes_left;      /* (mu) nodes of this frame not yet done */
+    atomic_bool failed;  /* set once an error is recorded; later work of the frame is skipped */
+    sl__error err;       /* (mu) the frame's first error */
+    sl__snode *nodes;    /* plan->n */
+} sl__slot;
+
+typedef struct sl__span {
+    int node;
+    int64_t iteration;
+    int64_t start_ns, end_ns;
+} sl__span;
+
+#define SL__TRACE_SPANS 512
+
+typedef struct sl__node_stat {
+    int64_t iterations;
+    int64_t total_ns;
+    int64_t busy_ns;
+} sl__node_stat;
+
+typedef struct sl__scratch {
+    void *buf;
+    size_t cap;
+} sl__scratch;
+
+struct sl_pipeline {
+    sl_graph *graph;         /* owned copy of what the user described */
+    sl_pipeline_options opt; /* with defaults resolved */
+    bool built;
+    sl__plan *plan;
+    void **states; /* per plan node, from op init */
+    int depth;
+    sl__slot *slots;
+    sl__tpool *pool;
+    sl__scratch *scratch; /* per worker */
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* a slot became READY or FREE, or stopping */
+    bool stopping;         /* (mu) */
+    bool prefetched;       /* (mu) the first schedule_run asked for `depth` iterations */
+    int64_t scheduled;     /* (mu) iterations asked for */
+    int64_t started;       /* (mu) iterations whose frame started */
+    int64_t next_share;    /* (mu) next iteration to deliver */
+    int *shared;           /* (mu) FIFO of shared slot indices (capacity depth) */
+    int shared_head, nshared; /* (mu) */
+    int current;           /* slot whose outputs sl_pipeline_output shows, -1 none */
+    int64_t *stateful_next; /* (mu) per node: next iteration a stateful node may run */
+
+    sl__node_stat *stats;  /* (mu) per node */
+    sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
+    int64_t trace_count;   /* (mu) */
+
+    sl__error error;       /* last failure of a call on this pipeline */
+};
+
+struct sl_ctx {
+    struct sl_pipeline *p;
+    sl__slot *slot;
+    sl__snode *sn;
+    const sl__pnode *pn;
+    int sample; /* -1 in setup / run_batch */
+    int worker;
+    bool failed;       /* sl_fail was called */
+    sl_status oom;     /* SL_ENOMEM from sl_ctx_set_output */
+};
+
+struct sl_op_init {
+    struct sl_pipeline *p;
+    int node;
+    bool failed;
+};
+
+/* sched.c */
+/* Starts the frames that are scheduled and whose slot is free. Needs mu. */
+void sl__exec_start_frames(struct sl_pipeline *p);
+/* Records an error for the frame (first one wins). Takes mu. */
+void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, struct sl_pipeline *p);
+
+/* ctx.c: the executor's checks of argument inputs before a node's setup. */
+sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
+
+/* stats.c */
+void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,
+                      int64_t end, int64_t busy); /* needs mu */
+
+#endif

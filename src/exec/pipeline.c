@@ -1,0 +1,387 @@
+/* src/exec/pipeline.c: the pipeline object and its run API (sl_pipeline_*).
+ *
+ * Exports the public calls of sluice/pipeline.h except stats (stats.c). Build turns the graph
+ * into a plan, initialises each operator, allocates `depth` slots and starts the thread pool.
+ * The consumer side (schedule_run / share_outputs / release_outputs) only moves slot states
+ * under mu and waits on cv; all work happens on the pool's threads.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec/exec.h"
+
+void sl_pipeline_options_init(sl_pipeline_options *o)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o->batch_size = 1;
+    o->num_threads = cpus > 0 ? (int)cpus : 1;
+    o->prefetch_queue_depth = 2;
+    o->seed = -1;
+    o->device_id = -1;
+}
+
+static sl_status check_options(const sl_pipeline_options *o)
+{
+    if (o->batch_size < 1)
+        return sl__last_error_set(SL_EINVAL, "batch_size must be at least 1, got %d",
+                                  o->batch_size);
+    if (o->num_threads < 1 || o->num_threads > 1024)
+        return sl__last_error_set(SL_EINVAL, "num_threads must be in [1, 1024], got %d",
+                                  o->num_threads);
+    if (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64)
+        return sl__last_error_set(SL_EINVAL, "prefetch_queue_depth must be in [1, 64], got %d",
+                                  o->prefetch_queue_depth);
+    return SL_OK;
+}
+
+sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl_pipeline **out)
+{
+    sl_pipeline_options def;
+    if (!out || !g)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_create: graph or out is NULL");
+    *out = NULL;
+    if (!o) {
+        sl_pipeline_options_init(&def);
+        o = &def;
+    }
+    sl_status st = check_options(o);
+    if (st != SL_OK)
+        return st;
+    sl_pipeline *p = sl__calloc(1, sizeof(*p));
+    if (!p || sl__graph_copy(g, &p->graph) != SL_OK) {
+        sl__free(p);
+        return sl__last_error_set(SL_ENOMEM, "sl_pipeline_create: out of memory");
+    }
+    p->opt = *o;
+    p->depth = o->prefetch_queue_depth;
+    p->current = -1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    sl__error_clear(&p->error);
+    *out = p;
+    return SL_OK;
+}
+
+static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
+static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sl__error_setv(&p->error, code, NULL, NULL, -1, -1, NULL, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ---- build ---------------------------------------------------------------------------- */
+
+static sl_status init_ops(sl_pipeline *p)
+{
+    p->states = sl__calloc((size_t)p->plan->n, sizeof(void *));
+    if (!p->states)
+        return fail(p, SL_ENOMEM, "out of memory");
+    for (int j = 0; j < p->plan->n; j++) {
+        const sl_op_def *op = p->plan->nodes[j].op;
+        sl_op_init ini = {.p = p, .node = j};
+        if (!op->init)
+            continue;
+        sl_status st = op->init(&ini, &p->states[j]);
+        if (st != SL_OK) {
+            if (!ini.failed)
+                sl_init_fail(&ini, st, "init failed with %s", sl_status_name(st));
+            return st;
+        }
+    }
+    return SL_OK;
+}
+
+static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
+{
+    slot->index = index;
+    slot->iteration = -1;
+    slot->nodes = sl__calloc((size_t)p->plan->n, sizeof(sl__snode));
+    if (!slot->nodes)
+        return SL_ENOMEM;
+    for (int j = 0; j < p->plan->n; j++) {
+        const sl_op_def *op = p->plan->nodes[j].op;
+        sl__snode *sn = &slot->nodes[j];
+        sn->p = p;
+        sn->slot = slot;
+        sn->node = j;
+        sn->outs = sl__calloc((size_t)(op->num_outputs ? op->num_outputs : 1), sizeof(sl_batch));
+        sn->tasks = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__task));
+        sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
+        if (!sn->outs || !sn->tasks || !sn->iter_data)
+            return SL_ENOMEM;
+        for (int o = 0; o < op->num_outputs; o++) {
+            if (sl__batch_reserve_samples(&sn->outs[o], p->opt.batch_size) != SL_OK)
+                return SL_ENOMEM;
+        }
+    }
+    return SL_OK;
+}
+
+static sl_status alloc_exec(sl_pipeline *p)
+{
+    int n = p->plan->n;
+    p->slots = sl__calloc((size_t)p->depth, sizeof(sl__slot));
+    p->shared = sl__calloc((size_t)p->depth, sizeof(int));
+    p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
+    p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
+    p->scratch = sl__calloc((size_t)p->opt.num_threads, sizeof(sl__scratch));
+    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch)
+        return fail(p, SL_ENOMEM, "out of memory");
+    for (int s = 0; s < p->depth; s++) {
+        if (init_slot(p, &p->slots[s], s) != SL_OK)
+            return fail(p, SL_ENOMEM, "out of memory for iteration slots");
+    }
+    if (sl__tpool_create(p->opt.num_threads, &p->pool) != SL_OK)
+        return fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
+    return SL_OK;
+}
+
+sl_status sl_pipeline_build(sl_pipeline *p)
+{
+    if (!p)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_build: pipeline is NULL");
+    if (p->built)
+        return SL_OK;
+    if (p->plan) /* an earlier build failed half-way: the pipeline cannot be built again */
+        return fail(p, SL_EMISUSE, "an earlier build of this pipeline failed; create a new one");
+    sl__error_clear(&p->error);
+    sl_status st = sl__plan_build(p->graph, &p->opt, &p->plan, &p->error);
+    if (st == SL_OK)
+        st = init_ops(p);
+    if (st == SL_OK)
+        st = alloc_exec(p);
+    p->built = st == SL_OK;
+    return st;
+}
+
+/* ---- destroy ---------------------------------------------------------------------------- */
+
+static void free_slots(sl_pipeline *p)
+{
+    for (int s = 0; p->slots && s < p->depth; s++) {
+        sl__slot *slot = &p->slots[s];
+        for (int j = 0; slot->nodes && j < p->plan->n; j++) {
+            sl__snode *sn = &slot->nodes[j];
+            for (int o = 0; sn->outs && o < p->plan->nodes[j].op->num_outputs; o++)
+                sl__batch_fini(&sn->outs[o]);
+            sl__free(sn->outs);
+            sl__free(sn->tasks);
+            sl__free(sn->iter_data);
+        }
+        sl__free(slot->nodes);
+    }
+    sl__free(p->slots);
+}
+
+void sl_pipeline_destroy(sl_pipeline *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    sl__tpool_destroy(p->pool); /* drops queued tasks, joins the workers */
+    for (int j = 0; p->plan && p->states && j < p->plan->n; j++) {
+        if (p->states[j] && p->plan->nodes[j].op->fini)
+            p->plan->nodes[j].op->fini(p->states[j]);
+    }
+    free_slots(p);
+    for (int w = 0; p->scratch && w < p->opt.num_threads; w++)
+        sl__free(p->scratch[w].buf);
+    sl__free(p->scratch);
+    sl__free(p->states);
+    sl__free(p->shared);
+    sl__free(p->stateful_next);
+    sl__free(p->stats);
+    sl__plan_destroy(p->plan);
+    sl_graph_destroy(p->graph);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    sl__free(p);
+}
+
+/* ---- run API ---------------------------------------------------------------------------- */
+
+static sl_status need_built(sl_pipeline *p, const char *fn)
+{
+    if (!p)
+        return sl__last_error_set(SL_EMISUSE, "%s: pipeline is NULL", fn);
+    sl__error_clear(&p->error);
+    if (!p->built) {
+        sl_status st = sl_pipeline_build(p);
+        if (st != SL_OK)
+            return st;
+    }
+    return SL_OK;
+}
+
+sl_status sl_pipeline_schedule_run(sl_pipeline *p)
+{
+    sl_status st = need_built(p, "sl_pipeline_schedule_run");
+    if (st != SL_OK)
+        return st;
+    pthread_mutex_lock(&p->mu);
+    p->scheduled += p->prefetched ? 1 : p->depth;
+    p->prefetched = true;
+    sl__exec_start_frames(p);
+    pthread_mutex_unlock(&p->mu);
+    return SL_OK;
+}
+
+/* Frees the slot of the oldest shared iteration. Needs mu. */
+static void release_oldest(sl_pipeline *p)
+{
+    int s = p->shared[p->shared_head];
+    p->shared_head = (p->shared_head + 1) % p->depth;
+    p->nshared--;
+    if (p->current == s)
+        p->current = -1;
+    p->slots[s].state = SLOT_FREE;
+    sl__exec_start_frames(p);
+}
+
+/* Waits until iteration `it` is READY in its slot. Needs mu. */
+static sl_status wait_ready(sl_pipeline *p, int64_t it)
+{
+    sl__slot *slot = &p->slots[it % p->depth];
+    for (;;) {
+        if (p->stopping)
+            return fail(p, SL_ECANCELED, "the pipeline is being destroyed");
+        if (slot->iteration == it && slot->state == SLOT_READY)
+            return SL_OK;
+        if (slot->state == SLOT_SHARED && slot->iteration < it)
+            return fail(p, SL_EMISUSE,
+                        "share_outputs would wait forever: iteration %lld needs the buffers "
+                        "still shared for iteration %lld; call release_outputs first",
+                        (long long)it, (long long)slot->iteration);
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+}
+
+sl_status sl_pipeline_share_outputs(sl_pipeline *p)
+{
+    sl_status st = need_built(p, "sl_pipeline_share_outputs");
+    if (st != SL_OK)
+        return st;
+    pthread_mutex_lock(&p->mu);
+    int64_t it = p->next_share;
+    if (it >= p->scheduled)
+        st = fail(p, SL_EMISUSE, "share_outputs: no iteration is scheduled (call schedule_run)");
+    if (st == SL_OK)
+        st = wait_ready(p, it);
+    if (st == SL_OK) {
+        sl__slot *slot = &p->slots[it % p->depth];
+        p->next_share++;
+        slot->state = SLOT_SHARED;
+        p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
+        p->nshared++;
+        p->current = slot->index;
+        if (atomic_load(&slot->failed)) {
+            p->error = slot->err; /* deliver the frame's error; its buffers are not lent */
+            st = slot->err.code;
+            release_oldest(p);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return st;
+}
+
+sl_status sl_pipeline_release_outputs(sl_pipeline *p)
+{
+    sl_status st = need_built(p, "sl_pipeline_release_outputs");
+    if (st != SL_OK)
+        return st;
+    pthread_mutex_lock(&p->mu);
+    if (p->nshared == 0)
+        st = fail(p, SL_EMISUSE, "release_outputs: no outputs are shared");
+    else
+        release_oldest(p);
+    pthread_mutex_unlock(&p->mu);
+    return st;
+}
+
+sl_status sl_pipeline_run(sl_pipeline *p)
+{
+    sl_status st = need_built(p, "sl_pipeline_run");
+    if (st != SL_OK)
+        return st;
+    pthread_mutex_lock(&p->mu);
+    if (p->nshared > 0)
+        release_oldest(p);
+    pthread_mutex_unlock(&p->mu);
+    st = sl_pipeline_schedule_run(p);
+    return st == SL_OK ? sl_pipeline_share_outputs(p) : st;
+}
+
+/* ---- outputs and errors ------------------------------------------------------------------ */
+
+int sl_pipeline_num_outputs(const sl_pipeline *p)
+{
+    return p && p->plan ? p->plan->noutputs : 0;
+}
+
+const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i)
+{
+    if (!p || !p->plan || p->current < 0 || i < 0 || i >= p->plan->noutputs)
+        return NULL;
+    const sl__ref *r = &p->plan->outputs[i];
+    return &p->slots[p->current].nodes[r->node].outs[r->out];
+}
+
+int64_t sl_pipeline_iteration(const sl_pipeline *p)
+{
+    return p && p->current >= 0 ? p->slots[p->current].iteration : -1;
+}
+
+const char *sl_pipeline_error(const sl_pipeline *p)
+{
+    return p ? p->error.message : "";
+}
+
+void sl_pipeline_error_detail(const sl_pipeline *p, sl_error_detail *d)
+{
+    const sl__error *e = &p->error;
+    d->code = e->code;
+    d->op = e->op[0] ? e->op : NULL;
+    d->node = e->node[0] ? e->node : NULL;
+    d->iteration = e->iteration;
+    d->sample = e->sample;
+    d->source = e->source[0] ? e->source : NULL;
+    d->detail = e->detail;
+}
+
+/* ---- readers ------------------------------------------------------------------------------ */
+
+static int find_reader(const sl_pipeline *p, const char *name)
+{
+    for (int j = 0; p->plan && j < p->plan->n; j++) {
+        const sl__pnode *pn = &p->plan->nodes[j];
+        if (pn->op->reader_meta && (!name || strcmp(pn->name, name) == 0))
+            return j;
+    }
+    return -1;
+}
+
+sl_status sl_pipeline_reader_meta(const sl_pipeline *p, const char *name, sl_reader_meta *meta)
+{
+    if (!p || !meta)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_reader_meta: NULL argument");
+    int j = p->built ? find_reader(p, name) : -1;
+    if (j < 0)
+        return sl__last_error_set(SL_ENOTFOUND, "no reader named \"%s\" in the built pipeline",
+                                  name ? name : "(any)");
+    memset(meta, 0, sizeof(*meta));
+    p->plan->nodes[j].op->reader_meta(p->states[j], meta);
+    return SL_OK;
+}
+
+int64_t sl_pipeline_epoch_size(const sl_pipeline *p, const char *name)
+{
+    sl_reader_meta m;
+    return sl_pipeline_reader_meta(p, name, &m) == SL_OK ? m.epoch_size : -1;
+}

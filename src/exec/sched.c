@@ -1,0 +1,256 @@
+/* src/exec/sched.c: frames and node tasks — the dataflow scheduler.
+ *
+ * Exports sl__exec_start_frames and sl__exec_frame_fail. A node runs as a chain of tasks:
+ *   node_task (setup, serial) -> setup_sample tasks (parallel) -> alloc (by the last of them)
+ *   -> run_sample tasks (parallel) or run_batch -> complete (by the last of them).
+ * Completion decrements the consumers' pending counts under mu and submits those that reach
+ * zero. Once a frame has failed, the remaining work of that frame is skipped (not its
+ * bookkeeping), so the frame still completes and the error is delivered in order.
+ */
+#include <string.h>
+
+#include "exec/exec.h"
+
+static void node_task(void *arg, int64_t i, int worker);
+static void setup_sample_task(void *arg, int64_t i, int worker);
+static void run_sample_task(void *arg, int64_t i, int worker);
+
+/* Older iterations first; within one, producers before consumers. */
+static uint64_t prio(const sl__snode *sn)
+{
+    return ((uint64_t)sn->slot->iteration << 20) | (uint64_t)sn->node;
+}
+
+static void submit_node(sl_pipeline *p, sl__snode *sn)
+{
+    sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn)};
+    if (sl__tpool_submit(p->pool, &t, 1) == SL_ENOMEM) {
+        /* Cannot queue: fail the frame from here (the node counts as done). */
+        sl__error e;
+        sl__error_clear(&e);
+        sl__error_set(&e, SL_ENOMEM, sn->p->plan->nodes[sn->node].op->name,
+                      sn->p->plan->nodes[sn->node].name, sn->slot->iteration, -1, NULL,
+                      "out of memory while queueing work");
+        sl__exec_frame_fail(sn->slot, &e, p);
+    }
+}
+
+/* Submits `n` per-sample tasks of fn for node sn, all or none (one pool call on the node's
+ * preallocated task array). Returns the pool's status. */
+static sl_status submit_samples(sl_pipeline *p, sl__snode *sn, sl__task_fn fn, int n)
+{
+    atomic_store(&sn->remaining, n);
+    for (int k = 0; k < n; k++)
+        sn->tasks[k] = (sl__task){.fn = fn, .arg = sn, .i = k, .prio = prio(sn)};
+    return sl__tpool_submit(p->pool, sn->tasks, n);
+}
+
+void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, sl_pipeline *p)
+{
+    pthread_mutex_lock(&p->mu);
+    if (!atomic_load(&slot->failed)) {
+        slot->err = *e;
+        atomic_store(&slot->failed, true);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Records a failure of the op's function that returned st without calling sl_fail. */
+static void op_failed(sl_ctx *ctx, sl_status st, const char *what)
+{
+    if (ctx->failed)
+        return;
+    sl_fail(ctx, st, "%s failed with %s", what, sl_status_name(st));
+}
+
+/* ---- completion ------------------------------------------------------------------------ */
+
+static void release_stateful_successor(sl_pipeline *p, int node, int64_t iteration)
+{
+    p->stateful_next[node] = iteration + 1;
+    sl__slot *next = &p->slots[(iteration + 1) % p->depth];
+    if (next->state != SLOT_RUNNING || next->iteration != iteration + 1)
+        return; /* that frame starts later and will see stateful_next */
+    sl__snode *sn = &next->nodes[node];
+    if (--sn->pending == 0)
+        submit_node(p, sn);
+}
+
+static void complete_node(sl__snode *sn)
+{
+    sl_pipeline *p = sn->p;
+    const sl__pnode *pn = &p->plan->nodes[sn->node];
+    int64_t end = sl__now_ns();
+    pthread_mutex_lock(&p->mu);
+    sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end,
+                     atomic_load(&sn->busy_ns));
+    sn->done = true;
+    for (int k = 0; k < pn->nsucc; k++) {
+        sl__snode *s = &sn->slot->nodes[pn->succ[k]];
+        if (--s->pending == 0)
+            submit_node(p, s);
+    }
+    if (pn->op->flags & SL_OP_STATEFUL)
+        release_stateful_successor(p, sn->node, sn->slot->iteration);
+    if (--sn->slot->nodes_left == 0) {
+        sn->slot->state = SLOT_READY;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- phases ---------------------------------------------------------------------------- */
+
+static sl_ctx make_ctx(sl__snode *sn, int sample, int worker)
+{
+    return (sl_ctx){.p = sn->p,
+                    .slot = sn->slot,
+                    .sn = sn,
+                    .pn = &sn->p->plan->nodes[sn->node],
+                    .sample = sample,
+                    .worker = worker};
+}
+
+static void add_busy(sl__snode *sn, int64_t t0)
+{
+    atomic_fetch_add_explicit(&sn->busy_ns, sl__now_ns() - t0, memory_order_relaxed);
+}
+
+static sl_status alloc_outputs(sl_ctx *ctx)
+{
+    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+        if (ctx->sn->outs[o].size != sl_ctx_batch_size(ctx))
+            return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
+        if (sl__batch_alloc(&ctx->sn->outs[o]) != SL_OK)
+            return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
+                           ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
+    }
+    return SL_OK;
+}
+
+/* After setup (and per-sample setup): allocate, then run per sample or per batch. */
+static void alloc_and_run(sl__snode *sn, int worker)
+{
+    sl_ctx ctx = make_ctx(sn, -1, worker);
+    const sl_op_def *op = ctx.pn->op;
+    if (atomic_load(&sn->slot->failed) || alloc_outputs(&ctx) != SL_OK) {
+        complete_node(sn);
+        return;
+    }
+    int n = sl_ctx_batch_size(&ctx);
+    if (op->run_sample && n > 0) {
+        sn->phase = PHASE_RUN_SAMPLE;
+        if (submit_samples(sn->p, sn, run_sample_task, n) == SL_OK)
+            return;
+        sl_fail(&ctx, SL_ENOMEM, "out of memory while queueing work");
+        complete_node(sn);
+        return;
+    }
+    if (op->run_batch) {
+        int64_t t0 = sl__now_ns();
+        sl_status st = op->run_batch(&ctx);
+        add_busy(sn, t0);
+        if (st != SL_OK)
+            op_failed(&ctx, st, "run_batch");
+    }
+    complete_node(sn);
+}
+
+static void node_task(void *arg, int64_t i, int worker)
+{
+    sl__snode *sn = arg;
+    sl_ctx ctx = make_ctx(sn, -1, worker);
+    sn->t_start = sl__now_ns();
+    atomic_store(&sn->busy_ns, 0);
+    if (atomic_load(&sn->slot->failed)) {
+        complete_node(sn);
+        return;
+    }
+    sl_status st = sl__ctx_check_arg_inputs(&ctx);
+    if (st == SL_OK) {
+        st = ctx.pn->op->setup(&ctx);
+        if (st == SL_OK && ctx.oom != SL_OK)
+            st = sl_fail(&ctx, ctx.oom, "out of memory declaring outputs");
+        if (st != SL_OK)
+            op_failed(&ctx, st, "setup");
+    }
+    add_busy(sn, sn->t_start);
+    int n = sl_ctx_batch_size(&ctx);
+    if (st != SL_OK) {
+        complete_node(sn);
+    } else if (ctx.pn->op->setup_sample && n > 0) {
+        sn->phase = PHASE_SETUP_SAMPLE;
+        if (submit_samples(sn->p, sn, setup_sample_task, n) != SL_OK) {
+            sl_fail(&ctx, SL_ENOMEM, "out of memory while queueing work");
+            complete_node(sn);
+        }
+    } else {
+        alloc_and_run(sn, worker);
+    }
+}
+
+/* Runs fn for one sample unless the frame failed; returns true for the phase's last task. */
+static bool sample_step(sl__snode *sn, int sample, int worker,
+                        sl_status (*fn)(sl_ctx *, int), const char *what)
+{
+    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed)) {
+        sl_ctx ctx = make_ctx(sn, sample, worker);
+        int64_t t0 = sl__now_ns();
+        sl_status st = fn(&ctx, sample);
+        add_busy(sn, t0);
+        if (st != SL_OK)
+            op_failed(&ctx, st, what);
+    }
+    return atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1;
+}
+
+static void setup_sample_task(void *arg, int64_t i, int worker)
+{
+    sl__snode *sn = arg;
+    if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->setup_sample,
+                    "setup_sample"))
+        alloc_and_run(sn, worker);
+}
+
+static void run_sample_task(void *arg, int64_t i, int worker)
+{
+    sl__snode *sn = arg;
+    if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->run_sample,
+                    "run_sample"))
+        complete_node(sn);
+}
+
+/* ---- frames ---------------------------------------------------------------------------- */
+
+/* Starts iteration `it` in its (free) slot. Needs mu. */
+static void start_frame(sl_pipeline *p, int64_t it)
+{
+    sl__slot *slot = &p->slots[it % p->depth];
+    slot->iteration = it;
+    slot->state = SLOT_RUNNING;
+    slot->nodes_left = p->plan->n;
+    atomic_store(&slot->failed, false);
+    sl__error_clear(&slot->err);
+    for (int j = 0; j < p->plan->n; j++) {
+        sl__snode *sn = &slot->nodes[j];
+        const sl__pnode *pn = &p->plan->nodes[j];
+        sn->done = false;
+        sn->pending = pn->npred;
+        if ((pn->op->flags & SL_OP_STATEFUL) && p->stateful_next[j] != it)
+            sn->pending++;
+    }
+    for (int j = 0; j < p->plan->n; j++) {
+        if (slot->nodes[j].pending == 0)
+            submit_node(p, &slot->nodes[j]);
+    }
+}
+
+void sl__exec_start_frames(sl_pipeline *p)
+{
+    while (!p->stopping && p->started < p->scheduled) {
+        sl__slot *slot = &p->slots[p->started % p->depth];
+        if (slot->state != SLOT_FREE)
+            break;
+        start_frame(p, p->started++);
+    }
+}

@@ -1,0 +1,67 @@
+/* src/exec/stats.c: per-node timing and the Chrome/Perfetto trace.
+ *
+ * Exports sl__stats_record (called under mu when a node completes an iteration),
+ * sl_pipeline_num_nodes, sl_pipeline_node_stats and sl_pipeline_write_trace. The trace keeps
+ * the last SL__TRACE_SPANS node spans in a ring; nothing here allocates.
+ */
+#include <inttypes.h>
+
+#include "exec/exec.h"
+
+void sl__stats_record(sl_pipeline *p, int node, int64_t iteration, int64_t start, int64_t end,
+                      int64_t busy)
+{
+    sl__node_stat *s = &p->stats[node];
+    s->iterations++;
+    s->total_ns += end - start;
+    s->busy_ns += busy;
+    sl__span *sp = &p->trace[p->trace_count++ % SL__TRACE_SPANS];
+    *sp = (sl__span){.node = node, .iteration = iteration, .start_ns = start, .end_ns = end};
+}
+
+int sl_pipeline_num_nodes(const sl_pipeline *p)
+{
+    return p && p->built ? p->plan->n : 0;
+}
+
+sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
+{
+    if (!p || !s || !p->built || i < 0 || i >= p->plan->n)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_node_stats: bad pipeline or index");
+    sl_pipeline *mp = (sl_pipeline *)p; /* the lock is not part of the logical state */
+    const sl__pnode *pn = &p->plan->nodes[i];
+    pthread_mutex_lock(&mp->mu);
+    s->name = pn->name;
+    s->op = pn->op->name;
+    s->device = sl__stage_name(pn->stage);
+    s->iterations = p->stats[i].iterations;
+    s->total_ms = (double)p->stats[i].total_ns / 1e6;
+    s->busy_ms = (double)p->stats[i].busy_ns / 1e6;
+    pthread_mutex_unlock(&mp->mu);
+    return SL_OK;
+}
+
+sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
+{
+    if (!p || !f || !p->built)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_write_trace: bad pipeline or file");
+    sl_pipeline *mp = (sl_pipeline *)p;
+    pthread_mutex_lock(&mp->mu);
+    int64_t n = p->trace_count < SL__TRACE_SPANS ? p->trace_count : SL__TRACE_SPANS;
+    int64_t first = p->trace_count - n;
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int64_t k = 0; k < n; k++) {
+        const sl__span *sp = &p->trace[(first + k) % SL__TRACE_SPANS];
+        const sl__pnode *pn = &p->plan->nodes[sp->node];
+        fprintf(f,
+                "  {\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
+                "\"dur\": %.3f, \"pid\": 1, \"tid\": %d, \"args\": {\"iteration\": %" PRId64
+                "}}%s\n",
+                pn->name, pn->op->name, (double)sp->start_ns / 1e3,
+                (double)(sp->end_ns - sp->start_ns) / 1e3, sp->node, sp->iteration,
+                k + 1 < n ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    pthread_mutex_unlock(&mp->mu);
+    return ferror(f) ? SL_EIO : SL_OK;
+}

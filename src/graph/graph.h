@@ -1,0 +1,143 @@
+/* src/graph/graph.h: internal interface of the graph module (never installed).
+ *
+ * Exports: typed argument values and their coercion to a schema, the unbuilt graph (what the
+ * user described), the registry's parsed defaults, and the plan (validated, pruned, ordered,
+ * placed graph) that the executor runs.
+ */
+#ifndef SLUICE_GRAPH_INTERNAL_H
+#define SLUICE_GRAPH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "sluice/graph.h"
+#include "sluice/op.h"
+#include "sluice/pipeline.h"
+#include "sluice/registry.h"
+
+/* ---- values (value.c) ------------------------------------------------------------------- */
+typedef enum sl__vkind {
+    SL__V_NONE = 0,
+    SL__V_BOOL,
+    SL__V_INT,
+    SL__V_FLOAT,
+    SL__V_STRING,
+    SL__V_INTS,
+    SL__V_FLOATS,
+    SL__V_STRINGS
+} sl__vkind;
+
+typedef struct sl__value {
+    sl__vkind kind;
+    int n; /* list length */
+    bool b;
+    int64_t i;
+    double f;
+    char *s;
+    int64_t *ints;
+    double *floats;
+    char **strs;
+} sl__value;
+
+void sl__value_fini(sl__value *v);
+sl_status sl__value_copy(sl__value *dst, const sl__value *src);
+/* Parses JSON text (bool, number, string, list of numbers, list of strings). On failure
+ * writes the reason to err. */
+sl_status sl__value_parse_json(const char *json, sl__value *out, char *err, size_t errlen);
+/* Same from an already parsed jansson element (json_t *). */
+sl_status sl__value_from_jansson(const void *json, sl__value *out, char *err, size_t errlen);
+/* Converts `in` to what `def` wants (int -> float, integral float -> int, scalar -> list when
+ * SL_ARG_SCALAR_OK, dtype names) and checks range, length and choices. The result is stored
+ * in the representation of def->type: BOOL b, INT i, FLOAT f, STRING s, DTYPE i (sl_dtype),
+ * INTS ints, FLOATS floats, STRINGS strs. err receives the reason. */
+sl_status sl__value_coerce(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
+                           size_t errlen);
+/* Writes the value as JSON text into buf (for docs and spec output). */
+void sl__value_to_json(const sl__value *v, char *buf, size_t cap);
+const char *sl__vkind_name(sl__vkind k);
+
+/* ---- registry (registry.c) -------------------------------------------------------------- */
+/* The default of argument i of op, parsed and coerced (SL__V_NONE when it has none). */
+const sl__value *sl__registry_default(const sl_op_def *op, int i);
+
+/* ---- the unbuilt graph (graph.c) -------------------------------------------------------- */
+typedef struct sl__garg {
+    char *name;
+    char *source; /* argument input "node[:k]" or NULL for a constant */
+    sl__value value;
+} sl__garg;
+
+typedef struct sl__gnode {
+    char *name;
+    char *op;
+    char *device;
+    char **inputs; /* "node[:k]" */
+    int ninputs;
+    sl__garg *args;
+    int nargs;
+} sl__gnode;
+
+struct sl_graph {
+    sl__gnode *nodes;
+    int n, cap;
+    char **outputs;
+    int noutputs;
+};
+
+sl_status sl__graph_copy(const sl_graph *src, sl_graph **out);
+sl__gnode *sl__graph_find(const sl_graph *g, const char *name);
+/* Splits "name:k" into the node (looked up) and the output index. Returns false when the
+ * text is malformed; *node is NULL when no node has that name. */
+bool sl__graph_parse_ref(const sl_graph *g, const char *ref, int *node, int *out_index);
+
+/* ---- the JSON spec (spec.c) ------------------------------------------------------------- */
+/* Writes a whole spec: the "pipeline" object from o (left out when o is NULL), then the graph
+ * as sl_graph_to_json does. Returns: *json owned (free() or sl__free). Errors in
+ * sl_last_error(). */
+sl_status sl__spec_write(const sl_graph *g, const sl_pipeline_options *o, char **json);
+
+/* ---- the plan (plan.c) ------------------------------------------------------------------ */
+typedef enum sl__stage { SL__STAGE_CPU = 0, SL__STAGE_MIXED, SL__STAGE_GPU } sl__stage;
+
+typedef struct sl__ref {
+    int node; /* index in plan order */
+    int out;
+} sl__ref;
+
+typedef struct sl__parg {
+    bool set;       /* given by the user (constant or input), or has a default */
+    bool user_set;  /* given by the user */
+    sl__ref input;  /* argument input; input.node < 0 for a constant */
+    sl__value value;
+} sl__parg;
+
+typedef struct sl__pnode {
+    const sl_op_def *op;
+    char *name;
+    sl__stage stage;
+    int ninputs;
+    sl__ref *inputs;
+    int nargs; /* sl_op_num_args(op) */
+    sl__parg *args;
+    int *succ; /* distinct consumer nodes (data or argument inputs) */
+    int nsucc;
+    int npred; /* distinct producer nodes */
+    uint64_t seed;
+} sl__pnode;
+
+typedef struct sl__plan {
+    sl__pnode *nodes; /* topological order */
+    int n;
+    sl__ref *outputs;
+    int noutputs;
+} sl__plan;
+
+/* Validates g against the registry, prunes, orders and places it. On failure fills err (with
+ * the node named) and returns its code. */
+sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__plan **out,
+                         sl__error *err);
+void sl__plan_destroy(sl__plan *p);
+const char *sl__stage_name(sl__stage s);
+
+#endif

@@ -1,0 +1,475 @@
+/* src/graph/plan.c: building a graph into a plan — validate, prune, order, place.
+ *
+ * Exports sl__plan_build / sl__plan_destroy. Every check names the node and the problem:
+ * unknown operator, device the operator or the build does not support, wrong number of
+ * inputs, an input or argument input that refers to nothing, unknown argument, wrong argument
+ * type or value, missing required argument, argument input from a non-CPU node, cycle.
+ * Invariant of the result: nodes are in topological order (producers before consumers; ties in
+ * the order they were added), and every node reaches an output or has side effects/preserve.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+typedef struct build {
+    const sl_graph *g;
+    const sl_pipeline_options *o;
+    const sl_op_def **ops; /* per graph node */
+    sl__stage *stages;     /* per graph node */
+    sl__error *err;
+} build;
+
+const char *sl__stage_name(sl__stage s)
+{
+    return s == SL__STAGE_GPU ? "gpu" : s == SL__STAGE_MIXED ? "mixed" : "cpu";
+}
+
+static sl_status fail(build *b, int node, sl_status code, const char *fmt, ...) SL_PRINTF(4, 5);
+static sl_status fail(build *b, int node, sl_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const sl__gnode *n = node >= 0 ? &b->g->nodes[node] : NULL;
+    sl__error_setv(b->err, code, n ? n->op : NULL, n ? n->name : NULL, -1, -1, NULL, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* The stage a device string names; SL__STAGE_CPU with *ok false when unknown. */
+static sl__stage parse_stage(const char *device, unsigned *mask, bool *ok)
+{
+    static const struct {
+        const char *name;
+        sl__stage stage;
+        unsigned mask;
+    } devs[] = {{"cpu", SL__STAGE_CPU, SL_OP_CPU},
+                {"mixed", SL__STAGE_MIXED, SL_OP_MIXED},
+                {"gpu", SL__STAGE_GPU, SL_OP_GPU}};
+    for (int d = 0; d < 3; d++) {
+        if (strcmp(device, devs[d].name) == 0) {
+            *mask = devs[d].mask;
+            *ok = true;
+            return devs[d].stage;
+        }
+    }
+    *ok = false;
+    return SL__STAGE_CPU;
+}
+
+/* Checks that the operator and this build support node i's device (stage already parsed). */
+static sl_status check_device(build *b, int i)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    unsigned mask = 0;
+    bool ok;
+    sl__stage stage = parse_stage(n->device, &mask, &ok);
+    if (!(b->ops[i]->devices & mask))
+        return fail(b, i, SL_EUNSUPPORTED, "operator has no %s implementation", n->device);
+    if (stage == SL__STAGE_CPU)
+        return SL_OK;
+#ifndef SLUICE_HAVE_CUDA
+    return fail(b, i, SL_EUNSUPPORTED,
+                "device \"%s\" needs CUDA, and this build of sluice has no CUDA support",
+                n->device);
+#else
+    if (b->o->device_id < 0)
+        return fail(b, i, SL_EUNSUPPORTED,
+                    "device \"%s\" in a CPU-only pipeline (device_id is -1)", n->device);
+    return SL_OK;
+#endif
+}
+
+/* Resolves "node[:k]" used by node i (what: "input 2", "argument input \"mirror\""). */
+static sl_status resolve(build *b, int i, const char *ref, const char *what, sl__ref *out)
+{
+    if (!sl__graph_parse_ref(b->g, ref, &out->node, &out->out))
+        return fail(b, i, SL_EINVAL, "%s: malformed reference \"%s\" (expected node or node:k)",
+                    what, ref);
+    if (out->node < 0)
+        return fail(b, i, SL_ENOTFOUND, "%s refers to unknown node \"%s\"", what, ref);
+    const sl_op_def *src = b->ops[out->node];
+    if (out->out >= src->num_outputs)
+        return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d",
+                    what, out->out, b->g->nodes[out->node].name, src->num_outputs);
+    return SL_OK;
+}
+
+static sl_status check_inputs(build *b, int i, sl__ref *refs)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    const sl_op_def *op = b->ops[i];
+    if (n->ninputs < op->min_inputs || n->ninputs > op->max_inputs) {
+        if (op->min_inputs == op->max_inputs)
+            return fail(b, i, SL_EINVAL, "expects %d input%s, got %d", op->min_inputs,
+                        op->min_inputs == 1 ? "" : "s", n->ninputs);
+        return fail(b, i, SL_EINVAL, "expects %d to %d inputs, got %d", op->min_inputs,
+                    op->max_inputs, n->ninputs);
+    }
+    for (int k = 0; k < n->ninputs; k++) {
+        char what[32];
+        snprintf(what, sizeof what, "input %d", k);
+        sl_status st = resolve(b, i, n->inputs[k], what, &refs[k]);
+        if (st != SL_OK)
+            return st;
+    }
+    return SL_OK;
+}
+
+static sl_status check_arg_input(build *b, int i, const sl__garg *ga, const sl_arg_def *def,
+                                 sl__parg *pa)
+{
+    char what[128];
+    if (!(def->flags & SL_ARG_TENSOR))
+        return fail(b, i, SL_EINVAL, "argument \"%s\" does not accept per-sample argument inputs",
+                    ga->name);
+    snprintf(what, sizeof what, "argument input \"%s\"", ga->name);
+    sl_status st = resolve(b, i, ga->source, what, &pa->input);
+    if (st != SL_OK)
+        return st;
+    if (b->stages[pa->input.node] != SL__STAGE_CPU)
+        return fail(b, i, SL_EINVAL,
+                    "argument input \"%s\" comes from node \"%s\" on %s; argument inputs must "
+                    "come from CPU nodes",
+                    ga->name, b->g->nodes[pa->input.node].name,
+                    sl__stage_name(b->stages[pa->input.node]));
+    pa->set = pa->user_set = true;
+    return SL_OK;
+}
+
+/* Checks node i's arguments and fills its plan arguments (indexed by schema position). */
+static sl_status check_args(build *b, int i, sl__parg *pargs)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    const sl_op_def *op = b->ops[i];
+    for (int a = 0; a < sl_op_num_args(op); a++)
+        pargs[a].input.node = -1;
+    for (int k = 0; k < n->nargs; k++) {
+        const sl__garg *ga = &n->args[k];
+        int a = sl_op_arg_index(op, ga->name);
+        if (a < 0)
+            return fail(b, i, SL_EINVAL, "unknown argument \"%s\"", ga->name);
+        const sl_arg_def *def = sl_op_arg(op, a);
+        if (ga->source) {
+            sl_status st = check_arg_input(b, i, ga, def, &pargs[a]);
+            if (st != SL_OK)
+                return st;
+            continue;
+        }
+        char err[512];
+        sl_status st = sl__value_coerce(&ga->value, def, &pargs[a].value, err, sizeof err);
+        if (st != SL_OK)
+            return fail(b, i, st, "argument \"%s\": %s", ga->name, err);
+        pargs[a].set = pargs[a].user_set = true;
+    }
+    for (int a = 0; a < sl_op_num_args(op); a++) {
+        const sl_arg_def *def = sl_op_arg(op, a);
+        if (pargs[a].set)
+            continue;
+        if (def->def) {
+            sl_status st = sl__value_copy(&pargs[a].value, sl__registry_default(op, a));
+            if (st != SL_OK)
+                return fail(b, i, st, "out of memory");
+            pargs[a].set = true;
+        } else if (!(def->flags & SL_ARG_OPTIONAL)) {
+            return fail(b, i, SL_EINVAL, "missing required argument \"%s\"", def->name);
+        }
+    }
+    return SL_OK;
+}
+
+/* ---- pruning and ordering -------------------------------------------------------------- */
+
+typedef struct gplan {
+    sl__ref **inputs; /* per graph node */
+    sl__parg **args;  /* per graph node */
+    bool *keep;
+    int *order; /* graph node indices in topological order */
+    int norder;
+} gplan;
+
+static void mark(const build *b, const gplan *gp, int i)
+{
+    if (gp->keep[i])
+        return;
+    gp->keep[i] = true;
+    for (int k = 0; k < b->g->nodes[i].ninputs; k++)
+        mark(b, gp, gp->inputs[i][k].node);
+    for (int a = 0; a < sl_op_num_args(b->ops[i]); a++) {
+        if (gp->args[i][a].input.node >= 0)
+            mark(b, gp, gp->args[i][a].input.node);
+    }
+}
+
+/* Producers of graph node i, in input order then argument order (may repeat). */
+static int producers(const build *b, const gplan *gp, int i, int *out)
+{
+    int n = 0;
+    for (int k = 0; k < b->g->nodes[i].ninputs; k++)
+        out[n++] = gp->inputs[i][k].node;
+    for (int a = 0; a < sl_op_num_args(b->ops[i]); a++) {
+        if (gp->args[i][a].input.node >= 0)
+            out[n++] = gp->args[i][a].input.node;
+    }
+    return n;
+}
+
+static int max_producers(const build *b, int i)
+{
+    return b->g->nodes[i].ninputs + sl_op_num_args(b->ops[i]);
+}
+
+/* Kahn's algorithm over all nodes; smallest ready index first, so the order is stable. */
+static sl_status toposort(build *b, gplan *gp)
+{
+    int n = b->g->n;
+    int *indeg = sl__calloc((size_t)n, sizeof(int));
+    bool *done = sl__calloc((size_t)n, sizeof(bool));
+    int maxp = 1;
+    for (int i = 0; i < n; i++)
+        maxp = max_producers(b, i) > maxp ? max_producers(b, i) : maxp;
+    int *prod = sl__malloc(sizeof(int) * (size_t)maxp);
+    sl_status st = (indeg && done && prod) ? SL_OK : SL_ENOMEM;
+    for (int i = 0; st == SL_OK && i < n; i++)
+        indeg[i] = producers(b, gp, i, prod);
+    for (int step = 0; st == SL_OK && step < n; step++) {
+        int next = -1;
+        for (int i = 0; i < n && next < 0; i++)
+            if (!done[i] && indeg[i] == 0)
+                next = i;
+        if (next < 0) {
+            int first = 0;
+            while (done[first])
+                first++;
+            st = fail(b, first, SL_EINVAL, "the graph has a cycle through this node");
+            break;
+        }
+        done[next] = true;
+        gp->order[gp->norder++] = next;
+        for (int j = 0; j < n; j++) {
+            int np = done[j] ? 0 : producers(b, gp, j, prod);
+            for (int k = 0; k < np; k++)
+                indeg[j] -= prod[k] == next;
+        }
+    }
+    sl__free(prod);
+    sl__free(done);
+    sl__free(indeg);
+    return st == SL_ENOMEM ? fail(b, -1, st, "out of memory") : st;
+}
+
+/* ---- assembling the plan --------------------------------------------------------------- */
+
+static bool preserved(const build *b, const gplan *gp, int i)
+{
+    int a = sl_op_arg_index(b->ops[i], "preserve");
+    return (b->ops[i]->flags & SL_OP_SIDE_EFFECTS) || (a >= 0 && gp->args[i][a].value.b);
+}
+
+static uint64_t node_seed(const build *b, const gplan *gp, int i)
+{
+    int a = sl_op_arg_index(b->ops[i], "seed");
+    if (a >= 0 && gp->args[i][a].user_set && gp->args[i][a].input.node < 0 &&
+        gp->args[i][a].value.i != -1)
+        return (uint64_t)gp->args[i][a].value.i;
+    uint64_t pipeline_seed = b->o->seed == -1 ? 0x5eed : (uint64_t)b->o->seed;
+    return sl__mix64(sl__mix64(pipeline_seed) ^ sl__hash_str(b->g->nodes[i].name));
+}
+
+/* Adds j to the successor list of node p if not there yet. */
+static sl_status add_succ(sl__pnode *p, int j)
+{
+    for (int k = 0; k < p->nsucc; k++)
+        if (p->succ[k] == j)
+            return SL_OK;
+    int *s = sl__realloc(p->succ, sizeof(int) * (size_t)(p->nsucc + 1));
+    if (!s)
+        return SL_ENOMEM;
+    p->succ = s;
+    p->succ[p->nsucc++] = j;
+    return SL_OK;
+}
+
+static sl_status link_node(sl__plan *plan, int j, const int *remap)
+{
+    sl__pnode *pn = &plan->nodes[j];
+    for (int k = 0; k < pn->ninputs; k++)
+        pn->inputs[k].node = remap[pn->inputs[k].node];
+    for (int a = 0; a < pn->nargs; a++)
+        if (pn->args[a].input.node >= 0)
+            pn->args[a].input.node = remap[pn->args[a].input.node];
+    for (int k = 0; k < pn->ninputs + pn->nargs; k++) {
+        int p = k < pn->ninputs ? pn->inputs[k].node : pn->args[k - pn->ninputs].input.node;
+        if (p < 0)
+            continue;
+        int before = plan->nodes[p].nsucc;
+        if (add_succ(&plan->nodes[p], j) != SL_OK)
+            return SL_ENOMEM;
+        pn->npred += plan->nodes[p].nsucc > before;
+    }
+    return SL_OK;
+}
+
+/* Moves the kept nodes into the plan in topological order. */
+static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
+{
+    for (int k = 0; k < gp->norder; k++) {
+        int i = gp->order[k];
+        if (!gp->keep[i])
+            continue;
+        sl__pnode *pn = &plan->nodes[plan->n];
+        remap[i] = plan->n++;
+        pn->op = b->ops[i];
+        pn->stage = b->stages[i];
+        pn->name = sl__strdup(b->g->nodes[i].name);
+        pn->seed = node_seed(b, gp, i); /* before the arguments move into the plan */
+        pn->ninputs = b->g->nodes[i].ninputs;
+        pn->inputs = gp->inputs[i];
+        gp->inputs[i] = NULL;
+        pn->nargs = sl_op_num_args(b->ops[i]);
+        pn->args = gp->args[i];
+        gp->args[i] = NULL;
+        if (!pn->name)
+            return fail(b, i, SL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < plan->n; j++) {
+        if (link_node(plan, j, remap) != SL_OK)
+            return fail(b, -1, SL_ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < plan->noutputs; k++)
+        plan->outputs[k].node = remap[plan->outputs[k].node];
+    return SL_OK;
+}
+
+static sl_status check_node(build *b, gplan *gp, int i)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    b->ops[i] = sl_registry_find(n->op);
+    if (!b->ops[i])
+        return fail(b, i, SL_ENOTFOUND, "unknown operator \"%s\"", n->op);
+    gp->inputs[i] = sl__calloc((size_t)(n->ninputs ? n->ninputs : 1), sizeof(sl__ref));
+    gp->args[i] = sl__calloc((size_t)sl_op_num_args(b->ops[i]), sizeof(sl__parg));
+    if (!gp->inputs[i] || !gp->args[i])
+        return fail(b, i, SL_ENOMEM, "out of memory");
+    unsigned mask = 0;
+    bool ok;
+    b->stages[i] = parse_stage(n->device, &mask, &ok);
+    if (!ok)
+        return fail(b, i, SL_EINVAL, "unknown device \"%s\" (expected cpu, mixed or gpu)",
+                    n->device);
+    return SL_OK;
+}
+
+static sl_status check_outputs(build *b, sl__plan *plan)
+{
+    if (b->g->noutputs == 0)
+        return fail(b, -1, SL_EINVAL, "the pipeline has no outputs");
+    for (int k = 0; k < b->g->noutputs; k++) {
+        sl__ref *r = &plan->outputs[k];
+        if (!sl__graph_parse_ref(b->g, b->g->outputs[k], &r->node, &r->out) || r->node < 0)
+            return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"",
+                        k, b->g->outputs[k]);
+        if (r->out >= b->ops[r->node]->num_outputs)
+            return fail(b, r->node, SL_EINVAL,
+                        "pipeline output %d asks for output %d; the operator has %d", k, r->out,
+                        b->ops[r->node]->num_outputs);
+    }
+    return SL_OK;
+}
+
+static sl_status validate(build *b, gplan *gp, sl__plan *plan)
+{
+    sl_status st = SL_OK;
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_node(b, gp, i);
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_inputs(b, i, gp->inputs[i]);
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_args(b, i, gp->args[i]);
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_device(b, i);
+    if (st == SL_OK)
+        st = check_outputs(b, plan);
+    if (st == SL_OK)
+        st = toposort(b, gp);
+    return st;
+}
+
+static void gplan_fini(const build *b, gplan *gp)
+{
+    for (int i = 0; i < b->g->n; i++) {
+        if (gp->args && gp->args[i]) {
+            for (int a = 0; a < sl_op_num_args(b->ops[i]); a++)
+                sl__value_fini(&gp->args[i][a].value);
+            sl__free(gp->args[i]);
+        }
+        if (gp->inputs)
+            sl__free(gp->inputs[i]);
+    }
+    sl__free(gp->inputs);
+    sl__free(gp->args);
+    sl__free(gp->keep);
+    sl__free(gp->order);
+}
+
+sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__plan **out,
+                         sl__error *err)
+{
+    int n = g->n;
+    build b = {.g = g, .o = o, .err = err};
+    gplan gp = {0};
+    sl__plan *plan = sl__calloc(1, sizeof(*plan));
+    int *remap = sl__malloc(sizeof(int) * (size_t)(n ? n : 1));
+    b.ops = sl__calloc((size_t)(n ? n : 1), sizeof(*b.ops));
+    b.stages = sl__calloc((size_t)(n ? n : 1), sizeof(*b.stages));
+    gp.inputs = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.inputs));
+    gp.args = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.args));
+    gp.keep = sl__calloc((size_t)(n ? n : 1), sizeof(bool));
+    gp.order = sl__calloc((size_t)(n ? n : 1), sizeof(int));
+    sl_status st = SL_OK;
+    if (plan) {
+        plan->nodes = sl__calloc((size_t)(n ? n : 1), sizeof(sl__pnode));
+        plan->outputs = sl__calloc((size_t)(g->noutputs ? g->noutputs : 1), sizeof(sl__ref));
+        plan->noutputs = g->noutputs;
+    }
+    if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages ||
+        !gp.inputs || !gp.args || !gp.keep || !gp.order)
+        st = fail(&b, -1, SL_ENOMEM, "out of memory");
+    if (st == SL_OK)
+        st = validate(&b, &gp, plan);
+    for (int k = 0; st == SL_OK && k < g->noutputs; k++)
+        mark(&b, &gp, plan->outputs[k].node);
+    for (int i = 0; st == SL_OK && i < n; i++)
+        if (preserved(&b, &gp, i))
+            mark(&b, &gp, i);
+    if (st == SL_OK)
+        st = assemble(&b, &gp, plan, remap);
+    gplan_fini(&b, &gp);
+    sl__free(b.stages);
+    sl__free(b.ops);
+    sl__free(remap);
+    if (st != SL_OK) {
+        sl__plan_destroy(plan);
+        plan = NULL;
+    }
+    *out = plan;
+    return st;
+}
+
+void sl__plan_destroy(sl__plan *p)
+{
+    if (!p)
+        return;
+    for (int j = 0; j < p->n; j++) {
+        sl__pnode *pn = &p->nodes[j];
+        sl__free(pn->name);
+        sl__free(pn->inputs);
+        for (int a = 0; pn->args && a < pn->nargs; a++)
+            sl__value_fini(&pn->args[a].value);
+        sl__free(pn->args);
+        sl__free(pn->succ);
+    }
+    sl__free(p->nodes);
+    sl__free(p->outputs);
+    sl__free(p);
+}

@@ -1,0 +1,133 @@
+/* src/graph/registry.c: the built-in operators (from src/ops/ops.def) and their schemas.
+ *
+ * Exports sl_registry_*, sl_op_* and sl__registry_default. The table is static; the sorted
+ * index and the parsed defaults are made once (pthread_once) and never change afterwards, so
+ * reading the registry from any thread is safe. A default that does not parse or coerce is a
+ * bug in an operator file; the registry-wide test catches it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+#define SL_OP(c_name) extern const sl_op_def sl_op_##c_name;
+#include "ops/ops.def"
+#undef SL_OP
+
+static const sl_op_def *const table[] = {
+#define SL_OP(c_name) &sl_op_##c_name,
+#include "ops/ops.def"
+#undef SL_OP
+};
+#define NOPS ((int)(sizeof(table) / sizeof(table[0])))
+
+/* Arguments every operator has, after its own. */
+static const sl_arg_def common_args[] = {
+    {.name = "preserve",
+     .type = SL_ARG_BOOL,
+     .def = "false",
+     .doc = "Keep the node even when none of its outputs is used."},
+};
+#define NCOMMON ((int)(sizeof(common_args) / sizeof(common_args[0])))
+
+static const sl_op_def *sorted[NOPS];
+static sl__value *defaults[NOPS]; /* per op, sl_op_num_args values; by table index */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp((*(const sl_op_def *const *)a)->name, (*(const sl_op_def *const *)b)->name);
+}
+
+static int table_index(const sl_op_def *op)
+{
+    for (int i = 0; i < NOPS; i++) {
+        if (table[i] == op)
+            return i;
+    }
+    return -1;
+}
+
+/* Parses and coerces every default. Allocation here is once per process; the memory lives until
+ * exit (the registry is static). */
+static void init_once(void)
+{
+    memcpy(sorted, table, sizeof(table));
+    qsort(sorted, NOPS, sizeof(sorted[0]), cmp_name);
+    for (int t = 0; t < NOPS; t++) {
+        int n = sl_op_num_args(table[t]);
+        defaults[t] = calloc((size_t)n, sizeof(sl__value));
+        for (int a = 0; defaults[t] && a < n; a++) {
+            const sl_arg_def *def = sl_op_arg(table[t], a);
+            sl__value raw;
+            char err[256];
+            if (!def->def || sl__value_parse_json(def->def, &raw, err, sizeof err) != SL_OK)
+                continue;
+            if (sl__value_coerce(&raw, def, &defaults[t][a], err, sizeof err) != SL_OK)
+                memset(&defaults[t][a], 0, sizeof(sl__value));
+            sl__value_fini(&raw);
+        }
+    }
+}
+
+int sl_registry_count(void)
+{
+    return NOPS;
+}
+
+const sl_op_def *sl_registry_get(int i)
+{
+    pthread_once(&once, init_once);
+    return i >= 0 && i < NOPS ? sorted[i] : NULL;
+}
+
+const sl_op_def *sl_registry_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; i < NOPS; i++) {
+        if (strcmp(table[i]->name, name) == 0)
+            return table[i];
+    }
+    return NULL;
+}
+
+int sl_op_num_args(const sl_op_def *op)
+{
+    return op ? op->num_args + NCOMMON : 0;
+}
+
+const sl_arg_def *sl_op_arg(const sl_op_def *op, int i)
+{
+    if (!op || i < 0 || i >= sl_op_num_args(op))
+        return NULL;
+    return i < op->num_args ? &op->args[i] : &common_args[i - op->num_args];
+}
+
+int sl_op_arg_index(const sl_op_def *op, const char *name)
+{
+    for (int i = 0; name && i < sl_op_num_args(op); i++) {
+        if (strcmp(sl_op_arg(op, i)->name, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+const char *sl_arg_type_name(sl_arg_type t)
+{
+    static const char *const names[] = {"bool",        "int",           "float",
+                                        "string",      "dtype",         "list of int",
+                                        "list of float", "list of string"};
+    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
+}
+
+const sl__value *sl__registry_default(const sl_op_def *op, int i)
+{
+    static const sl__value none;
+    pthread_once(&once, init_once);
+    int t = table_index(op);
+    if (t < 0 || !defaults[t] || i < 0 || i >= sl_op_num_args(op))
+        return &none;
+    return &defaults[t][i];
+}

@@ -1,0 +1,336 @@
+/* src/ops/decoders/jpeg.c: JPEG decoding with libjpeg-turbo.
+ *
+ * Exports sl__jpeg_peek and sl__jpeg_decode (declared in codec.h). Invariant: libjpeg never
+ * prints, exits or returns a half-decoded image: its errors and the warnings that mean lost
+ * pixel data (premature end of file, premature end of data segment, bad Huffman/arithmetic code,
+ * lost restart marker) longjmp back to `guarded`, which destroys the decompressor and returns
+ * the code with libjpeg's own message. Other warnings (extraneous bytes between markers, an
+ * unknown Adobe transform or JFIF version, a bad ICC marker) are tolerated, as Pillow does.
+ *
+ * Matching Pillow (which links the same libjpeg-turbo): JDCT_ISLOW, fancy upsampling and block
+ * smoothing on (libjpeg's defaults, which Pillow keeps), so YCbCr, RGB and grayscale JPEGs are
+ * bit-identical to `Image.open(f).convert("RGB")`. GRAY asks libjpeg for JCS_GRAYSCALE: the Y
+ * channel of a YCbCr JPEG, as Pillow's `im.draft("L", im.size)` gives. CMYK and YCCK JPEGs are
+ * decoded to CMYK by libjpeg and converted with Pillow's formula (Adobe inverted CMYK, see
+ * `ink`), so they are bit-identical too; their GRAY is Pillow's luma of that RGB.
+ * A JPEG whose EOI marker is missing counts as truncated when the last row needs the bytes.
+ */
+#include <ctype.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h> /* jpeglib.h needs FILE */
+#include <string.h>
+
+#include <jpeglib.h>
+
+#include <jerror.h> /* after jpeglib.h: the JERR_ and JWRN_ codes */
+
+#include "ops/decoders/codec.h"
+
+/* One peek or decode. The error manager is embedded so the callbacks find the job from
+ * cinfo->err; everything the code after setjmp reads lives here, not in locals, so nothing is
+ * clobbered by longjmp. */
+typedef struct job {
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    sl_status code; /* set by the callbacks before longjmp */
+    char *err;
+    size_t errlen;
+    sl__image_info *info; /* peek: filled on success */
+    sl__color color;      /* decode request, copied from the arguments */
+    unsigned flags;
+    const sl__roi *roi;
+    uint8_t *out;
+    sl__scratch_fn scratch;
+    void *scratch_ctx;
+} job;
+
+static job *job_of(j_common_ptr cinfo)
+{
+    return (job *)(void *)((char *)cinfo->err - offsetof(job, mgr));
+}
+
+static sl_status classify(int msg_code)
+{
+    switch (msg_code) {
+    case JERR_OUT_OF_MEMORY:
+        return SL_ENOMEM;
+    case JERR_BAD_PRECISION:      /* 12-bit JPEG */
+    case JERR_SOF_UNSUPPORTED:    /* lossless, hierarchical */
+    case JERR_ARITH_NOTIMPL:
+    case JERR_CONVERSION_NOTIMPL:
+    case JERR_NOTIMPL:
+    case JERR_NOT_COMPILED:
+    case JERR_IMAGE_TOO_BIG:
+    case JERR_WIDTH_OVERFLOW:
+    case JERR_EMPTY_IMAGE:        /* height given by a DNL marker */
+    case JERR_FRACT_SAMPLE_NOTIMPL:
+    case JERR_CCIR601_NOTIMPL:
+        return SL_EUNSUPPORTED;
+    case JERR_BAD_STATE:
+    case JERR_BAD_STRUCT_SIZE:
+    case JERR_BAD_LIB_VERSION:
+    case JERR_BAD_BUFFER_MODE:
+    case JERR_BAD_CROP_SPEC:
+        return SL_EINTERNAL; /* we called libjpeg wrongly */
+    default:
+        return SL_ECORRUPT;
+    }
+}
+
+/* Warnings after which the image is missing data that libjpeg replaced with gray. */
+static bool fatal_warning(int msg_code)
+{
+    switch (msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Stores libjpeg's message ("Corrupt JPEG data: ...") with its first letter lowered, since ours
+ * follows a colon ("...: corrupt JPEG data: premature end of data segment"). */
+static void record(j_common_ptr cinfo, sl_status code)
+{
+    job *j = job_of(cinfo);
+    char msg[JMSG_LENGTH_MAX];
+    cinfo->err->format_message(cinfo, msg);
+    if (isupper((unsigned char)msg[0]) && islower((unsigned char)msg[1]))
+        msg[0] = (char)tolower((unsigned char)msg[0]);
+    j->code = sl__codec_fail(j->err, j->errlen, code, "%s", msg);
+}
+
+/* error_exit: must not return. */
+static void on_error(j_common_ptr cinfo)
+{
+    record(cinfo, classify(cinfo->err->msg_code));
+    longjmp(job_of(cinfo)->jump, 1);
+}
+
+/* emit_message: level -1 is a warning, >= 0 a trace message; neither is ever printed. */
+static void on_message(j_common_ptr cinfo, int level)
+{
+    if (level >= 0)
+        return;
+    cinfo->err->num_warnings++;
+    if (fatal_warning(cinfo->err->msg_code)) {
+        record(cinfo, SL_ECORRUPT);
+        longjmp(job_of(cinfo)->jump, 1);
+    }
+}
+
+static void no_output(j_common_ptr cinfo)
+{
+    (void)cinfo;
+}
+
+/* Creates the decompressor, reads the header and runs body; any libjpeg error or fatal warning
+ * in between lands at setjmp. Returns: body's status, or the code the callbacks recorded. */
+static sl_status guarded(job *j, const uint8_t *data, size_t size, sl_status (*body)(job *))
+{
+    j->cinfo.err = jpeg_std_error(&j->mgr);
+    j->mgr.error_exit = on_error;
+    j->mgr.emit_message = on_message;
+    j->mgr.output_message = no_output;
+    if (setjmp(j->jump)) {
+        jpeg_destroy_decompress(&j->cinfo); /* safe on a half-created one: cinfo was zeroed */
+        return j->code;
+    }
+    jpeg_create_decompress(&j->cinfo);
+    jpeg_mem_src(&j->cinfo, data, (unsigned long)size);
+    jpeg_read_header(&j->cinfo, TRUE); /* TRUE: a tables-only file is an error */
+    sl_status s = body(j);
+    jpeg_destroy_decompress(&j->cinfo);
+    return s;
+}
+
+/* What libjpeg should produce; *cmyk when we convert CMYK to the requested color after. */
+static sl_status choose_space(job *j, J_COLOR_SPACE *space, bool *cmyk)
+{
+    static const J_COLOR_SPACE direct[] = {
+        [SL__COLOR_RGB] = JCS_RGB, [SL__COLOR_BGR] = JCS_EXT_BGR, [SL__COLOR_GRAY] = JCS_GRAYSCALE};
+    switch (j->cinfo.jpeg_color_space) {
+    case JCS_GRAYSCALE:
+    case JCS_YCbCr:
+    case JCS_RGB:
+        *space = direct[j->color];
+        *cmyk = false;
+        return SL_OK;
+    case JCS_CMYK:
+    case JCS_YCCK:
+        *space = JCS_CMYK; /* libjpeg converts YCCK to CMYK */
+        *cmyk = true;
+        return SL_OK;
+    default:
+        return sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                              "JPEG with %d components in an unknown color space is not "
+                              "supported", j->cinfo.num_components);
+    }
+}
+
+static sl_status peek_body(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    J_COLOR_SPACE space;
+    bool cmyk;
+    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err,
+                                       j->errlen);
+    if (s == SL_OK)
+        s = choose_space(j, &space, &cmyk);
+    if (s != SL_OK)
+        return s;
+    *j->info = (sl__image_info){.format = SL__FMT_JPEG,
+                                .width = (int)c->image_width,
+                                .height = (int)c->image_height,
+                                .channels = c->num_components};
+    return SL_OK;
+}
+
+sl_status sl__jpeg_peek(const uint8_t *data, size_t size, sl__image_info *info, char *err,
+                        size_t errlen)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.err = err;
+    j.errlen = errlen;
+    j.info = info;
+    return guarded(&j, data, size, peek_body);
+}
+
+/* Pillow's CMYK to RGB for one channel. Pillow reads Adobe JPEGs as inverted CMYK ("CMYK;I":
+ * C = 255 - c, K = 255 - k for libjpeg's c, k), then computes nk - nk * C / 255 with
+ * nk = 255 - K = k and MULDIV255(a, b) = (t + (t >> 8)) >> 8, t = a * b + 128. */
+static inline uint8_t ink(unsigned c, unsigned k)
+{
+    unsigned t = (255u - c) * k + 128u;
+    return (uint8_t)(k - (((t >> 8) + t) >> 8));
+}
+
+static void cmyk_row(const uint8_t *in, int w, sl__color color, uint8_t *out)
+{
+    for (int x = 0; x < w; x++, in += 4) {
+        uint8_t r = ink(in[0], in[3]), g = ink(in[1], in[3]), b = ink(in[2], in[3]);
+        if (color == SL__COLOR_GRAY) {
+            *out++ = sl__luma(r, g, b);
+            continue;
+        }
+        out[0] = color == SL__COLOR_BGR ? b : r;
+        out[1] = g;
+        out[2] = color == SL__COLOR_BGR ? r : b;
+        out += 3;
+    }
+}
+
+/* Rows straight into out, several per call (libjpeg returns as many as it has ready). */
+static sl_status read_direct(job *j, int h, size_t row_bytes)
+{
+    JSAMPROW rows[16];
+    for (int y = 0; y < h;) {
+        int n = h - y < 16 ? h - y : 16;
+        for (int i = 0; i < n; i++)
+            rows[i] = j->out + (size_t)(y + i) * row_bytes;
+        JDIMENSION got = jpeg_read_scanlines(&j->cinfo, rows, (JDIMENSION)n);
+        if (got == 0) /* only a suspending source returns 0; ours never suspends */
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+        y += (int)got;
+    }
+    return SL_OK;
+}
+
+/* Rows through one scratch row: for CMYK conversion, or to cut the roi's columns out of the
+ * iMCU-aligned window jpeg_crop_scanline decoded (dx = roi x - window x). */
+static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size_t row_bytes)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    size_t in_bytes = (size_t)c->output_width * (size_t)c->output_components;
+    uint8_t *buf = j->scratch(j->scratch_ctx, in_bytes);
+    if (buf == NULL)
+        return sl__codec_fail(j->err, j->errlen, SL_ENOMEM,
+                              "out of memory for a %zu-byte JPEG row", in_bytes);
+    for (int y = 0; y < r->h; y++) {
+        uint8_t *dst = j->out + (size_t)y * row_bytes;
+        if (jpeg_read_scanlines(c, &buf, 1) != 1)
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+        if (cmyk)
+            cmyk_row(buf + (size_t)dx * 4, r->w, j->color, dst);
+        else
+            memcpy(dst, buf + (size_t)dx * (size_t)c->output_components, row_bytes);
+    }
+    return SL_OK;
+}
+
+/* Columns of context kept on each side of a cropped window. libjpeg treats the edges of a
+ * cropped window as image edges, so fancy (triangle) upsampling of subsampled chroma replicates
+ * the edge sample there instead of reading its neighbour, and the outermost 1-2 columns differ
+ * from a full decode. With this margin those columns fall outside the roi. */
+#define CROP_MARGIN 4
+
+/* Window: jpeg_crop_scanline widens [x - margin, x + w + margin) to iMCU boundaries,
+ * jpeg_skip_scanlines skips the rows above (decoding the context rows upsampling needs); the
+ * rows below are never decoded (jpeg_abort_decompress). */
+static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    int left = r->x < CROP_MARGIN ? 0 : r->x - CROP_MARGIN;
+    int right = (int)c->output_width - (r->x + r->w) < CROP_MARGIN ? (int)c->output_width
+                                                                     : r->x + r->w + CROP_MARGIN;
+    JDIMENSION x0 = (JDIMENSION)left, cw = (JDIMENSION)(right - left);
+    if (cw != c->output_width)
+        jpeg_crop_scanline(c, &x0, &cw);
+    if (r->y > 0 && jpeg_skip_scanlines(c, (JDIMENSION)r->y) != (JDIMENSION)r->y)
+        return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT, "JPEG: fewer rows than the header");
+    size_t row_bytes = (size_t)r->w * (j->color == SL__COLOR_GRAY ? 1 : 3);
+    int dx = r->x - (int)x0;
+    if (!cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w)
+        return read_direct(j, r->h, row_bytes);
+    return read_buffered(j, r, dx, cmyk, row_bytes);
+}
+
+static sl_status decode_body(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    J_COLOR_SPACE space;
+    bool cmyk;
+    sl__roi r;
+    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err,
+                                       j->errlen);
+    if (s == SL_OK)
+        s = sl__roi_resolve(j->roi, (int)c->image_width, (int)c->image_height, &r, j->err,
+                            j->errlen);
+    if (s == SL_OK)
+        s = choose_space(j, &space, &cmyk);
+    if (s != SL_OK)
+        return s;
+    c->out_color_space = space;
+    c->dct_method = (j->flags & SL__DECODE_FAST_IDCT) ? JDCT_IFAST : JDCT_ISLOW;
+    c->do_fancy_upsampling = TRUE; /* the defaults, stated: Pillow's output depends on them */
+    c->do_block_smoothing = TRUE;
+    jpeg_start_decompress(c); /* a progressive file is read whole here */
+    s = decode_rows(j, &r, cmyk);
+    jpeg_abort_decompress(c); /* rows below the window and the EOI are never read */
+    return s;
+}
+
+sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                          const sl__roi *roi, uint8_t *out, sl__scratch_fn scratch,
+                          void *scratch_ctx, char *err, size_t errlen)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.err = err;
+    j.errlen = errlen;
+    j.color = color;
+    j.flags = flags;
+    j.roi = roi;
+    j.out = out;
+    j.scratch = scratch;
+    j.scratch_ctx = scratch_ctx;
+    return guarded(&j, data, size, decode_body);
+}

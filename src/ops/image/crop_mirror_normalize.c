@@ -1,0 +1,632 @@
+/* crop_mirror_normalize: crop, optional horizontal mirror, per-channel normalisation, channel
+ * padding, layout change (HWC -> CHW) and cast, fused into one pass over each image.
+ *
+ * Exports: const sl_op_def sl_op_crop_mirror_normalize ("crop_mirror_normalize", DALI's
+ * fn.crop_mirror_normalize, CPU).
+ *
+ * Per sample i, with input H x W x C (HWC, uint8 or float32):
+ *   window   crop extents truncated to int (<= 0: the whole extent), anchor =
+ *            round(pos * (in - crop)) along H and W, "round" = halves away from zero;
+ *            a window outside the image fails, pads with fill_values or is trimmed
+ *            (out_of_bounds_policy)
+ *   mirror   mirror != 0 reverses the window along W
+ *   value    out = (in - mean[c]) * (scale * float32(1 / std[c])) + shift, in float32
+ *   channels pad_output: C' = next power of two >= C, channels C.. C'-1 hold fill_values
+ *   cast     float32, float16 (saturated to +-65504, as DALI), uint8 / int8 (rounded, halves
+ *            away from zero, saturated; NaN -> the type's minimum, where DALI's is undefined)
+ * Pixels outside the image (policy "pad") and padded channels are fill_values[c] written as
+ * output values (not normalised), as DALI does; fill_values has one value (all channels) or at
+ * least C' (one per output channel), and mean / std one or exactly C: other lengths fail the
+ * sample with an error naming the argument.
+ *
+ * Invariant: setup_sample computes each sample's window once and keeps it in the iteration
+ * data; run_sample only reads it, so the output shape and the pixels written always agree.
+ * The op keeps no state of its own (init only validates), so it allocates nothing.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "sluice/op.h"
+
+#include "core/half.h"
+
+enum {
+    A_CROP,
+    A_CROP_H,
+    A_CROP_W,
+    A_CROP_POS_X,
+    A_CROP_POS_Y,
+    A_MIRROR,
+    A_MEAN,
+    A_STD,
+    A_SCALE,
+    A_SHIFT,
+    A_DTYPE,
+    A_OUTPUT_LAYOUT,
+    A_PAD_OUTPUT,
+    A_FILL_VALUES,
+    A_OOB_POLICY,
+    A_ROUNDING,
+    NUM_ARGS
+};
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_CROP] = {.name = "crop",
+                .type = SL_ARG_FLOATS,
+                .doc = "Crop window (H, W) in pixels; fractions are truncated. Exclusive with "
+                       "crop_h / crop_w. Unset: no crop.",
+                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
+                .min_len = 2,
+                .max_len = 2},
+    [A_CROP_H] = {.name = "crop_h",
+                  .type = SL_ARG_FLOAT,
+                  .def = "0.0",
+                  .doc = "Crop window height in pixels (truncated); 0: the whole height.",
+                  .flags = SL_ARG_TENSOR},
+    [A_CROP_W] = {.name = "crop_w",
+                  .type = SL_ARG_FLOAT,
+                  .def = "0.0",
+                  .doc = "Crop window width in pixels (truncated); 0: the whole width.",
+                  .flags = SL_ARG_TENSOR},
+    [A_CROP_POS_X] = {.name = "crop_pos_x",
+                      .type = SL_ARG_FLOAT,
+                      .def = "0.5",
+                      .doc = "Normalised horizontal position of the window: anchor_x = "
+                             "crop_pos_x * (W - crop_w), rounded per `rounding`. 0 = left, "
+                             "1 = right-aligned.",
+                      .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                      .min = 0.0,
+                      .max = 1.0},
+    [A_CROP_POS_Y] = {.name = "crop_pos_y",
+                      .type = SL_ARG_FLOAT,
+                      .def = "0.5",
+                      .doc = "Normalised vertical position of the window: anchor_y = "
+                             "crop_pos_y * (H - crop_h), rounded per `rounding`. 0 = top, "
+                             "1 = bottom-aligned.",
+                      .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                      .min = 0.0,
+                      .max = 1.0},
+    [A_MIRROR] = {.name = "mirror",
+                  .type = SL_ARG_INT,
+                  .def = "0",
+                  .doc = "Non-zero: flip the window horizontally. Usually an argument input "
+                         "fed by random.coin_flip.",
+                  .flags = SL_ARG_TENSOR},
+    [A_MEAN] = {.name = "mean",
+                .type = SL_ARG_FLOATS,
+                .def = "[0.0]",
+                .doc = "Subtracted from each channel: one value (all channels) or one per "
+                       "input channel.",
+                .flags = SL_ARG_TENSOR | SL_ARG_SCALAR_OK},
+    [A_STD] = {.name = "std",
+               .type = SL_ARG_FLOATS,
+               .def = "[1.0]",
+               .doc = "Divides each channel (as a multiplication by float32(1/std)): one value "
+                      "or one per input channel.",
+               .flags = SL_ARG_TENSOR | SL_ARG_SCALAR_OK},
+    [A_SCALE] = {.name = "scale",
+                 .type = SL_ARG_FLOAT,
+                 .def = "1.0",
+                 .doc = "Multiplies the normalised value: out = scale * (in - mean) / std + "
+                        "shift. Useful to fit integer outputs."},
+    [A_SHIFT] = {.name = "shift",
+                 .type = SL_ARG_FLOAT,
+                 .def = "0.0",
+                 .doc = "Added to the scaled value (e.g. 128 for uint8 outputs)."},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .def = "\"float32\"",
+                 .doc = "Output type: float32, float16, uint8 or int8. Integer outputs are "
+                        "rounded (halves away from zero) and saturated."},
+    [A_OUTPUT_LAYOUT] = {.name = "output_layout",
+                         .type = SL_ARG_STRING,
+                         .def = "\"CHW\"",
+                         .doc = "Output layout: \"CHW\" (planar) or \"HWC\" (interleaved).",
+                         .choices = "CHW|HWC"},
+    [A_PAD_OUTPUT] = {.name = "pad_output",
+                      .type = SL_ARG_BOOL,
+                      .def = "false",
+                      .doc = "Pad the channels to the next power of two (3 -> 4); the added "
+                             "channels hold fill_values."},
+    [A_FILL_VALUES] = {.name = "fill_values",
+                       .type = SL_ARG_FLOATS,
+                       .def = "[0.0]",
+                       .doc = "Output values of pixels outside the image (out_of_bounds_policy "
+                              "\"pad\") and of padded channels: one value, or one per output "
+                              "channel (e.g. [0, 0, 0, 42] puts 42 in channel 3).",
+                       .flags = SL_ARG_SCALAR_OK},
+    [A_OOB_POLICY] = {.name = "out_of_bounds_policy",
+                      .type = SL_ARG_STRING,
+                      .def = "\"error\"",
+                      .doc = "A window reaching outside the image: \"error\" fails the sample, "
+                             "\"pad\" fills the outside with fill_values, \"trim_to_shape\" "
+                             "clips the window to the image.",
+                      .choices = "error|pad|trim_to_shape"},
+    [A_ROUNDING] = {.name = "rounding",
+                    .type = SL_ARG_STRING,
+                    .def = "\"round\"",
+                    .doc = "Rounding of the window anchor: \"round\" (nearest, halves away from "
+                           "zero) or \"truncate\" (toward zero).",
+                    .choices = "round|truncate"},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "Images, layout \"HWC\" (or unset), uint8 or float32."},
+};
+static const sl_io_def outputs[] = {
+    {"output", "Cropped, mirrored, normalised images in output_layout, of type dtype."},
+};
+
+enum policy { POLICY_ERROR, POLICY_PAD, POLICY_TRIM };
+
+/* Per-sample iteration data, written by setup_sample, read by run_sample. */
+typedef struct window {
+    int64_t y0, x0; /* anchor in input pixels; negative or past the edge only with "pad" */
+    int64_t h, w;   /* output extents in pixels */
+} window;
+
+/* The batch-wide constant arguments, re-read cheaply in each phase (the op keeps no state). */
+typedef struct config {
+    sl_dtype out_type;
+    bool chw;
+    bool pad_output;
+    enum policy policy;
+    bool truncate;
+} config;
+
+static void read_config(const sl_ctx *ctx, config *cf)
+{
+    const char *s;
+    cf->out_type = sl_ctx_arg_dtype(ctx, A_DTYPE);
+    cf->chw = strcmp(sl_ctx_arg_str(ctx, A_OUTPUT_LAYOUT), "HWC") != 0;
+    cf->pad_output = sl_ctx_arg_bool(ctx, A_PAD_OUTPUT, 0);
+    s = sl_ctx_arg_str(ctx, A_OOB_POLICY);
+    cf->policy = !strcmp(s, "pad")             ? POLICY_PAD
+                 : !strcmp(s, "trim_to_shape") ? POLICY_TRIM
+                                               : POLICY_ERROR;
+    cf->truncate = !strcmp(sl_ctx_arg_str(ctx, A_ROUNDING), "truncate");
+}
+
+static int64_t out_channels(const config *cf, int64_t c)
+{
+    if (!cf->pad_output)
+        return c;
+    int64_t p = 1;
+    while (p < c)
+        p <<= 1;
+    return p;
+}
+
+/* ---- init: checks of the constant arguments ------------------------------------------- */
+
+/* crop_h / crop_w count as given when connected or non-zero (0 is their "not given"). */
+static bool extent_given(const sl_op_init *ini, int arg)
+{
+    return sl_init_arg_is_input(ini, arg) ||
+           (sl_init_arg_is_set(ini, arg) && sl_init_arg_float(ini, arg) != 0.0);
+}
+
+static sl_status cmn_init(sl_op_init *ini, void **state)
+{
+    *state = NULL;
+    sl_dtype t = sl_init_arg_dtype(ini, A_DTYPE);
+    if (t != SL_DTYPE_FLOAT32 && t != SL_DTYPE_FLOAT16 && t != SL_DTYPE_UINT8 && t != SL_DTYPE_INT8)
+        return sl_init_fail(ini, SL_EUNSUPPORTED,
+                            "dtype %s is not supported; use float32, float16, uint8 or int8",
+                            sl_dtype_name(t));
+    if (sl_init_arg_is_set(ini, A_CROP) &&
+        (extent_given(ini, A_CROP_H) || extent_given(ini, A_CROP_W)))
+        return sl_init_fail(ini, SL_EINVAL,
+                            "crop and crop_h/crop_w are exclusive: give either crop=(H, W) or "
+                            "crop_h and crop_w");
+    return SL_OK;
+}
+
+/* ---- setup ----------------------------------------------------------------------------- */
+
+static sl_status cmn_setup(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const char *layout = sl_batch_layout(in);
+    sl_dtype t = sl_batch_dtype(in);
+    config cf;
+
+    if (sl_batch_ndim(in) != 3)
+        return sl_fail(ctx, SL_EINVAL, "expected HWC images (3 dimensions), got %d dimensions",
+                       sl_batch_ndim(in));
+    if (layout[0] && strcmp(layout, "HWC") != 0)
+        return sl_fail(ctx, SL_EUNSUPPORTED,
+                       "input layout \"%s\" is not supported; expected \"HWC\"", layout);
+    if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
+        return sl_fail(ctx, SL_EUNSUPPORTED,
+                       "input type %s is not supported; expected uint8 or float32",
+                       sl_dtype_name(t));
+    read_config(ctx, &cf);
+    sl_ctx_set_output(ctx, 0, cf.out_type, 3, cf.chw ? "CHW" : "HWC");
+    return SL_OK;
+}
+
+/* Window along one axis of extent n: crop extent `crop` (<= 0: whole), position pos. Anchor
+ * computed in float32 as DALI (std::roundf / truncation of pos * (n - crop)). */
+static void place(int64_t n, double crop_arg, double pos, bool truncate, int64_t *a, int64_t *len)
+{
+    /* Truncated toward zero like DALI's int cast; below 1 (or NaN) means "no crop"; a huge value
+     * is capped (it cannot fit any image, so it fails or pads as the policy says). */
+    int64_t c = crop_arg >= 1.0 ? (crop_arg < 0x1p40 ? (int64_t)crop_arg : (int64_t)1 << 40) : 0;
+    if (c <= 0) {
+        *a = 0;
+        *len = n;
+        return;
+    }
+    float f = (float)pos * (float)(n - c);
+    *a = (int64_t)(truncate ? truncf(f) : roundf(f));
+    *len = c;
+}
+
+/* Checks that list argument `arg` of sample i has 1 value or `need` (at least `need` when
+ * !exact). */
+static sl_status check_len(sl_ctx *ctx, int arg, int i, int64_t need, bool exact)
+{
+    double one[1];
+    int n = sl_ctx_arg_floats(ctx, arg, i, one, 1);
+    if (n == 1 || n == need || (!exact && n > need))
+        return SL_OK;
+    return sl_fail(ctx, SL_EINVAL, "%s has %d values; expected 1 or %s%lld (one per %s channel)",
+                   args[arg].name, n, exact ? "" : "at least ", (long long)need,
+                   exact ? "input" : "output");
+}
+
+static sl_status cmn_setup_sample(sl_ctx *ctx, int i)
+{
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    int64_t H = s[0], W = s[1], C = s[2];
+    window *win = (window *)sl_ctx_iter_data(ctx) + i;
+    double crop_h, crop_w;
+    config cf;
+    sl_status st;
+
+    read_config(ctx, &cf);
+    int64_t OC = out_channels(&cf, C);
+    if ((st = check_len(ctx, A_MEAN, i, C, true)) != SL_OK ||
+        (st = check_len(ctx, A_STD, i, C, true)) != SL_OK)
+        return st;
+    if ((cf.policy == POLICY_PAD || OC > C) &&
+        (st = check_len(ctx, A_FILL_VALUES, i, OC, false)) != SL_OK)
+        return st;
+
+    if (sl_ctx_arg_is_set(ctx, A_CROP)) {
+        double v[2] = {0, 0};
+        sl_ctx_arg_floats(ctx, A_CROP, i, v, 2);
+        crop_h = v[0];
+        crop_w = v[1];
+    } else {
+        crop_h = sl_ctx_arg_float(ctx, A_CROP_H, i);
+        crop_w = sl_ctx_arg_float(ctx, A_CROP_W, i);
+    }
+    place(H, crop_h, sl_ctx_arg_float(ctx, A_CROP_POS_Y, i), cf.truncate, &win->y0, &win->h);
+    place(W, crop_w, sl_ctx_arg_float(ctx, A_CROP_POS_X, i), cf.truncate, &win->x0, &win->w);
+
+    bool inside = win->y0 >= 0 && win->x0 >= 0 && win->y0 + win->h <= H && win->x0 + win->w <= W;
+    if (!inside && cf.policy == POLICY_ERROR)
+        return sl_fail(ctx, SL_EINVAL,
+                       "Slice can't be placed out of bounds with current policy. Got: window "
+                       "anchor (y %lld, x %lld), shape (%lld, %lld) on an image of %lld x %lld "
+                       "(H x W); out_of_bounds_policy \"pad\" or \"trim_to_shape\" allow it",
+                       (long long)win->y0, (long long)win->x0, (long long)win->h, (long long)win->w,
+                       (long long)H, (long long)W);
+    if (!inside && cf.policy == POLICY_TRIM) {
+        int64_t y1 = win->y0 + win->h, x1 = win->x0 + win->w;
+        win->y0 = win->y0 < 0 ? 0 : win->y0;
+        win->x0 = win->x0 < 0 ? 0 : win->x0;
+        win->h = (y1 > H ? H : y1) - win->y0;
+        win->w = (x1 > W ? W : x1) - win->x0;
+        win->h = win->h < 0 ? 0 : win->h;
+        win->w = win->w < 0 ? 0 : win->w;
+    }
+
+    int64_t shape[3];
+    if (cf.chw) {
+        shape[0] = OC, shape[1] = win->h, shape[2] = win->w;
+    } else {
+        shape[0] = win->h, shape[1] = win->w, shape[2] = OC;
+    }
+    sl_ctx_set_shape(ctx, 0, i, shape);
+    return SL_OK;
+}
+
+/* ---- element conversions ----------------------------------------------------------------- */
+
+static inline float cv_f32(float v)
+{
+    return v;
+}
+
+/* The conversions are branch-free: normalised data has random signs, and a branch on them
+ * mispredicts half the time (GCC turns plain ternary clamps back into branches, hence SSE
+ * min/max on x86; MAXSS/MINSS return their second operand when either is NaN).
+ * clampf: NaN becomes lo (integer outputs); clampf_nan: NaN stays NaN (float16). */
+#if defined(__SSE2__)
+static inline float clampf(float v, float lo, float hi)
+{
+    __m128 x = _mm_max_ss(_mm_set_ss(v), _mm_set_ss(lo));
+    return _mm_cvtss_f32(_mm_min_ss(x, _mm_set_ss(hi)));
+}
+
+static inline float clampf_nan(float v, float lo, float hi)
+{
+    __m128 x = _mm_max_ss(_mm_set_ss(lo), _mm_set_ss(v));
+    return _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(hi), x));
+}
+#else
+static inline float clampf(float v, float lo, float hi)
+{
+    v = v > lo ? v : lo;
+    return v < hi ? v : hi;
+}
+
+static inline float clampf_nan(float v, float lo, float hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+#endif
+
+static inline uint16_t cv_f16(float v)
+{
+    /* DALI's ConvertSat<float16> clamps to the finite range instead of overflowing to inf. */
+    return sl__half_from_float(clampf_nan(v, -65504.0f, 65504.0f));
+}
+
+/* Rounding goes through double so v + 0.5 is exact (in float, 0.49999997f + 0.5f == 1). */
+static inline uint8_t cv_u8(float v)
+{
+    return (uint8_t)(int)((double)clampf(v, 0.0f, 255.0f) + 0.5);
+}
+
+static inline int8_t cv_i8(float v)
+{
+    double d = clampf(v, -128.0f, 127.0f);
+    return (int8_t)(int)(d + copysign(0.5, d)); /* halves away from zero */
+}
+
+/* ---- row kernels ------------------------------------------------------------------------- */
+
+/* Converts n pixels of one row. src: channel 0 of the first input pixel, `step` elements to the
+ * next pixel (+C, or -C when mirrored). dst: channel 0 of the first output pixel; channel c of
+ * pixel j is at dst[c * cstride + j * pstride] (CHW: cstride = plane, pstride = 1; HWC:
+ * cstride = 1, pstride = C'). */
+typedef void (*row_fn)(const void *src, ptrdiff_t step, int64_t n, int64_t C, void *dst,
+                       ptrdiff_t cstride, ptrdiff_t pstride, const float *mean, const float *mul,
+                       float shift);
+
+/* Generic kernel: channel-major so each inner loop has its channel's constants in registers and
+ * no branch; the contiguous-store case (CHW) gets its own loop so it vectorises. */
+#define DEFINE_ROW(NAME, IN_T, OUT_T, CONVERT)                                                     \
+    static void NAME(const void *src_, ptrdiff_t step, int64_t n, int64_t C, void *dst_,           \
+                     ptrdiff_t cstride, ptrdiff_t pstride, const float *mean, const float *mul,    \
+                     float shift)                                                                  \
+    {                                                                                              \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            const IN_T *s = (const IN_T *)src_ + c;                                                \
+            OUT_T *d = (OUT_T *)dst_ + c * cstride;                                                \
+            const float m = mean[c], k = mul[c];                                                   \
+            if (pstride == 1) {                                                                    \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    d[j] = CONVERT(((float)s[j * step] - m) * k + shift);                          \
+            } else {                                                                               \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    d[j * pstride] = CONVERT(((float)s[j * step] - m) * k + shift);                \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_ROW(row_u8_f32, uint8_t, float, cv_f32)
+DEFINE_ROW(row_u8_f16, uint8_t, uint16_t, cv_f16)
+DEFINE_ROW(row_u8_u8, uint8_t, uint8_t, cv_u8)
+DEFINE_ROW(row_u8_i8, uint8_t, int8_t, cv_i8)
+DEFINE_ROW(row_f32_f32, float, float, cv_f32)
+DEFINE_ROW(row_f32_f16, float, uint16_t, cv_f16)
+DEFINE_ROW(row_f32_u8, float, uint8_t, cv_u8)
+DEFINE_ROW(row_f32_i8, float, int8_t, cv_i8)
+
+/* The hot case (ImageNet training): RGB uint8 -> planar float32. One pass over the pixels,
+ * three planes written side by side, constants hoisted, no branch in the loop. */
+static void row_u8_f32_chw3(const void *src_, ptrdiff_t step, int64_t n, int64_t C, void *dst_,
+                            ptrdiff_t cstride, ptrdiff_t pstride, const float *mean,
+                            const float *mul, float shift)
+{
+    (void)C, (void)pstride;
+    const uint8_t *s = src_;
+    float *d0 = dst_, *d1 = d0 + cstride, *d2 = d1 + cstride;
+    const float m0 = mean[0], m1 = mean[1], m2 = mean[2];
+    const float k0 = mul[0], k1 = mul[1], k2 = mul[2];
+    for (int64_t j = 0; j < n; j++, s += step) {
+        d0[j] = ((float)s[0] - m0) * k0 + shift;
+        d1[j] = ((float)s[1] - m1) * k1 + shift;
+        d2[j] = ((float)s[2] - m2) * k2 + shift;
+    }
+}
+
+static row_fn pick_row(sl_dtype in, sl_dtype out, bool chw, int64_t C)
+{
+    if (in == SL_DTYPE_UINT8) {
+        switch (out) {
+        case SL_DTYPE_FLOAT32:
+            return chw && C == 3 ? row_u8_f32_chw3 : row_u8_f32;
+        case SL_DTYPE_FLOAT16:
+            return row_u8_f16;
+        case SL_DTYPE_UINT8:
+            return row_u8_u8;
+        default:
+            return row_u8_i8;
+        }
+    }
+    switch (out) {
+    case SL_DTYPE_FLOAT32:
+        return row_f32_f32;
+    case SL_DTYPE_FLOAT16:
+        return row_f32_f16;
+    case SL_DTYPE_UINT8:
+        return row_f32_u8;
+    default:
+        return row_f32_i8;
+    }
+}
+
+/* Writes fill[c] (already converted, `esize` bytes each) into channels [c0, c1) of n pixels. */
+static void fill_px(void *dst, int64_t n, int64_t c0, int64_t c1, ptrdiff_t cstride,
+                    ptrdiff_t pstride, const unsigned char *fill, size_t esize)
+{
+    unsigned char *d = dst;
+    for (int64_t c = c0; c < c1; c++)
+        for (int64_t j = 0; j < n; j++)
+            memcpy(d + (size_t)(c * cstride + j * pstride) * esize, fill + (size_t)c * esize,
+                   esize);
+}
+
+static void store_one(void *dst, sl_dtype t, float v)
+{
+    switch (t) {
+    case SL_DTYPE_FLOAT32:
+        memcpy(dst, &v, 4);
+        break;
+    case SL_DTYPE_FLOAT16: {
+        uint16_t h = cv_f16(v);
+        memcpy(dst, &h, 2);
+    } break;
+    case SL_DTYPE_UINT8:
+        *(uint8_t *)dst = cv_u8(v);
+        break;
+    default:
+        *(int8_t *)dst = cv_i8(v);
+        break;
+    }
+}
+
+/* ---- run --------------------------------------------------------------------------------- */
+
+/* Reads list argument `arg` of sample i into out[0..n) as float32, broadcasting one value
+ * (lengths were checked in setup_sample). tmp holds n doubles. */
+static void read_per_channel(sl_ctx *ctx, int arg, int i, int64_t n, double *tmp, float *out)
+{
+    int len = sl_ctx_arg_floats(ctx, arg, i, tmp, (int)n);
+    for (int64_t c = 0; c < n; c++)
+        out[c] = (float)tmp[len == 1 ? 0 : c];
+}
+
+static sl_status cmn_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int64_t *s = sl_batch_shape(in, i);
+    const int64_t H = s[0], W = s[1], C = s[2];
+    const window *win = (const window *)sl_ctx_iter_data(ctx) + i;
+    const sl_dtype in_type = sl_batch_dtype(in);
+    const size_t in_es = sl_dtype_size(in_type);
+    config cf;
+
+    read_config(ctx, &cf);
+    const int64_t OC = out_channels(&cf, C);
+    const int64_t oh = win->h, ow = win->w;
+    const size_t es = sl_dtype_size(cf.out_type);
+    if (oh == 0 || ow == 0 || OC == 0)
+        return SL_OK;
+
+    /* Scratch: tmp[nc] doubles (argument values), mean[nc], mul[nc] floats, fill[nc] values
+     * of the output type (at most 4 bytes each). */
+    size_t nc = (size_t)(OC > C ? OC : C);
+    double *tmp = sl_ctx_scratch(ctx, nc * (sizeof(double) + 2 * sizeof(float) + 4));
+    if (!tmp)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu channels", nc);
+    float *mean = (float *)(tmp + nc), *mul = mean + nc;
+    unsigned char *fill = (unsigned char *)(mul + nc);
+    const float scale = (float)sl_ctx_arg_float(ctx, A_SCALE, i);
+    const float shift = (float)sl_ctx_arg_float(ctx, A_SHIFT, i);
+    read_per_channel(ctx, A_MEAN, i, C, tmp, mean);
+    read_per_channel(ctx, A_STD, i, C, tmp, mul);
+    for (int64_t c = 0; c < C; c++)
+        mul[c] = scale * (1.0f / mul[c]); /* float32(1/std), as DALI */
+    bool need_fill = cf.policy == POLICY_PAD || OC > C;
+    if (need_fill) {
+        int len = sl_ctx_arg_floats(ctx, A_FILL_VALUES, i, tmp, (int)nc);
+        for (int64_t c = 0; c < OC; c++)
+            store_one(fill + (size_t)c * es, cf.out_type, (float)tmp[len == 1 ? 0 : c]);
+    }
+
+    /* Valid output columns [jb, je) and the input column of jb. */
+    const bool mirror = sl_ctx_arg_int(ctx, A_MIRROR, i) != 0;
+    const int64_t x0 = win->x0;
+    int64_t jb, je, ix0;
+    if (!mirror) { /* ix = x0 + j */
+        jb = -x0;
+        je = W - x0;
+    } else { /* ix = x0 + ow - 1 - j */
+        jb = x0 + ow - W;
+        je = x0 + ow;
+    }
+    jb = jb < 0 ? 0 : jb > ow ? ow : jb;
+    je = je < jb ? jb : je > ow ? ow : je;
+    ix0 = mirror ? x0 + ow - 1 - jb : x0 + jb;
+    const ptrdiff_t step = mirror ? -(ptrdiff_t)C : (ptrdiff_t)C;
+
+    const ptrdiff_t cstride = cf.chw ? (ptrdiff_t)(oh * ow) : 1;
+    const ptrdiff_t pstride = cf.chw ? 1 : (ptrdiff_t)OC;
+    const ptrdiff_t rstride = cf.chw ? (ptrdiff_t)ow : (ptrdiff_t)(ow * OC);
+    row_fn row = pick_row(in_type, cf.out_type, cf.chw, C);
+    const unsigned char *src = sl_batch_sample_data(in, i);
+    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
+
+    for (int64_t y = 0; y < oh; y++) {
+        int64_t iy = win->y0 + y;
+        unsigned char *orow = out + (size_t)(y * rstride) * es;
+        if (iy < 0 || iy >= H) {
+            fill_px(orow, ow, 0, OC, cstride, pstride, fill, es);
+            continue;
+        }
+        if (jb > 0)
+            fill_px(orow, jb, 0, OC, cstride, pstride, fill, es);
+        if (je < ow)
+            fill_px(orow + (size_t)(je * pstride) * es, ow - je, 0, OC, cstride, pstride, fill, es);
+        if (je > jb) {
+            unsigned char *o = orow + (size_t)(jb * pstride) * es;
+            row(src + (size_t)((iy * W + ix0) * C) * in_es, step, je - jb, C, o, cstride, pstride,
+                mean, mul, shift);
+            if (OC > C)
+                fill_px(o, je - jb, C, OC, cstride, pstride, fill, es);
+        }
+    }
+    return SL_OK;
+}
+
+const sl_op_def sl_op_crop_mirror_normalize = {
+    .name = "crop_mirror_normalize",
+    .doc = "Crops, mirrors, normalises and casts images in one pass (DALI's "
+           "crop_mirror_normalize).\n\n"
+           "For each sample: a window of `crop` (or `crop_h` x `crop_w`) pixels is placed at "
+           "`crop_pos_x/y` (anchor = pos * (in - crop), rounded per `rounding`), reversed along "
+           "W when `mirror` is non-zero, normalised as `out = scale * (in - mean[c]) / std[c] + "
+           "shift` (in float32, dividing as a multiplication by float32(1/std)), padded to a "
+           "power-of-two channel count with `fill_values` when `pad_output`, laid out as "
+           "`output_layout` (default CHW) and cast to `dtype`. Without crop arguments the whole "
+           "image is used. Windows reaching outside the image follow `out_of_bounds_policy`; "
+           "pixels outside and padded channels hold `fill_values` as output values.\n\n"
+           "Input: HWC uint8 or float32 images. Integer outputs are rounded (halves away from "
+           "zero) and saturated; float16 outputs saturate to +-65504.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .iter_bytes_per_sample = sizeof(window),
+    .init = cmn_init,
+    .setup = cmn_setup,
+    .setup_sample = cmn_setup_sample,
+    .run_sample = cmn_run_sample,
+};

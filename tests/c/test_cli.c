@@ -1,0 +1,277 @@
+/* test_cli: the `sluice` command (cli/), run as a separate process.
+ *
+ * The executable comes from SLUICE_CLI, the image tree (class folders of small JPEGs, 4 x 25)
+ * from SLUICE_TEST_TREE; both are set by ctest. Each test runs the command through /bin/sh
+ * with stdout and stderr captured together and checks the exit status (0 ok, 1 failure,
+ * 2 usage) and the words the user must see. Specs are written into a fresh temporary
+ * directory per test.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+static const char *cli;
+
+typedef struct result {
+    int status; /* exit status; -1 when the command did not exit normally */
+    char out[1 << 16];
+} result;
+
+/* Runs `sluice <args>` (args is shell text) and captures its output. */
+static void run(result *r, const char *fmt, ...) SL_PRINTF(2, 3);
+static void run(result *r, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", cli, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(r->out, 1, sizeof r->out - 1, p);
+    r->out[n] = '\0';
+    int st = pclose(p);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect(const result *r, int status, const char *word)
+{
+    if (r->status != status)
+        fail_msg("exit status %d, expected %d; output:\n%s", r->status, status, r->out);
+    if (word && !strstr(r->out, word))
+        fail_msg("output lacks \"%s\":\n%s", word, r->out);
+}
+
+/* ---- ops, help, usage --------------------------------------------------------------------- */
+
+static void test_ops_lists(void **state)
+{
+    (void)state;
+    static result r;
+    run(&r, "ops");
+    expect(&r, 0, "decoders.image");
+    expect(&r, 0, "readers.file");
+    expect(&r, 0, "crop_mirror_normalize");
+    assert_non_null(strstr(r.out, "Decodes")); /* the first line of the doc */
+}
+
+static void test_ops_describe(void **state)
+{
+    (void)state;
+    static result r;
+    run(&r, "ops crop_mirror_normalize");
+    expect(&r, 0, "mean");
+    char *line = strstr(r.out, "\n  mean ");
+    assert_non_null(line);
+    char *eol = strchr(line + 1, '\n');
+    *eol = '\0';
+    if (!strstr(line, "[0.0]") || !strstr(line, "list of float"))
+        fail_msg("the row of mean lacks its type or default: %s", line);
+    *eol = '\n';
+    expect(&r, 0, "out_of_bounds_policy");
+    expect(&r, 0, "error|pad|trim_to_shape");
+    expect(&r, 0, "required"[0] ? "inputs:" : NULL);
+    run(&r, "ops readers.file");
+    expect(&r, 0, "optional");
+    expect(&r, 0, "source, stateful");
+}
+
+static void test_ops_unknown(void **state)
+{
+    (void)state;
+    static result r;
+    run(&r, "ops nope");
+    expect(&r, 2, "unknown operator \"nope\"");
+    run(&r, "ops image");
+    expect(&r, 2, "did you mean \"decoders.image\"");
+}
+
+static void test_help_version_usage(void **state)
+{
+    (void)state;
+    static result r;
+    run(&r, "--version");
+    expect(&r, 0, "sluice ");
+    assert_non_null(strstr(r.out, sl_version()));
+    run(&r, "help");
+    expect(&r, 0, "usage: sluice");
+    run(&r, "");
+    expect(&r, 2, "usage: sluice");
+    run(&r, "frobnicate");
+    expect(&r, 2, "unknown command \"frobnicate\"");
+    run(&r, "run");
+    expect(&r, 2, "usage: sluice");
+    run(&r, "run x.json --iters zero");
+    expect(&r, 2, "--iters");
+    run(&r, "run x.json --bogus");
+    expect(&r, 2, "unknown option \"--bogus\"");
+    run(&r, "run x.json --set nodot=1");
+    expect(&r, 2, "NODE.ARG=VALUE");
+}
+
+/* ---- run ---------------------------------------------------------------------------------- */
+
+typedef struct fixture {
+    char *dir;
+    const char *tree;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->dir = tu_mkdtemp();
+    f->tree = getenv("SLUICE_TEST_TREE");
+    *state = f;
+    return f->dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    tu_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* The image tree, or skips the test when there is none. */
+static const char *tree(const fixture *f)
+{
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/class_00", f->tree ? f->tree : "");
+    if (!f->tree || access(probe, R_OK) != 0)
+        skip();
+    return f->tree;
+}
+
+/* Writes a reader -> decoder -> crop_mirror_normalize spec to <dir>/<name>; dec_args goes into
+ * the decoder's "args" object. Returns: the path (static buffer). */
+static const char *write_spec(const fixture *f, const char *name, const char *root,
+                              const char *dec_args)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fprintf(o,
+            "{\n"
+            "  \"pipeline\": {\"batch_size\": 8, \"num_threads\": 2, \"seed\": 1},\n"
+            "  \"nodes\": [\n"
+            "    {\"name\": \"reader\", \"op\": \"readers.file\",\n"
+            "     \"args\": {\"file_root\": \"%s\", \"random_shuffle\": true}},\n"
+            "    {\"name\": \"dec\", \"op\": \"decoders.image\", \"inputs\": [\"reader\"],\n"
+            "     \"args\": {%s}},\n"
+            "    {\"name\": \"coin\", \"op\": \"random.coin_flip\"},\n"
+            "    {\"name\": \"cmn\", \"op\": \"crop_mirror_normalize\", \"inputs\": [\"dec\"],\n"
+            "     \"args\": {\"crop\": [32, 32], \"mean\": [128.0], \"std\": [64.0]},\n"
+            "     \"arg_inputs\": {\"mirror\": \"coin\"}}\n"
+            "  ],\n"
+            "  \"outputs\": [\"cmn\", \"reader:1\"]\n"
+            "}\n",
+            root, dec_args);
+    fclose(o);
+    return path;
+}
+
+static void test_run_iters(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    const char *spec = write_spec(f, "ok.json", tree(f), "\"output_type\": \"RGB\"");
+    run(&r, "run '%s' --iters 3 --threads 2 --quiet", spec);
+    expect(&r, 0, "images/s");
+    expect(&r, 0, "iterations           3\n");
+    expect(&r, 0, "images               24 ");
+    expect(&r, 0, "time to first batch");
+    assert_null(strstr(r.out, "iters  ")); /* no progress bar off a terminal */
+}
+
+/* By default one epoch of the reader: 100 images in batches of 32 (--batch) = 4 iterations;
+ * --epochs multiplies it. --set replaces a wrong file_root; --stats and --trace report. */
+static void test_run_epoch_set_stats_trace(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    char trace[4096];
+    const char *t = tree(f);
+    const char *spec = write_spec(f, "set.json", "/nonexistent", "");
+    snprintf(trace, sizeof trace, "%s/trace.json", f->dir);
+    run(&r, "run '%s' --batch 32 --set 'reader.file_root=%s' --set 'dec.output_type=\"RGB\"' "
+            "--stats --trace '%s'",
+        spec, t, trace);
+    expect(&r, 0, "iterations           4\n");
+    expect(&r, 0, "BUSY %");
+    expect(&r, 0, "crop_mirror_normalize");
+    size_t n = 0;
+    unsigned char *text = tu_read_file(trace, &n);
+    assert_non_null(text);
+    assert_true(n > 2 && (text[0] == '{' || text[0] == '['));
+    free(text);
+    run(&r, "run '%s' --batch 32 --epochs 2 --root '%s' --quiet", spec, t);
+    expect(&r, 0, "iterations           8\n");
+}
+
+static void test_run_bad_argument(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    const char *spec = write_spec(f, "typo.json", tree(f), "\"output_typ\": \"RGB\"");
+    run(&r, "run '%s' --iters 1", spec);
+    expect(&r, 1, "\"dec\"");
+    expect(&r, 1, "output_typ");
+    run(&r, "run '%s' --iters 1 --set 'cmn.crop=[32, 32, 32]' --set dec.output_typ=", spec);
+    expect(&r, 1, NULL);
+}
+
+static void test_run_bad_spec(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/syntax.json", f->dir);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fputs("{\n  \"nodes\": [\n    {\"name\": \"a\",, \"op\": \"x\"}\n  ]\n}\n", o);
+    fclose(o);
+    run(&r, "run '%s'", path);
+    expect(&r, 1, "line 3, column");
+    expect(&r, 1, "syntax.json");
+
+    o = fopen(path, "w");
+    fputs("{\"nodes\": [{\"name\": \"a\", \"op\": \"readers.file\", \"arg\": {}}]}", o);
+    fclose(o);
+    run(&r, "run '%s'", path);
+    expect(&r, 1, "nodes[0] (\"a\"): unknown key \"arg\"");
+    run(&r, "run '%s/missing.json'", f->dir);
+    expect(&r, 1, "cannot read");
+}
+
+int main(void)
+{
+    cli = getenv("SLUICE_CLI");
+    if (!cli || !*cli) {
+        fprintf(stderr, "SKIP: SLUICE_CLI is not set (run this test through ctest)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops_lists),
+        cmocka_unit_test(test_ops_describe),
+        cmocka_unit_test(test_ops_unknown),
+        cmocka_unit_test(test_help_version_usage),
+        cmocka_unit_test_setup_teardown(test_run_iters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_epoch_set_stats_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_bad_argument, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_bad_spec, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,338 @@
+/* tests/c/test_exec.c: the executor through the public API.
+ *
+ * In-order delivery, determinism across threads and prefetch depths, an error delivered at the
+ * iteration it belongs to (and the pipeline usable afterwards), shutdown with work in flight,
+ * DALI's run-API misuse cases, no allocation in steady state, stats and the trace.
+ * Data: the JPEG class tree made by tests/data/make_tree.py (env SLUICE_TEST_TREE).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "core/core.h"
+#include "testutil.h"
+
+/* reader (no shuffle unless seed >= 0) -> decoder -> cmn 24x24 mirrored by a coin flip. */
+static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
+{
+    sl_graph *g = NULL;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", root), SL_OK);
+    if (shuffle_seed >= 0) {
+        assert_int_equal(sl_graph_arg_bool(g, "reader", "random_shuffle", true), SL_OK);
+        assert_int_equal(sl_graph_arg_int(g, "reader", "seed", shuffle_seed), SL_OK);
+    }
+    assert_int_equal(sl_graph_add(g, "decoders.image", "dec", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
+    assert_int_equal(sl_graph_add(g, "crop_mirror_normalize", "cmn", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "cmn", "dec"), SL_OK);
+    double crop[2] = {24, 24};
+    assert_int_equal(sl_graph_arg_floats(g, "cmn", "crop", crop, 2), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "cmn", "out_of_bounds_policy", "pad"), SL_OK);
+    assert_int_equal(sl_graph_arg_input(g, "cmn", "mirror", "coin"), SL_OK);
+    assert_int_equal(sl_graph_output(g, "cmn"), SL_OK);
+    assert_int_equal(sl_graph_output(g, "reader:1"), SL_OK);
+    return g;
+}
+
+static sl_pipeline *make_pipeline(const sl_graph *g, int batch, int threads, int depth)
+{
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    o.batch_size = batch;
+    o.num_threads = threads;
+    o.prefetch_queue_depth = depth;
+    o.seed = 1234;
+    sl_pipeline *p = NULL;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    sl_status st = sl_pipeline_build(p);
+    if (st != SL_OK)
+        fail_msg("build failed: %s", sl_pipeline_error(p));
+    return p;
+}
+
+/* The files of the tree in the reader's order (sorted class dirs, sorted files). */
+static int tree_files(const char *root, char ***paths, int **labels)
+{
+    char **classes;
+    int nc = tu_list(root, NULL, &classes), n = 0;
+    *paths = NULL;
+    *labels = NULL;
+    for (int c = 0; c < nc; c++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root, classes[c]);
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        char **files;
+        int nf = tu_list(dir, ".jpg", &files);
+        *paths = realloc(*paths, sizeof(char *) * (size_t)(n + nf));
+        *labels = realloc(*labels, sizeof(int) * (size_t)(n + nf));
+        for (int f = 0; f < nf; f++) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+            (*paths)[n] = strdup(path);
+            (*labels)[n++] = c;
+        }
+        tu_free_list(files, nf);
+    }
+    tu_free_list(classes, nc);
+    return n;
+}
+
+/* Iterations come out in order: labels and sources follow the sorted file list exactly, for
+ * several thread counts and depths (later iterations often finish first with 4 threads). */
+static void test_in_order(void **state)
+{
+    const char *root = tu_env_dir("SLUICE_TEST_TREE");
+    char **paths;
+    int *labels;
+    int n = tree_files(root, &paths, &labels);
+    assert_true(n >= 20);
+    sl_graph *g = make_graph(root, -1);
+    int configs[][2] = {{1, 1}, {2, 2}, {4, 3}, {4, 4}};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        sl_pipeline *p = make_pipeline(g, 5, configs[c][0], configs[c][1]);
+        int64_t pos = 0;
+        for (int it = 0; it < 2 * n / 5 + 3; it++) {
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+            assert_int_equal(sl_pipeline_iteration(p), it);
+            const sl_batch *lab = sl_pipeline_output(p, 1);
+            for (int i = 0; i < 5; i++, pos++) {
+                int want = (int)(pos % n);
+                assert_int_equal(((const int32_t *)sl_batch_sample_data(lab, i))[0], labels[want]);
+                assert_string_equal(sl_batch_source(lab, i), paths[want]);
+                assert_string_equal(sl_batch_source(sl_pipeline_output(p, 0), i), paths[want]);
+            }
+        }
+        sl_pipeline_destroy(p);
+    }
+    sl_graph_destroy(g);
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free(labels);
+}
+
+/* Hash of the first `iters` iterations' outputs. */
+static uint64_t run_hash(const sl_graph *g, int threads, int depth, int iters)
+{
+    sl_pipeline *p = make_pipeline(g, 6, threads, depth);
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (int it = 0; it < iters; it++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        h = tu_hash_batch(sl_pipeline_output(p, 0), h);
+        h = tu_hash_batch(sl_pipeline_output(p, 1), h);
+    }
+    sl_pipeline_destroy(p);
+    return h;
+}
+
+/* Identical outputs for 1, 2 and 4 threads and prefetch depths 1-4 (shuffled reader, random
+ * mirror): results depend on the seeds only. */
+static void test_determinism(void **state)
+{
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 7);
+    uint64_t ref = run_hash(g, 1, 1, 8);
+    int threads[] = {1, 2, 4};
+    for (int t = 0; t < 3; t++) {
+        for (int d = 1; d <= 4; d++)
+            assert_true(run_hash(g, threads[t], d, 8) == ref);
+    }
+    sl_graph_arg_int(g, "reader", "seed", 8); /* a different seed gives different data */
+    assert_true(run_hash(g, 2, 2, 8) != ref);
+    sl_graph_destroy(g);
+}
+
+/* A tree of 20 copies of the test JPEGs, file 9 (iteration 2, sample 1 at batch 4) truncated. */
+static char *make_corrupt_tree(char *bad_path, size_t cap)
+{
+    char **paths;
+    int *labels;
+    int n = tree_files(tu_env_dir("SLUICE_TEST_TREE"), &paths, &labels);
+    assert_true(n >= 20);
+    char *dir = tu_mkdtemp(), sub[1024];
+    snprintf(sub, sizeof sub, "%s/only_class", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    for (int i = 0; i < 20; i++) {
+        char dst[1200];
+        snprintf(dst, sizeof dst, "%s/f%02d.jpg", sub, i);
+        assert_int_equal(tu_copy_prefix(paths[i], dst, i == 9 ? 300 : SIZE_MAX), 0);
+        if (i == 9)
+            snprintf(bad_path, cap, "%s", dst);
+    }
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free(labels);
+    return dir;
+}
+
+static void check_error_at_2(sl_pipeline *p, const char *bad)
+{
+    for (int it = 0; it < 5; it++) {
+        sl_status st = sl_pipeline_run(p);
+        if (it != 2) {
+            if (st != SL_OK)
+                fail_msg("iteration %d: %s", it, sl_pipeline_error(p));
+            assert_int_equal(sl_pipeline_iteration(p), it);
+            continue;
+        }
+        assert_int_equal(st, SL_ECORRUPT);
+        const char *msg = sl_pipeline_error(p);
+        assert_non_null(strstr(msg, "decoders.image"));
+        assert_non_null(strstr(msg, "node \"dec\""));
+        assert_non_null(strstr(msg, "iteration 2"));
+        assert_non_null(strstr(msg, "sample 1"));
+        assert_non_null(strstr(msg, bad));
+        sl_error_detail d;
+        sl_pipeline_error_detail(p, &d);
+        assert_int_equal(d.iteration, 2);
+        assert_int_equal(d.sample, 1);
+        assert_string_equal(d.source, bad);
+        assert_string_equal(d.node, "dec");
+    }
+}
+
+/* The corrupt file's error comes with iteration 2, names operator, node, sample and file, and
+ * iterations 3 and 4 are delivered normally afterwards. */
+static void test_error_delivery(void **state)
+{
+    char bad[1300];
+    char *dir = make_corrupt_tree(bad, sizeof bad);
+    sl_graph *g = make_graph(dir, -1);
+    int configs[][2] = {{1, 1}, {2, 2}, {4, 4}};
+    for (int c = 0; c < 3; c++) {
+        sl_pipeline *p = make_pipeline(g, 4, configs[c][0], configs[c][1]);
+        check_error_at_2(p, bad);
+        sl_pipeline_destroy(p);
+    }
+    sl_graph_destroy(g);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Destroying with iterations queued and running, or with outputs still shared, returns
+ * promptly, joins the threads and frees everything (ASan reports any leak). */
+static void test_shutdown_in_flight(void **state)
+{
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 3);
+    for (int round = 0; round < 12; round++) {
+        sl_pipeline *p = make_pipeline(g, 8, 1 + round % 4, 1 + round % 4);
+        assert_int_equal(sl_pipeline_schedule_run(p), SL_OK);
+        if (round % 3 == 1)
+            assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+        if (round % 3 == 2)
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+        sl_pipeline_destroy(p);
+    }
+    sl_pipeline *p = make_pipeline(g, 8, 2, 2); /* built, never run */
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
+/* DALI's contract: schedule_run + share_outputs + release_outputs; misuse is SL_EMISUSE with a
+ * message, never a hang. */
+static void test_run_api(void **state)
+{
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), -1);
+    sl_pipeline *p = make_pipeline(g, 4, 2, 2);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_EMISUSE);
+    assert_non_null(strstr(sl_pipeline_error(p), "schedule_run"));
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_EMISUSE);
+    assert_null(sl_pipeline_output(p, 0));
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK); /* first call: iterations 0 and 1 */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 0);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 1);
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK); /* iteration 2 needs slot 0 */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_EMISUSE);
+    assert_non_null(strstr(sl_pipeline_error(p), "release_outputs"));
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK); /* frees iteration 0's slot */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 2);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_EMISUSE);
+    assert_int_equal(sl_pipeline_run(p), SL_OK); /* run() after the scheduled API */
+    assert_int_equal(sl_pipeline_iteration(p), 3);
+    sl_pipeline_destroy(p);
+    assert_int_equal(sl_pipeline_run(NULL), SL_EMISUSE);
+    assert_int_equal(sl_pipeline_create(NULL, NULL, &p), SL_EMISUSE);
+    assert_true(strlen(sl_last_error()) > 0);
+    sl_graph_destroy(g);
+}
+
+/* After the first epoch has grown every buffer, further epochs allocate nothing. */
+static void test_steady_state_no_alloc(void **state)
+{
+    const char *root = tu_env_dir("SLUICE_TEST_TREE");
+    char **paths;
+    int *labels;
+    int n = tree_files(root, &paths, &labels);
+    sl_graph *g = make_graph(root, -1);
+    sl_pipeline *p = make_pipeline(g, n % 10 == 0 ? 10 : 1, 2, 3); /* epochs end on batches */
+    int per_epoch = n / (n % 10 == 0 ? 10 : 1);
+    for (int it = 0; it < 2 * per_epoch; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    uint64_t before = sl__alloc_count();
+    for (int it = 0; it < 2 * per_epoch; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl__alloc_count() - before, 0);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free(labels);
+}
+
+/* Per-node stats count iterations; the trace is valid JSON with one span per node run. */
+static void test_stats_and_trace(void **state)
+{
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), -1);
+    sl_pipeline *p = make_pipeline(g, 4, 2, 2);
+    for (int it = 0; it < 5; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_num_nodes(p), 4);
+    for (int i = 0; i < 4; i++) {
+        sl_node_stats s;
+        assert_int_equal(sl_pipeline_node_stats(p, i, &s), SL_OK);
+        assert_true(s.iterations >= 5 && s.iterations <= 6); /* 6th may be in flight */
+        assert_true(s.total_ms > 0 && s.busy_ms > 0);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(sl_pipeline_write_trace(p, f), SL_OK);
+    fclose(f);
+    json_error_t je;
+    json_t *j = json_loads(buf, 0, &je);
+    assert_non_null(j);
+    assert_true(json_array_size(json_object_get(j, "traceEvents")) >= 20);
+    json_decref(j);
+    free(buf);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_order),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_error_delivery),
+        cmocka_unit_test(test_shutdown_in_flight),
+        cmocka_unit_test(test_run_api),
+        cmocka_unit_test(test_steady_state_no_alloc),
+        cmocka_unit_test(test_stats_and_trace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
