@@ -38,7 +38,7 @@ PYTHON       ?= /usr/bin/python3
 CLANG_FORMAT ?= clang-format
 
 DEMO_DATA ?= $(BUILD_DIR)/demo-data
-DEMO_CMD  ?= $(BUILD_DIR)/sluice run examples/demo.json --root $(DEMO_DATA)
+DEMO_CMD  ?= $(BUILD_DIR)/sluice run examples/demo.json --root $(DEMO_DATA) --epochs 3 --stats
 
 # Every configuration made here keeps assert() on (SLUICE_ASSERT drops -DNDEBUG).
 CONFIG_ARGS := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \

@@ -45,8 +45,8 @@ typedef struct tally {
     double t0, t_built, t_first, t_end; /* s, monotonic: build start, built, first output, end */
     long total, done, failed;           /* iterations */
     int batch;
-    bool bar;           /* progress bar shown */
-    double last_drawn;  /* s */
+    bool bar;          /* progress bar shown */
+    double last_drawn; /* s */
 } tally;
 
 static double now_s(void)
@@ -113,9 +113,9 @@ static int numeric_opt(int argc, char **argv, int *i, run_args *ra)
     const struct {
         const char *name;
         long *dst, min, max;
-    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX},   {"--epochs", &ra->epochs, 1, 1000000},
-                {"--batch", &ra->batch, 1, INT_MAX},    {"--threads", &ra->threads, 1, 1024},
-                {"--prefetch", &ra->prefetch, 1, 64},   {"--seed", &ra->seed, LONG_MIN, LONG_MAX}};
+    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX}, {"--epochs", &ra->epochs, 1, 1000000},
+                {"--batch", &ra->batch, 1, INT_MAX},  {"--threads", &ra->threads, 1, 1024},
+                {"--prefetch", &ra->prefetch, 1, 64}, {"--seed", &ra->seed, LONG_MIN, LONG_MAX}};
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
         if (!is_opt(argv[*i], nums[k].name))
             continue;
@@ -161,8 +161,7 @@ static int parse_args(int argc, char **argv, run_args *ra)
         int rc;
         if (a[0] != '-' || strcmp(a, "-") == 0) {
             if (ra->spec)
-                return usage_error("run takes one spec file, got \"%s\" and \"%s\"", ra->spec,
-                                   a);
+                return usage_error("run takes one spec file, got \"%s\" and \"%s\"", ra->spec, a);
             ra->spec = a;
         } else if (strcmp(a, "--stats") == 0) {
             ra->stats = true;
@@ -246,7 +245,8 @@ static int apply_root(sl_graph *g, const char *root)
         fprintf(stderr, "sluice: --root: %s\n", text ? "cannot read the graph" : sl_last_error());
         rc = CLI_FAIL;
     }
-    json_array_foreach(json_object_get(doc, "nodes"), i, node) {
+    json_array_foreach(json_object_get(doc, "nodes"), i, node)
+    {
         const char *op = json_string_value(json_object_get(node, "op"));
         const char *name = json_string_value(json_object_get(node, "name"));
         if (rc != CLI_OK || !op || !name || strcmp(op, "readers.file") != 0)

@@ -124,3 +124,13 @@ if(sluice_py_tests)
         FIXTURES_REQUIRED testdata
         ENVIRONMENT "${sluice_test_env};SLUICE_LIBRARY=$<TARGET_FILE:sluice>")
 endif()
+
+# --- the installed library, used as a user would (README's examples/validate.c) -------------
+# Not in sanitizer builds: a plain consumer cannot link an instrumented libsluice.a.
+if(NOT SLUICE_SANITIZE)
+    add_test(NAME install_consumer
+             COMMAND "${PROJECT_SOURCE_DIR}/tests/install_consumer.sh" "${PROJECT_BINARY_DIR}"
+                     "${PROJECT_SOURCE_DIR}" "${SLUICE_TEST_TREE}")
+    set_tests_properties(install_consumer PROPERTIES
+        LABELS cli TIMEOUT 300 FIXTURES_REQUIRED testdata)
+endif()

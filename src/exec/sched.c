@@ -162,7 +162,13 @@ static void node_task(void *arg, int64_t i, int worker)
     sl_ctx ctx = make_ctx(sn, -1, worker);
     sn->t_start = sl__now_ns();
     atomic_store(&sn->busy_ns, 0);
-    if (atomic_load(&sn->slot->failed)) {
+    /* A failed frame skips its remaining work, except the setup of a stateful source: that is
+     * where its state advances (a reader's cursor), and iteration k+1 must read the same
+     * samples whether or not something else failed iteration k first — results never depend
+     * on scheduling. (A stateful node with producers cannot run on their skipped outputs.) The
+     * later phases see the failure and skip. */
+    bool stateful_source = (ctx.pn->op->flags & SL_OP_STATEFUL) && ctx.pn->npred == 0;
+    if (atomic_load(&sn->slot->failed) && !stateful_source) {
         complete_node(sn);
         return;
     }

@@ -58,7 +58,8 @@ void sl__value_to_json(const sl__value *v, char *buf, size_t cap);
 const char *sl__vkind_name(sl__vkind k);
 
 /* ---- registry (registry.c) -------------------------------------------------------------- */
-/* The default of argument i of op, parsed and coerced (SL__V_NONE when it has none). */
+/* The default of argument i of op, parsed and coerced (SL__V_NONE when it has none). Returns
+ * NULL only when memory ran out parsing the defaults (a later call tries again). */
 const sl__value *sl__registry_default(const sl_op_def *op, int i);
 
 /* ---- the unbuilt graph (graph.c) -------------------------------------------------------- */

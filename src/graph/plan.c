@@ -167,7 +167,8 @@ static sl_status check_args(build *b, int i, sl__parg *pargs)
         if (pargs[a].set)
             continue;
         if (def->def) {
-            sl_status st = sl__value_copy(&pargs[a].value, sl__registry_default(op, a));
+            const sl__value *dv = sl__registry_default(op, a); /* NULL: out of memory */
+            sl_status st = dv ? sl__value_copy(&pargs[a].value, dv) : SL_ENOMEM;
             if (st != SL_OK)
                 return fail(b, i, st, "out of memory");
             pargs[a].set = true;

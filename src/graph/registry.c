@@ -1,8 +1,9 @@
 /* src/graph/registry.c: the built-in operators (from src/ops/ops.def) and their schemas.
  *
  * Exports sl_registry_*, sl_op_* and sl__registry_default. The table is static; the sorted
- * index and the parsed defaults are made once (pthread_once) and never change afterwards, so
- * reading the registry from any thread is safe. A default that does not parse or coerce is a
+ * index (pthread_once) and the parsed defaults (on first use, again after running out of
+ * memory) are made once and never change afterwards, so reading the registry from any thread
+ * is safe. A default that does not parse or coerce is a
  * bug in an operator file; the registry-wide test catches it.
  */
 #include <stdio.h>
@@ -32,8 +33,15 @@ static const sl_arg_def common_args[] = {
 #define NCOMMON ((int)(sizeof(common_args) / sizeof(common_args[0])))
 
 static const sl_op_def *sorted[NOPS];
+static pthread_once_t once = PTHREAD_ONCE_INIT; /* sorts `sorted` (allocates nothing) */
+
+/* The parsed defaults, made on first use. Parsing allocates, and an allocation may fail: then
+ * nothing is kept and the next call tries again, so a transient out-of-memory never leaves an
+ * argument without its default for the rest of the process. `defaults_ready` is set (release)
+ * once `defaults` is complete and never changes afterwards; readers check it (acquire). */
 static sl__value *defaults[NOPS]; /* per op, sl_op_num_args values; by table index */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_bool defaults_ready;
+static pthread_mutex_t defaults_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -49,26 +57,64 @@ static int table_index(const sl_op_def *op)
     return -1;
 }
 
-/* Parses and coerces every default. Allocation here is once per process; the memory lives until
- * exit (the registry is static). */
 static void init_once(void)
 {
     memcpy(sorted, table, sizeof(table));
     qsort(sorted, NOPS, sizeof(sorted[0]), cmp_name);
+}
+
+static void free_defaults(void)
+{
+    for (int t = 0; t < NOPS; t++) {
+        for (int a = 0; defaults[t] && a < sl_op_num_args(table[t]); a++)
+            sl__value_fini(&defaults[t][a]);
+        sl__free(defaults[t]);
+        defaults[t] = NULL;
+    }
+}
+
+/* Parses and coerces every default. A default text that does not parse or fit is a bug in an
+ * operator file: that argument stays SL__V_NONE (the registry-wide test catches it). Returns
+ * SL_ENOMEM, with nothing kept, when memory runs out. Needs defaults_mu. */
+static sl_status parse_defaults(void)
+{
     for (int t = 0; t < NOPS; t++) {
         int n = sl_op_num_args(table[t]);
-        defaults[t] = calloc((size_t)n, sizeof(sl__value));
-        for (int a = 0; defaults[t] && a < n; a++) {
+        if (!(defaults[t] = sl__calloc((size_t)n, sizeof(sl__value))))
+            goto nomem;
+        for (int a = 0; a < n; a++) {
             const sl_arg_def *def = sl_op_arg(table[t], a);
             sl__value raw;
             char err[256];
-            if (!def->def || sl__value_parse_json(def->def, &raw, err, sizeof err) != SL_OK)
+            if (!def->def)
                 continue;
-            if (sl__value_coerce(&raw, def, &defaults[t][a], err, sizeof err) != SL_OK)
-                memset(&defaults[t][a], 0, sizeof(sl__value));
-            sl__value_fini(&raw);
+            sl_status st = sl__value_parse_json(def->def, &raw, err, sizeof err);
+            if (st == SL_OK) {
+                st = sl__value_coerce(&raw, def, &defaults[t][a], err, sizeof err);
+                sl__value_fini(&raw);
+            }
+            if (st == SL_ENOMEM)
+                goto nomem;
         }
     }
+    return SL_OK;
+nomem:
+    free_defaults();
+    return SL_ENOMEM;
+}
+
+/* True once the defaults are parsed; false only when memory ran out (try again later). The
+ * memory lives until exit (the registry is static). */
+static bool need_defaults(void)
+{
+    if (atomic_load_explicit(&defaults_ready, memory_order_acquire))
+        return true;
+    pthread_mutex_lock(&defaults_mu);
+    if (!atomic_load_explicit(&defaults_ready, memory_order_relaxed) &&
+        parse_defaults() == SL_OK)
+        atomic_store_explicit(&defaults_ready, true, memory_order_release);
+    pthread_mutex_unlock(&defaults_mu);
+    return atomic_load_explicit(&defaults_ready, memory_order_acquire);
 }
 
 int sl_registry_count(void)
@@ -125,9 +171,10 @@ const char *sl_arg_type_name(sl_arg_type t)
 const sl__value *sl__registry_default(const sl_op_def *op, int i)
 {
     static const sl__value none;
-    pthread_once(&once, init_once);
     int t = table_index(op);
-    if (t < 0 || !defaults[t] || i < 0 || i >= sl_op_num_args(op))
+    if (t < 0 || i < 0 || i >= sl_op_num_args(op))
         return &none;
+    if (!need_defaults())
+        return NULL;
     return &defaults[t][i];
 }

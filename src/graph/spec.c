@@ -50,14 +50,21 @@ static sl_status fail_graph(sl_status code, const char *where)
 static const char *kind_name(const json_t *j)
 {
     switch (json_typeof(j)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "a list";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
     case JSON_TRUE:
-    case JSON_FALSE: return "a bool";
-    default: return "null";
+    case JSON_FALSE:
+        return "a bool";
+    default:
+        return "null";
     }
 }
 
@@ -69,12 +76,12 @@ static sl_status load(const char *text, json_t **root)
     if (!*root) {
         if (json_error_code(&je) == json_error_out_of_memory)
             return fail(SL_ENOMEM, NULL, "out of memory");
-        return sl__last_error_set(SL_ECORRUPT, "spec: line %d, column %d: %s", je.line,
-                                  je.column, je.text);
+        return sl__last_error_set(SL_ECORRUPT, "spec: line %d, column %d: %s", je.line, je.column,
+                                  je.text);
     }
     if (!json_is_object(*root)) {
-        sl_status st = fail(SL_EINVAL, NULL, "the top level must be an object, got %s",
-                            kind_name(*root));
+        sl_status st =
+            fail(SL_EINVAL, NULL, "the top level must be an object, got %s", kind_name(*root));
         json_decref(*root);
         *root = NULL;
         return st;
@@ -87,7 +94,8 @@ static sl_status check_keys(json_t *obj, const char *const *allowed, const char 
 {
     const char *key;
     json_t *val;
-    json_object_foreach(obj, key, val) {
+    json_object_foreach(obj, key, val)
+    {
         bool known = false;
         for (int i = 0; allowed[i] && !known; i++)
             known = strcmp(key, allowed[i]) == 0;
@@ -136,15 +144,22 @@ static bool is_ref_list(const json_t *j)
 static sl_status set_arg(sl_graph *g, const char *node, const char *arg, const sl__value *v)
 {
     switch (v->kind) {
-    case SL__V_BOOL: return sl_graph_arg_bool(g, node, arg, v->b);
-    case SL__V_INT: return sl_graph_arg_int(g, node, arg, v->i);
-    case SL__V_FLOAT: return sl_graph_arg_float(g, node, arg, v->f);
-    case SL__V_STRING: return sl_graph_arg_str(g, node, arg, v->s);
-    case SL__V_INTS: return sl_graph_arg_ints(g, node, arg, v->ints, v->n);
-    case SL__V_FLOATS: return sl_graph_arg_floats(g, node, arg, v->floats, v->n);
+    case SL__V_BOOL:
+        return sl_graph_arg_bool(g, node, arg, v->b);
+    case SL__V_INT:
+        return sl_graph_arg_int(g, node, arg, v->i);
+    case SL__V_FLOAT:
+        return sl_graph_arg_float(g, node, arg, v->f);
+    case SL__V_STRING:
+        return sl_graph_arg_str(g, node, arg, v->s);
+    case SL__V_INTS:
+        return sl_graph_arg_ints(g, node, arg, v->ints, v->n);
+    case SL__V_FLOATS:
+        return sl_graph_arg_floats(g, node, arg, v->floats, v->n);
     case SL__V_STRINGS:
         return sl_graph_arg_strs(g, node, arg, (const char *const *)v->strs, v->n);
-    default: return sl__last_error_set(SL_EINTERNAL, "value of unknown kind %d", (int)v->kind);
+    default:
+        return sl__last_error_set(SL_EINTERNAL, "value of unknown kind %d", (int)v->kind);
     }
 }
 
@@ -153,8 +168,9 @@ static sl_status read_inputs(sl_graph *g, const char *node, json_t *j, const cha
     if (!j)
         return SL_OK;
     if (!is_ref_list(j))
-        return fail(SL_EINVAL, where, "\"inputs\" must be a list of strings (\"node\" or "
-                                      "\"node:k\")");
+        return fail(SL_EINVAL, where,
+                    "\"inputs\" must be a list of strings (\"node\" or "
+                    "\"node:k\")");
     for (size_t i = 0; i < json_array_size(j); i++) {
         sl_status st = sl_graph_input(g, node, json_string_value(json_array_get(j, i)));
         if (st != SL_OK)
@@ -172,7 +188,8 @@ static sl_status read_args(sl_graph *g, const char *node, json_t *j, const char 
     if (!json_is_object(j))
         return fail(SL_EINVAL, where, "\"args\" must be an object {\"name\": value}, got %s",
                     kind_name(j));
-    json_object_foreach(j, key, val) {
+    json_object_foreach(j, key, val)
+    {
         sl__value v;
         char err[512];
         sl_status st = sl__value_from_jansson(val, &v, err, sizeof err);
@@ -198,10 +215,13 @@ static sl_status read_arg_inputs(sl_graph *g, const char *node, json_t *j, json_
         return fail(SL_EINVAL, where,
                     "\"arg_inputs\" must be an object {\"argument\": \"node\"}, got %s",
                     kind_name(j));
-    json_object_foreach(j, key, val) {
+    json_object_foreach(j, key, val)
+    {
         if (!json_is_string(val) || json_string_length(val) == 0)
-            return fail(SL_EINVAL, where, "arg_inputs \"%s\" must be a string (\"node\" or "
-                                          "\"node:k\"), got %s", key, kind_name(val));
+            return fail(SL_EINVAL, where,
+                        "arg_inputs \"%s\" must be a string (\"node\" or "
+                        "\"node:k\"), got %s",
+                        key, kind_name(val));
         if (args && json_object_get(args, key))
             return fail(SL_EINVAL, where,
                         "argument \"%s\" is given in both \"args\" and \"arg_inputs\"", key);
@@ -233,8 +253,9 @@ static sl_status read_node(sl_graph *g, json_t *j, int i)
         (st = get_string(j, "device", where, &device)) != SL_OK)
         return st;
     if (!op)
-        return fail(SL_EINVAL, where, "\"op\" is missing (the operator, such as "
-                                      "\"decoders.image\"; `sluice ops` lists them)");
+        return fail(SL_EINVAL, where,
+                    "\"op\" is missing (the operator, such as "
+                    "\"decoders.image\"; `sluice ops` lists them)");
     if ((st = sl_graph_add(g, op, name, device)) != SL_OK)
         return fail_graph(st, where);
     name = g->nodes[g->n - 1].name;
@@ -341,7 +362,8 @@ sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o
     if (st == SL_OK && pl) {
         const char *key;
         json_t *val;
-        json_object_foreach(pl, key, val) {
+        json_object_foreach(pl, key, val)
+        {
             if ((st = read_option(&tmp, key, val)) != SL_OK)
                 break;
         }
@@ -441,11 +463,20 @@ static bool value_finite(const sl__value *v)
 static void put_value(text *t, const sl__value *v)
 {
     switch (v->kind) {
-    case SL__V_BOOL: put(t, "%s", v->b ? "true" : "false"); return;
-    case SL__V_INT: put(t, "%lld", (long long)v->i); return;
-    case SL__V_FLOAT: put_float(t, v->f); return;
-    case SL__V_STRING: put_str(t, v->s); return;
-    default: break;
+    case SL__V_BOOL:
+        put(t, "%s", v->b ? "true" : "false");
+        return;
+    case SL__V_INT:
+        put(t, "%lld", (long long)v->i);
+        return;
+    case SL__V_FLOAT:
+        put_float(t, v->f);
+        return;
+    case SL__V_STRING:
+        put_str(t, v->s);
+        return;
+    default:
+        break;
     }
     put(t, "[");
     for (int k = 0; k < v->n; k++) {

@@ -62,7 +62,9 @@ static void test_ops_lists(void **state)
     expect(&r, 0, "decoders.image");
     expect(&r, 0, "readers.file");
     expect(&r, 0, "crop_mirror_normalize");
-    assert_non_null(strstr(r.out, "Decodes")); /* the first line of the doc */
+    /* each line: the name, then the first line of its doc */
+    const char *line = strstr(r.out, "readers.file");
+    assert_true(strcspn(line, "\n") > strlen("readers.file") + 8);
 }
 
 static void test_ops_describe(void **state)
@@ -80,7 +82,7 @@ static void test_ops_describe(void **state)
     *eol = '\n';
     expect(&r, 0, "out_of_bounds_policy");
     expect(&r, 0, "error|pad|trim_to_shape");
-    expect(&r, 0, "required"[0] ? "inputs:" : NULL);
+    expect(&r, 0, "inputs:");
     run(&r, "ops readers.file");
     expect(&r, 0, "optional");
     expect(&r, 0, "source, stateful");
@@ -105,7 +107,7 @@ static void test_help_version_usage(void **state)
     assert_non_null(strstr(r.out, sl_version()));
     run(&r, "help");
     expect(&r, 0, "usage: sluice");
-    run(&r, "");
+    run(&r, "%s", "");
     expect(&r, 2, "usage: sluice");
     run(&r, "frobnicate");
     expect(&r, 2, "unknown command \"frobnicate\"");
@@ -206,8 +208,9 @@ static void test_run_epoch_set_stats_trace(void **state)
     const char *t = tree(f);
     const char *spec = write_spec(f, "set.json", "/nonexistent", "");
     snprintf(trace, sizeof trace, "%s/trace.json", f->dir);
-    run(&r, "run '%s' --batch 32 --set 'reader.file_root=%s' --set 'dec.output_type=\"RGB\"' "
-            "--stats --trace '%s'",
+    run(&r,
+        "run '%s' --batch 32 --set 'reader.file_root=%s' --set 'dec.output_type=\"RGB\"' "
+        "--stats --trace '%s'",
         spec, t, trace);
     expect(&r, 0, "iterations           4\n");
     expect(&r, 0, "BUSY %");
@@ -229,8 +232,10 @@ static void test_run_bad_argument(void **state)
     run(&r, "run '%s' --iters 1", spec);
     expect(&r, 1, "\"dec\"");
     expect(&r, 1, "output_typ");
-    run(&r, "run '%s' --iters 1 --set 'cmn.crop=[32, 32, 32]' --set dec.output_typ=", spec);
-    expect(&r, 1, NULL);
+    spec = write_spec(f, "ok.json", tree(f), "");
+    run(&r, "run '%s' --iters 1 --set 'cmn.crop=[32, 32, 32]'", spec);
+    expect(&r, 1, "\"cmn\"");
+    expect(&r, 1, "crop");
 }
 
 static void test_run_bad_spec(void **state)

@@ -27,7 +27,7 @@
 #include "ops/decoders/codec.h"
 
 #define MAX_FILES 256
-#define GUARD 64      /* canary bytes after every output buffer */
+#define GUARD 64 /* canary bytes after every output buffer */
 #define GUARD_BYTE 0xa5
 
 typedef enum { CLS_EXACT, CLS_TOL1, CLS_CORRUPT } cls;
@@ -181,8 +181,7 @@ static int channels(sl__color color)
 
 /* Peeks, then decodes (the window roi, or all) into a buffer of exactly the announced size
  * followed by GUARD canary bytes, and checks the canary and the scratch contract. */
-static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
-                    const sl__roi *roi)
+static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags, const sl__roi *roi)
 {
     image im = {0};
     sl__image_info info;
@@ -196,8 +195,8 @@ static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
     size_t bytes = roi && (roi->w < 1 || roi->h < 1) ? 0 : (size_t)im.w * im.h * im.c;
     im.px = malloc(bytes + GUARD);
     memset(im.px, GUARD_BYTE, bytes + GUARD);
-    im.status = sl__image_decode(d, n, color, flags, roi, im.px, scratch_get, &s, im.err,
-                                 sizeof im.err);
+    im.status =
+        sl__image_decode(d, n, color, flags, roi, im.px, scratch_get, &s, im.err, sizeof im.err);
     for (size_t i = bytes; i < bytes + GUARD; i++)
         assert_int_equal(im.px[i], GUARD_BYTE);
     assert_true(s.calls <= 1);
@@ -241,8 +240,7 @@ static int compare_ref(const entry *e, sl__color color, const char *ref_suffix)
     if (im.status != SL_OK)
         print_error("%s: decode failed: %s: %s\n", e->file, sl_status_name(im.status), im.err);
     else if (im.w != ref.w || im.h != ref.h || im.c != ref.c)
-        print_error("%s: %dx%dx%d, PIL %dx%dx%d\n", e->file, im.w, im.h, im.c, ref.w, ref.h,
-                    ref.c);
+        print_error("%s: %dx%dx%d, PIL %dx%dx%d\n", e->file, im.w, im.h, im.c, ref.w, ref.h, ref.c);
     else
         m = max_diff(im.px, ref.px, (size_t)ref.w * ref.h * ref.c);
     free(im.px);
@@ -253,7 +251,8 @@ static int compare_ref(const entry *e, sl__color color, const char *ref_suffix)
 /* BGR must be the RGB decode with each pixel's bytes reversed, exactly. */
 static bool bgr_is_reversed_rgb(const char *file)
 {
-    image rgb = decode_file(file, SL__COLOR_RGB, NULL), bgr = decode_file(file, SL__COLOR_BGR, NULL);
+    image rgb = decode_file(file, SL__COLOR_RGB, NULL),
+          bgr = decode_file(file, SL__COLOR_BGR, NULL);
     bool ok = rgb.status == SL_OK && bgr.status == SL_OK;
     for (size_t i = 0; ok && i < (size_t)rgb.w * rgb.h; i++)
         ok = bgr.px[3 * i] == rgb.px[3 * i + 2] && bgr.px[3 * i + 1] == rgb.px[3 * i + 1] &&
@@ -317,10 +316,10 @@ static void test_peek(void **state)
         sl__format format;
         int channels;
     } known[] = {
-        {"jpeg_gray.jpg", SL__FMT_JPEG, 1},  {"jpeg_420_q90.jpg", SL__FMT_JPEG, 3},
-        {"jpeg_cmyk.jpg", SL__FMT_JPEG, 4},  {"png_gray.png", SL__FMT_PNG, 1},
+        {"jpeg_gray.jpg", SL__FMT_JPEG, 1},     {"jpeg_420_q90.jpg", SL__FMT_JPEG, 3},
+        {"jpeg_cmyk.jpg", SL__FMT_JPEG, 4},     {"png_gray.png", SL__FMT_PNG, 1},
         {"png_gray_alpha.png", SL__FMT_PNG, 2}, {"png_rgb.png", SL__FMT_PNG, 3},
-        {"png_palette.png", SL__FMT_PNG, 3}, {"png_rgba.png", SL__FMT_PNG, 4},
+        {"png_palette.png", SL__FMT_PNG, 3},    {"png_rgba.png", SL__FMT_PNG, 4},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
         size_t n;
@@ -370,11 +369,11 @@ static bool roi_matches(const uint8_t *d, size_t n, const image *full, sl__color
     bool ok = win.status == SL_OK;
     size_t row = (size_t)r->w * full->c;
     for (int y = 0; ok && y < r->h; y++)
-        ok = memcmp(win.px + y * row,
-                    full->px + ((size_t)(r->y + y) * full->w + r->x) * full->c, row) == 0;
+        ok = memcmp(win.px + y * row, full->px + ((size_t)(r->y + y) * full->w + r->x) * full->c,
+                    row) == 0;
     if (!ok)
-        print_error("%s color %d roi x=%d y=%d w=%d h=%d: %s\n", file, (int)color, r->x, r->y,
-                    r->w, r->h, win.status ? win.err : "differs from the crop of the full decode");
+        print_error("%s color %d roi x=%d y=%d w=%d h=%d: %s\n", file, (int)color, r->x, r->y, r->w,
+                    r->h, win.status ? win.err : "differs from the crop of the full decode");
     free(win.px);
     return ok;
 }
@@ -417,8 +416,8 @@ static void test_roi_invalid(void **state)
     int w = ij.width < ip.width ? ij.width : ip.width;
     int h = ij.height < ip.height ? ij.height : ip.height;
     const sl__roi bad[] = {
-        {-1, 0, 4, 4}, {0, -1, 4, 4}, {0, 0, 0, 4},      {0, 0, 4, 0},
-        {0, 0, -4, 4}, {w + 1000, 0, 1, 1}, {0, h + 1000, 1, 1}, {1, 0, 65535, 1},
+        {-1, 0, 4, 4},    {0, -1, 4, 4},           {0, 0, 0, 4},        {0, 0, 4, 0},
+        {0, 0, -4, 4},    {w + 1000, 0, 1, 1},     {0, h + 1000, 1, 1}, {1, 0, 65535, 1},
         {0, 1, 1, 65535}, {2147483600, 0, 100, 1},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -499,11 +498,11 @@ static void test_garbage(void **state)
 
 static size_t put_png_chunk(uint8_t *out, const char *tag, const uint8_t *data, uint32_t len)
 {
-    uint8_t be[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-                     (uint8_t)len};
+    uint8_t be[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
     memcpy(out, be, 4);
     memcpy(out + 4, tag, 4);
-    memcpy(out + 8, data, len);
+    if (len > 0)
+        memcpy(out + 8, data, len);
     uint32_t crc = (uint32_t)crc32(0, out + 4, 4 + len);
     uint8_t c[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
     memcpy(out + 8 + len, c, 4);
@@ -512,9 +511,19 @@ static size_t put_png_chunk(uint8_t *out, const char *tag, const uint8_t *data, 
 
 static sl_status peek_png_header(uint32_t w, uint32_t h, char *err, size_t errlen)
 {
-    uint8_t png[64], ihdr[13] = {(uint8_t)(w >> 24), (uint8_t)(w >> 16), (uint8_t)(w >> 8),
-                                 (uint8_t)w, (uint8_t)(h >> 24), (uint8_t)(h >> 16),
-                                 (uint8_t)(h >> 8), (uint8_t)h, 8, 2, 0, 0, 0};
+    uint8_t png[64], ihdr[13] = {(uint8_t)(w >> 24),
+                                 (uint8_t)(w >> 16),
+                                 (uint8_t)(w >> 8),
+                                 (uint8_t)w,
+                                 (uint8_t)(h >> 24),
+                                 (uint8_t)(h >> 16),
+                                 (uint8_t)(h >> 8),
+                                 (uint8_t)h,
+                                 8,
+                                 2,
+                                 0,
+                                 0,
+                                 0};
     memcpy(png, "\x89PNG\r\n\x1a\n", 8);
     size_t n = 8 + put_png_chunk(png + 8, "IHDR", ihdr, sizeof ihdr);
     sl__image_info info;
@@ -546,6 +555,53 @@ static void test_size_limits(void **state)
     free(d);
 }
 
+/* A 16-bit PNG, one row of `w` pixels of `ch` channels (0: gray, 2: RGB color type). */
+static size_t make_png16(uint8_t *png, const uint16_t *v, int w, int color_type, int ch)
+{
+    uint8_t raw[1 + 64 * 3 * 2], z[512];
+    uLongf zn = sizeof z;
+    raw[0] = 0; /* filter: none */
+    for (int i = 0; i < w * ch; i++) {
+        raw[1 + 2 * i] = (uint8_t)(v[i] >> 8);
+        raw[2 + 2 * i] = (uint8_t)v[i];
+    }
+    assert_int_equal(compress(z, &zn, raw, (uLong)(1 + 2 * w * ch)), Z_OK);
+    uint8_t ihdr[13] = {0, 0, 0, (uint8_t)w, 0, 0, 0, 1, 16, (uint8_t)color_type, 0, 0, 0};
+    memcpy(png, "\x89PNG\r\n\x1a\n", 8);
+    size_t n = 8 + put_png_chunk(png + 8, "IHDR", ihdr, sizeof ihdr);
+    n += put_png_chunk(png + n, "IDAT", z, (uint32_t)zn);
+    return n + put_png_chunk(png + n, "IEND", NULL, 0);
+}
+
+/* 16-bit samples become round(v * 255 / 65535), by hand-computed values around the rounding
+ * edges (Pillow's v >> 8 would give 0 for 129 and 254 for 65407). */
+static void test_png16_rounding(void **state)
+{
+    (void)state;
+    static const uint16_t v[] = {0, 128, 129, 385, 386, 32767, 32768, 65406, 65407, 65535};
+    static const uint8_t want[] = {0, 0, 1, 1, 2, 127, 128, 254, 255, 255};
+    enum { W = sizeof v / sizeof v[0] };
+    uint8_t png[1024];
+    size_t n = make_png16(png, v, W, 0, 1);
+    image g = decode(png, n, SL__COLOR_GRAY, 0, NULL);
+    assert_int_equal(g.status, SL_OK);
+    assert_memory_equal(g.px, want, W);
+    free(g.px);
+
+    uint16_t rgb[3 * W]; /* R = v, G = v reversed, B = v */
+    for (int i = 0; i < W; i++)
+        rgb[3 * i] = rgb[3 * i + 2] = v[i], rgb[3 * i + 1] = v[W - 1 - i];
+    n = make_png16(png, rgb, W, 2, 3);
+    image c = decode(png, n, SL__COLOR_RGB, 0, NULL);
+    assert_int_equal(c.status, SL_OK);
+    for (int i = 0; i < W; i++) {
+        assert_int_equal(c.px[3 * i], want[i]);
+        assert_int_equal(c.px[3 * i + 1], want[W - 1 - i]);
+        assert_int_equal(c.px[3 * i + 2], want[i]);
+    }
+    free(c.px);
+}
+
 /* ---- options and resources -------------------------------------------------------------- */
 
 /* Each file needs scratch on some path (CMYK rows, a cropped window, 16-bit or non-RGB PNG
@@ -564,9 +620,9 @@ static void test_scratch_enomem(void **state)
         sl__roi r = {1, 1, info.width - 2, info.height - 2};
         uint8_t *out = malloc((size_t)info.width * info.height * 3);
         scratch s = {.fail = true};
-        assert_int_equal(sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, scratch_get, &s, err,
-                                          sizeof err),
-                         SL_ENOMEM);
+        assert_int_equal(
+            sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, scratch_get, &s, err, sizeof err),
+            SL_ENOMEM);
         assert_int_equal(s.calls, 1);
         free(out);
         free(d);
@@ -606,11 +662,11 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_against_pil),  cmocka_unit_test(test_peek),
+        cmocka_unit_test(test_against_pil),     cmocka_unit_test(test_peek),
         cmocka_unit_test(test_roi_equals_crop), cmocka_unit_test(test_roi_invalid),
-        cmocka_unit_test(test_truncated),    cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_size_limits),  cmocka_unit_test(test_scratch_enomem),
-        cmocka_unit_test(test_fast_idct),
+        cmocka_unit_test(test_truncated),       cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_size_limits),     cmocka_unit_test(test_scratch_enomem),
+        cmocka_unit_test(test_png16_rounding),  cmocka_unit_test(test_fast_idct),
     };
     return cmocka_run_group_tests(tests, load_manifest, NULL);
 }

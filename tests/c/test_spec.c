@@ -63,8 +63,8 @@ static void expect_error(const char *json, sl_status code, ...)
 static void test_syntax_error_line_column(void **state)
 {
     (void)state;
-    expect_error("{\n  \"nodes\": [\n    {\"name\": \"a\",, \"op\": \"x\"}\n  ]\n}",
-                 SL_ECORRUPT, "line 3, column", NULL);
+    expect_error("{\n  \"nodes\": [\n    {\"name\": \"a\",, \"op\": \"x\"}\n  ]\n}", SL_ECORRUPT,
+                 "line 3, column", NULL);
     expect_error("", SL_ECORRUPT, "line 1", NULL);
     expect_error("{\"nodes\": [], \"nodes\": []}", SL_ECORRUPT, "duplicate", NULL);
 }
@@ -97,13 +97,12 @@ static void test_wrong_types(void **state)
     expect_error("{\"nodes\": [3]}", SL_EINVAL, "nodes[0]", "must be an object", NULL);
     expect_error("{\"nodes\": [{\"name\": 5, \"op\": \"a\"}]}", SL_EINVAL, "nodes[0]",
                  "\"name\" must be a non-empty string", NULL);
-    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": [\"x\"]}]}", SL_EINVAL,
-                 "nodes[0] (\"a\")", "\"op\" must be a non-empty string, got a list", NULL);
+    expect_error("{\"nodes\": [{\"name\": \"a\", \"op\": [\"x\"]}]}", SL_EINVAL, "nodes[0] (\"a\")",
+                 "\"op\" must be a non-empty string, got a list", NULL);
     expect_error("{\"nodes\": [{\"name\": \"r\", \"op\": \"a\"},\n"
                  "{\"name\": \"s\", \"op\": \"a\"},\n"
                  "{\"name\": \"dec\", \"op\": \"decoders.image\", \"inputs\": \"r\"}]}",
-                 SL_EINVAL, "spec: nodes[2] (\"dec\"): \"inputs\" must be a list of strings",
-                 NULL);
+                 SL_EINVAL, "spec: nodes[2] (\"dec\"): \"inputs\" must be a list of strings", NULL);
     expect_error("{\"nodes\": [{\"name\": \"d\", \"op\": \"a\", \"inputs\": [\"r\", 1]}]}",
                  SL_EINVAL, "nodes[0] (\"d\")", "\"inputs\" must be a list of strings", NULL);
     expect_error("{\"nodes\": [{\"name\": \"d\", \"op\": \"a\", \"args\": [1]}]}", SL_EINVAL,
@@ -121,8 +120,9 @@ static void test_wrong_types(void **state)
 static void test_conflicts(void **state)
 {
     (void)state;
-    expect_error("{\"nodes\": [{\"name\": \"d\", \"op\": \"a\"}, {\"name\": \"d\", \"op\": \"b\"}]}",
-                 SL_EINVAL, "nodes[1] (\"d\")", "already exists", NULL);
+    expect_error(
+        "{\"nodes\": [{\"name\": \"d\", \"op\": \"a\"}, {\"name\": \"d\", \"op\": \"b\"}]}",
+        SL_EINVAL, "nodes[1] (\"d\")", "already exists", NULL);
     expect_error("{\"nodes\": [{\"name\": \"d\", \"op\": \"a\", \"args\": {\"m\": 1},\n"
                  "\"arg_inputs\": {\"m\": \"c\"}}]}",
                  SL_EINVAL, "nodes[0] (\"d\")", "\"m\" is given in both", NULL);
@@ -180,35 +180,34 @@ static void test_reads_graph(void **state)
     sl_graph_destroy(g);
 }
 
-static const char *const small_expected =
-    "{\n"
-    "  \"nodes\": [\n"
-    "    {\n"
-    "      \"name\": \"r\",\n"
-    "      \"op\": \"readers.file\",\n"
-    "      \"device\": \"cpu\",\n"
-    "      \"args\": {\n"
-    "        \"file_root\": \"/d\",\n"
-    "        \"random_shuffle\": true\n"
-    "      }\n"
-    "    },\n"
-    "    {\n"
-    "      \"name\": \"c\",\n"
-    "      \"op\": \"crop_mirror_normalize\",\n"
-    "      \"device\": \"cpu\",\n"
-    "      \"inputs\": [\"r\"],\n"
-    "      \"args\": {\n"
-    "        \"crop\": [2, 3],\n"
-    "        \"mean\": [0.1, 1.0, -2.5e-300],\n"
-    "        \"scale\": 2.0\n"
-    "      },\n"
-    "      \"arg_inputs\": {\n"
-    "        \"mirror\": \"k:0\"\n"
-    "      }\n"
-    "    }\n"
-    "  ],\n"
-    "  \"outputs\": [\"c\", \"r:1\"]\n"
-    "}\n";
+static const char *const small_expected = "{\n"
+                                          "  \"nodes\": [\n"
+                                          "    {\n"
+                                          "      \"name\": \"r\",\n"
+                                          "      \"op\": \"readers.file\",\n"
+                                          "      \"device\": \"cpu\",\n"
+                                          "      \"args\": {\n"
+                                          "        \"file_root\": \"/d\",\n"
+                                          "        \"random_shuffle\": true\n"
+                                          "      }\n"
+                                          "    },\n"
+                                          "    {\n"
+                                          "      \"name\": \"c\",\n"
+                                          "      \"op\": \"crop_mirror_normalize\",\n"
+                                          "      \"device\": \"cpu\",\n"
+                                          "      \"inputs\": [\"r\"],\n"
+                                          "      \"args\": {\n"
+                                          "        \"crop\": [2, 3],\n"
+                                          "        \"mean\": [0.1, 1.0, -2.5e-300],\n"
+                                          "        \"scale\": 2.0\n"
+                                          "      },\n"
+                                          "      \"arg_inputs\": {\n"
+                                          "        \"mirror\": \"k:0\"\n"
+                                          "      }\n"
+                                          "    }\n"
+                                          "  ],\n"
+                                          "  \"outputs\": [\"c\", \"r:1\"]\n"
+                                          "}\n";
 
 /* A graph made with the API (arguments set out of name order) is written in the fixed
  * layout. */
@@ -395,8 +394,7 @@ static void test_options_errors(void **state)
                          "unknown key \"batchsize\"", "\"batch_size\"");
     expect_options_error("{\"pipeline\": {\"batch_size\": 4294967296}}", SL_EINVAL,
                          "\"batch_size\" is out of range", NULL);
-    expect_options_error("{\"pipeline\": [1]}", SL_EINVAL, "\"pipeline\" must be an object",
-                         NULL);
+    expect_options_error("{\"pipeline\": [1]}", SL_EINVAL, "\"pipeline\" must be an object", NULL);
     expect_options_error("{\"pipeline\": {\n\"seed\": }}", SL_ECORRUPT, "line 2, column", NULL);
 }
 

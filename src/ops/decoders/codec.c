@@ -37,12 +37,11 @@ sl_status sl__codec_fail(char *err, size_t errlen, sl_status code, const char *f
     return code;
 }
 
-sl_status sl__image_check_size(int64_t w, int64_t h, const char *fmt_name, char *err,
-                               size_t errlen)
+sl_status sl__image_check_size(int64_t w, int64_t h, const char *fmt_name, char *err, size_t errlen)
 {
     if (w < 1 || h < 1)
-        return sl__codec_fail(err, errlen, SL_ECORRUPT, "%s: empty image (%" PRId64 "x%" PRId64
-                              ")", fmt_name, w, h);
+        return sl__codec_fail(err, errlen, SL_ECORRUPT, "%s: empty image (%" PRId64 "x%" PRId64 ")",
+                              fmt_name, w, h);
     if (w > SL__IMAGE_MAX_DIM || h > SL__IMAGE_MAX_DIM || w * h > SL__IMAGE_MAX_PIXELS)
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
                               "%s: image of %" PRId64 "x%" PRId64 " pixels is over the limit "
@@ -59,8 +58,8 @@ sl_status sl__roi_resolve(const sl__roi *roi, int width, int height, sl__roi *ou
         return SL_OK;
     }
     /* Compared in int64_t: x + w must not overflow on a hostile roi. */
-    if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 ||
-        (int64_t)roi->x + roi->w > width || (int64_t)roi->y + roi->h > height)
+    if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || (int64_t)roi->x + roi->w > width ||
+        (int64_t)roi->y + roi->h > height)
         return sl__codec_fail(err, errlen, SL_EINVAL,
                               "region of interest x=%d y=%d w=%d h=%d is not inside the %dx%d "
                               "image (w and h must be >= 1)",
@@ -109,8 +108,7 @@ static sl_status unknown_format(const uint8_t *data, size_t size, char *err, siz
     char hex[3 * 4] = "";
     for (size_t i = 0, at = 0; i < size && i < 4; i++)
         at += (size_t)snprintf(hex + at, sizeof hex - at, "%s%02x", i ? " " : "", data[i]);
-    return sl__codec_fail(err, errlen, SL_ECORRUPT, "not a JPEG or PNG file (starts with %s)",
-                          hex);
+    return sl__codec_fail(err, errlen, SL_ECORRUPT, "not a JPEG or PNG file (starts with %s)", hex);
 }
 
 sl_status sl__image_peek(const uint8_t *data, size_t size, sl__image_info *info, char *err,

@@ -5,9 +5,12 @@
  * Invariant: for the same bytes, peek and decode agree on the size, so `out` sized from peek's
  * width * height * C is exactly what decode writes; decode writes nothing past that, and on
  * failure the contents of `out` are unspecified (partly written) but never past its end.
- * Outputs match Pillow's `np.asarray(Image.open(f).convert("RGB"))`: bit-identical for YCbCr,
- * grayscale and RGB JPEGs and 8-bit PNGs; see jpeg.c and png.c for the exceptions (CMYK JPEG
- * within Pillow's formula, 16-bit PNG rounded).
+ * Outputs match Pillow's `np.asarray(Image.open(f).convert("RGB"))` bit for bit (Pillow linked
+ * with the same libjpeg-turbo): every JPEG color space (CMYK/YCCK by Pillow's formula) and every
+ * PNG of 8 bits or fewer; 16-bit PNG samples are rounded where Pillow truncates (png.c).
+ * Memory: `out` and one scratch buffer, plus the working memory libjpeg and libspng malloc for
+ * themselves during a call (freed before it returns, also on failure; not seen by sl__malloc's
+ * counting or fault injection, and their allocation failures are SL_ENOMEM).
  * Threads: every call is independent (no global state); call from any number of threads.
  */
 #ifndef SLUICE_OPS_DECODERS_CODEC_H

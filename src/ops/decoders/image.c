@@ -75,8 +75,10 @@ static sl_status parse_color(sl_ctx *ctx, sl__color *color)
     else if (s != NULL && strcmp(s, "GRAY") == 0)
         *color = SL__COLOR_GRAY;
     else
-        return sl_fail(ctx, SL_EINVAL, "output_type must be \"RGB\", \"BGR\" or \"GRAY\", got "
-                       "\"%s\"", s ? s : "(null)");
+        return sl_fail(ctx, SL_EINVAL,
+                       "output_type must be \"RGB\", \"BGR\" or \"GRAY\", got "
+                       "\"%s\"",
+                       s ? s : "(null)");
     return SL_OK;
 }
 
@@ -87,7 +89,8 @@ static sl_status setup(sl_ctx *ctx)
     if (sl_batch_dtype(in) != SL_DTYPE_UINT8 || sl_batch_ndim(in) != 1)
         return sl_fail(ctx, SL_EINVAL,
                        "input 0 must be encoded image bytes, a 1-D uint8 tensor per sample; got "
-                       "%d-D %s", sl_batch_ndim(in), sl_dtype_name(sl_batch_dtype(in)));
+                       "%d-D %s",
+                       sl_batch_ndim(in), sl_dtype_name(sl_batch_dtype(in)));
     sl_status s = parse_color(ctx, &color);
     if (s != SL_OK)
         return s;
@@ -129,8 +132,7 @@ static sl_status run_sample(sl_ctx *ctx, int i)
         return s;
     unsigned flags = sl_ctx_arg_bool(ctx, ARG_USE_FAST_IDCT, i) ? SL__DECODE_FAST_IDCT : 0;
     s = sl__image_decode(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i), color,
-                         flags, NULL, sl_ctx_output_data(ctx, 0, i), scratch, ctx, err,
-                         sizeof err);
+                         flags, NULL, sl_ctx_output_data(ctx, 0, i), scratch, ctx, err, sizeof err);
     if (s != SL_OK)
         return sl_fail(ctx, s, "%s", err);
     return SL_OK;

@@ -57,15 +57,15 @@ static sl_status classify(int msg_code)
     switch (msg_code) {
     case JERR_OUT_OF_MEMORY:
         return SL_ENOMEM;
-    case JERR_BAD_PRECISION:      /* 12-bit JPEG */
-    case JERR_SOF_UNSUPPORTED:    /* lossless, hierarchical */
+    case JERR_BAD_PRECISION:   /* 12-bit JPEG */
+    case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
     case JERR_ARITH_NOTIMPL:
     case JERR_CONVERSION_NOTIMPL:
     case JERR_NOTIMPL:
     case JERR_NOT_COMPILED:
     case JERR_IMAGE_TOO_BIG:
     case JERR_WIDTH_OVERFLOW:
-    case JERR_EMPTY_IMAGE:        /* height given by a DNL marker */
+    case JERR_EMPTY_IMAGE: /* height given by a DNL marker */
     case JERR_FRACT_SAMPLE_NOTIMPL:
     case JERR_CCIR601_NOTIMPL:
         return SL_EUNSUPPORTED;
@@ -171,7 +171,8 @@ static sl_status choose_space(job *j, J_COLOR_SPACE *space, bool *cmyk)
     default:
         return sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
                               "JPEG with %d components in an unknown color space is not "
-                              "supported", j->cinfo.num_components);
+                              "supported",
+                              j->cinfo.num_components);
     }
 }
 
@@ -180,8 +181,7 @@ static sl_status peek_body(job *j)
     struct jpeg_decompress_struct *c = &j->cinfo;
     J_COLOR_SPACE space;
     bool cmyk;
-    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err,
-                                       j->errlen);
+    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err, j->errlen);
     if (s == SL_OK)
         s = choose_space(j, &space, &cmyk);
     if (s != SL_OK)
@@ -252,8 +252,8 @@ static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size
     size_t in_bytes = (size_t)c->output_width * (size_t)c->output_components;
     uint8_t *buf = j->scratch(j->scratch_ctx, in_bytes);
     if (buf == NULL)
-        return sl__codec_fail(j->err, j->errlen, SL_ENOMEM,
-                              "out of memory for a %zu-byte JPEG row", in_bytes);
+        return sl__codec_fail(j->err, j->errlen, SL_ENOMEM, "out of memory for a %zu-byte JPEG row",
+                              in_bytes);
     for (int y = 0; y < r->h; y++) {
         uint8_t *dst = j->out + (size_t)y * row_bytes;
         if (jpeg_read_scanlines(c, &buf, 1) != 1)
@@ -280,7 +280,7 @@ static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
     struct jpeg_decompress_struct *c = &j->cinfo;
     int left = r->x < CROP_MARGIN ? 0 : r->x - CROP_MARGIN;
     int right = (int)c->output_width - (r->x + r->w) < CROP_MARGIN ? (int)c->output_width
-                                                                     : r->x + r->w + CROP_MARGIN;
+                                                                   : r->x + r->w + CROP_MARGIN;
     JDIMENSION x0 = (JDIMENSION)left, cw = (JDIMENSION)(right - left);
     if (cw != c->output_width)
         jpeg_crop_scanline(c, &x0, &cw);
@@ -299,8 +299,7 @@ static sl_status decode_body(job *j)
     J_COLOR_SPACE space;
     bool cmyk;
     sl__roi r;
-    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err,
-                                       j->errlen);
+    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err, j->errlen);
     if (s == SL_OK)
         s = sl__roi_resolve(j->roi, (int)c->image_width, (int)c->image_height, &r, j->err,
                             j->errlen);

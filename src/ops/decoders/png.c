@@ -1,8 +1,10 @@
 /* src/ops/decoders/png.c: PNG decoding with libspng.
  *
- * Exports sl__png_peek and sl__png_decode (declared in codec.h). Invariant: every chunk's CRC
- * and the zlib stream's Adler-32 are checked (a mismatch is SL_ECORRUPT, as Pillow raises), and
- * a header over the size limits is refused before anything the size of the image is allocated.
+ * Exports sl__png_peek and sl__png_decode (declared in codec.h). Invariant: a header over the
+ * size limits is refused before anything the size of the image is allocated, and every chunk
+ * that is read has its CRC checked, ancillary ones included (a mismatch is SL_ECORRUPT, as in
+ * Pillow). Chunks after the last row needed are never read: not the last IDAT's CRC nor IEND,
+ * so, as in Pillow, a file cut right after its image data still decodes.
  *
  * Every color type and bit depth is decoded, interlaced or not. libspng expands to RGB8 (8-bit
  * and lower depths, palettes included) or RGBA16 (16-bit), and `put_row` converts to the
@@ -76,8 +78,8 @@ static int configure(spng_ctx *ctx, const uint8_t *data, size_t size)
 }
 
 /* A context with the header read and checked. On failure nothing is left to free. */
-static sl_status open_png(const uint8_t *data, size_t size, spng_ctx **pctx,
-                          struct spng_ihdr *ihdr, char *err, size_t errlen)
+static sl_status open_png(const uint8_t *data, size_t size, spng_ctx **pctx, struct spng_ihdr *ihdr,
+                          char *err, size_t errlen)
 {
     spng_ctx *ctx = spng_ctx_new(0);
     if (ctx == NULL)
@@ -222,8 +224,12 @@ sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, cons
                          uint8_t *out, sl__scratch_fn scratch, void *scratch_ctx, char *err,
                          size_t errlen)
 {
-    job j = {.color = color, .out = out, .scratch = scratch, .scratch_ctx = scratch_ctx,
-             .err = err, .errlen = errlen};
+    job j = {.color = color,
+             .out = out,
+             .scratch = scratch,
+             .scratch_ctx = scratch_ctx,
+             .err = err,
+             .errlen = errlen};
     sl_status s = open_png(data, size, &j.ctx, &j.ihdr, err, errlen);
     if (s != SL_OK)
         return s;
