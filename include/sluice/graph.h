@@ -41,8 +41,8 @@ SL_API sl_status sl_graph_arg_bool(sl_graph *g, const char *node, const char *ar
 SL_API sl_status sl_graph_arg_int(sl_graph *g, const char *node, const char *arg, int64_t v);
 SL_API sl_status sl_graph_arg_float(sl_graph *g, const char *node, const char *arg, double v);
 SL_API sl_status sl_graph_arg_str(sl_graph *g, const char *node, const char *arg, const char *v);
-SL_API sl_status sl_graph_arg_ints(sl_graph *g, const char *node, const char *arg,
-                                   const int64_t *v, int n);
+SL_API sl_status sl_graph_arg_ints(sl_graph *g, const char *node, const char *arg, const int64_t *v,
+                                   int n);
 SL_API sl_status sl_graph_arg_floats(sl_graph *g, const char *node, const char *arg,
                                      const double *v, int n);
 SL_API sl_status sl_graph_arg_strs(sl_graph *g, const char *node, const char *arg,

@@ -51,9 +51,9 @@ typedef enum sl_arg_type {
 } sl_arg_type;
 
 /* sl_arg_def.flags */
-#define SL_ARG_TENSOR 0x1u   /* may be given per sample as an argument input (CPU node) */
-#define SL_ARG_OPTIONAL 0x2u /* no default; may stay unset (sl_ctx_arg_is_set tells) */
-#define SL_ARG_RANGE 0x4u    /* numeric value (each element of a list) within [min, max] */
+#define SL_ARG_TENSOR 0x1u    /* may be given per sample as an argument input (CPU node) */
+#define SL_ARG_OPTIONAL 0x2u  /* no default; may stay unset (sl_ctx_arg_is_set tells) */
+#define SL_ARG_RANGE 0x4u     /* numeric value (each element of a list) within [min, max] */
 #define SL_ARG_SCALAR_OK 0x8u /* a list argument also accepts one scalar (broadcast) */
 
 typedef struct sl_arg_def {
@@ -64,9 +64,9 @@ typedef struct sl_arg_def {
     const char *def;
     const char *doc;
     unsigned flags;
-    double min, max;     /* with SL_ARG_RANGE */
+    double min, max;      /* with SL_ARG_RANGE */
     int min_len, max_len; /* list lengths allowed (0, 0: any) */
-    const char *choices; /* SL_ARG_STRING: allowed values separated by '|', NULL: any */
+    const char *choices;  /* SL_ARG_STRING: allowed values separated by '|', NULL: any */
 } sl_arg_def;
 
 typedef struct sl_io_def {
@@ -80,9 +80,9 @@ typedef struct sl_io_def {
 #define SL_OP_GPU 0x4u
 
 /* sl_op_def.flags */
-#define SL_OP_SOURCE 0x1u       /* has no regular inputs; produces data (readers) */
-#define SL_OP_STATEFUL 0x2u     /* iterations must run in order (readers) */
-#define SL_OP_RANDOM 0x4u       /* draws from sl_ctx_rng; has a `seed` argument */
+#define SL_OP_SOURCE 0x1u   /* reads data from outside the pipeline (readers, external sources) */
+#define SL_OP_STATEFUL 0x2u /* iterations must run in order (readers) */
+#define SL_OP_RANDOM 0x4u   /* draws from sl_ctx_rng; has a `seed` argument */
 #define SL_OP_SIDE_EFFECTS 0x8u /* never pruned, even when no output is used */
 
 typedef struct sl_op_init sl_op_init;
@@ -99,11 +99,11 @@ typedef struct sl_reader_meta {
 } sl_reader_meta;
 
 typedef struct sl_op_def {
-    const char *name; /* dotted, "decoders.image"; file src/ops/decoders/image.c */
-    const char *doc;  /* first line a summary; rest in Markdown */
-    const sl_io_def *inputs;
+    const char *name;        /* dotted, "decoders.image"; file src/ops/decoders/image.c */
+    const char *doc;         /* first line a summary; rest in Markdown */
+    const sl_io_def *inputs; /* max_inputs entries */
     int min_inputs, max_inputs;
-    const sl_io_def *outputs;
+    const sl_io_def *outputs; /* num_outputs entries */
     int num_outputs;
     const sl_arg_def *args;
     int num_args;
@@ -123,14 +123,16 @@ typedef struct sl_op_def {
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */
-#define SL_ARG_SEED_DEF                                                                        \
-    {.name = "seed",                                                                           \
-     .type = SL_ARG_INT,                                                                       \
-     .def = "-1",                                                                              \
-     .doc = "Random seed; -1 derives one from the pipeline seed and the node's name."}
+#define SL_ARG_SEED_DEF                                                                            \
+    {                                                                                              \
+        .name = "seed", .type = SL_ARG_INT, .def = "-1",                                           \
+        .doc = "Random seed; -1 derives one from the pipeline seed and the node's name."           \
+    }
 
 /* ---- init (build time, constant arguments) -------------------------------------------- */
 
+/* True when the user gave the argument (a constant or an argument input); false when it has
+ * its default or, for SL_ARG_OPTIONAL arguments, no value. Same for sl_ctx_arg_is_set. */
 SL_API bool sl_init_arg_is_set(const sl_op_init *ini, int arg);
 /* True when the argument is given per sample as an argument input: its value is then only
  * known per iteration (sl_ctx_arg_*). */
@@ -183,7 +185,8 @@ SL_API int64_t sl_ctx_arg_int(const sl_ctx *ctx, int arg, int sample);
 SL_API double sl_ctx_arg_float(const sl_ctx *ctx, int arg, int sample);
 SL_API const char *sl_ctx_arg_str(const sl_ctx *ctx, int arg);
 SL_API sl_dtype sl_ctx_arg_dtype(const sl_ctx *ctx, int arg);
-/* List values copied into out (at most max); returns the length (which may exceed max). */
+/* List values copied into out (at most max; out may be NULL when max is 0, to ask for the
+ * length); returns the length (which may exceed max). */
 SL_API int sl_ctx_arg_floats(const sl_ctx *ctx, int arg, int sample, double *out, int max);
 SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out, int max);
 

@@ -54,8 +54,8 @@ void sl__error_clear(sl__error *e);
  *   decoders.image (node "dec"): iteration 7, sample 3, file "a/b.jpg": <detail>
  * op, node, source may be NULL; iteration/sample -1 are omitted. Returns code. */
 sl_status sl__error_set(sl__error *e, sl_status code, const char *op, const char *node,
-                        int64_t iteration, int sample, const char *source, const char *fmt,
-                        ...) SL_PRINTF(8, 9);
+                        int64_t iteration, int sample, const char *source, const char *fmt, ...)
+    SL_PRINTF(8, 9);
 sl_status sl__error_setv(sl__error *e, sl_status code, const char *op, const char *node,
                          int64_t iteration, int sample, const char *source, const char *fmt,
                          va_list ap);
@@ -69,16 +69,16 @@ int64_t sl__now_ns(void);
 
 /* ---- batch internals (batch.c) ---------------------------------------------------------- */
 struct sl_batch {
-    int size;          /* samples in this iteration */
-    int capacity;      /* samples the shape/offset arrays can hold */
+    int size;     /* samples in this iteration */
+    int capacity; /* samples the shape/offset arrays can hold */
     int ndim;
     sl_dtype dtype;
     sl_device device;
     char layout[SL_MAX_NDIM + 1];
-    int64_t *shapes;       /* capacity * SL_MAX_NDIM extents, sample i at i * SL_MAX_NDIM */
-    size_t *offsets;       /* capacity + 1 byte offsets; offsets[size] = total bytes */
-    const char **sources;  /* capacity entries, borrowed strings (reader-owned) */
-    uint8_t *data;         /* 64-byte aligned, bytes_cap bytes, reused across iterations */
+    int64_t *shapes;      /* capacity * SL_MAX_NDIM extents, sample i at i * SL_MAX_NDIM */
+    size_t *offsets;      /* capacity + 1 byte offsets; offsets[size] = total bytes */
+    const char **sources; /* capacity entries, borrowed strings (reader-owned) */
+    uint8_t *data;        /* 64-byte aligned, bytes_cap bytes, reused across iterations */
     size_t bytes_cap;
 };
 

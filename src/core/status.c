@@ -10,9 +10,8 @@
 #include "core/core.h"
 
 static const char *const names[] = {
-    "SL_OK",         "SL_EINVAL",   "SL_ENOTFOUND", "SL_EIO",
-    "SL_ECORRUPT",   "SL_EUNSUPPORTED", "SL_ENOMEM", "SL_ECANCELED",
-    "SL_EMISUSE",    "SL_ECALLBACK", "SL_EWORKER",  "SL_EINTERNAL",
+    "SL_OK",     "SL_EINVAL",    "SL_ENOTFOUND", "SL_EIO",       "SL_ECORRUPT", "SL_EUNSUPPORTED",
+    "SL_ENOMEM", "SL_ECANCELED", "SL_EMISUSE",   "SL_ECALLBACK", "SL_EWORKER",  "SL_EINTERNAL",
 };
 
 static _Thread_local char last_error[SL__MSG_MAX];

@@ -10,11 +10,11 @@
 
 struct sl__tpool {
     pthread_mutex_t mu;
-    pthread_cond_t cv;  /* signalled when tasks arrive or on stop */
-    sl__task *heap;     /* (mu) binary min-heap by (prio, seq) */
-    int len, cap;       /* (mu) */
-    uint64_t next_seq;  /* (mu) */
-    bool stop;          /* (mu) */
+    pthread_cond_t cv; /* signalled when tasks arrive or on stop */
+    sl__task *heap;    /* (mu) binary min-heap by (prio, seq) */
+    int len, cap;      /* (mu) */
+    uint64_t next_seq; /* (mu) */
+    bool stop;         /* (mu) */
     int nthreads;
     pthread_t *threads;
 };

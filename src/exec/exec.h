@@ -32,26 +32,26 @@ struct sl__slot;
 typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
-    int node;              /* plan index */
-    sl_batch *outs;        /* op->num_outputs batches, storage reused across iterations */
-    void *iter_data;       /* op->iter_bytes_per_sample * batch_size bytes */
-    int pending;           /* (mu) producers not yet finished, +1 waiting for own k-1 */
-    bool done;             /* (mu) */
-    node_phase phase;      /* written before the phase's tasks are submitted */
-    atomic_int remaining;  /* tasks of the current phase not yet finished */
+    int node;                    /* plan index */
+    sl_batch *outs;              /* op->num_outputs batches, storage reused across iterations */
+    void *iter_data;             /* op->iter_bytes_per_sample * batch_size bytes */
+    int pending;                 /* (mu) producers not yet finished, +1 waiting for own k-1 */
+    bool done;                   /* (mu) */
+    node_phase phase;            /* written before the phase's tasks are submitted */
+    atomic_int remaining;        /* tasks of the current phase not yet finished */
     atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */
-    int64_t t_start;       /* ns, set by the setup task */
-    sl__task *tasks;       /* batch_size entries: per-sample tasks are queued in one call */
+    int64_t t_start;             /* ns, set by the setup task */
+    sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
 } sl__snode;
 
 typedef struct sl__slot {
     int index;
-    int64_t iteration;   /* (mu) iteration held, -1 when never used */
-    slot_state state;    /* (mu) */
-    int nodes_left;      /* (mu) nodes of this frame not yet done */
-    atomic_bool failed;  /* set once an error is recorded; later work of the frame is skipped */
-    sl__error err;       /* (mu) the frame's first error */
-    sl__snode *nodes;    /* plan->n */
+    int64_t iteration;  /* (mu) iteration held, -1 when never used */
+    slot_state state;   /* (mu) */
+    int nodes_left;     /* (mu) nodes of this frame not yet done */
+    atomic_bool failed; /* set once an error is recorded; later work of the frame is skipped */
+    sl__error err;      /* (mu) the frame's first error */
+    sl__snode *nodes;   /* plan->n */
 } sl__slot;
 
 typedef struct sl__span {
@@ -85,22 +85,22 @@ struct sl_pipeline {
     sl__scratch *scratch; /* per worker */
 
     pthread_mutex_t mu;
-    pthread_cond_t cv;     /* a slot became READY or FREE, or stopping */
-    bool stopping;         /* (mu) */
-    bool prefetched;       /* (mu) the first schedule_run asked for `depth` iterations */
-    int64_t scheduled;     /* (mu) iterations asked for */
-    int64_t started;       /* (mu) iterations whose frame started */
-    int64_t next_share;    /* (mu) next iteration to deliver */
-    int *shared;           /* (mu) FIFO of shared slot indices (capacity depth) */
+    pthread_cond_t cv;        /* a slot became READY or FREE, or stopping */
+    bool stopping;            /* (mu) */
+    bool prefetched;          /* (mu) the first schedule_run asked for `depth` iterations */
+    int64_t scheduled;        /* (mu) iterations asked for */
+    int64_t started;          /* (mu) iterations whose frame started */
+    int64_t next_share;       /* (mu) next iteration to deliver */
+    int *shared;              /* (mu) FIFO of shared slot indices (capacity depth) */
     int shared_head, nshared; /* (mu) */
-    int current;           /* slot whose outputs sl_pipeline_output shows, -1 none */
-    int64_t *stateful_next; /* (mu) per node: next iteration a stateful node may run */
+    int current;              /* slot whose outputs sl_pipeline_output shows, -1 none */
+    int64_t *stateful_next;   /* (mu) per node: next iteration a stateful node may run */
 
-    sl__node_stat *stats;  /* (mu) per node */
+    sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
-    int64_t trace_count;   /* (mu) */
+    int64_t trace_count;             /* (mu) */
 
-    sl__error error;       /* last failure of a call on this pipeline */
+    sl__error error; /* last failure of a call on this pipeline */
 };
 
 struct sl_ctx {
@@ -110,8 +110,8 @@ struct sl_ctx {
     const sl__pnode *pn;
     int sample; /* -1 in setup / run_batch */
     int worker;
-    bool failed;       /* sl_fail was called */
-    sl_status oom;     /* SL_ENOMEM from sl_ctx_set_output */
+    bool failed;   /* sl_fail was called */
+    sl_status oom; /* SL_ENOMEM from sl_ctx_set_output */
 };
 
 struct sl_op_init {

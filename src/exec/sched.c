@@ -82,8 +82,7 @@ static void complete_node(sl__snode *sn)
     const sl__pnode *pn = &p->plan->nodes[sn->node];
     int64_t end = sl__now_ns();
     pthread_mutex_lock(&p->mu);
-    sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end,
-                     atomic_load(&sn->busy_ns));
+    sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
     sn->done = true;
     for (int k = 0; k < pn->nsucc; k++) {
         sl__snode *s = &sn->slot->nodes[pn->succ[k]];
@@ -196,8 +195,8 @@ static void node_task(void *arg, int64_t i, int worker)
 }
 
 /* Runs fn for one sample unless the frame failed; returns true for the phase's last task. */
-static bool sample_step(sl__snode *sn, int sample, int worker,
-                        sl_status (*fn)(sl_ctx *, int), const char *what)
+static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(sl_ctx *, int),
+                        const char *what)
 {
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed)) {
         sl_ctx ctx = make_ctx(sn, sample, worker);
@@ -221,8 +220,7 @@ static void setup_sample_task(void *arg, int64_t i, int worker)
 static void run_sample_task(void *arg, int64_t i, int worker)
 {
     sl__snode *sn = arg;
-    if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->run_sample,
-                    "run_sample"))
+    if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->run_sample, "run_sample"))
         complete_node(sn);
 }
 

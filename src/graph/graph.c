@@ -230,8 +230,7 @@ static sl_status list_value(sl__value *v, sl__vkind kind, const void *src, int n
     return SL_OK;
 }
 
-sl_status sl_graph_arg_ints(sl_graph *g, const char *node, const char *arg, const int64_t *x,
-                            int n)
+sl_status sl_graph_arg_ints(sl_graph *g, const char *node, const char *arg, const int64_t *x, int n)
 {
     sl__value v;
     if (n < 0 || (n > 0 && !x))
@@ -252,8 +251,8 @@ sl_status sl_graph_arg_floats(sl_graph *g, const char *node, const char *arg, co
     return set_value(g, node, arg, &v, "sl_graph_arg_floats");
 }
 
-sl_status sl_graph_arg_strs(sl_graph *g, const char *node, const char *arg,
-                            const char *const *x, int n)
+sl_status sl_graph_arg_strs(sl_graph *g, const char *node, const char *arg, const char *const *x,
+                            int n)
 {
     if (n < 0 || (n > 0 && !x))
         return sl__last_error_set(SL_EMISUSE, "sl_graph_arg_strs: bad list");
@@ -262,8 +261,7 @@ sl_status sl_graph_arg_strs(sl_graph *g, const char *node, const char *arg,
     for (int i = 0; v.strs && i < n; i++) {
         if (!x[i] || !(v.strs[i] = sl__strdup(x[i]))) {
             sl__value_fini(&v);
-            return sl__last_error_set(x[i] ? SL_ENOMEM : SL_EMISUSE,
-                                      "sl_graph_arg_strs: bad list");
+            return sl__last_error_set(x[i] ? SL_ENOMEM : SL_EMISUSE, "sl_graph_arg_strs: bad list");
         }
     }
     if (!v.strs)

@@ -107,9 +107,9 @@ typedef struct sl__ref {
 } sl__ref;
 
 typedef struct sl__parg {
-    bool set;       /* given by the user (constant or input), or has a default */
-    bool user_set;  /* given by the user */
-    sl__ref input;  /* argument input; input.node < 0 for a constant */
+    bool set;      /* given by the user (constant or input), or has a default */
+    bool user_set; /* given by the user */
+    sl__ref input; /* argument input; input.node < 0 for a constant */
     sl__value value;
 } sl__parg;
 

@@ -74,8 +74,8 @@ static sl_status check_device(build *b, int i)
                 n->device);
 #else
     if (b->o->device_id < 0)
-        return fail(b, i, SL_EUNSUPPORTED,
-                    "device \"%s\" in a CPU-only pipeline (device_id is -1)", n->device);
+        return fail(b, i, SL_EUNSUPPORTED, "device \"%s\" in a CPU-only pipeline (device_id is -1)",
+                    n->device);
     return SL_OK;
 #endif
 }
@@ -90,8 +90,8 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
         return fail(b, i, SL_ENOTFOUND, "%s refers to unknown node \"%s\"", what, ref);
     const sl_op_def *src = b->ops[out->node];
     if (out->out >= src->num_outputs)
-        return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d",
-                    what, out->out, b->g->nodes[out->node].name, src->num_outputs);
+        return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d", what,
+                    out->out, b->g->nodes[out->node].name, src->num_outputs);
     return SL_OK;
 }
 
@@ -368,8 +368,8 @@ static sl_status check_outputs(build *b, sl__plan *plan)
     for (int k = 0; k < b->g->noutputs; k++) {
         sl__ref *r = &plan->outputs[k];
         if (!sl__graph_parse_ref(b->g, b->g->outputs[k], &r->node, &r->out) || r->node < 0)
-            return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"",
-                        k, b->g->outputs[k]);
+            return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"", k,
+                        b->g->outputs[k]);
         if (r->out >= b->ops[r->node]->num_outputs)
             return fail(b, r->node, SL_EINVAL,
                         "pipeline output %d asks for output %d; the operator has %d", k, r->out,
@@ -433,8 +433,8 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
         plan->outputs = sl__calloc((size_t)(g->noutputs ? g->noutputs : 1), sizeof(sl__ref));
         plan->noutputs = g->noutputs;
     }
-    if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages ||
-        !gp.inputs || !gp.args || !gp.keep || !gp.order)
+    if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !gp.inputs ||
+        !gp.args || !gp.keep || !gp.order)
         st = fail(&b, -1, SL_ENOMEM, "out of memory");
     if (st == SL_OK)
         st = validate(&b, &gp, plan);

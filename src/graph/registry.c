@@ -110,8 +110,7 @@ static bool need_defaults(void)
     if (atomic_load_explicit(&defaults_ready, memory_order_acquire))
         return true;
     pthread_mutex_lock(&defaults_mu);
-    if (!atomic_load_explicit(&defaults_ready, memory_order_relaxed) &&
-        parse_defaults() == SL_OK)
+    if (!atomic_load_explicit(&defaults_ready, memory_order_relaxed) && parse_defaults() == SL_OK)
         atomic_store_explicit(&defaults_ready, true, memory_order_release);
     pthread_mutex_unlock(&defaults_mu);
     return atomic_load_explicit(&defaults_ready, memory_order_acquire);
@@ -162,9 +161,8 @@ int sl_op_arg_index(const sl_op_def *op, const char *name)
 
 const char *sl_arg_type_name(sl_arg_type t)
 {
-    static const char *const names[] = {"bool",        "int",           "float",
-                                        "string",      "dtype",         "list of int",
-                                        "list of float", "list of string"};
+    static const char *const names[] = {"bool",  "int",         "float",         "string",
+                                        "dtype", "list of int", "list of float", "list of string"};
     return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 

@@ -50,21 +50,14 @@ static sl_status fail_graph(sl_status code, const char *where)
 static const char *kind_name(const json_t *j)
 {
     switch (json_typeof(j)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "a list";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-        return "an integer";
-    case JSON_REAL:
-        return "a number";
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "a list";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
     case JSON_TRUE:
-    case JSON_FALSE:
-        return "a bool";
-    default:
-        return "null";
+    case JSON_FALSE: return "a bool";
+    default: return "null";
     }
 }
 
@@ -144,22 +137,14 @@ static bool is_ref_list(const json_t *j)
 static sl_status set_arg(sl_graph *g, const char *node, const char *arg, const sl__value *v)
 {
     switch (v->kind) {
-    case SL__V_BOOL:
-        return sl_graph_arg_bool(g, node, arg, v->b);
-    case SL__V_INT:
-        return sl_graph_arg_int(g, node, arg, v->i);
-    case SL__V_FLOAT:
-        return sl_graph_arg_float(g, node, arg, v->f);
-    case SL__V_STRING:
-        return sl_graph_arg_str(g, node, arg, v->s);
-    case SL__V_INTS:
-        return sl_graph_arg_ints(g, node, arg, v->ints, v->n);
-    case SL__V_FLOATS:
-        return sl_graph_arg_floats(g, node, arg, v->floats, v->n);
-    case SL__V_STRINGS:
-        return sl_graph_arg_strs(g, node, arg, (const char *const *)v->strs, v->n);
-    default:
-        return sl__last_error_set(SL_EINTERNAL, "value of unknown kind %d", (int)v->kind);
+    case SL__V_BOOL: return sl_graph_arg_bool(g, node, arg, v->b);
+    case SL__V_INT: return sl_graph_arg_int(g, node, arg, v->i);
+    case SL__V_FLOAT: return sl_graph_arg_float(g, node, arg, v->f);
+    case SL__V_STRING: return sl_graph_arg_str(g, node, arg, v->s);
+    case SL__V_INTS: return sl_graph_arg_ints(g, node, arg, v->ints, v->n);
+    case SL__V_FLOATS: return sl_graph_arg_floats(g, node, arg, v->floats, v->n);
+    case SL__V_STRINGS: return sl_graph_arg_strs(g, node, arg, (const char *const *)v->strs, v->n);
+    default: return sl__last_error_set(SL_EINTERNAL, "value of unknown kind %d", (int)v->kind);
     }
 }
 
@@ -463,20 +448,11 @@ static bool value_finite(const sl__value *v)
 static void put_value(text *t, const sl__value *v)
 {
     switch (v->kind) {
-    case SL__V_BOOL:
-        put(t, "%s", v->b ? "true" : "false");
-        return;
-    case SL__V_INT:
-        put(t, "%lld", (long long)v->i);
-        return;
-    case SL__V_FLOAT:
-        put_float(t, v->f);
-        return;
-    case SL__V_STRING:
-        put_str(t, v->s);
-        return;
-    default:
-        break;
+    case SL__V_BOOL: put(t, "%s", v->b ? "true" : "false"); return;
+    case SL__V_INT: put(t, "%lld", (long long)v->i); return;
+    case SL__V_FLOAT: put_float(t, v->f); return;
+    case SL__V_STRING: put_str(t, v->s); return;
+    default: break;
     }
     put(t, "[");
     for (int k = 0; k < v->n; k++) {

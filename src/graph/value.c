@@ -13,8 +13,8 @@
 
 const char *sl__vkind_name(sl__vkind k)
 {
-    static const char *const names[] = {"nothing",       "bool",           "int",
-                                        "float",         "string",         "list of int",
+    static const char *const names[] = {"nothing",       "bool",          "int",
+                                        "float",         "string",        "list of int",
                                         "list of float", "list of string"};
     return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
@@ -226,8 +226,8 @@ static sl_status check_len(const sl_arg_def *def, int n, char *err, size_t errle
         else if (!def->min_len)
             snprintf(err, errlen, "expected at most %d values, got %d", def->max_len, n);
         else
-            snprintf(err, errlen, "expected %d to %d values, got %d", def->min_len,
-                     def->max_len, n);
+            snprintf(err, errlen, "expected %d to %d values, got %d", def->min_len, def->max_len,
+                     n);
         return SL_EINVAL;
     }
     return SL_OK;
@@ -296,8 +296,8 @@ static sl_status coerce_numlist(const sl__value *in, const sl_arg_def *def, sl__
     return SL_OK;
 }
 
-static sl_status coerce_strs(const sl__value *in, const sl_arg_def *def, sl__value *out,
-                             char *err, size_t errlen)
+static sl_status coerce_strs(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
+                             size_t errlen)
 {
     sl_status st;
     out->kind = SL__V_STRINGS;
@@ -339,8 +339,7 @@ static sl_status coerce_scalar(const sl__value *in, const sl_arg_def *def, sl__v
             return type_error(def, in, err, errlen);
         out->kind = SL__V_FLOAT;
         return check_range(def, out->f, err, errlen);
-    default:
-        return SL_EINTERNAL;
+    default: return SL_EINTERNAL;
     }
 }
 
@@ -366,14 +365,9 @@ sl_status sl__value_coerce(const sl__value *in, const sl_arg_def *def, sl__value
         out->kind = SL__V_INT;
         return SL_OK;
     case SL_ARG_INTS:
-    case SL_ARG_FLOATS:
-        st = coerce_numlist(in, def, out, err, errlen);
-        break;
-    case SL_ARG_STRINGS:
-        st = coerce_strs(in, def, out, err, errlen);
-        break;
-    default:
-        st = coerce_scalar(in, def, out, err, errlen);
+    case SL_ARG_FLOATS: st = coerce_numlist(in, def, out, err, errlen); break;
+    case SL_ARG_STRINGS: st = coerce_strs(in, def, out, err, errlen); break;
+    default: st = coerce_scalar(in, def, out, err, errlen);
     }
     if (st != SL_OK)
         sl__value_fini(out);

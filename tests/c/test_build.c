@@ -88,8 +88,7 @@ static void test_wrong_argument_value(void **state)
                        "out of range [0, 1]", NULL);
     g = base_graph();
     sl_graph_arg_str(g, "dec", "output_type", "CMYK");
-    expect_build_error(g, SL_EINVAL, "node \"dec\"", "\"CMYK\" is not one of RGB|BGR|GRAY",
-                       NULL);
+    expect_build_error(g, SL_EINVAL, "node \"dec\"", "\"CMYK\" is not one of RGB|BGR|GRAY", NULL);
     g = base_graph();
     double crop[3] = {1, 2, 3};
     sl_graph_arg_floats(g, "cmn", "crop", crop, 3);

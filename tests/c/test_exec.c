@@ -326,12 +326,9 @@ static void test_stats_and_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),
-        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_error_delivery),
-        cmocka_unit_test(test_shutdown_in_flight),
-        cmocka_unit_test(test_run_api),
-        cmocka_unit_test(test_steady_state_no_alloc),
+        cmocka_unit_test(test_in_order),        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_error_delivery),  cmocka_unit_test(test_shutdown_in_flight),
+        cmocka_unit_test(test_run_api),         cmocka_unit_test(test_steady_state_no_alloc),
         cmocka_unit_test(test_stats_and_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

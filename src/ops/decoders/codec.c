@@ -17,12 +17,9 @@ static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'
 const char *sl__format_name(sl__format f)
 {
     switch (f) {
-    case SL__FMT_JPEG:
-        return "JPEG";
-    case SL__FMT_PNG:
-        return "PNG";
-    default:
-        return "unknown";
+    case SL__FMT_JPEG: return "JPEG";
+    case SL__FMT_PNG: return "PNG";
+    default: return "unknown";
     }
 }
 
@@ -117,12 +114,9 @@ sl_status sl__image_peek(const uint8_t *data, size_t size, sl__image_info *info,
     if (data == NULL && size > 0)
         return sl__codec_fail(err, errlen, SL_EINVAL, "no data");
     switch (detect(data, size)) {
-    case SL__FMT_JPEG:
-        return sl__jpeg_peek(data, size, info, err, errlen);
-    case SL__FMT_PNG:
-        return sl__png_peek(data, size, info, err, errlen);
-    default:
-        return unknown_format(data, size, err, errlen);
+    case SL__FMT_JPEG: return sl__jpeg_peek(data, size, info, err, errlen);
+    case SL__FMT_PNG: return sl__png_peek(data, size, info, err, errlen);
+    default: return unknown_format(data, size, err, errlen);
     }
 }
 
@@ -140,7 +134,6 @@ sl_status sl__image_decode(const uint8_t *data, size_t size, sl__color color, un
                                errlen);
     case SL__FMT_PNG:
         return sl__png_decode(data, size, color, roi, out, scratch, scratch_ctx, err, errlen);
-    default:
-        return unknown_format(data, size, err, errlen);
+    default: return unknown_format(data, size, err, errlen);
     }
 }

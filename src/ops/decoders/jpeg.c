@@ -55,8 +55,7 @@ static job *job_of(j_common_ptr cinfo)
 static sl_status classify(int msg_code)
 {
     switch (msg_code) {
-    case JERR_OUT_OF_MEMORY:
-        return SL_ENOMEM;
+    case JERR_OUT_OF_MEMORY: return SL_ENOMEM;
     case JERR_BAD_PRECISION:   /* 12-bit JPEG */
     case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
     case JERR_ARITH_NOTIMPL:
@@ -67,16 +66,13 @@ static sl_status classify(int msg_code)
     case JERR_WIDTH_OVERFLOW:
     case JERR_EMPTY_IMAGE: /* height given by a DNL marker */
     case JERR_FRACT_SAMPLE_NOTIMPL:
-    case JERR_CCIR601_NOTIMPL:
-        return SL_EUNSUPPORTED;
+    case JERR_CCIR601_NOTIMPL: return SL_EUNSUPPORTED;
     case JERR_BAD_STATE:
     case JERR_BAD_STRUCT_SIZE:
     case JERR_BAD_LIB_VERSION:
     case JERR_BAD_BUFFER_MODE:
-    case JERR_BAD_CROP_SPEC:
-        return SL_EINTERNAL; /* we called libjpeg wrongly */
-    default:
-        return SL_ECORRUPT;
+    case JERR_BAD_CROP_SPEC: return SL_EINTERNAL; /* we called libjpeg wrongly */
+    default: return SL_ECORRUPT;
     }
 }
 
@@ -88,10 +84,8 @@ static bool fatal_warning(int msg_code)
     case JWRN_HIT_MARKER:
     case JWRN_HUFF_BAD_CODE:
     case JWRN_ARITH_BAD_CODE:
-    case JWRN_MUST_RESYNC:
-        return true;
-    default:
-        return false;
+    case JWRN_MUST_RESYNC: return true;
+    default: return false;
     }
 }
 

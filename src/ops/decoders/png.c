@@ -50,8 +50,7 @@ typedef struct job {
 static sl_status fail_spng(char *err, size_t errlen, int rc)
 {
     switch (rc) {
-    case SPNG_EMEM:
-        return sl__codec_fail(err, errlen, SL_ENOMEM, "PNG: out of memory");
+    case SPNG_EMEM: return sl__codec_fail(err, errlen, SL_ENOMEM, "PNG: out of memory");
     case SPNG_EUSER_WIDTH:
     case SPNG_EUSER_HEIGHT:
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
@@ -60,8 +59,7 @@ static sl_status fail_spng(char *err, size_t errlen, int rc)
     case SPNG_ECHUNK_LIMITS:
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
                               "PNG: metadata chunk over the limit (%zu MiB)", CHUNK_MAX >> 20);
-    default:
-        return sl__codec_fail(err, errlen, SL_ECORRUPT, "PNG: %s", spng_strerror(rc));
+    default: return sl__codec_fail(err, errlen, SL_ECORRUPT, "PNG: %s", spng_strerror(rc));
     }
 }
 
@@ -100,14 +98,10 @@ static sl_status open_png(const uint8_t *data, size_t size, spng_ctx **pctx, str
 static int native_channels(uint8_t color_type)
 {
     switch (color_type) {
-    case SPNG_COLOR_TYPE_GRAYSCALE:
-        return 1;
-    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
-        return 2;
-    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA:
-        return 4;
-    default: /* truecolor; indexed, whose palette is RGB */
-        return 3;
+    case SPNG_COLOR_TYPE_GRAYSCALE: return 1;
+    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: return 2;
+    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: return 4;
+    default: /* truecolor; indexed, whose palette is RGB */ return 3;
     }
 }
 

@@ -456,25 +456,17 @@ static row_fn pick_row(sl_dtype in, sl_dtype out, bool chw, int64_t C)
 {
     if (in == SL_DTYPE_UINT8) {
         switch (out) {
-        case SL_DTYPE_FLOAT32:
-            return chw && C == 3 ? row_u8_f32_chw3 : row_u8_f32;
-        case SL_DTYPE_FLOAT16:
-            return row_u8_f16;
-        case SL_DTYPE_UINT8:
-            return row_u8_u8;
-        default:
-            return row_u8_i8;
+        case SL_DTYPE_FLOAT32: return chw && C == 3 ? row_u8_f32_chw3 : row_u8_f32;
+        case SL_DTYPE_FLOAT16: return row_u8_f16;
+        case SL_DTYPE_UINT8: return row_u8_u8;
+        default: return row_u8_i8;
         }
     }
     switch (out) {
-    case SL_DTYPE_FLOAT32:
-        return row_f32_f32;
-    case SL_DTYPE_FLOAT16:
-        return row_f32_f16;
-    case SL_DTYPE_UINT8:
-        return row_f32_u8;
-    default:
-        return row_f32_i8;
+    case SL_DTYPE_FLOAT32: return row_f32_f32;
+    case SL_DTYPE_FLOAT16: return row_f32_f16;
+    case SL_DTYPE_UINT8: return row_f32_u8;
+    default: return row_f32_i8;
     }
 }
 
@@ -492,19 +484,13 @@ static void fill_px(void *dst, int64_t n, int64_t c0, int64_t c1, ptrdiff_t cstr
 static void store_one(void *dst, sl_dtype t, float v)
 {
     switch (t) {
-    case SL_DTYPE_FLOAT32:
-        memcpy(dst, &v, 4);
-        break;
+    case SL_DTYPE_FLOAT32: memcpy(dst, &v, 4); break;
     case SL_DTYPE_FLOAT16: {
         uint16_t h = cv_f16(v);
         memcpy(dst, &h, 2);
     } break;
-    case SL_DTYPE_UINT8:
-        *(uint8_t *)dst = cv_u8(v);
-        break;
-    default:
-        *(int8_t *)dst = cv_i8(v);
-        break;
+    case SL_DTYPE_UINT8: *(uint8_t *)dst = cv_u8(v); break;
+    default: *(int8_t *)dst = cv_i8(v); break;
     }
 }
 
