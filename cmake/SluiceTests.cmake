@@ -21,9 +21,11 @@ endif()
 
 set(SLUICE_TEST_DATA "${PROJECT_BINARY_DIR}/testdata")
 set(SLUICE_TEST_TREE "${PROJECT_BINARY_DIR}/testtree")
+set(SLUICE_TEST_CASES "${PROJECT_BINARY_DIR}/testcases")
 set(sluice_test_env
     "SLUICE_TEST_DATA=${SLUICE_TEST_DATA}"
     "SLUICE_TEST_TREE=${SLUICE_TEST_TREE}"
+    "SLUICE_TEST_CASES=${SLUICE_TEST_CASES}"
     "SLUICE_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     "SLUICE_BUILD_DIR=${PROJECT_BINARY_DIR}")
 if(TARGET sluice_cli)
@@ -41,7 +43,11 @@ add_test(NAME fixture.testdata.tree
                  "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_tree.py"
                  "-DOUT=${SLUICE_TEST_TREE}"
                  "-DARGS=--classes 4 --per-class 25 --seed 1" -P "${sluice_gen}")
-set_tests_properties(fixture.testdata.images fixture.testdata.tree PROPERTIES
+add_test(NAME fixture.testdata.cases
+         COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
+                 "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_cases.py"
+                 "-DOUT=${SLUICE_TEST_CASES}" -P "${sluice_gen}")
+set_tests_properties(fixture.testdata.images fixture.testdata.tree fixture.testdata.cases PROPERTIES
                      FIXTURES_SETUP testdata LABELS fixture TIMEOUT 300)
 
 # --- the C test library -----------------------------------------------------------------------
@@ -76,7 +82,7 @@ foreach(src IN LISTS sluice_test_mains)
     get_filename_component(name "${src}" NAME_WE)
     if(name MATCHES "^test_(exec|pipeline)")
         set(label exec)
-    elseif(name MATCHES "^test_(op_|codec|reader|decoder|cmn|random)")
+    elseif(name MATCHES "^test_(op_|codec|reader|decoder|cmn|random|resize|crop|flip|warp|color)")
         set(label ops)
     elseif(name MATCHES "^test_cuda")
         set(label gpu)

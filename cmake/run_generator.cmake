@@ -19,7 +19,7 @@ endif()
 
 separate_arguments(ARGS UNIX_COMMAND "${ARGS}")
 get_filename_component(dir "${SCRIPT}" DIRECTORY)
-file(GLOB inputs "${dir}/*.py")
+file(GLOB_RECURSE inputs "${dir}/*.py")
 list(SORT inputs)
 set(key "${PYTHON};${SCRIPT};${ARGS}")
 foreach(f IN LISTS inputs)

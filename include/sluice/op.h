@@ -98,6 +98,16 @@ typedef struct sl_reader_meta {
     bool stick_to_shard;
 } sl_reader_meta;
 
+/* A batch handed to sl_pipeline_feed_input: borrowed for the duration of the call. */
+typedef struct sl_feed {
+    int num_samples;
+    int ndim;
+    sl_dtype dtype;
+    const char *layout;      /* may be NULL */
+    const int64_t *shapes;   /* num_samples * ndim extents */
+    const void *const *data; /* per sample, contiguous C order */
+} sl_feed;
+
 typedef struct sl_op_def {
     const char *name;        /* dotted, "decoders.image"; file src/ops/decoders/image.c */
     const char *doc;         /* first line a summary; rest in Markdown */
@@ -120,6 +130,9 @@ typedef struct sl_op_def {
     sl_status (*run_batch)(sl_ctx *ctx);
     /* Readers: fill *meta (called after init, from any thread; must not change state). */
     void (*reader_meta)(const void *state, sl_reader_meta *meta);
+    /* Sources fed by the application (external_source): queue one batch, copied. Called from
+     * the consumer's thread while iterations run; the op synchronises with its setup. */
+    sl_status (*feed)(void *state, const struct sl_feed *batch, char *err, size_t errlen);
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */

@@ -57,6 +57,14 @@ SL_API sl_status sl_pipeline_share_outputs(sl_pipeline *p);
 SL_API sl_status sl_pipeline_release_outputs(sl_pipeline *p);
 SL_API sl_status sl_pipeline_run(sl_pipeline *p);
 
+/* Feeds one batch to the external_source node `name`: the data is copied, so the caller's
+ * memory may be reused at once. Batches are consumed in order, one per iteration; feed before
+ * the iteration is scheduled (with prefetch_queue_depth D the first schedule_run starts D
+ * iterations, so feed D batches first). num_samples must equal the pipeline's batch size.
+ * Returns SL_ENOTFOUND if no such node, SL_EINVAL for data that does not fit the node
+ * (dtype/ndim/layout it declares), with the message in sl_pipeline_error(). */
+SL_API sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed *batch);
+
 /* Outputs of the iteration last shared: borrowed until its release. */
 SL_API int sl_pipeline_num_outputs(const sl_pipeline *p);
 SL_API const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i);

@@ -37,6 +37,7 @@ typedef struct sl__snode {
     void *iter_data;             /* op->iter_bytes_per_sample * batch_size bytes */
     int pending;                 /* (mu) producers not yet finished, +1 waiting for own k-1 */
     bool done;                   /* (mu) */
+    bool submitted;              /* (mu) its setup task was queued in this frame */
     node_phase phase;            /* written before the phase's tasks are submitted */
     atomic_int remaining;        /* tasks of the current phase not yet finished */
     atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */

@@ -318,6 +318,32 @@ sl_status sl_pipeline_run(sl_pipeline *p)
     return st == SL_OK ? sl_pipeline_share_outputs(p) : st;
 }
 
+/* ---- feeding external sources ------------------------------------------------------------- */
+
+sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed *batch)
+{
+    sl_status st = need_built(p, "sl_pipeline_feed_input");
+    if (st != SL_OK)
+        return st;
+    if (!name || !batch || (batch->num_samples > 0 && (!batch->data || !batch->shapes)))
+        return fail(p, SL_EMISUSE, "feed_input: name, batch, data or shapes is NULL");
+    for (int j = 0; j < p->plan->n; j++) {
+        const sl__pnode *pn = &p->plan->nodes[j];
+        if (strcmp(pn->name, name) != 0)
+            continue;
+        if (!pn->op->feed)
+            return fail(p, SL_EINVAL, "feed_input: node \"%s\" (%s) cannot be fed", name,
+                        pn->op->name);
+        char err[512] = "";
+        st = pn->op->feed(p->states[j], batch, err, sizeof err);
+        if (st != SL_OK)
+            sl__error_set(&p->error, st, pn->op->name, pn->name, -1, -1, NULL, "feed_input: %s",
+                          err);
+        return st;
+    }
+    return fail(p, SL_ENOTFOUND, "feed_input: no node named \"%s\" in the built pipeline", name);
+}
+
 /* ---- outputs and errors ------------------------------------------------------------------ */
 
 int sl_pipeline_num_outputs(const sl_pipeline *p)

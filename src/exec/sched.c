@@ -21,18 +21,27 @@ static uint64_t prio(const sl__snode *sn)
     return ((uint64_t)sn->slot->iteration << 20) | (uint64_t)sn->node;
 }
 
+static void complete_node_locked(sl__snode *sn, int64_t end);
+
+/* Queues node sn's setup task. Needs mu. If the queue cannot grow, the frame fails here and
+ * the node completes without running, so the frame still finishes and the error is delivered. */
 static void submit_node(sl_pipeline *p, sl__snode *sn)
 {
     sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn)};
-    if (sl__tpool_submit(p->pool, &t, 1) == SL_ENOMEM) {
-        /* Cannot queue: fail the frame from here (the node counts as done). */
-        sl__error e;
-        sl__error_clear(&e);
-        sl__error_set(&e, SL_ENOMEM, sn->p->plan->nodes[sn->node].op->name,
-                      sn->p->plan->nodes[sn->node].name, sn->slot->iteration, -1, NULL,
-                      "out of memory while queueing work");
-        sl__exec_frame_fail(sn->slot, &e, p);
+    if (sn->submitted)
+        return;
+    sn->submitted = true;
+    if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
+        return;
+    const sl__pnode *pn = &p->plan->nodes[sn->node];
+    if (!atomic_load(&sn->slot->failed)) {
+        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
+                      NULL, "out of memory while queueing work");
+        atomic_store(&sn->slot->failed, true);
     }
+    sn->t_start = sl__now_ns();
+    atomic_store(&sn->busy_ns, 0);
+    complete_node_locked(sn, sn->t_start);
 }
 
 /* Submits `n` per-sample tasks of fn for node sn, all or none (one pool call on the node's
@@ -76,12 +85,12 @@ static void release_stateful_successor(sl_pipeline *p, int node, int64_t iterati
         submit_node(p, sn);
 }
 
-static void complete_node(sl__snode *sn)
+/* Marks sn done: stats, consumers' pending counts, the stateful successor, frame readiness.
+ * Needs mu. */
+static void complete_node_locked(sl__snode *sn, int64_t end)
 {
     sl_pipeline *p = sn->p;
     const sl__pnode *pn = &p->plan->nodes[sn->node];
-    int64_t end = sl__now_ns();
-    pthread_mutex_lock(&p->mu);
     sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
     sn->done = true;
     for (int k = 0; k < pn->nsucc; k++) {
@@ -95,7 +104,14 @@ static void complete_node(sl__snode *sn)
         sn->slot->state = SLOT_READY;
         pthread_cond_broadcast(&p->cv);
     }
-    pthread_mutex_unlock(&p->mu);
+}
+
+static void complete_node(sl__snode *sn)
+{
+    int64_t end = sl__now_ns();
+    pthread_mutex_lock(&sn->p->mu);
+    complete_node_locked(sn, end);
+    pthread_mutex_unlock(&sn->p->mu);
 }
 
 /* ---- phases ---------------------------------------------------------------------------- */
@@ -239,6 +255,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
         sl__snode *sn = &slot->nodes[j];
         const sl__pnode *pn = &p->plan->nodes[j];
         sn->done = false;
+        sn->submitted = false;
         sn->pending = pn->npred;
         if ((pn->op->flags & SL_OP_STATEFUL) && p->stateful_next[j] != it)
             sn->pending++;

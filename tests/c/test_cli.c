@@ -261,6 +261,77 @@ static void test_run_bad_spec(void **state)
     expect(&r, 1, "cannot read");
 }
 
+/* ---- ops --markdown ------------------------------------------------------------------------ */
+
+/* The section "## name" of the Markdown reference, up to the next section (copied into buf).
+ * Returns: buf, or NULL when there is no such section. */
+static char *md_section(const char *md, const char *name, char *buf, size_t cap)
+{
+    char heading[256];
+    snprintf(heading, sizeof heading, "\n## %s\n", name);
+    const char *start = strstr(md, heading);
+    if (!start)
+        return NULL;
+    const char *end = strstr(start + 1, "\n## ");
+    size_t n = end ? (size_t)(end - start) : strlen(start);
+    snprintf(buf, cap, "%.*s", (int)n, start);
+    return buf;
+}
+
+/* Every operator `sluice ops` lists has a section, and every argument of it a table row with
+ * its type; random_shuffle's row shows its default. */
+static void test_ops_markdown(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    static char list[sizeof r.out], section[1 << 16];
+    char path[4096];
+    run(&r, "ops");
+    expect(&r, 0, NULL);
+    memcpy(list, r.out, sizeof list);
+    snprintf(path, sizeof path, "%s/ops.md", f->dir);
+    run(&r, "ops --markdown > '%s'", path);
+    expect(&r, 0, NULL);
+    size_t n = 0;
+    char *md = (char *)tu_read_file(path, &n);
+    assert_non_null(md);
+    md = realloc(md, n + 1);
+    md[n] = '\0';
+
+    int listed = 0;
+    for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[128];
+        assert_int_equal(sscanf(line, "%127s", name), 1);
+        const sl_op_def *op = sl_registry_find(name);
+        assert_non_null(op);
+        if (!md_section(md, name, section, sizeof section))
+            fail_msg("ops.md has no section \"## %s\"", name);
+        for (int a = 0; a < sl_op_num_args(op); a++) {
+            char row[256];
+            const sl_arg_def *def = sl_op_arg(op, a);
+            snprintf(row, sizeof row, "\n| `%s` | %s | ", def->name, sl_arg_type_name(def->type));
+            if (!strstr(section, row))
+                fail_msg("section %s lacks the row \"%s\"", name, row + 1);
+        }
+        listed++;
+    }
+    assert_int_equal(listed, sl_registry_count());
+
+    assert_non_null(md_section(md, "readers.file", section, sizeof section));
+    const char *row = strstr(section, "| `random_shuffle` | bool | `false` | no |");
+    if (!row)
+        fail_msg("readers.file lacks random_shuffle with its default false:\n%s", section);
+    free(md);
+
+    run(&r, "ops --markdown readers.file");
+    expect(&r, 0, "## readers.file\n");
+    assert_null(strstr(r.out, "## decoders.image"));
+    run(&r, "ops --markdown nope");
+    expect(&r, 2, "unknown operator \"nope\"");
+    run(&r, "ops --markdown readers.file decoders.image");
+    expect(&r, 2, "usage: sluice ops");
+}
+
 int main(void)
 {
     cli = getenv("SLUICE_CLI");
@@ -277,6 +348,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_epoch_set_stats_trace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_bad_argument, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_bad_spec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ops_markdown, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

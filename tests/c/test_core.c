@@ -317,8 +317,8 @@ static void test_rng_stream_layout(void **state)
                                     0x17512d21u, 0xe3de0126u, 0x323d073eu, 0xdf3b7d4du};
     static const uint64_t u64[4] = {0x776b54be50c9fe93ull, 0xd304eaa1c4122e8full,
                                     0x17512d21e3de0126ull, 0x323d073edf3b7d4dull};
-    static const double uni[4] = {0x1.ddad52f94327ep-2, 0x1.a609d54388245p-1,
-                                  0x1.7512d21e3de00p-4, 0x1.91e839f6f9dbcp-3};
+    static const double uni[4] = {0x1.ddad52f94327ep-2, 0x1.a609d54388245p-1, 0x1.7512d21e3de00p-4,
+                                  0x1.91e839f6f9dbcp-3};
     const uint64_t seed = 0x0123456789ABCDEFull;
     sl_rng r;
     sl_rng_init(&r, seed, 7, 3);
@@ -430,9 +430,9 @@ static void test_rng_streams_differ(void **state)
     /* Streams of different (seed, a, b) share no leading block: (iteration, sample) pairs a
      * pipeline uses, their swaps, and the pipeline's neighbouring seeds. */
     static const uint64_t ab[][3] = {
-        {1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}, {1, 2, 0},
-        {1, 0, 2}, {2, 0, 0}, {1, 1ull << 32, 0}, {1, 0, 1ull << 32}, {1, 5, 3},
-        {1, 3, 5}, {1ull << 32, 0, 0}, {0, 0, 0}, {1, 1000000, 255},
+        {1, 0, 0}, {1, 0, 1},          {1, 1, 0},          {1, 1, 1},          {1, 2, 0},
+        {1, 0, 2}, {2, 0, 0},          {1, 1ull << 32, 0}, {1, 0, 1ull << 32}, {1, 5, 3},
+        {1, 3, 5}, {1ull << 32, 0, 0}, {0, 0, 0},          {1, 1000000, 255},
     };
     enum { NS = sizeof ab / sizeof ab[0] };
     uint32_t first[NS][4];
@@ -499,7 +499,8 @@ static void test_tpool_many_tasks(void **state)
     while (next < MANY) {
         int n = group < MANY - next ? group : MANY - next;
         for (int k = 0; k < n; k++)
-            tasks[k] = (sl__task){.fn = many_task, .arg = c, .i = next + k, .prio = (uint64_t)(k % 3)};
+            tasks[k] =
+                (sl__task){.fn = many_task, .arg = c, .i = next + k, .prio = (uint64_t)(k % 3)};
         assert_int_equal(sl__tpool_submit(p, tasks, n), SL_OK);
         next += n;
         group = group % 37 + 1;
@@ -705,9 +706,9 @@ static void test_error_format(void **state)
     assert_string_equal(e.message, "");
 
     /* The format of STYLE.md ("Errors"), all parts present. */
-    assert_int_equal(sl__error_set(&e, SL_ECORRUPT, "decoders.image", "dec", 7, 3, "a/b.jpg",
-                                   "%s", "corrupt"),
-                     SL_ECORRUPT);
+    assert_int_equal(
+        sl__error_set(&e, SL_ECORRUPT, "decoders.image", "dec", 7, 3, "a/b.jpg", "%s", "corrupt"),
+        SL_ECORRUPT);
     assert_string_equal(e.message,
                         "decoders.image (node \"dec\"): iteration 7, sample 3, file \"a/b.jpg\": "
                         "corrupt");
@@ -732,7 +733,8 @@ static void test_error_format(void **state)
          "decoders.image (node \"dec\"): iteration 7, file \"a/b.jpg\": corrupt"},
         {"decoders.image", "dec", -1, 3, "a/b.jpg",
          "decoders.image (node \"dec\"): sample 3, file \"a/b.jpg\": corrupt"},
-        {"decoders.image", "dec", 7, -1, NULL, "decoders.image (node \"dec\"): iteration 7: corrupt"},
+        {"decoders.image", "dec", 7, -1, NULL,
+         "decoders.image (node \"dec\"): iteration 7: corrupt"},
         {"decoders.image", "dec", -1, -1, NULL, "decoders.image (node \"dec\"): corrupt"},
         {"decoders.image", NULL, -1, -1, NULL, "decoders.image: corrupt"},
         {"decoders.image", NULL, 0, 0, NULL, "decoders.image: iteration 0, sample 0: corrupt"},
@@ -775,8 +777,7 @@ static void *other_thread_error(void *arg)
 static void test_last_error(void **state)
 {
     (void)state;
-    assert_int_equal(sl__last_error_set(SL_ENOTFOUND, "no node named \"%s\"", "x"),
-                     SL_ENOTFOUND);
+    assert_int_equal(sl__last_error_set(SL_ENOTFOUND, "no node named \"%s\"", "x"), SL_ENOTFOUND);
     assert_string_equal(sl_last_error(), "no node named \"x\"");
     pthread_t th;
     void *ret;
@@ -958,16 +959,23 @@ static void test_value_coerce_range_choices(void **state)
     (void)state;
     sl__value v;
     char err[256];
-    const sl_arg_def i = {.name = "i", .type = SL_ARG_INT, .doc = "x", .flags = SL_ARG_RANGE,
-                          .min = 0, .max = 10};
-    const sl_arg_def f = {.name = "f", .type = SL_ARG_FLOAT, .doc = "x", .flags = SL_ARG_RANGE,
-                          .min = 0.0, .max = 1.0};
-    const sl_arg_def fl = {.name = "fl", .type = SL_ARG_FLOATS, .doc = "x",
-                           .flags = SL_ARG_RANGE, .min = -1, .max = 1};
-    const sl_arg_def s = {.name = "s", .type = SL_ARG_STRING, .doc = "x",
-                          .choices = "RGB|BGR|GRAY"};
-    const sl_arg_def ss = {.name = "ss", .type = SL_ARG_STRINGS, .doc = "x",
-                           .choices = "a|bb"};
+    const sl_arg_def i = {
+        .name = "i", .type = SL_ARG_INT, .doc = "x", .flags = SL_ARG_RANGE, .min = 0, .max = 10};
+    const sl_arg_def f = {.name = "f",
+                          .type = SL_ARG_FLOAT,
+                          .doc = "x",
+                          .flags = SL_ARG_RANGE,
+                          .min = 0.0,
+                          .max = 1.0};
+    const sl_arg_def fl = {.name = "fl",
+                           .type = SL_ARG_FLOATS,
+                           .doc = "x",
+                           .flags = SL_ARG_RANGE,
+                           .min = -1,
+                           .max = 1};
+    const sl_arg_def s = {
+        .name = "s", .type = SL_ARG_STRING, .doc = "x", .choices = "RGB|BGR|GRAY"};
+    const sl_arg_def ss = {.name = "ss", .type = SL_ARG_STRINGS, .doc = "x", .choices = "a|bb"};
 
     /* Bounds are inclusive. */
     assert_int_equal(coerce("0", &i, &v, err, sizeof err), SL_OK);
@@ -1005,17 +1013,17 @@ static void test_value_coerce_lists(void **state)
     (void)state;
     sl__value v;
     char err[256];
-    const sl_arg_def two = {.name = "crop", .type = SL_ARG_FLOATS, .doc = "x", .min_len = 2,
-                            .max_len = 2};
-    const sl_arg_def some = {.name = "s", .type = SL_ARG_INTS, .doc = "x", .min_len = 2,
-                             .max_len = 4};
+    const sl_arg_def two = {
+        .name = "crop", .type = SL_ARG_FLOATS, .doc = "x", .min_len = 2, .max_len = 2};
+    const sl_arg_def some = {
+        .name = "s", .type = SL_ARG_INTS, .doc = "x", .min_len = 2, .max_len = 4};
     const sl_arg_def atleast = {.name = "a", .type = SL_ARG_FLOATS, .doc = "x", .min_len = 2};
     const sl_arg_def atmost = {.name = "m", .type = SL_ARG_INTS, .doc = "x", .max_len = 3};
     const sl_arg_def ints = {.name = "ints", .type = SL_ARG_INTS, .doc = "x"};
-    const sl_arg_def sc = {.name = "mean", .type = SL_ARG_FLOATS, .doc = "x",
-                           .flags = SL_ARG_SCALAR_OK};
-    const sl_arg_def scs = {.name = "files", .type = SL_ARG_STRINGS, .doc = "x",
-                            .flags = SL_ARG_SCALAR_OK};
+    const sl_arg_def sc = {
+        .name = "mean", .type = SL_ARG_FLOATS, .doc = "x", .flags = SL_ARG_SCALAR_OK};
+    const sl_arg_def scs = {
+        .name = "files", .type = SL_ARG_STRINGS, .doc = "x", .flags = SL_ARG_SCALAR_OK};
     const sl_arg_def strs = {.name = "strs", .type = SL_ARG_STRINGS, .doc = "x"};
     const sl_arg_def floats = {.name = "floats", .type = SL_ARG_FLOATS, .doc = "x"};
 
@@ -1113,8 +1121,8 @@ static void test_value_copy_and_json(void **state)
     (void)state;
     sl__value v, c;
     char err[256], buf[256];
-    static const char *const texts[] = {"true", "-7", "0.25", "\"HWC\"", "[1, 2, 3]",
-                                        "[0.5, 1.5]", "[\"a\", \"b\"]"};
+    static const char *const texts[] = {"true",      "-7",         "0.25",          "\"HWC\"",
+                                        "[1, 2, 3]", "[0.5, 1.5]", "[\"a\", \"b\"]"};
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
         assert_int_equal(sl__value_parse_json(texts[k], &v, err, sizeof err), SL_OK);
         assert_int_equal(sl__value_copy(&c, &v), SL_OK);

@@ -71,6 +71,7 @@ static void test_listing(void **state)
 /* Reports a broken rule of operator op (and argument arg, if any) and counts it, so one run
  * lists every problem instead of stopping at the first. */
 static int g_problems;
+static bool g_quiet; /* test_checker_finds_problems: count, do not print */
 static void problem(const sl_op_def *op, const char *arg, const char *fmt, ...)
 {
     va_list ap;
@@ -78,8 +79,9 @@ static void problem(const sl_op_def *op, const char *arg, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    print_error("%s%s%s%s: %s\n", op->name, arg ? " (argument \"" : "", arg ? arg : "",
-                arg ? "\")" : "", msg);
+    if (!g_quiet)
+        print_error("%s%s%s%s: %s\n", op->name, arg ? " (argument \"" : "", arg ? arg : "",
+                    arg ? "\")" : "", msg);
     g_problems++;
 }
 
@@ -151,8 +153,14 @@ static bool is_numeric_type(sl_arg_type t)
  * and the registry holds the same value. */
 static void check_default(const sl_op_def *op, int a, const sl_arg_def *def)
 {
-    const sl__value *reg = sl__registry_default(op, a);
-    assert_non_null(reg);
+    static const sl__value none;
+    /* (Operators made up by test_checker_finds_problems are not in the registry.) */
+    const sl__value *reg = sl_registry_find(op->name) == op ? sl__registry_default(op, a) : NULL;
+    if (!reg && sl_registry_find(op->name) == op)
+        fail_msg("%s: sl__registry_default returned NULL (out of memory)", op->name);
+    bool registered = reg != NULL;
+    if (!reg)
+        reg = &none;
     if (!def->def) {
         if (reg->kind != SL__V_NONE)
             problem(op, def->name, "no default text, but the registry holds a value");
@@ -166,6 +174,8 @@ static void check_default(const sl_op_def *op, int a, const sl_arg_def *def)
     }
     if (sl__value_coerce(&raw, def, &mine, err, sizeof err) != SL_OK) {
         problem(op, def->name, "default %s does not fit the argument: %s", def->def, err);
+    } else if (!registered) {
+        /* nothing to compare with */
     } else if (reg->kind == SL__V_NONE) {
         problem(op, def->name, "default %s: the registry holds no value", def->def);
     } else {
@@ -224,8 +234,7 @@ static void check_arg(const sl_op_def *op, int a)
     /* Argument inputs are numeric batches (sl__ctx_check_arg_inputs reads them as numbers). */
     if ((def->flags & SL_ARG_TENSOR) && !is_numeric_type(def->type) && def->type != SL_ARG_BOOL)
         problem(op, name, "SL_ARG_TENSOR on a %s argument", sl_arg_type_name(def->type));
-    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE |
-                                 SL_ARG_SCALAR_OK))
+    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK))
         problem(op, name, "unknown flags 0x%x", def->flags);
     check_default(op, a, def);
 }
@@ -255,9 +264,8 @@ static void check_op(const sl_op_def *op)
         problem(op, NULL, "min_inputs %d > max_inputs %d", op->min_inputs, op->max_inputs);
     if (op->max_inputs > 0 && !op->inputs)
         problem(op, NULL, "takes inputs but describes none");
-    for (int k = 0; op->inputs && k < (op->min_inputs > 1 ? op->min_inputs : 1) &&
-                    k < op->max_inputs;
-         k++)
+    /* op.h: `inputs` has max_inputs entries, `outputs` num_outputs. */
+    for (int k = 0; op->inputs && k < op->max_inputs; k++)
         check_io(op, &op->inputs[k], "input", k);
     if (op->num_outputs < 0 || (op->num_outputs > 0 && !op->outputs))
         problem(op, NULL, "num_outputs %d without descriptions", op->num_outputs);
@@ -267,11 +275,8 @@ static void check_op(const sl_op_def *op)
     /* Devices, flags, functions. */
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
-    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM |
-                                SL_OP_SIDE_EFFECTS))
+    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
-    if ((op->flags & SL_OP_SOURCE) && op->max_inputs != 0)
-        problem(op, NULL, "a source operator with inputs");
     if (!op->setup)
         problem(op, NULL, "no setup");
     if (!op->run_sample == !op->run_batch)
@@ -288,8 +293,10 @@ static void check_op(const sl_op_def *op)
     assert_int_equal(sl_op_arg_index(op, "bogus_arg"), -1);
     assert_int_equal(sl_op_arg_index(op, NULL), -1);
     int preserve = sl_op_arg_index(op, "preserve");
-    assert_true(preserve >= op->num_args);
-    assert_int_equal(sl_op_arg(op, preserve)->type, SL_ARG_BOOL);
+    if (preserve < op->num_args)
+        problem(op, "preserve", "the operator's own argument hides the common one");
+    else if (sl_op_arg(op, preserve)->type != SL_ARG_BOOL)
+        problem(op, "preserve", "is not a bool");
     for (int a = 0; a < sl_op_num_args(op); a++)
         check_arg(op, a);
 
@@ -305,6 +312,7 @@ static void test_schemas(void **state)
 {
     (void)state;
     g_problems = 0;
+    g_quiet = false;
     for (int i = 0; i < sl_registry_count(); i++)
         check_op(sl_registry_get(i));
     /* Out of range: the registry's default lookup gives "no value", never a crash. */
@@ -312,6 +320,147 @@ static void test_schemas(void **state)
     assert_int_equal(sl__registry_default(op, -1)->kind, SL__V_NONE);
     assert_int_equal(sl__registry_default(op, sl_op_num_args(op))->kind, SL__V_NONE);
     assert_int_equal(g_problems, 0);
+}
+
+/* The checks above have teeth: made-up operators, each breaking one rule, are caught; a
+ * well-formed one passes. */
+static sl_status fake_setup(sl_ctx *ctx)
+{
+    (void)ctx;
+    return SL_OK;
+}
+
+static sl_status fake_run_sample(sl_ctx *ctx, int sample)
+{
+    (void)ctx, (void)sample;
+    return SL_OK;
+}
+
+static sl_status fake_run_batch(sl_ctx *ctx)
+{
+    (void)ctx;
+    return SL_OK;
+}
+
+static int problems_of(const sl_op_def *op)
+{
+    g_problems = 0;
+    g_quiet = true;
+    check_op(op);
+    g_quiet = false;
+    return g_problems;
+}
+
+static void test_checker_finds_problems(void **state)
+{
+    (void)state;
+    static const sl_io_def io[] = {{"data", "Some data."}};
+    static const sl_io_def io_nodoc[] = {{"data", ""}};
+    static const sl_arg_def good_args[] = {
+        {.name = "size",
+         .type = SL_ARG_INTS,
+         .doc = "A size.",
+         .flags = SL_ARG_OPTIONAL,
+         .min_len = 2,
+         .max_len = 2},
+        {.name = "mode", .type = SL_ARG_STRING, .doc = "A mode.", .def = "\"a\"", .choices = "a|b"},
+    };
+    const sl_op_def good = {.name = "fake.good_op",
+                            .doc = "Does nothing at all.\n\nA made-up operator.",
+                            .inputs = io,
+                            .min_inputs = 1,
+                            .max_inputs = 1,
+                            .outputs = io,
+                            .num_outputs = 1,
+                            .args = good_args,
+                            .num_args = 2,
+                            .devices = SL_OP_CPU,
+                            .setup = fake_setup,
+                            .run_sample = fake_run_sample};
+    assert_int_equal(problems_of(&good), 0);
+
+    sl_op_def bad;
+#define EXPECT_CAUGHT(field_change)                                                                \
+    do {                                                                                           \
+        bad = good;                                                                                \
+        field_change;                                                                              \
+        if (problems_of(&bad) == 0)                                                                \
+            fail_msg("not caught: %s", #field_change);                                             \
+    } while (0)
+    EXPECT_CAUGHT(bad.name = "Fake.Bad");
+    EXPECT_CAUGHT(bad.name = "fake..bad");
+    EXPECT_CAUGHT(bad.doc = "does nothing at all.");
+    EXPECT_CAUGHT(bad.doc = "Does nothing at all\nsecond line.");
+    EXPECT_CAUGHT(bad.doc = "");
+    EXPECT_CAUGHT(bad.doc = NULL);
+    EXPECT_CAUGHT(bad.min_inputs = 2);
+    EXPECT_CAUGHT(bad.inputs = NULL);
+    EXPECT_CAUGHT(bad.inputs = io_nodoc);
+    EXPECT_CAUGHT(bad.outputs = io_nodoc);
+    EXPECT_CAUGHT(bad.devices = 0);
+    EXPECT_CAUGHT(bad.flags = SL_OP_RANDOM); /* no seed argument */
+    EXPECT_CAUGHT(bad.setup = NULL);
+    EXPECT_CAUGHT(bad.run_batch = fake_run_batch);
+    EXPECT_CAUGHT(bad.run_sample = NULL);
+    EXPECT_CAUGHT(bad.fini = free);
+
+    /* Argument rules, one broken argument each. */
+    static const sl_arg_def bad_args[][1] = {
+        {{.name = "Size", .type = SL_ARG_INT, .doc = "x.", .def = "1"}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "", .def = "1"}},
+        {{.name = "size", .type = (sl_arg_type)42, .doc = "x.", .flags = SL_ARG_OPTIONAL}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .flags = SL_ARG_OPTIONAL}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1.5"}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "[1"}},
+        {{.name = "size",
+          .type = SL_ARG_INT,
+          .doc = "x.",
+          .def = "20",
+          .flags = SL_ARG_RANGE,
+          .min = 0,
+          .max = 10}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .choices = "1|2"}},
+        {{.name = "mode", .type = SL_ARG_STRING, .doc = "x.", .def = "\"c\"", .choices = "a|b"}},
+        {{.name = "mode", .type = SL_ARG_STRING, .doc = "x.", .def = "\"a\"", .choices = "a||b"}},
+        {{.name = "mode",
+          .type = SL_ARG_STRING,
+          .doc = "x.",
+          .def = "\"a\"",
+          .flags = SL_ARG_RANGE}},
+        {{.name = "mode",
+          .type = SL_ARG_STRING,
+          .doc = "x.",
+          .def = "\"a\"",
+          .flags = SL_ARG_TENSOR}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .flags = SL_ARG_SCALAR_OK}},
+        {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .min_len = 2}},
+        {{.name = "size",
+          .type = SL_ARG_INTS,
+          .doc = "x.",
+          .def = "[1, 2]",
+          .min_len = 3,
+          .max_len = 2}},
+        {{.name = "size",
+          .type = SL_ARG_FLOAT,
+          .doc = "x.",
+          .def = "0.5",
+          .flags = SL_ARG_RANGE,
+          .min = 1,
+          .max = 0}},
+        {{.name = "preserve", .type = SL_ARG_BOOL, .doc = "x.", .def = "true"}},
+        {{.name = "seed", .type = SL_ARG_FLOAT, .doc = "x.", .def = "-1"}},
+    };
+    for (size_t k = 0; k < sizeof bad_args / sizeof bad_args[0]; k++) {
+        bad = good;
+        bad.args = bad_args[k];
+        bad.num_args = 1;
+        if (strcmp(bad_args[k][0].name, "seed") == 0)
+            bad.flags = SL_OP_RANDOM; /* a seed that is not an int */
+        if (problems_of(&bad) == 0)
+            fail_msg("bad argument %d (\"%s\") not caught", (int)k, bad_args[k][0].name);
+    }
+#undef EXPECT_CAUGHT
+    g_problems = 0;
 }
 
 /* ---- every operator refuses bad arguments at build, naming itself --------------------- */
@@ -326,15 +475,14 @@ static sl_graph *graph_for(const sl_op_def *op)
         assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
         assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", g_tree), SL_OK);
     }
-    const char *device = (op->devices & SL_OP_CPU) ? "cpu"
+    const char *device = (op->devices & SL_OP_CPU)     ? "cpu"
                          : (op->devices & SL_OP_MIXED) ? "mixed"
                                                        : "gpu";
     assert_int_equal(sl_graph_add(g, op->name, "t", device), SL_OK);
     for (int k = 0; k < op->min_inputs; k++)
         assert_int_equal(sl_graph_input(g, "t", "reader:0"), SL_OK);
-    assert_int_equal(sl_graph_output(g, op->num_outputs > 0 || op->min_inputs == 0 ? "t"
-                                                                                  : "reader"),
-                     SL_OK);
+    assert_int_equal(
+        sl_graph_output(g, op->num_outputs > 0 || op->min_inputs == 0 ? "t" : "reader"), SL_OK);
     return g;
 }
 
@@ -361,8 +509,8 @@ static void expect_build_error(sl_graph *g, const sl_op_def *op, const char *nee
         sl_pipeline_error_detail(p, &d);
         if (d.code != SL_EINVAL || !d.op || strcmp(d.op, op->name) != 0 || !d.node ||
             strcmp(d.node, "t") != 0 || d.iteration != -1 || d.sample != -1) {
-            print_error("%s with %s: error detail does not name the operator and node\n",
-                        op->name, what);
+            print_error("%s with %s: error detail does not name the operator and node\n", op->name,
+                        what);
             g_problems++;
         }
     }
@@ -404,9 +552,7 @@ static const char *set_ill_typed(sl_graph *g, const char *name, sl_arg_type type
     switch (type) {
     case SL_ARG_STRING:
     case SL_ARG_DTYPE:
-    case SL_ARG_STRINGS:
-        assert_int_equal(sl_graph_arg_int(g, "t", name, 3), SL_OK);
-        return "int 3";
+    case SL_ARG_STRINGS: assert_int_equal(sl_graph_arg_int(g, "t", name, 3), SL_OK); return "int 3";
     default:
         assert_int_equal(sl_graph_arg_str(g, "t", name, "oops"), SL_OK);
         return "string \"oops\"";
@@ -456,6 +602,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_schemas),
+        cmocka_unit_test(test_checker_finds_problems),
         cmocka_unit_test(test_unknown_argument),
         cmocka_unit_test(test_ill_typed_arguments),
     };

@@ -1,0 +1,263 @@
+/* src/ops/sources/external_source.c: `external_source`, batches fed by the application.
+ *
+ * Exports sl_op_external_source. sl_pipeline_feed_input copies a batch into a FIFO owned by the
+ * node; each iteration's setup (iterations of a stateful node run in order) takes the oldest
+ * batch, and run_sample copies its samples into the output. A taken batch stays referenced by
+ * the iteration slot (sl_ctx_iter_data) until that slot's next iteration, then goes to a free
+ * list, so run_sample never races with its release and steady state reuses buffers.
+ * Invariant: `mu` guards the FIFO and the free list; nothing else in the state changes after
+ * init.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+enum { A_LAYOUT, A_DTYPE, A_NDIM, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_LAYOUT] = {.name = "layout",
+                  .type = SL_ARG_STRING,
+                  .def = "\"\"",
+                  .doc = "Layout of the fed data (\"HWC\"...); a fed batch's own layout, when "
+                         "given, must match."},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .flags = SL_ARG_OPTIONAL,
+                 .doc = "When given, every fed batch must have this element type."},
+    [A_NDIM] = {.name = "ndim",
+                .type = SL_ARG_INT,
+                .flags = SL_ARG_OPTIONAL | SL_ARG_RANGE,
+                .min = 0,
+                .max = SL_MAX_NDIM,
+                .doc = "When given, every fed sample must have this many dimensions."},
+};
+
+static const sl_io_def outputs[] = {{"data", "The fed samples, in the order they were fed."}};
+
+typedef struct fed {
+    struct fed *next;
+    int n, ndim;
+    sl_dtype dtype;
+    int64_t *shapes; /* n * ndim */
+    size_t *offsets; /* n + 1 */
+    uint8_t *data;
+    size_t cap; /* bytes of data */
+} fed;
+
+typedef struct state {
+    pthread_mutex_t mu;
+    fed *head, *tail; /* (mu) FIFO of fed batches */
+    fed *free_list;   /* (mu) */
+    char layout[SL_MAX_NDIM + 1];
+    sl_dtype dtype; /* SL_DTYPE_INVALID: any */
+    int ndim;       /* -1: any */
+    int batch_size;
+} state;
+
+static void fed_free(fed *f)
+{
+    if (!f)
+        return;
+    sl__free(f->shapes);
+    sl__free(f->offsets);
+    sl__free(f->data);
+    sl__free(f);
+}
+
+static void free_chain(fed *f)
+{
+    while (f) {
+        fed *next = f->next;
+        fed_free(f);
+        f = next;
+    }
+}
+
+static sl_status init(sl_op_init *ini, void **out)
+{
+    state *s = sl__calloc(1, sizeof(*s));
+    if (!s)
+        return SL_ENOMEM;
+    pthread_mutex_init(&s->mu, NULL);
+    snprintf(s->layout, sizeof s->layout, "%s", sl_init_arg_str(ini, A_LAYOUT));
+    s->dtype =
+        sl_init_arg_is_set(ini, A_DTYPE) ? sl_init_arg_dtype(ini, A_DTYPE) : SL_DTYPE_INVALID;
+    s->ndim = sl_init_arg_is_set(ini, A_NDIM) ? (int)sl_init_arg_int(ini, A_NDIM) : -1;
+    s->batch_size = sl_init_batch_size(ini);
+    if (strlen(sl_init_arg_str(ini, A_LAYOUT)) > SL_MAX_NDIM) {
+        sl__free(s);
+        return sl_init_fail(ini, SL_EINVAL, "argument \"layout\": more than %d dimensions",
+                            SL_MAX_NDIM);
+    }
+    *out = s;
+    return SL_OK;
+}
+
+static void fini(void *st)
+{
+    state *s = st;
+    free_chain(s->head);
+    free_chain(s->free_list);
+    pthread_mutex_destroy(&s->mu);
+    sl__free(s);
+}
+
+/* Checks a fed batch against what the node declares. */
+static sl_status check_feed(const state *s, const sl_feed *b, char *err, size_t errlen)
+{
+    if (b->num_samples != s->batch_size)
+        snprintf(err, errlen, "got %d samples; the pipeline's batch size is %d", b->num_samples,
+                 s->batch_size);
+    else if (b->ndim < 0 || b->ndim > SL_MAX_NDIM || (s->ndim >= 0 && b->ndim != s->ndim))
+        snprintf(err, errlen, "samples have %d dimensions, expected %d", b->ndim, s->ndim);
+    else if (sl_dtype_size(b->dtype) == 0 || (s->dtype && b->dtype != s->dtype))
+        snprintf(err, errlen, "element type %s, expected %s", sl_dtype_name(b->dtype),
+                 sl_dtype_name(s->dtype));
+    else if (b->layout && b->layout[0] && s->layout[0] && strcmp(b->layout, s->layout) != 0)
+        snprintf(err, errlen, "layout \"%s\", expected \"%s\"", b->layout, s->layout);
+    else if (b->layout && b->layout[0] && (int)strlen(b->layout) != b->ndim)
+        snprintf(err, errlen, "layout \"%s\" does not have %d dimensions", b->layout, b->ndim);
+    else
+        return SL_OK;
+    return SL_EINVAL;
+}
+
+/* A buffer of the free list (or a new one) able to hold the batch. */
+static fed *take_buffer(state *s, const sl_feed *b, size_t bytes)
+{
+    pthread_mutex_lock(&s->mu);
+    fed *f = s->free_list;
+    if (f)
+        s->free_list = f->next;
+    pthread_mutex_unlock(&s->mu);
+    if (!f && !(f = sl__calloc(1, sizeof(*f))))
+        return NULL;
+    if (f->n < b->num_samples || !f->shapes) {
+        sl__free(f->shapes);
+        sl__free(f->offsets);
+        f->shapes = sl__calloc((size_t)b->num_samples * SL_MAX_NDIM, sizeof(int64_t));
+        f->offsets = sl__calloc((size_t)b->num_samples + 1, sizeof(size_t));
+    }
+    if (f->cap < bytes || !f->data) {
+        sl__free(f->data);
+        f->data = sl__aligned_alloc(bytes);
+        f->cap = f->data ? bytes : 0;
+    }
+    if (!f->shapes || !f->offsets || !f->data) {
+        fed_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
+{
+    state *s = st;
+    sl_status rc = check_feed(s, b, err, errlen);
+    if (rc != SL_OK)
+        return rc;
+    size_t elem = sl_dtype_size(b->dtype), total = 0;
+    for (int i = 0; i < b->num_samples; i++) {
+        size_t n = 1;
+        for (int d = 0; d < b->ndim; d++)
+            n *= (size_t)b->shapes[(size_t)i * b->ndim + d];
+        total += n * elem;
+    }
+    fed *f = take_buffer(s, b, total);
+    if (!f)
+        return snprintf(err, errlen, "out of memory for %zu bytes", total), SL_ENOMEM;
+    f->n = b->num_samples;
+    f->ndim = b->ndim;
+    f->dtype = b->dtype;
+    f->next = NULL;
+    size_t off = 0;
+    for (int i = 0; i < b->num_samples; i++) {
+        size_t n = elem;
+        for (int d = 0; d < b->ndim; d++) {
+            f->shapes[(size_t)i * SL_MAX_NDIM + d] = b->shapes[(size_t)i * b->ndim + d];
+            n *= (size_t)b->shapes[(size_t)i * b->ndim + d];
+        }
+        f->offsets[i] = off;
+        if (n)
+            memcpy(f->data + off, b->data[i], n);
+        off += n;
+    }
+    f->offsets[b->num_samples] = off;
+    pthread_mutex_lock(&s->mu);
+    if (s->tail)
+        s->tail->next = f;
+    else
+        s->head = f;
+    s->tail = f;
+    pthread_mutex_unlock(&s->mu);
+    return SL_OK;
+}
+
+/* Pops the oldest fed batch; recycles the one this slot held before. */
+static fed *next_batch(state *s, fed **slot_batch)
+{
+    pthread_mutex_lock(&s->mu);
+    if (*slot_batch) {
+        (*slot_batch)->next = s->free_list;
+        s->free_list = *slot_batch;
+        *slot_batch = NULL;
+    }
+    fed *f = s->head;
+    if (f) {
+        s->head = f->next;
+        if (!s->head)
+            s->tail = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return f;
+}
+
+static sl_status setup(sl_ctx *ctx)
+{
+    state *s = sl_ctx_state(ctx);
+    fed **slot_batch = sl_ctx_iter_data(ctx);
+    fed *f = next_batch(s, slot_batch);
+    if (!f)
+        return sl_fail(ctx, SL_EINVAL,
+                       "no data was fed for this iteration: call feed_input before scheduling "
+                       "it (prefetch_queue_depth iterations start at the first run)");
+    *slot_batch = f;
+    sl_ctx_set_output(ctx, 0, f->dtype, f->ndim, s->layout);
+    for (int i = 0; i < f->n; i++)
+        sl_ctx_set_shape(ctx, 0, i, f->shapes + (size_t)i * SL_MAX_NDIM);
+    return SL_OK;
+}
+
+static sl_status run_sample(sl_ctx *ctx, int i)
+{
+    const fed *f = *(fed **)sl_ctx_iter_data(ctx);
+    size_t bytes = f->offsets[i + 1] - f->offsets[i];
+    if (bytes)
+        memcpy(sl_ctx_output_data(ctx, 0, i), f->data + f->offsets[i], bytes);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_external_source = {
+    .name = "external_source",
+    .doc = "Passes batches that the application feeds with sl_pipeline_feed_input.\n\n"
+           "Each iteration takes the oldest fed batch, in feeding order; the data is copied at "
+           "feed time, so the caller may reuse its memory at once. With "
+           "prefetch_queue_depth D, the first run starts D iterations: feed D batches first. An "
+           "iteration that finds nothing fed fails with a message saying so.\n\n"
+           "Differences from DALI: the Python `source=` callback/iterable form comes with the "
+           "Python API; here the batch size must equal the pipeline's.",
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .flags = SL_OP_SOURCE | SL_OP_STATEFUL,
+    .iter_bytes_per_sample = sizeof(void *), /* the slot's batch pointer (>= 1 sample) */
+    .init = init,
+    .fini = fini,
+    .setup = setup,
+    .run_sample = run_sample,
+    .feed = feed,
+};
