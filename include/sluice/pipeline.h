@@ -71,6 +71,19 @@ SL_API const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i);
 /* Iteration number of the outputs last shared (0, 1, ...), -1 before the first. */
 SL_API int64_t sl_pipeline_iteration(const sl_pipeline *p);
 
+/* Pinned outputs: keep the buffers of the outputs last shared valid after release_outputs (or
+ * the next run) — what a zero-copy view (a NumPy array, a DLPack capsule) needs. The slot is
+ * reused only when it was released AND every pin was dropped; until then later iterations
+ * that need that slot wait (and share_outputs fails with SL_EMISUSE after ~2 s rather than
+ * hang). Returns NULL when no outputs are shared. Pins are counted: each pin needs one unpin.
+ * Owns: the handle is the pipeline's; the pipeline must outlive it.
+ * Threads: sl_outputs_unpin may be called from any thread. */
+typedef struct sl_outputs sl_outputs;
+SL_API sl_outputs *sl_pipeline_outputs_pin(sl_pipeline *p);
+SL_API const sl_batch *sl_outputs_get(const sl_outputs *o, int i);
+SL_API int64_t sl_outputs_iteration(const sl_outputs *o);
+SL_API void sl_outputs_unpin(sl_outputs *o);
+
 /* Message of the last failure of a call on p, "" if none. Valid until the next call on p. */
 SL_API const char *sl_pipeline_error(const sl_pipeline *p);
 

@@ -21,7 +21,8 @@ typedef enum slot_state {
     SLOT_FREE = 0, /* may start the next iteration that maps to it */
     SLOT_RUNNING,  /* a frame is executing */
     SLOT_READY,    /* all nodes done, waiting for share_outputs */
-    SLOT_SHARED    /* lent to the consumer until release_outputs */
+    SLOT_SHARED,   /* lent to the consumer until release_outputs */
+    SLOT_HELD      /* released, but views of its outputs are still pinned */
 } slot_state;
 
 typedef enum node_phase { PHASE_SETUP_SAMPLE = 1, PHASE_RUN_SAMPLE } node_phase;
@@ -45,11 +46,18 @@ typedef struct sl__snode {
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
 } sl__snode;
 
+struct sl_outputs {
+    struct sl_pipeline *p;
+    struct sl__slot *slot;
+};
+
 typedef struct sl__slot {
     int index;
-    int64_t iteration;  /* (mu) iteration held, -1 when never used */
-    slot_state state;   /* (mu) */
-    int nodes_left;     /* (mu) nodes of this frame not yet done */
+    int pins;                 /* (mu) live sl_outputs pins of this slot's outputs */
+    struct sl_outputs handle; /* what sl_pipeline_outputs_pin returns for this slot */
+    int64_t iteration;        /* (mu) iteration held, -1 when never used */
+    slot_state state;         /* (mu) */
+    int nodes_left;           /* (mu) nodes of this frame not yet done */
     atomic_bool failed; /* set once an error is recorded; later work of the frame is skipped */
     sl__error err;      /* (mu) the frame's first error */
     sl__snode *nodes;   /* plan->n */

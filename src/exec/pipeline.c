@@ -5,8 +5,10 @@
  * The consumer side (schedule_run / share_outputs / release_outputs) only moves slot states
  * under mu and waits on cv; all work happens on the pool's threads.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/exec.h"
@@ -241,14 +243,23 @@ static void release_oldest(sl_pipeline *p)
     p->nshared--;
     if (p->current == s)
         p->current = -1;
+    if (p->slots[s].pins > 0) {
+        p->slots[s].state = SLOT_HELD; /* freed by the last sl_outputs_unpin */
+        return;
+    }
     p->slots[s].state = SLOT_FREE;
     sl__exec_start_frames(p);
 }
+
+/* How long share_outputs waits for pinned views (released on other threads) to die before
+ * reporting that it would wait forever. */
+#define PIN_WAIT_NS 2000000000LL
 
 /* Waits until iteration `it` is READY in its slot. Needs mu. */
 static sl_status wait_ready(sl_pipeline *p, int64_t it)
 {
     sl__slot *slot = &p->slots[it % p->depth];
+    int64_t deadline = 0;
     for (;;) {
         if (p->stopping)
             return fail(p, SL_ECANCELED, "the pipeline is being destroyed");
@@ -259,7 +270,27 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
                         "share_outputs would wait forever: iteration %lld needs the buffers "
                         "still shared for iteration %lld; call release_outputs first",
                         (long long)it, (long long)slot->iteration);
-        pthread_cond_wait(&p->cv, &p->mu);
+        if (slot->state != SLOT_HELD || slot->iteration >= it) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        int64_t now = sl__now_ns();
+        if (!deadline)
+            deadline = now + PIN_WAIT_NS;
+        if (now >= deadline)
+            return fail(p, SL_EMISUSE,
+                        "share_outputs would wait forever: iteration %lld needs the buffers of "
+                        "iteration %lld, which are still referenced (%d pinned views); drop them "
+                        "or raise prefetch_queue_depth",
+                        (long long)it, (long long)slot->iteration, slot->pins);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50000000; /* re-check every 50 ms */
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
     }
 }
 
@@ -342,6 +373,52 @@ sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed
         return st;
     }
     return fail(p, SL_ENOTFOUND, "feed_input: no node named \"%s\" in the built pipeline", name);
+}
+
+/* ---- pinned outputs ------------------------------------------------------------------------ */
+
+sl_outputs *sl_pipeline_outputs_pin(sl_pipeline *p)
+{
+    if (!p || !p->built)
+        return NULL;
+    pthread_mutex_lock(&p->mu);
+    sl_outputs *o = NULL;
+    if (p->current >= 0) {
+        sl__slot *slot = &p->slots[p->current];
+        slot->pins++;
+        slot->handle = (sl_outputs){.p = p, .slot = slot};
+        o = &slot->handle;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return o;
+}
+
+const sl_batch *sl_outputs_get(const sl_outputs *o, int i)
+{
+    if (!o || i < 0 || i >= o->p->plan->noutputs)
+        return NULL;
+    const sl__ref *r = &o->p->plan->outputs[i];
+    return &o->slot->nodes[r->node].outs[r->out];
+}
+
+int64_t sl_outputs_iteration(const sl_outputs *o)
+{
+    return o ? o->slot->iteration : -1;
+}
+
+void sl_outputs_unpin(sl_outputs *o)
+{
+    if (!o)
+        return;
+    sl_pipeline *p = o->p;
+    pthread_mutex_lock(&p->mu);
+    assert(o->slot->pins > 0);
+    if (--o->slot->pins == 0 && o->slot->state == SLOT_HELD) {
+        o->slot->state = SLOT_FREE;
+        sl__exec_start_frames(p);
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
 }
 
 /* ---- outputs and errors ------------------------------------------------------------------ */

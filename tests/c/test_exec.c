@@ -323,13 +323,38 @@ static void test_stats_and_trace(void **state)
     sl_graph_destroy(g);
 }
 
+/* A pinned iteration's buffers survive release and later runs; an iteration that needs the
+ * pinned slot fails with SL_EMISUSE instead of hanging; unpinning lets the pipeline go on. */
+static void test_pinned_outputs(void **state)
+{
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 5);
+    sl_pipeline *p = make_pipeline(g, 4, 2, 2);
+    assert_null(sl_pipeline_outputs_pin(p)); /* nothing shared yet */
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    sl_outputs *o = sl_pipeline_outputs_pin(p);
+    assert_non_null(o);
+    assert_int_equal(sl_outputs_iteration(o), 0);
+    uint64_t h0 = tu_hash_batch(sl_outputs_get(o, 0), 1);
+    assert_int_equal(sl_pipeline_run(p), SL_OK); /* iteration 1 uses the other slot */
+    assert_int_equal(sl_pipeline_iteration(p), 1);
+    assert_true(tu_hash_batch(sl_outputs_get(o, 0), 1) == h0);
+    assert_int_equal(sl_pipeline_run(p), SL_EMISUSE); /* iteration 2 needs the pinned slot */
+    assert_non_null(strstr(sl_pipeline_error(p), "still referenced"));
+    assert_true(tu_hash_batch(sl_outputs_get(o, 0), 1) == h0);
+    sl_outputs_unpin(o);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 2);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order),        cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_error_delivery),  cmocka_unit_test(test_shutdown_in_flight),
         cmocka_unit_test(test_run_api),         cmocka_unit_test(test_steady_state_no_alloc),
-        cmocka_unit_test(test_stats_and_trace),
+        cmocka_unit_test(test_stats_and_trace), cmocka_unit_test(test_pinned_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
