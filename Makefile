@@ -8,6 +8,8 @@
 #   make test-asan / make test-tsan   one sanitizer configuration alone
 #   make demo           build, make the demo data set once, run DEMO_CMD
 #   make install        build, then install (PREFIX=/some/where to choose the prefix)
+#   make docs           build, then generate the operator reference build/docs/ops.md from the
+#                       registry (`sluice ops --markdown`); docs/guide.md is written by hand
 #   make format / make format-check (= make lint)   clang-format on src include cli tests/c
 #   make clean          remove every build directory (demo data included)
 #
@@ -60,7 +62,7 @@ FORMAT_FILES = $(shell find src include cli tests/c -type f \
                  2>/dev/null | sort)
 
 .PHONY: all setup configure build check test test-asan test-tsan lint format format-check \
-        install demo clean
+        install docs demo clean
 
 all: build
 
@@ -103,6 +105,10 @@ format:
 install: build
 	$(CMAKE) --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX))
 	@# (the Python package will be installed here too)
+
+docs: build
+	$(CMAKE) --build $(BUILD_DIR) --target docs
+	@echo "operator reference: $(BUILD_DIR)/docs/ops.md"
 
 demo: build
 	@if [ ! -d $(DEMO_DATA) ]; then \

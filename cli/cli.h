@@ -11,7 +11,8 @@
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
-/* `sluice ops [NAME]`: argv holds what follows "ops". Returns: the exit status. */
+/* `sluice ops [--markdown] [NAME]`: argv holds what follows "ops".
+ * Returns: the exit status. */
 int cli_ops(int argc, char **argv);
 /* `sluice run SPEC.json [options]`: argv holds what follows "run". Returns: the exit status. */
 int cli_run(int argc, char **argv);

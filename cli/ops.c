@@ -1,8 +1,13 @@
-/* cli/ops.c: `sluice ops` (every operator with its summary) and `sluice ops NAME` (one
- * operator described: doc, inputs, outputs, devices, flags, and a table of its arguments).
+/* cli/ops.c: `sluice ops` (every operator with its summary), `sluice ops NAME` (one operator
+ * described: doc, inputs, outputs, devices, flags, and a table of its arguments) and
+ * `sluice ops --markdown [NAME]` (the same descriptions as Markdown: the operator reference,
+ * docs/ops.md in the build tree, made by the `docs` target).
  *
  * Everything printed comes from the registry's introspection (sluice/registry.h), so it is
- * always what the library does. An unknown name exits 2 and suggests close names.
+ * always what the library does. The facts both forms show (devices, flags, input count, an
+ * argument's default, per-sample and constraints) are worded once, in the "facts" section
+ * below; the text and Markdown writers only lay them out. An unknown name exits 2 and suggests
+ * close names.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,12 +19,119 @@
 #define WIDTH 96      /* text is wrapped to this many columns */
 #define DEF_COLUMN 20 /* defaults longer than this are shown below the row */
 
+/* ---- facts, worded once for the text and the Markdown forms ----------------------------- */
+
 /* Length of the first line of s. */
 static int first_line_len(const char *s)
 {
     const char *nl = strchr(s, '\n');
     return nl ? (int)(nl - s) : (int)strlen(s);
 }
+
+static const char *op_doc(const sl_op_def *op)
+{
+    return op->doc && op->doc[0] ? op->doc : "(no documentation)";
+}
+
+/* Appends word to buf (of cap bytes), separated by ", ". */
+static void join(char *buf, size_t cap, const char *word)
+{
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", word);
+}
+
+typedef struct bit_name {
+    unsigned bit;
+    const char *name;
+} bit_name;
+
+/* The names of the bits set in `bits`, joined by ", "; "none" when none is. Returns: buf. */
+static const char *bit_names(unsigned bits, const bit_name *names, size_t n, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (bits & names[i].bit)
+            join(buf, cap, names[i].name);
+    }
+    if (!buf[0])
+        snprintf(buf, cap, "none");
+    return buf;
+}
+
+/* "cpu", "cpu, gpu", ... */
+static const char *devices_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    static const bit_name devices[] = {
+        {SL_OP_CPU, "cpu"}, {SL_OP_MIXED, "mixed"}, {SL_OP_GPU, "gpu"}};
+    return bit_names(op->devices, devices, sizeof devices / sizeof devices[0], buf, cap);
+}
+
+/* "source, stateful", "none", ... */
+static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    static const bit_name flags[] = {{SL_OP_SOURCE, "source"},
+                                     {SL_OP_STATEFUL, "stateful"},
+                                     {SL_OP_RANDOM, "random"},
+                                     {SL_OP_SIDE_EFFECTS, "side effects"}};
+    return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
+}
+
+/* How many entries of op->inputs describe the inputs (the variadic tail is not listed). */
+static int described_inputs(const sl_op_def *op)
+{
+    if (!op->inputs)
+        return 0;
+    return op->max_inputs >= 0 && op->max_inputs <= 64 ? op->max_inputs : op->min_inputs;
+}
+
+/* "(1 to 3 inputs)" when the operator takes a variable number of inputs, else "". */
+static const char *input_count_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (op->min_inputs != op->max_inputs)
+        snprintf(buf, cap, "(%d to %d inputs)", op->min_inputs, op->max_inputs);
+    return buf;
+}
+
+/* The default as JSON text (*is_value true), or "required" / "optional" (false). */
+static const char *default_text(const sl_arg_def *a, bool *is_value)
+{
+    *is_value = a->def != NULL;
+    if (a->def)
+        return a->def;
+    return a->flags & SL_ARG_OPTIONAL ? "optional" : "required";
+}
+
+/* Whether the argument may be an argument input (one value per sample). */
+static const char *per_sample_text(const sl_arg_def *a)
+{
+    return a->flags & SL_ARG_TENSOR ? "yes" : "no";
+}
+
+/* What an argument accepts beyond its type: range, list length, choices ("" when nothing).
+ * Returns: buf. */
+static const char *constraints(const sl_arg_def *a, char *buf, size_t cap)
+{
+    size_t n = 0;
+#define ADD(...) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    buf[0] = '\0';
+    if (a->flags & SL_ARG_RANGE)
+        ADD("%s[%.15g, %.15g]", n ? "; " : "", a->min, a->max);
+    if (a->min_len && a->min_len == a->max_len)
+        ADD("%slength %d", n ? "; " : "", a->min_len);
+    else if (a->max_len)
+        ADD("%slength %d..%d", n ? "; " : "", a->min_len, a->max_len);
+    else if (a->min_len)
+        ADD("%slength >= %d", n ? "; " : "", a->min_len);
+    if (a->choices)
+        ADD("%s%s", n ? "; " : "", a->choices);
+    if (a->flags & SL_ARG_SCALAR_OK)
+        ADD("%sor one value", n ? "; " : "");
+#undef ADD
+    return buf;
+}
+
+/* ---- plain text --------------------------------------------------------------------------- */
 
 /* Writes text word-wrapped to WIDTH columns, each line indented by `indent` spaces; the line
  * breaks of the text are kept (blank lines separate paragraphs). */
@@ -66,8 +178,6 @@ static int list_ops(void)
     return CLI_OK;
 }
 
-/* ---- one operator ------------------------------------------------------------------------- */
-
 static void print_io(const char *title, const sl_io_def *io, int n)
 {
     printf("\n%s:%s\n", title, n > 0 && io ? "" : " none");
@@ -76,63 +186,6 @@ static void print_io(const char *title, const sl_io_def *io, int n)
         if (io[i].doc)
             wrap(io[i].doc, 7);
     }
-}
-
-/* Appends word to buf (of cap bytes), separated by ", ". */
-static void join(char *buf, size_t cap, const char *word)
-{
-    size_t n = strlen(buf);
-    snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", word);
-}
-
-static void print_devices_flags(const sl_op_def *op)
-{
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } devices[] = {{SL_OP_CPU, "cpu"}, {SL_OP_MIXED, "mixed"}, {SL_OP_GPU, "gpu"}},
-      flags[] = {{SL_OP_SOURCE, "source"},
-                 {SL_OP_STATEFUL, "stateful"},
-                 {SL_OP_RANDOM, "random"},
-                 {SL_OP_SIDE_EFFECTS, "side effects"}};
-    char dev[64] = "", fl[128] = "";
-    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
-        if (op->devices & devices[i].bit)
-            join(dev, sizeof dev, devices[i].name);
-    }
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-        if (op->flags & flags[i].bit)
-            join(fl, sizeof fl, flags[i].name);
-    }
-    printf("\ndevices: %s\nflags:   %s\n", dev, fl[0] ? fl : "none");
-}
-
-/* What an argument accepts beyond its type: range, list length, choices. */
-static void constraints(const sl_arg_def *a, char *buf, size_t cap)
-{
-    size_t n = 0;
-#define ADD(...) n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__)
-    buf[0] = '\0';
-    if (a->flags & SL_ARG_RANGE)
-        ADD("%s[%.15g, %.15g]", n ? "; " : "", a->min, a->max);
-    if (a->min_len && a->min_len == a->max_len)
-        ADD("%slength %d", n ? "; " : "", a->min_len);
-    else if (a->max_len)
-        ADD("%slength %d..%d", n ? "; " : "", a->min_len, a->max_len);
-    else if (a->min_len)
-        ADD("%slength >= %d", n ? "; " : "", a->min_len);
-    if (a->choices)
-        ADD("%s%s", n ? "; " : "", a->choices);
-    if (a->flags & SL_ARG_SCALAR_OK)
-        ADD("%sor one value", n ? "; " : "");
-#undef ADD
-}
-
-static const char *default_text(const sl_arg_def *a)
-{
-    if (a->def)
-        return a->def;
-    return a->flags & SL_ARG_OPTIONAL ? "optional" : "required";
 }
 
 static void print_args(const sl_op_def *op)
@@ -146,17 +199,17 @@ static void print_args(const sl_op_def *op)
            "DEFAULT", "PER-SAMPLE", "ACCEPTS");
     for (int i = 0; i < n; i++) {
         const sl_arg_def *a = sl_op_arg(op, i);
-        const char *def = default_text(a);
+        bool is_value;
+        const char *def = default_text(a, &is_value);
         bool long_def = (int)strlen(def) > DEF_COLUMN;
         char acc[256];
         constraints(a, acc, sizeof acc);
-        const char *per_sample = a->flags & SL_ARG_TENSOR ? "yes" : "no";
         printf("  %-*s  %-14s  %-*s  ", w, a->name, sl_arg_type_name(a->type), DEF_COLUMN,
                long_def ? "(below)" : def);
         if (acc[0])
-            printf("%-10s  %s\n", per_sample, acc);
+            printf("%-10s  %s\n", per_sample_text(a), acc);
         else
-            printf("%s\n", per_sample);
+            printf("%s\n", per_sample_text(a));
         if (long_def) {
             char line[1024];
             snprintf(line, sizeof line, "default: %s", def);
@@ -169,15 +222,125 @@ static void print_args(const sl_op_def *op)
 
 static void describe(const sl_op_def *op)
 {
+    char buf[128];
     printf("%s\n\n", op->name);
-    wrap(op->doc ? op->doc : "(no documentation)", 2);
-    int ninputs = op->max_inputs >= 0 && op->max_inputs <= 64 ? op->max_inputs : op->min_inputs;
-    print_io("inputs", op->inputs, ninputs);
-    if (op->min_inputs != op->max_inputs)
-        printf("  (%d to %d inputs)\n", op->min_inputs, op->max_inputs);
+    wrap(op_doc(op), 2);
+    print_io("inputs", op->inputs, described_inputs(op));
+    if (input_count_text(op, buf, sizeof buf)[0])
+        printf("  %s\n", buf);
     print_io("outputs", op->outputs, op->num_outputs);
-    print_devices_flags(op);
+    printf("\ndevices: %s\n", devices_text(op, buf, sizeof buf));
+    printf("flags:   %s\n", flags_text(op, buf, sizeof buf));
     print_args(op);
+}
+
+/* ---- Markdown ----------------------------------------------------------------------------- */
+
+/* Writes s as the content of a table cell or list item: on one line (line breaks become
+ * spaces) with '|' escaped, which GitHub-flavoured Markdown honours inside code spans too. */
+static void md_inline(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", stdout);
+        else
+            putchar(*s == '\n' ? ' ' : *s);
+    }
+}
+
+/* The anchor GitHub gives the heading "## name": lower case, only letters, digits, '-' and
+ * '_' kept ("decoders.image" -> "decodersimage"). */
+static void md_anchor(const char *name)
+{
+    for (; *name; name++) {
+        char c = *name;
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')
+            putchar(c);
+        else if (c >= 'A' && c <= 'Z')
+            putchar(c - 'A' + 'a');
+    }
+}
+
+static void md_io(const char *title, const sl_io_def *io, int n)
+{
+    printf("**%s:**%s\n", title, n > 0 && io ? "" : " none");
+    if (n > 0 && io)
+        putchar('\n');
+    for (int i = 0; io && i < n; i++) {
+        printf("- %d `%s`", i, io[i].name ? io[i].name : "");
+        if (io[i].doc) {
+            fputs(": ", stdout);
+            md_inline(io[i].doc);
+        }
+        putchar('\n');
+    }
+    putchar('\n');
+}
+
+static void md_args(const sl_op_def *op)
+{
+    printf("**Arguments:**\n\n"
+           "| Name | Type | Default | Per-sample | Accepts | Description |\n"
+           "| --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < sl_op_num_args(op); i++) {
+        const sl_arg_def *a = sl_op_arg(op, i);
+        bool is_value;
+        const char *def = default_text(a, &is_value);
+        char acc[256];
+        printf("| `%s` | %s | %s", a->name, sl_arg_type_name(a->type), is_value ? "`" : "*");
+        md_inline(def);
+        printf("%s | %s | ", is_value ? "`" : "*", per_sample_text(a));
+        md_inline(constraints(a, acc, sizeof acc));
+        fputs(" | ", stdout);
+        md_inline(a->doc ? a->doc : "");
+        fputs(" |\n", stdout);
+    }
+}
+
+static void md_describe(const sl_op_def *op)
+{
+    char buf[128];
+    const char *doc = op_doc(op);
+    size_t len = strlen(doc);
+    printf("## %s\n\n%s%s\n", op->name, doc, len && doc[len - 1] == '\n' ? "" : "\n");
+    md_io("Inputs", op->inputs, described_inputs(op));
+    if (input_count_text(op, buf, sizeof buf)[0])
+        printf("%s\n\n", buf);
+    md_io("Outputs", op->outputs, op->num_outputs);
+    printf("**Devices:** %s  \n", devices_text(op, buf, sizeof buf));
+    printf("**Flags:** %s\n\n", flags_text(op, buf, sizeof buf));
+    md_args(op);
+}
+
+/* The whole reference: a title, an index of the operators, then one section each. */
+static int markdown_all(void)
+{
+    printf("# sluice operators\n\n"
+           "<!-- Generated by `sluice ops --markdown` from the operator registry of sluice %s. "
+           "Do not edit: change the operator's definition (src/ops/) and run `make docs`. -->\n\n"
+           "The operators of sluice %s, as the library describes them (`sluice ops NAME` prints "
+           "the same). An argument marked *per-sample* may also be given as an argument input: "
+           "one value per sample from a CPU node (`sl_graph_arg_input`, `\"arg_inputs\"` in a "
+           "JSON spec). Defaults are JSON, as written in a spec; *required* arguments have no "
+           "default, *optional* ones may stay unset.\n\n"
+           "| Operator | Summary |\n| --- | --- |\n",
+           sl_version(), sl_version());
+    for (int i = 0; i < sl_registry_count(); i++) {
+        const sl_op_def *op = sl_registry_get(i);
+        const char *doc = op->doc ? op->doc : "";
+        char summary[512];
+        snprintf(summary, sizeof summary, "%.*s", first_line_len(doc), doc);
+        printf("| [`%s`](#", op->name);
+        md_anchor(op->name);
+        fputs(") | ", stdout);
+        md_inline(summary);
+        fputs(" |\n", stdout);
+    }
+    for (int i = 0; i < sl_registry_count(); i++) {
+        putchar('\n');
+        md_describe(sl_registry_get(i));
+    }
+    return CLI_OK;
 }
 
 /* ---- unknown names ------------------------------------------------------------------------ */
@@ -246,15 +409,23 @@ static int unknown_op(const char *typed)
 
 int cli_ops(int argc, char **argv)
 {
-    if (argc == 0)
-        return list_ops();
-    if (argc > 1 || argv[0][0] == '-') {
-        fprintf(stderr, "sluice: usage: sluice ops [NAME]\n");
+    bool markdown = argc > 0 && strcmp(argv[0], "--markdown") == 0;
+    if (markdown) {
+        argc--;
+        argv++;
+    }
+    if (argc > 1 || (argc == 1 && argv[0][0] == '-')) {
+        fprintf(stderr, "sluice: usage: sluice ops [--markdown] [NAME]\n");
         return CLI_USAGE;
     }
+    if (argc == 0)
+        return markdown ? markdown_all() : list_ops();
     const sl_op_def *op = sl_registry_find(argv[0]);
     if (!op)
         return unknown_op(argv[0]);
-    describe(op);
+    if (markdown)
+        md_describe(op);
+    else
+        describe(op);
     return CLI_OK;
 }

@@ -304,8 +304,9 @@ static int load_spec(const run_args *ra, sl_graph **g, sl_pipeline_options *o)
 /* Images per second after the first batch (its latency is "time to first batch"). */
 static double rate(const tally *t, double now)
 {
-    if (t->done >= 2 && now > t->t_first)
-        return (double)(t->done - 1) * t->batch / (now - t->t_first);
+    long good = t->done - t->failed; /* failed iterations delivered no images */
+    if (t->done >= 2 && good >= 2 && now > t->t_first)
+        return (double)(good - 1) * t->batch / (now - t->t_first);
     if (t->done == 1 && now > t->t_built)
         return (double)t->batch / (now - t->t_built);
     return 0.0;
@@ -370,7 +371,8 @@ static void print_summary(const tally *t)
     printf("iterations           %ld\n", t->done);
     if (t->failed)
         printf("failed iterations    %ld\n", t->failed);
-    printf("images               %ld (batch size %d)\n", t->done * t->batch, t->batch);
+    printf("images               %ld (batch size %d)\n", (t->done - t->failed) * t->batch,
+           t->batch);
     printf("seconds              %.3f (build %.3f)\n", t->t_end - t->t0, t->t_built - t->t0);
     if (t->done > 0)
         printf("time to first batch  %.3f s\n", t->t_first - t->t0);

@@ -1,6 +1,7 @@
 /* cli/sluice.c: the `sluice` command: main() and the usage text.
  *
  *   sluice ops [NAME]            list the operators, or describe one (ops.c)
+ *   sluice ops --markdown [NAME] the same descriptions as Markdown (docs/ops.md)
  *   sluice run SPEC.json [...]   build a pipeline from a JSON spec and run it (run.c)
  *   sluice help | --version
  *
@@ -20,6 +21,8 @@ void cli_usage(FILE *f)
           "commands:\n"
           "  ops                  list the operators\n"
           "  ops NAME             describe one operator: inputs, outputs, arguments\n"
+          "  ops --markdown [NAME]\n"
+          "                       the same as Markdown: the operator reference (docs/ops.md)\n"
           "  run SPEC.json [...]  build the pipeline a JSON spec describes and run it\n"
           "  help                 show this text\n"
           "  --version            print the version\n"

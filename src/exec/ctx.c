@@ -69,8 +69,8 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
             double x = elem(b, i, k);
             if (x < def->min || x > def->max)
                 return sl_fail(ctx, SL_EINVAL,
-                               "argument input \"%s\": sample %d: value %g is out of range "
-                               "[%g, %g]",
+                               "argument input \"%s\": sample %d: value %.10g is out of range "
+                               "[%.10g, %.10g]",
                                def->name, i, x, def->min, def->max);
         }
     }

@@ -308,14 +308,17 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
     if (st == SL_OK) {
         sl__slot *slot = &p->slots[it % p->depth];
         p->next_share++;
-        slot->state = SLOT_SHARED;
-        p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
-        p->nshared++;
-        p->current = slot->index;
         if (atomic_load(&slot->failed)) {
-            p->error = slot->err; /* deliver the frame's error; its buffers are not lent */
+            /* Deliver the frame's error; its buffers are not lent, the slot is free again. */
+            p->error = slot->err;
             st = slot->err.code;
-            release_oldest(p);
+            slot->state = SLOT_FREE;
+            sl__exec_start_frames(p);
+        } else {
+            slot->state = SLOT_SHARED;
+            p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
+            p->nshared++;
+            p->current = slot->index;
         }
     }
     pthread_mutex_unlock(&p->mu);
@@ -448,7 +451,10 @@ const char *sl_pipeline_error(const sl_pipeline *p)
 
 void sl_pipeline_error_detail(const sl_pipeline *p, sl_error_detail *d)
 {
-    const sl__error *e = &p->error;
+    static const sl__error none = {.iteration = -1, .sample = -1};
+    if (!d)
+        return;
+    const sl__error *e = p ? &p->error : &none;
     d->code = e->code;
     d->op = e->op[0] ? e->op : NULL;
     d->node = e->node[0] ? e->node : NULL;
@@ -475,9 +481,9 @@ sl_status sl_pipeline_reader_meta(const sl_pipeline *p, const char *name, sl_rea
     if (!p || !meta)
         return sl__last_error_set(SL_EMISUSE, "sl_pipeline_reader_meta: NULL argument");
     int j = p->built ? find_reader(p, name) : -1;
-    if (j < 0)
-        return sl__last_error_set(SL_ENOTFOUND, "no reader named \"%s\" in the built pipeline",
-                                  name ? name : "(any)");
+    if (j < 0) /* the message is not logical state of p: set it through a mutable alias */
+        return fail((sl_pipeline *)p, SL_ENOTFOUND, "no reader named \"%s\" in the built pipeline",
+                    name ? name : "(any)");
     memset(meta, 0, sizeof(*meta));
     p->plan->nodes[j].op->reader_meta(p->states[j], meta);
     return SL_OK;

@@ -27,7 +27,9 @@ int sl_pipeline_num_nodes(const sl_pipeline *p)
 sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
 {
     if (!p || !s || !p->built || i < 0 || i >= p->plan->n)
-        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_node_stats: bad pipeline or index");
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_node_stats: %s",
+                                  !p || !p->built ? "pipeline is NULL or not built"
+                                                  : "node index out of range");
     sl_pipeline *mp = (sl_pipeline *)p; /* the lock is not part of the logical state */
     const sl__pnode *pn = &p->plan->nodes[i];
     pthread_mutex_lock(&mp->mu);
@@ -63,5 +65,8 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
     }
     fprintf(f, "]}\n");
     pthread_mutex_unlock(&mp->mu);
-    return ferror(f) ? SL_EIO : SL_OK;
+    if (ferror(f))
+        return sl__error_set(&mp->error, SL_EIO, NULL, NULL, -1, -1, NULL,
+                             "sl_pipeline_write_trace: writing the trace failed");
+    return SL_OK;
 }

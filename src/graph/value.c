@@ -194,7 +194,7 @@ static bool as_int(const sl__value *in, int64_t *i)
 static sl_status check_range(const sl_arg_def *def, double x, char *err, size_t errlen)
 {
     if ((def->flags & SL_ARG_RANGE) && (x < def->min || x > def->max)) {
-        snprintf(err, errlen, "value %g is out of range [%g, %g]", x, def->min, def->max);
+        snprintf(err, errlen, "value %.10g is out of range [%.10g, %.10g]", x, def->min, def->max);
         return SL_EINVAL;
     }
     return SL_OK;

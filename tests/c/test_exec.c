@@ -323,6 +323,40 @@ static void test_stats_and_trace(void **state)
     sl_graph_destroy(g);
 }
 
+/* With the split API, a failed iteration frees only its own slot: iterations still shared stay
+ * intact and must still be released. */
+static void test_error_with_shared_iterations(void **state)
+{
+    char bad[1300];
+    char *dir = make_corrupt_tree(bad, sizeof bad);
+    sl_graph *g = make_graph(dir, -1);
+    sl_pipeline *p = make_pipeline(g, 4, 2, 3);
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK); /* iterations 0, 1, 2 */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    uint64_t h0 = tu_hash_batch(sl_pipeline_output(p, 0), 1);
+    const sl_batch *b0 = sl_pipeline_output(p, 0);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    uint64_t h1 = tu_hash_batch(sl_pipeline_output(p, 0), 1);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_ECORRUPT); /* iteration 2 */
+    assert_non_null(strstr(sl_pipeline_error(p), bad));
+    assert_int_equal(sl_pipeline_iteration(p), 1); /* still the last one shared */
+    assert_true(tu_hash_batch(sl_pipeline_output(p, 0), 1) == h1);
+    assert_true(tu_hash_batch(b0, 1) == h0);
+    const sl_batch *b1 = sl_pipeline_output(p, 0);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK); /* frees iteration 0's slot */
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK);    /* iteration 3, in that slot */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 3);
+    assert_true(tu_hash_batch(b1, 1) == h1); /* iteration 1 is still shared, untouched */
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_EMISUSE);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* A pinned iteration's buffers survive release and later runs; an iteration that needs the
  * pinned slot fails with SL_EMISUSE instead of hanging; unpinning lets the pipeline go on. */
 static void test_pinned_outputs(void **state)
@@ -351,10 +385,15 @@ static void test_pinned_outputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_order),        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_error_delivery),  cmocka_unit_test(test_shutdown_in_flight),
-        cmocka_unit_test(test_run_api),         cmocka_unit_test(test_steady_state_no_alloc),
-        cmocka_unit_test(test_stats_and_trace), cmocka_unit_test(test_pinned_outputs),
+        cmocka_unit_test(test_in_order),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_error_delivery),
+        cmocka_unit_test(test_shutdown_in_flight),
+        cmocka_unit_test(test_run_api),
+        cmocka_unit_test(test_steady_state_no_alloc),
+        cmocka_unit_test(test_stats_and_trace),
+        cmocka_unit_test(test_pinned_outputs),
+        cmocka_unit_test(test_error_with_shared_iterations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

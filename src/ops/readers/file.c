@@ -735,7 +735,7 @@ const sl_op_def sl_op_readers_file = {
            "pipeline seed: ranks of a distributed job often use different pipeline seeds yet "
            "must agree on the permutation for their shards to stay disjoint.\n"
            "\n"
-           "Sharding: shard i of S covers positions [floor(N*i/S), floor(N*(i+1)/S)) of the "
+           "Sharding: shard i of S covers positions `[floor(N*i/S), floor(N*(i+1)/S))` of the "
            "epoch's order; with `stick_to_shard` false epoch e reads shard (shard_id + e) mod S. "
            "Without `pad_last_batch` samples stream on: a batch may end one epoch and begin the "
            "next. `num_shards` > N fails at build.\n"

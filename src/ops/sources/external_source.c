@@ -37,11 +37,13 @@ static const sl_arg_def args[NUM_ARGS] = {
 static const sl_io_def outputs[] = {{"data", "The fed samples, in the order they were fed."}};
 
 typedef struct fed {
-    struct fed *next;
+    struct fed *next; /* in the FIFO or the free list */
+    struct fed *all;  /* every buffer of the node, for fini (slots hold some) */
     int n, ndim;
     sl_dtype dtype;
-    int64_t *shapes; /* n * ndim */
-    size_t *offsets; /* n + 1 */
+    char layout[SL_MAX_NDIM + 1]; /* the fed batch's own layout, "" if none */
+    int64_t *shapes;              /* n * SL_MAX_NDIM */
+    size_t *offsets;              /* n + 1 */
     uint8_t *data;
     size_t cap; /* bytes of data */
 } fed;
@@ -50,6 +52,7 @@ typedef struct state {
     pthread_mutex_t mu;
     fed *head, *tail; /* (mu) FIFO of fed batches */
     fed *free_list;   /* (mu) */
+    fed *all;         /* (mu) every buffer, wherever it is */
     char layout[SL_MAX_NDIM + 1];
     sl_dtype dtype; /* SL_DTYPE_INVALID: any */
     int ndim;       /* -1: any */
@@ -64,15 +67,6 @@ static void fed_free(fed *f)
     sl__free(f->offsets);
     sl__free(f->data);
     sl__free(f);
-}
-
-static void free_chain(fed *f)
-{
-    while (f) {
-        fed *next = f->next;
-        fed_free(f);
-        f = next;
-    }
 }
 
 static sl_status init(sl_op_init *ini, void **out)
@@ -98,8 +92,10 @@ static sl_status init(sl_op_init *ini, void **out)
 static void fini(void *st)
 {
     state *s = st;
-    free_chain(s->head);
-    free_chain(s->free_list);
+    for (fed *f = s->all, *next; f; f = next) {
+        next = f->all;
+        fed_free(f);
+    }
     pthread_mutex_destroy(&s->mu);
     sl__free(s);
 }
@@ -132,9 +128,15 @@ static fed *take_buffer(state *s, const sl_feed *b, size_t bytes)
     if (f)
         s->free_list = f->next;
     pthread_mutex_unlock(&s->mu);
-    if (!f && !(f = sl__calloc(1, sizeof(*f))))
-        return NULL;
-    if (f->n < b->num_samples || !f->shapes) {
+    if (!f) {
+        if (!(f = sl__calloc(1, sizeof(*f))))
+            return NULL;
+        pthread_mutex_lock(&s->mu);
+        f->all = s->all;
+        s->all = f;
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (f->n < b->num_samples || !f->shapes || !f->offsets) {
         sl__free(f->shapes);
         sl__free(f->offsets);
         f->shapes = sl__calloc((size_t)b->num_samples * SL_MAX_NDIM, sizeof(int64_t));
@@ -146,7 +148,10 @@ static fed *take_buffer(state *s, const sl_feed *b, size_t bytes)
         f->cap = f->data ? bytes : 0;
     }
     if (!f->shapes || !f->offsets || !f->data) {
-        fed_free(f);
+        pthread_mutex_lock(&s->mu); /* back to the free list; fini frees it */
+        f->next = s->free_list;
+        s->free_list = f;
+        pthread_mutex_unlock(&s->mu);
         return NULL;
     }
     return f;
@@ -171,6 +176,7 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
     f->n = b->num_samples;
     f->ndim = b->ndim;
     f->dtype = b->dtype;
+    snprintf(f->layout, sizeof f->layout, "%s", b->layout ? b->layout : "");
     f->next = NULL;
     size_t off = 0;
     for (int i = 0; i < b->num_samples; i++) {
@@ -224,7 +230,7 @@ static sl_status setup(sl_ctx *ctx)
                        "no data was fed for this iteration: call feed_input before scheduling "
                        "it (prefetch_queue_depth iterations start at the first run)");
     *slot_batch = f;
-    sl_ctx_set_output(ctx, 0, f->dtype, f->ndim, s->layout);
+    sl_ctx_set_output(ctx, 0, f->dtype, f->ndim, s->layout[0] ? s->layout : f->layout);
     for (int i = 0; i < f->n; i++)
         sl_ctx_set_shape(ctx, 0, i, f->shapes + (size_t)i * SL_MAX_NDIM);
     return SL_OK;
