@@ -127,12 +127,9 @@ static double scalar_at(const sl_batch *b, int i)
 {
     const void *d = sl_batch_sample_data(b, i);
     switch (sl_batch_dtype(b)) {
-    case SL_DTYPE_INT32:
-        return *(const int32_t *)d;
-    case SL_DTYPE_FLOAT32:
-        return *(const float *)d;
-    default:
-        fail_msg("unexpected argument dtype");
+    case SL_DTYPE_INT32: return *(const int32_t *)d;
+    case SL_DTYPE_FLOAT32: return *(const float *)d;
+    default: fail_msg("unexpected argument dtype");
     }
     return 0;
 }
@@ -178,8 +175,7 @@ static void check_elem(const ref *r, const sl_batch *out, int i, int64_t k, floa
             fail_msg("%s: got %g, expected %g (from %.9g)", where, got, e, v);
         break;
     }
-    default:
-        fail_msg("bad dtype");
+    default: fail_msg("bad dtype");
     }
 }
 

@@ -79,18 +79,12 @@ static double value_at(const sl_batch *b, int i, int64_t k)
 {
     const void *d = sl_batch_sample_data(b, i);
     switch (sl_batch_dtype(b)) {
-    case SL_DTYPE_INT32:
-        return ((const int32_t *)d)[k];
-    case SL_DTYPE_UINT8:
-        return ((const uint8_t *)d)[k];
-    case SL_DTYPE_BOOL:
-        return ((const uint8_t *)d)[k];
-    case SL_DTYPE_FLOAT32:
-        return ((const float *)d)[k];
-    case SL_DTYPE_FLOAT64:
-        return ((const double *)d)[k];
-    default:
-        fail_msg("unexpected dtype %s", sl_dtype_name(sl_batch_dtype(b)));
+    case SL_DTYPE_INT32: return ((const int32_t *)d)[k];
+    case SL_DTYPE_UINT8: return ((const uint8_t *)d)[k];
+    case SL_DTYPE_BOOL: return ((const uint8_t *)d)[k];
+    case SL_DTYPE_FLOAT32: return ((const float *)d)[k];
+    case SL_DTYPE_FLOAT64: return ((const double *)d)[k];
+    default: fail_msg("unexpected dtype %s", sl_dtype_name(sl_batch_dtype(b)));
     }
     return 0;
 }
