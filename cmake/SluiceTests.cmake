@@ -82,7 +82,7 @@ foreach(src IN LISTS sluice_test_mains)
     get_filename_component(name "${src}" NAME_WE)
     if(name MATCHES "^test_(exec|pipeline)")
         set(label exec)
-    elseif(name MATCHES "^test_(op_|codec|reader|decoder|cmn|random|resize|crop|flip|warp|color)")
+    elseif(name MATCHES "^test_(op_|codec|reader|decoder|cmn|random|resize|crop|flip|warp|color|image)")
         set(label ops)
     elseif(name MATCHES "^test_cuda")
         set(label gpu)
@@ -117,6 +117,7 @@ foreach(src IN LISTS sluice_test_mains)
 endforeach()
 
 # --- Python tests (pytest), once tests/python has any ---------------------------------------
+# They import the package the build assembles in ${build}/python/sluice (python/CMakeLists.txt).
 file(GLOB sluice_py_tests CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/python/test_*.py")
 if(sluice_py_tests)
     add_test(NAME python
@@ -128,7 +129,7 @@ if(sluice_py_tests)
         TIMEOUT 900
         SKIP_RETURN_CODE 77
         FIXTURES_REQUIRED testdata
-        ENVIRONMENT "${sluice_test_env};SLUICE_LIBRARY=$<TARGET_FILE:sluice>")
+        ENVIRONMENT "${sluice_test_env};SLUICE_LIBRARY=$<TARGET_FILE:sluice>;PYTHONPATH=${PROJECT_BINARY_DIR}/python")
 endif()
 
 # --- the installed library, used as a user would (README's examples/validate.c) -------------

@@ -203,9 +203,13 @@ SL_API sl_dtype sl_ctx_arg_dtype(const sl_ctx *ctx, int arg);
 SL_API int sl_ctx_arg_floats(const sl_ctx *ctx, int arg, int sample, double *out, int max);
 SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out, int max);
 
-/* Per-worker scratch memory of at least `bytes`, valid until the task returns. NULL on
- * allocation failure (return SL_ENOMEM then). */
+/* Per-worker scratch memory of at least `bytes`, 64-byte aligned, valid until the task returns
+ * or the next call for the same buffer (which may move it). NULL on allocation failure (return
+ * SL_ENOMEM then). sl_ctx_scratch_n gives SL_SCRATCH_BUFFERS independent buffers (k = 0 is
+ * sl_ctx_scratch's), for a task that needs several at once. */
+#define SL_SCRATCH_BUFFERS 4
 SL_API void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes);
+SL_API void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes);
 
 /* Records an error with full context (operator, node, iteration, sample, source).
  * Returns: code. */

@@ -168,7 +168,13 @@ const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample)
 
 void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
 {
-    sl__scratch *s = &ctx->p->scratch[ctx->worker];
+    return sl_ctx_scratch_n(ctx, 0, bytes);
+}
+
+void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes)
+{
+    assert(k >= 0 && k < SL_SCRATCH_BUFFERS);
+    sl__scratch *s = &ctx->p->scratch[ctx->worker * SL_SCRATCH_BUFFERS + k];
     if (bytes <= s->cap)
         return s->buf;
     size_t cap = bytes + bytes / 4;

@@ -91,7 +91,7 @@ struct sl_pipeline {
     int depth;
     sl__slot *slots;
     sl__tpool *pool;
-    sl__scratch *scratch; /* per worker */
+    sl__scratch *scratch; /* SL_SCRATCH_BUFFERS per worker */
 
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* a slot became READY or FREE, or stopping */

@@ -130,7 +130,7 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->shared = sl__calloc((size_t)p->depth, sizeof(int));
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
-    p->scratch = sl__calloc((size_t)p->opt.num_threads, sizeof(sl__scratch));
+    p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
     if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch)
         return fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
@@ -193,7 +193,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
     free_slots(p);
-    for (int w = 0; p->scratch && w < p->opt.num_threads; w++)
+    for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
         sl__free(p->scratch[w].buf);
     sl__free(p->scratch);
     sl__free(p->states);

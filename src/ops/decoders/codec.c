@@ -133,6 +133,8 @@ sl_status sl__image_decode(const uint8_t *data, size_t size, sl__color color, un
         return sl__jpeg_decode(data, size, color, flags, roi, out, scratch, scratch_ctx, err,
                                errlen);
     case SL__FMT_PNG:
+        if (SL__DECODE_SCALE_OF(flags) != 0 && SL__DECODE_SCALE_OF(flags) != 8)
+            return sl__codec_fail(err, errlen, SL_EINVAL, "DCT scaling applies to JPEG only");
         return sl__png_decode(data, size, color, roi, out, scratch, scratch_ctx, err, errlen);
     default: return unknown_format(data, size, err, errlen);
     }

@@ -42,6 +42,16 @@ typedef void *(*sl__scratch_fn)(void *ctx, size_t bytes);
 
 /* sl__image_decode flags */
 #define SL__DECODE_FAST_IDCT 0x1u /* JPEG: JDCT_IFAST instead of JDCT_ISLOW (not Pillow-exact) */
+/* JPEG: decode at n/8 of the size (n = 1..8) by DCT scaling: the image is then
+ * sl__jpeg_scaled(width, n) x sl__jpeg_scaled(height, n) and a roi is in those coordinates.
+ * Scaled pixel k covers original pixels [8k/n, 8(k+1)/n). Other formats: SL_EINVAL. */
+#define SL__DECODE_SCALE(n) ((unsigned)(n) << 8)
+#define SL__DECODE_SCALE_OF(flags) ((int)(((flags) >> 8) & 15u))
+/* Extent of a JPEG decoded at n/8 (libjpeg rounds up). */
+static inline int sl__jpeg_scaled(int extent, int n)
+{
+    return (int)(((long long)extent * n + 7) / 8);
+}
 
 /* Size limits: a header asking for more is refused with SL_EUNSUPPORTED before any allocation,
  * so a hostile 30-byte file cannot make the pipeline allocate terabytes. 2^28 pixels is 768 MiB

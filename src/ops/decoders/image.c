@@ -9,28 +9,13 @@
 
 #include "sluice/op.h"
 
-#include "ops/decoders/codec.h"
+#include "ops/decoders/decoder.h"
 
 enum { ARG_OUTPUT_TYPE, ARG_USE_FAST_IDCT, NUM_ARGS };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [ARG_OUTPUT_TYPE] = {.name = "output_type",
-                         .type = SL_ARG_STRING,
-                         .def = "\"RGB\"",
-                         .choices = "RGB|BGR|GRAY",
-                         .doc = "Color of the output: \"RGB\" or \"BGR\" (3 channels), or "
-                                "\"GRAY\" (1 channel)."},
-    [ARG_USE_FAST_IDCT] = {.name = "use_fast_idct",
-                           .type = SL_ARG_BOOL,
-                           .def = "false",
-                           .doc = "JPEG: use libjpeg's fast integer IDCT (JDCT_IFAST) instead of "
-                                  "the accurate one: faster, slightly less accurate, and no "
-                                  "longer identical to PIL."},
-};
-
-static const sl_io_def inputs[] = {
-    {"encoded", "Encoded image files: a 1-D uint8 tensor of bytes per sample, such as "
-                "readers.file produces."},
+    [ARG_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF,
+    [ARG_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF,
 };
 
 static const sl_io_def outputs[] = {
@@ -63,85 +48,44 @@ static const char doc[] =
     "the high byte, so results may differ from PIL by 1). Gamma, ICC profiles and EXIF "
     "orientation are not applied.";
 
-/* The output_type argument as a codec color; SL_EINVAL for a value outside the choices (the
- * executor checks choices first; this guards a caller that did not). */
-static sl_status parse_color(sl_ctx *ctx, sl__color *color)
-{
-    const char *s = sl_ctx_arg_str(ctx, ARG_OUTPUT_TYPE);
-    if (s != NULL && strcmp(s, "RGB") == 0)
-        *color = SL__COLOR_RGB;
-    else if (s != NULL && strcmp(s, "BGR") == 0)
-        *color = SL__COLOR_BGR;
-    else if (s != NULL && strcmp(s, "GRAY") == 0)
-        *color = SL__COLOR_GRAY;
-    else
-        return sl_fail(ctx, SL_EINVAL,
-                       "output_type must be \"RGB\", \"BGR\" or \"GRAY\", got "
-                       "\"%s\"",
-                       s ? s : "(null)");
-    return SL_OK;
-}
-
 static sl_status setup(sl_ctx *ctx)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
     sl__color color;
-    if (sl_batch_dtype(in) != SL_DTYPE_UINT8 || sl_batch_ndim(in) != 1)
-        return sl_fail(ctx, SL_EINVAL,
-                       "input 0 must be encoded image bytes, a 1-D uint8 tensor per sample; got "
-                       "%d-D %s",
-                       sl_batch_ndim(in), sl_dtype_name(sl_batch_dtype(in)));
-    sl_status s = parse_color(ctx, &color);
-    if (s != SL_OK)
-        return s;
-    sl_ctx_set_output(ctx, 0, SL_DTYPE_UINT8, 3, "HWC");
-    return SL_OK;
+    sl_status s = sl__decoder_setup(ctx, ARG_OUTPUT_TYPE, &color);
+    if (s == SL_OK)
+        sl_ctx_set_output(ctx, 0, SL_DTYPE_UINT8, 3, "HWC");
+    return s;
 }
 
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    char err[256];
     sl__image_info info;
     sl__color color;
-    sl_status s = parse_color(ctx, &color);
+    sl_status s = sl__decoder_color(ctx, ARG_OUTPUT_TYPE, &color);
+    if (s == SL_OK)
+        s = sl__decoder_peek(ctx, i, &info);
     if (s != SL_OK)
         return s;
-    s = sl__image_peek(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i), &info,
-                       err, sizeof err);
-    if (s != SL_OK)
-        return sl_fail(ctx, s, "%s", err);
-    int64_t shape[3] = {info.height, info.width, color == SL__COLOR_GRAY ? 1 : 3};
+    int64_t shape[3] = {info.height, info.width, sl__color_channels(color)};
     sl_ctx_set_shape(ctx, 0, i, shape);
     return SL_OK;
 }
 
-static void *scratch(void *ctx, size_t bytes)
-{
-    return sl_ctx_scratch(ctx, bytes);
-}
-
 static sl_status run_sample(sl_ctx *ctx, int i)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    char err[256];
     sl__color color;
-    sl_status s = parse_color(ctx, &color);
+    sl_status s = sl__decoder_color(ctx, ARG_OUTPUT_TYPE, &color);
     if (s != SL_OK)
         return s;
     unsigned flags = sl_ctx_arg_bool(ctx, ARG_USE_FAST_IDCT, i) ? SL__DECODE_FAST_IDCT : 0;
-    s = sl__image_decode(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i), color,
-                         flags, NULL, sl_ctx_output_data(ctx, 0, i), scratch, ctx, err, sizeof err);
-    if (s != SL_OK)
-        return sl_fail(ctx, s, "%s", err);
-    return SL_OK;
+    return sl__decoder_decode(ctx, i, color, flags, NULL, sl_ctx_output_data(ctx, 0, i));
 }
 
 const sl_op_def sl_op_decoders_image = {
     .name = "decoders.image",
     .doc = doc,
-    .inputs = inputs,
+    .inputs = sl__decoder_inputs,
     .min_inputs = 1,
     .max_inputs = 1,
     .outputs = outputs,

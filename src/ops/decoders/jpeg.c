@@ -293,10 +293,10 @@ static sl_status decode_body(job *j)
     J_COLOR_SPACE space;
     bool cmyk;
     sl__roi r;
+    int n = SL__DECODE_SCALE_OF(j->flags);
+    if (n < 0 || n > 8)
+        return sl__codec_fail(j->err, j->errlen, SL_EINVAL, "JPEG: scale %d/8 is not 1..8", n);
     sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err, j->errlen);
-    if (s == SL_OK)
-        s = sl__roi_resolve(j->roi, (int)c->image_width, (int)c->image_height, &r, j->err,
-                            j->errlen);
     if (s == SL_OK)
         s = choose_space(j, &space, &cmyk);
     if (s != SL_OK)
@@ -305,6 +305,13 @@ static sl_status decode_body(job *j)
     c->dct_method = (j->flags & SL__DECODE_FAST_IDCT) ? JDCT_IFAST : JDCT_ISLOW;
     c->do_fancy_upsampling = TRUE; /* the defaults, stated: Pillow's output depends on them */
     c->do_block_smoothing = TRUE;
+    c->scale_num = n ? (unsigned)n : 8;
+    c->scale_denom = 8;
+    jpeg_calc_output_dimensions(c);
+    s = sl__roi_resolve(j->roi, (int)c->output_width, (int)c->output_height, &r, j->err,
+                        j->errlen);
+    if (s != SL_OK)
+        return s;
     jpeg_start_decompress(c); /* a progressive file is read whole here */
     s = decode_rows(j, &r, cmyk);
     jpeg_abort_decompress(c); /* rows below the window and the EOI are never read */

@@ -1,0 +1,51 @@
+/* src/ops/decoders/decoder.h: what the decoder operators share (the family helper of
+ * decoders.image and decoders.image_random_crop): the common arguments, the input check, the
+ * output_type parsing and the header peek with the op's error context.
+ */
+#ifndef SLUICE_OPS_DECODERS_DECODER_H
+#define SLUICE_OPS_DECODERS_DECODER_H
+
+#include "ops/decoders/codec.h"
+#include "sluice/op.h"
+
+#define SL__DOC_OUTPUT_TYPE                                                                        \
+    "Color of the output: \"RGB\" or \"BGR\" (3 channels), or \"GRAY\" (1 channel)."
+#define SL__DOC_FAST_IDCT                                                                          \
+    "JPEG: use libjpeg's fast integer IDCT (JDCT_IFAST) instead of the accurate one: faster, "     \
+    "slightly less accurate, and no longer identical to PIL."
+
+/* The argument definitions, for an op's table. */
+#define SL__ARG_OUTPUT_TYPE_DEF                                                                    \
+    {                                                                                              \
+        .name = "output_type", .type = SL_ARG_STRING, .def = "\"RGB\"", .choices = "RGB|BGR|GRAY", \
+        .doc = SL__DOC_OUTPUT_TYPE                                                                 \
+    }
+#define SL__ARG_USE_FAST_IDCT_DEF                                                                  \
+    {                                                                                              \
+        .name = "use_fast_idct", .type = SL_ARG_BOOL, .def = "false", .doc = SL__DOC_FAST_IDCT     \
+    }
+
+extern const sl_io_def sl__decoder_inputs[1];
+
+/* setup: input 0 must be 1-D uint8 bytes per sample; parses output_type (argument index
+ * `arg`) into *color. Fails the node with a message otherwise. */
+sl_status sl__decoder_setup(sl_ctx *ctx, int arg, sl__color *color);
+/* output_type as a codec color. */
+sl_status sl__decoder_color(sl_ctx *ctx, int arg, sl__color *color);
+/* Reads sample i's header. */
+sl_status sl__decoder_peek(sl_ctx *ctx, int i, sl__image_info *info);
+/* Decodes sample i (flags, roi as sl__image_decode) into out, scratch from the context. */
+sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags,
+                             const sl__roi *roi, uint8_t *out);
+/* The codec's scratch buffer (sl_ctx_scratch_n index): buffer 0 stays free for the operator,
+ * which may hold it across a decode. */
+#define SL__DECODER_SCRATCH 1
+/* A codec scratch function over sl_ctx_scratch_n(ctx, SL__DECODER_SCRATCH, ...). */
+void *sl__decoder_scratch(void *ctx, size_t bytes);
+
+static inline int sl__color_channels(sl__color c)
+{
+    return c == SL__COLOR_GRAY ? 1 : 3;
+}
+
+#endif
