@@ -1,0 +1,89 @@
+/* ops/image/affine.h: inverse-mapped affine warps of HWC images, the family helper behind
+ * `warp_affine` and `rotate`.
+ *
+ * Coordinates (DALI's convention): pixel (row i, column j) covers the unit square
+ * [j, j+1) x [i, i+1), so its centre is (j + 0.5, i + 0.5); the image spans [0, W) x [0, H).
+ * A warp maps the centre of each output pixel through a destination -> source matrix
+ *     sx = m[0] x + m[1] y + m[2],   sy = m[3] x + m[4] y + m[5],   (x, y) = (j + 0.5, i + 0.5)
+ * and samples the source there:
+ *   INTERP_NN      the pixel containing (sx, sy): (floor(sx), floor(sy))
+ *   INTERP_LINEAR  bilinear between the 4 pixel centres around (sx, sy): with fx = sx - 0.5,
+ *                  x0 = floor(fx), qx = fx - x0 (same for y):
+ *                  top = v(x0,y0) + (v(x0+1,y0) - v(x0,y0)) qx, bottom likewise on row y0+1,
+ *                  out = top + (bottom - top) qy
+ * Pixels outside the source read `fill[c]` (constant border) or, with no fill, the nearest edge
+ * pixel (coordinates clamped: "replicate"). Arithmetic is float32, as DALI's.
+ *
+ * OpenCV's warpAffine uses integer pixel-centre coordinates (centre of pixel j is j), so the
+ * same warp is cv2.warpAffine(src, M', (W', H'), flags=... | WARP_INVERSE_MAP) with
+ * M'[:, :2] = M[:, :2] and M'[:, 2] = M @ (0.5, 0.5, 1) - 0.5 (BORDER_CONSTANT with the fill,
+ * or BORDER_REPLICATE). OpenCV quantises source coordinates to 1/32 pixel for INTER_LINEAR;
+ * sluice does not, so sharp edges may differ by a few levels.
+ *
+ * Exports: sl__affine_warp (the kernel), sl__affine_scratch_bytes, sl__affine_invert, and the
+ * operator glue sl__affine_init / _setup / _size / _run shared by the two ops.
+ * Invariant: the kernel never reads outside the source, whatever the matrix (NaN and huge
+ * coordinates included): interior spans are clamped, border pixels go through checked taps.
+ */
+#ifndef SLUICE_OPS_IMAGE_AFFINE_H
+#define SLUICE_OPS_IMAGE_AFFINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/op.h"
+
+typedef enum sl__interp { SL__INTERP_NN, SL__INTERP_LINEAR } sl__interp;
+
+/* An HWC image: h x w pixels of c channels, row-major, uint8 or float32. Borrowed. */
+typedef struct sl__image {
+    void *data;
+    sl_dtype type;
+    int64_t h, w, c;
+} sl__image;
+
+typedef struct sl__affine {
+    float m[6]; /* destination -> source in pixel-centre coordinates (see above) */
+    sl__interp interp;
+    const float *fill; /* c values used as source values outside the image; NULL: clamp */
+} sl__affine;
+
+/* Scratch bytes sl__affine_warp needs for an output `out_w` pixels wide with c channels. */
+size_t sl__affine_scratch_bytes(int64_t out_w, int64_t c);
+
+/* Warps src into dst (same channel count, both non-empty). uint8 outputs are rounded (halves
+ * up) and saturated; float32 outputs are the interpolated values. scratch: at least
+ * sl__affine_scratch_bytes(dst->w, dst->c) bytes, 16-byte aligned. Threads: reentrant. */
+void sl__affine_warp(const sl__image *src, const sl__image *dst, const sl__affine *a,
+                     void *scratch);
+
+/* Inverse of the affine map m (2x3, row-major). Returns: false when m is singular or the
+ * inverse is not finite (out is then unchanged). */
+bool sl__affine_invert(const double m[6], double out[6]);
+
+/* ---- operator glue (warp_affine, rotate) ------------------------------------------------- */
+
+/* Argument indices of the options both ops share. */
+typedef struct sl__affine_args {
+    int fill_value, interp_type, dtype;
+} sl__affine_args;
+
+/* init: checks interp_type (NN or LINEAR, as DALI's warps) and dtype (uint8 or float32). */
+sl_status sl__affine_init(sl_op_init *ini, const sl__affine_args *a);
+
+/* setup: checks input 0 (HWC, uint8 or float32) and declares output 0: HWC, of type `dtype`
+ * or, when unset, the input's. */
+sl_status sl__affine_setup(sl_ctx *ctx, const sl__affine_args *a);
+
+/* setup_sample: when the `size` argument (index size_arg) is set, writes its (H, W), rounded
+ * to the nearest integer and at least 1, into hw and returns SL_OK; fails the sample when a
+ * value is not positive (or absurdly large). Leaves hw alone when `size` is unset. */
+sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2]);
+
+/* run_sample: warps sample i of input 0 into output 0 (shape already set) with the
+ * destination -> source matrix m. Fails the sample on a non-finite matrix, a fill_value of the
+ * wrong length, or an empty input with a non-empty output and no fill_value. */
+sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6]);
+
+#endif

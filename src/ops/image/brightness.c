@@ -1,0 +1,85 @@
+/* brightness: scales and shifts image brightness, element-wise (DALI's
+ * fn.brightness).
+ *
+ * Exports: const sl_op_def sl_op_brightness ("brightness", CPU).
+ *
+ * Per element: out = brightness_shift * R + brightness * in, R the output
+ * type's range (255 for uint8, 1 for float32): brightness_contrast with
+ * contrast 1 (color.h's sl__color_run_bc).
+ *
+ * Invariant: no state.
+ */
+#include "ops/image/color.h"
+
+enum { A_BRIGHTNESS, A_BRIGHTNESS_SHIFT, A_DTYPE, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_BRIGHTNESS] = {.name = "brightness",
+                      .type = SL_ARG_FLOAT,
+                      .def = "1.0",
+                      .doc = "Brightness multiplier: 0 gives black (plus brightness_shift), 1 "
+                             "leaves it unchanged.",
+                      .flags = SL_ARG_TENSOR},
+    [A_BRIGHTNESS_SHIFT] = {.name = "brightness_shift",
+                            .type = SL_ARG_FLOAT,
+                            .def = "0.0",
+                            .doc = "Added to the result, as a fraction of the output type's range "
+                                   "(255 for uint8, 1 for float32).",
+                            .flags = SL_ARG_TENSOR},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). "
+                        "Unset: the input type.",
+                 .flags = SL_ARG_OPTIONAL},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "Images, HWC (or FHWC / DHWC), uint8 or float32, any number of channels."},
+};
+static const sl_io_def outputs[] = {
+    {"output", "Adjusted images, same shape and layout, of type dtype."},
+};
+
+static sl_status brightness_init(sl_op_init *ini, void **state)
+{
+    *state = NULL;
+    return sl__color_init(ini, A_DTYPE);
+}
+
+static sl_status brightness_setup(sl_ctx *ctx)
+{
+    return sl__color_setup(ctx, A_DTYPE);
+}
+
+static sl_status brightness_setup_sample(sl_ctx *ctx, int i)
+{
+    return sl__color_setup_sample(ctx, i, 0, 0, NULL);
+}
+
+static sl_status brightness_run_sample(sl_ctx *ctx, int i)
+{
+    sl__color_run_bc(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
+                     sl_ctx_arg_float(ctx, A_BRIGHTNESS_SHIFT, i), 1.0, -1);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_brightness = {
+    .name = "brightness",
+    .doc = "Adjusts the brightness of images (DALI's brightness).\n\n"
+           "out = brightness_shift * R + brightness * in, element-wise, with R the output type's "
+           "range (255 for uint8, 1 for float32); computed in float32, uint8 outputs rounded and "
+           "saturated, float32 outputs not clamped. Any number of channels.\n\n"
+           "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .init = brightness_init,
+    .setup = brightness_setup,
+    .setup_sample = brightness_setup_sample,
+    .run_sample = brightness_run_sample,
+};

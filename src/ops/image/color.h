@@ -1,0 +1,88 @@
+/* ops/image/color.h: per-pixel colour transforms, the family helper behind color_twist, hsv,
+ * hue, saturation, brightness_contrast and color_space_conversion.
+ *
+ * Two kernels over channels-last images (HWC, or FHWC / DHWC: every pixel alike):
+ *   sl__color_apply   out[k] = sum_j m[k][j] in[j] + off[k] for 1 or 3 input and output
+ *                     channels (a 3x3 matrix + offset, or its 1x3 / 3x1 / 1x1 corners)
+ *   sl__color_linear  out = in * mul + add on every element, any channel count
+ * Arithmetic is float32; uint8 outputs are rounded (halves up) and saturated to [0, 255],
+ * float32 outputs are not clamped (as DALI).
+ *
+ * The YIQ model of DALI's colour ops (color_twist, hsv, hue, saturation): rgb -> yiq with rows
+ * [0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]; hue rotates the
+ * (I, Q) plane, saturation scales it, value scales all three; back with the exact inverse of
+ * that matrix (DALI rounds its inverse to 3 decimals, so identity settings are not exactly an
+ * identity there; here they are).
+ *
+ * Exports: the kernels, sl__color_yiq (the composed matrix), sl__color_xform_set (double
+ * matrix -> kernel transform, optionally for BGR order), and operator glue
+ * (sl__color_init / _setup / _setup_sample / _out_type / _run / _run_yiq / _run_bc) shared by
+ * the ops.
+ * Invariant: kernels read n pixels of cin channels and write n of cout, nothing else.
+ */
+#ifndef SLUICE_OPS_IMAGE_COLOR_H
+#define SLUICE_OPS_IMAGE_COLOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/op.h"
+
+typedef struct sl__color_xform {
+    int cin, cout; /* 1 or 3 each */
+    float m[3][3]; /* out[k] = sum_j m[k][j] in[j] + off[k]; only [cout][cin] used */
+    float off[3];
+} sl__color_xform;
+
+/* Applies x to n pixels. src / dst: uint8 or float32, channels-last, not overlapping. */
+void sl__color_apply(const void *src, sl_dtype st, void *dst, sl_dtype dt, int64_t n,
+                     const sl__color_xform *x);
+
+/* out = in * mul + add for n elements. */
+void sl__color_linear(const void *src, sl_dtype st, void *dst, sl_dtype dt, int64_t n, float mul,
+                      float add);
+
+/* m = yiq2rgb * diag(1, S, S) rotated by hue (degrees) * value * rgb2yiq, i.e. with
+ * h = hue in radians: the (I, Q) block is S [[cos h, sin h], [-sin h, cos h]]. */
+void sl__color_yiq(double hue_deg, double saturation, double value, double m[3][3]);
+
+/* x = 3 -> 3 transform of matrix m scaled by `scale` plus `offset` on every channel; bgr:
+ * the image's channels are in B, G, R order (m is permuted to act on them). */
+void sl__color_xform_set(sl__color_xform *x, const double m[3][3], double scale, double offset,
+                         bool bgr);
+
+/* ---- operator glue ------------------------------------------------------------------------ */
+
+/* init: the optional `dtype` argument (index dtype_arg) must be uint8 or float32. */
+sl_status sl__color_init(sl_op_init *ini, int dtype_arg);
+
+/* setup: input 0 must be channels-last (3-D "HWC", 4-D "FHWC" / "DHWC", or no layout) uint8 or
+ * float32; declares output 0 with the input's ndim and layout, of type sl__color_out_type. */
+sl_status sl__color_setup(sl_ctx *ctx, int dtype_arg);
+
+/* The output type: `dtype` when set, else the input's. */
+sl_dtype sl__color_out_type(const sl_ctx *ctx, int dtype_arg);
+
+/* setup_sample: sample i must have `need_c` channels (0: any; the message says `what` is
+ * expected); the output shape is the input's with out_c channels (0: the same). */
+sl_status sl__color_setup_sample(sl_ctx *ctx, int i, int64_t need_c, int64_t out_c,
+                                 const char *what);
+
+/* run_sample: applies x (when x is not NULL) or out = in * mul + add to sample i. */
+void sl__color_run(sl_ctx *ctx, int i, int dtype_arg, const sl__color_xform *x, float mul,
+                   float add);
+
+/* run_sample of the YIQ ops (color_twist, hsv, hue, saturation): out = ((Y2R HS(hue, sat)
+ * value R2Y in - grey) * contrast + grey) * brightness, grey 128 (uint8 input) or 0.5; bgr: the
+ * channels are B, G, R. */
+void sl__color_run_yiq(sl_ctx *ctx, int i, int dtype_arg, double hue, double sat, double value,
+                       double brightness, double contrast, bool bgr);
+
+/* run_sample of the brightness / contrast ops: out = shift * R + brightness * (center +
+ * contrast * (in - center)) with R = 255 (uint8 output) or 1, center = argument center_arg when
+ * set (center_arg >= 0), else 128 (uint8 input) or 0.5. mul and add are formed in float32, as
+ * DALI does. */
+void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
+                      double contrast, int center_arg);
+
+#endif

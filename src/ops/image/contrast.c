@@ -1,0 +1,86 @@
+/* contrast: stretches image values away from a centre, element-wise (DALI's
+ * fn.contrast).
+ *
+ * Exports: const sl_op_def sl_op_contrast ("contrast", CPU).
+ *
+ * Per element: out = contrast_center + contrast * (in - contrast_center),
+ * contrast_center by default half the input type's range (128 for uint8, 0.5
+ * for float32): brightness_contrast with brightness 1 (color.h's
+ * sl__color_run_bc).
+ *
+ * Invariant: no state.
+ */
+#include "ops/image/color.h"
+
+enum { A_CONTRAST, A_CONTRAST_CENTER, A_DTYPE, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_CONTRAST] = {.name = "contrast",
+                    .type = SL_ARG_FLOAT,
+                    .def = "1.0",
+                    .doc = "Stretches values away from contrast_center: 0 gives uniform "
+                           "contrast_center, 1 leaves them unchanged.",
+                    .flags = SL_ARG_TENSOR},
+    [A_CONTRAST_CENTER] = {.name = "contrast_center",
+                           .type = SL_ARG_FLOAT,
+                           .doc = "The value contrast leaves unchanged. Unset: half the input "
+                                  "type's range (128 for uint8, 0.5 for float32).",
+                           .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). "
+                        "Unset: the input type.",
+                 .flags = SL_ARG_OPTIONAL},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "Images, HWC (or FHWC / DHWC), uint8 or float32, any number of channels."},
+};
+static const sl_io_def outputs[] = {
+    {"output", "Adjusted images, same shape and layout, of type dtype."},
+};
+
+static sl_status contrast_init(sl_op_init *ini, void **state)
+{
+    *state = NULL;
+    return sl__color_init(ini, A_DTYPE);
+}
+
+static sl_status contrast_setup(sl_ctx *ctx)
+{
+    return sl__color_setup(ctx, A_DTYPE);
+}
+
+static sl_status contrast_setup_sample(sl_ctx *ctx, int i)
+{
+    return sl__color_setup_sample(ctx, i, 0, 0, NULL);
+}
+
+static sl_status contrast_run_sample(sl_ctx *ctx, int i)
+{
+    sl__color_run_bc(ctx, i, A_DTYPE, 1.0, 0.0, sl_ctx_arg_float(ctx, A_CONTRAST, i),
+                     A_CONTRAST_CENTER);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_contrast = {
+    .name = "contrast",
+    .doc = "Adjusts the contrast of images (DALI's contrast).\n\n"
+           "out = contrast_center + contrast * (in - contrast_center), element-wise, with "
+           "contrast_center by default half the input type's range (128 for uint8, 0.5 for "
+           "float32); computed in float32, uint8 outputs rounded and saturated, float32 outputs "
+           "not clamped. Any number of channels.\n\n"
+           "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .init = contrast_init,
+    .setup = contrast_setup,
+    .setup_sample = contrast_setup_sample,
+    .run_sample = contrast_run_sample,
+};

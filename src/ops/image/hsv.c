@@ -1,0 +1,96 @@
+/* hsv: adjusts hue, saturation and value of RGB images with a linear approximation (DALI's
+ * fn.hsv).
+ *
+ * Exports: const sl_op_def sl_op_hsv ("hsv", CPU).
+ *
+ * Per sample: out = value * Y2R * HS * R2Y * in, the YIQ model of color.h (HS rotates the
+ * (I, Q) chroma plane by `hue` degrees and scales it by `saturation`; `value` scales all of
+ * it), so not an exact HSV round trip: DALI's own approximation. One 3x3 matrix per sample,
+ * no offset.
+ *
+ * Invariant: no state; the matrix is rebuilt per sample from that sample's arguments.
+ */
+#include "ops/image/color.h"
+
+enum { A_HUE, A_SATURATION, A_VALUE, A_DTYPE, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_HUE] = {.name = "hue",
+               .type = SL_ARG_FLOAT,
+               .def = "0.0",
+               .doc = "Hue delta in degrees (additive; wraps around at 360).",
+               .flags = SL_ARG_TENSOR},
+    [A_SATURATION] = {.name = "saturation",
+                      .type = SL_ARG_FLOAT,
+                      .def = "1.0",
+                      .doc = "Saturation multiplier: 0 gives greyscale, 1 leaves it unchanged.",
+                      .flags = SL_ARG_TENSOR},
+    [A_VALUE] = {.name = "value",
+                 .type = SL_ARG_FLOAT,
+                 .def = "1.0",
+                 .doc = "Value (brightness) multiplier.",
+                 .flags = SL_ARG_TENSOR},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and "
+                        "saturated). Unset: the input type.",
+                 .flags = SL_ARG_OPTIONAL},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "RGB images, HWC (or FHWC / DHWC), uint8 or float32."},
+};
+static const sl_io_def outputs[] = {
+    {"output", "Adjusted images, same shape and layout, of type dtype."},
+};
+
+static sl_status hsv_init(sl_op_init *ini, void **state)
+{
+    *state = NULL;
+    return sl__color_init(ini, A_DTYPE);
+}
+
+static sl_status hsv_setup(sl_ctx *ctx)
+{
+    return sl__color_setup(ctx, A_DTYPE);
+}
+
+static sl_status hsv_setup_sample(sl_ctx *ctx, int i)
+{
+    return sl__color_setup_sample(ctx, i, 3, 0, "RGB images");
+}
+
+static sl_status hsv_run_sample(sl_ctx *ctx, int i)
+{
+    sl__color_run_yiq(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_HUE, i),
+                      sl_ctx_arg_float(ctx, A_SATURATION, i), sl_ctx_arg_float(ctx, A_VALUE, i),
+                      1.0, 1.0, false);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_hsv = {
+    .name = "hsv",
+    .doc = "Adjusts hue, saturation and value of RGB images (DALI's hsv).\n\n"
+           "`hue` is an additive delta in degrees, `saturation` and `value` are multipliers. "
+           "As in DALI the operation is a linear approximation in RGB space, not an exact HSV "
+           "round trip: the pixel is converted to YIQ, its chroma plane (I, Q) rotated by "
+           "`hue` and scaled by `saturation`, all three components scaled by `value`, and "
+           "converted back; one 3x3 matrix per sample, in float32. uint8 outputs are rounded "
+           "and saturated, float32 outputs are not clamped.\n\n"
+           "Differences from DALI: unset `dtype` means the input type (DALI's signature "
+           "defaults to uint8 even for float input, while its text says the input type); the "
+           "YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 decimals); "
+           "3-channel input only; no per-frame arguments.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .init = hsv_init,
+    .setup = hsv_setup,
+    .setup_sample = hsv_setup_sample,
+    .run_sample = hsv_run_sample,
+};

@@ -1,0 +1,85 @@
+/* hue: rotates the hue of RGB / BGR images (DALI's fn.hue).
+ *
+ * Exports: const sl_op_def sl_op_hue ("hue", CPU).
+ *
+ * Per sample: color_twist with only `hue` (color.h's YIQ model): the (I, Q)
+ * chroma plane is rotated by `hue` degrees; one 3x3 matrix per sample, no
+ * offset.
+ *
+ * Invariant: no state.
+ */
+#include <string.h>
+
+#include "ops/image/color.h"
+
+enum { A_HUE, A_IMAGE_TYPE, A_DTYPE, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_HUE] = {.name = "hue",
+               .type = SL_ARG_FLOAT,
+               .def = "0.0",
+               .doc = "Hue change in degrees: rotation of the (I, Q) chroma plane of YIQ.",
+               .flags = SL_ARG_TENSOR},
+    [A_IMAGE_TYPE] = {.name = "image_type",
+                      .type = SL_ARG_STRING,
+                      .def = "\"RGB\"",
+                      .doc = "Channel order of the input and output: RGB or BGR.",
+                      .choices = "RGB|BGR"},
+    [A_DTYPE] = {.name = "dtype",
+                 .type = SL_ARG_DTYPE,
+                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). "
+                        "Unset: the input type.",
+                 .flags = SL_ARG_OPTIONAL},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "3-channel images, HWC (or FHWC / DHWC), uint8 or float32."},
+};
+static const sl_io_def outputs[] = {
+    {"output", "Images with rotated hue, same shape and layout, of type dtype."},
+};
+
+static sl_status hue_init(sl_op_init *ini, void **state)
+{
+    *state = NULL;
+    return sl__color_init(ini, A_DTYPE);
+}
+
+static sl_status hue_setup(sl_ctx *ctx)
+{
+    return sl__color_setup(ctx, A_DTYPE);
+}
+
+static sl_status hue_setup_sample(sl_ctx *ctx, int i)
+{
+    return sl__color_setup_sample(ctx, i, 3, 0, "RGB or BGR images");
+}
+
+static sl_status hue_run_sample(sl_ctx *ctx, int i)
+{
+    sl__color_run_yiq(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_HUE, i), 1.0, 1.0, 1.0, 1.0,
+                      strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_hue = {
+    .name = "hue",
+    .doc = "Changes the hue of RGB or BGR images (DALI's hue).\n\n"
+           "The same linear YIQ model as color_twist with only `hue` set: the chroma plane (I, Q) "
+           "is rotated by `hue` degrees, in float32; uint8 outputs are rounded and saturated, "
+           "float32 outputs are not clamped.\n\n"
+           "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI's is rounded "
+           "to 3 decimals); 3-channel uint8 / float32 input only; no per-frame arguments.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .init = hue_init,
+    .setup = hue_setup,
+    .setup_sample = hue_setup_sample,
+    .run_sample = hue_run_sample,
+};
