@@ -177,7 +177,7 @@ static void compare_sample(const case_ctx *c, int o, int i, const sl_batch *b, c
     for (int64_t k = 0; k < e->numel; k++) {
         double a = npy_get(e->dtype, sl_batch_sample_data(b, i), k);
         double x = npy_get(e->dtype, e->data, k);
-        double d = (isnan(a) && isnan(x)) ? 0 : fabs(a - x);
+        double d = (a == x || (isnan(a) && isnan(x))) ? 0 : fabs(a - x); /* inf == inf */
         if (isnan(d) || d > worst)
             worst = isnan(d) ? INFINITY : d, worst_k = k;
         sum += d;
