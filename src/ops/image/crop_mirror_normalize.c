@@ -5,8 +5,9 @@
  * fn.crop_mirror_normalize, CPU).
  *
  * Per sample i, with input H x W x C (HWC, uint8 or float32):
- *   window   crop extents truncated to int (<= 0: the whole extent), anchor =
- *            round(pos * (in - crop)) along H and W, "round" = halves away from zero;
+ *   window   (ops/image/window.h, shared with crop) crop extents truncated to int (<= 0: the
+ *            whole extent), anchor = round(pos * (in - crop)) along H and W, "round" = halves
+ *            away from zero;
  *            a window outside the image fails, pads with fill_values or is trimmed
  *            (out_of_bounds_policy)
  *   mirror   mirror != 0 reverses the window along W
@@ -35,6 +36,7 @@
 #include "sluice/op.h"
 
 #include "core/half.h"
+#include "ops/image/window.h"
 
 enum {
     A_CROP,
@@ -57,41 +59,11 @@ enum {
 };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_CROP] = {.name = "crop",
-                .type = SL_ARG_FLOATS,
-                .doc = "Crop window (H, W) in pixels; fractions are truncated. Exclusive with "
-                       "crop_h / crop_w. Unset: no crop.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                .min_len = 2,
-                .max_len = 2},
-    [A_CROP_H] = {.name = "crop_h",
-                  .type = SL_ARG_FLOAT,
-                  .def = "0.0",
-                  .doc = "Crop window height in pixels (truncated); 0: the whole height.",
-                  .flags = SL_ARG_TENSOR},
-    [A_CROP_W] = {.name = "crop_w",
-                  .type = SL_ARG_FLOAT,
-                  .def = "0.0",
-                  .doc = "Crop window width in pixels (truncated); 0: the whole width.",
-                  .flags = SL_ARG_TENSOR},
-    [A_CROP_POS_X] = {.name = "crop_pos_x",
-                      .type = SL_ARG_FLOAT,
-                      .def = "0.5",
-                      .doc = "Normalised horizontal position of the window: anchor_x = "
-                             "crop_pos_x * (W - crop_w), rounded per `rounding`. 0 = left, "
-                             "1 = right-aligned.",
-                      .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                      .min = 0.0,
-                      .max = 1.0},
-    [A_CROP_POS_Y] = {.name = "crop_pos_y",
-                      .type = SL_ARG_FLOAT,
-                      .def = "0.5",
-                      .doc = "Normalised vertical position of the window: anchor_y = "
-                             "crop_pos_y * (H - crop_h), rounded per `rounding`. 0 = top, "
-                             "1 = bottom-aligned.",
-                      .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                      .min = 0.0,
-                      .max = 1.0},
+    [A_CROP] = SL__ARG_CROP,
+    [A_CROP_H] = SL__ARG_CROP_H,
+    [A_CROP_W] = SL__ARG_CROP_W,
+    [A_CROP_POS_X] = SL__ARG_CROP_POS_X,
+    [A_CROP_POS_Y] = SL__ARG_CROP_POS_Y,
     [A_MIRROR] = {.name = "mirror",
                   .type = SL_ARG_INT,
                   .def = "0",
@@ -141,19 +113,8 @@ static const sl_arg_def args[NUM_ARGS] = {
                               "\"pad\") and of padded channels: one value, or one per output "
                               "channel (e.g. [0, 0, 0, 42] puts 42 in channel 3).",
                        .flags = SL_ARG_SCALAR_OK},
-    [A_OOB_POLICY] = {.name = "out_of_bounds_policy",
-                      .type = SL_ARG_STRING,
-                      .def = "\"error\"",
-                      .doc = "A window reaching outside the image: \"error\" fails the sample, "
-                             "\"pad\" fills the outside with fill_values, \"trim_to_shape\" "
-                             "clips the window to the image.",
-                      .choices = "error|pad|trim_to_shape"},
-    [A_ROUNDING] = {.name = "rounding",
-                    .type = SL_ARG_STRING,
-                    .def = "\"round\"",
-                    .doc = "Rounding of the window anchor: \"round\" (nearest, halves away from "
-                           "zero) or \"truncate\" (toward zero).",
-                    .choices = "round|truncate"},
+    [A_OOB_POLICY] = SL__ARG_OOB_POLICY,
+    [A_ROUNDING] = SL__ARG_ROUNDING,
 };
 
 static const sl_io_def inputs[] = {
@@ -163,34 +124,32 @@ static const sl_io_def outputs[] = {
     {"output", "Cropped, mirrored, normalised images in output_layout, of type dtype."},
 };
 
-enum policy { POLICY_ERROR, POLICY_PAD, POLICY_TRIM };
+/* Where the crop arguments are, for the shared window code (ops/image/window.h). */
+static const sl__crop_args crop_args = {.crop = A_CROP,
+                                        .crop_h = A_CROP_H,
+                                        .crop_w = A_CROP_W,
+                                        .pos_x = A_CROP_POS_X,
+                                        .pos_y = A_CROP_POS_Y,
+                                        .rounding = A_ROUNDING,
+                                        .policy = A_OOB_POLICY};
 
 /* Per-sample iteration data, written by setup_sample, read by run_sample. */
-typedef struct window {
-    int64_t y0, x0; /* anchor in input pixels; negative or past the edge only with "pad" */
-    int64_t h, w;   /* output extents in pixels */
-} window;
+typedef sl__crop_window window;
 
 /* The batch-wide constant arguments, re-read cheaply in each phase (the op keeps no state). */
 typedef struct config {
     sl_dtype out_type;
     bool chw;
     bool pad_output;
-    enum policy policy;
-    bool truncate;
+    bool pad; /* out_of_bounds_policy "pad" */
 } config;
 
 static void read_config(const sl_ctx *ctx, config *cf)
 {
-    const char *s;
     cf->out_type = sl_ctx_arg_dtype(ctx, A_DTYPE);
     cf->chw = strcmp(sl_ctx_arg_str(ctx, A_OUTPUT_LAYOUT), "HWC") != 0;
     cf->pad_output = sl_ctx_arg_bool(ctx, A_PAD_OUTPUT, 0);
-    s = sl_ctx_arg_str(ctx, A_OOB_POLICY);
-    cf->policy = !strcmp(s, "pad")             ? POLICY_PAD
-                 : !strcmp(s, "trim_to_shape") ? POLICY_TRIM
-                                               : POLICY_ERROR;
-    cf->truncate = !strcmp(sl_ctx_arg_str(ctx, A_ROUNDING), "truncate");
+    cf->pad = sl__oob_parse(sl_ctx_arg_str(ctx, A_OOB_POLICY)) == SL__OOB_PAD;
 }
 
 static int64_t out_channels(const config *cf, int64_t c)
@@ -205,13 +164,6 @@ static int64_t out_channels(const config *cf, int64_t c)
 
 /* ---- init: checks of the constant arguments ------------------------------------------- */
 
-/* crop_h / crop_w count as given when connected or non-zero (0 is their "not given"). */
-static bool extent_given(const sl_op_init *ini, int arg)
-{
-    return sl_init_arg_is_input(ini, arg) ||
-           (sl_init_arg_is_set(ini, arg) && sl_init_arg_float(ini, arg) != 0.0);
-}
-
 static sl_status cmn_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
@@ -220,12 +172,7 @@ static sl_status cmn_init(sl_op_init *ini, void **state)
         return sl_init_fail(ini, SL_EUNSUPPORTED,
                             "dtype %s is not supported; use float32, float16, uint8 or int8",
                             sl_dtype_name(t));
-    if (sl_init_arg_is_set(ini, A_CROP) &&
-        (extent_given(ini, A_CROP_H) || extent_given(ini, A_CROP_W)))
-        return sl_init_fail(ini, SL_EINVAL,
-                            "crop and crop_h/crop_w are exclusive: give either crop=(H, W) or "
-                            "crop_h and crop_w");
-    return SL_OK;
+    return sl__crop_init_check(ini, &crop_args);
 }
 
 /* ---- setup ----------------------------------------------------------------------------- */
@@ -252,23 +199,6 @@ static sl_status cmn_setup(sl_ctx *ctx)
     return SL_OK;
 }
 
-/* Window along one axis of extent n: crop extent `crop` (<= 0: whole), position pos. Anchor
- * computed in float32 as DALI (std::roundf / truncation of pos * (n - crop)). */
-static void place(int64_t n, double crop_arg, double pos, bool truncate, int64_t *a, int64_t *len)
-{
-    /* Truncated toward zero like DALI's int cast; below 1 (or NaN) means "no crop"; a huge value
-     * is capped (it cannot fit any image, so it fails or pads as the policy says). */
-    int64_t c = crop_arg >= 1.0 ? (crop_arg < 0x1p40 ? (int64_t)crop_arg : (int64_t)1 << 40) : 0;
-    if (c <= 0) {
-        *a = 0;
-        *len = n;
-        return;
-    }
-    float f = (float)pos * (float)(n - c);
-    *a = (int64_t)(truncate ? truncf(f) : roundf(f));
-    *len = c;
-}
-
 /* Checks that list argument `arg` of sample i has 1 value or `need` (at least `need` when
  * !exact). */
 static sl_status check_len(sl_ctx *ctx, int arg, int i, int64_t need, bool exact)
@@ -287,7 +217,6 @@ static sl_status cmn_setup_sample(sl_ctx *ctx, int i)
     const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     int64_t H = s[0], W = s[1], C = s[2];
     window *win = (window *)sl_ctx_iter_data(ctx) + i;
-    double crop_h, crop_w;
     config cf;
     sl_status st;
 
@@ -296,39 +225,16 @@ static sl_status cmn_setup_sample(sl_ctx *ctx, int i)
     if ((st = check_len(ctx, A_MEAN, i, C, true)) != SL_OK ||
         (st = check_len(ctx, A_STD, i, C, true)) != SL_OK)
         return st;
-    if ((cf.policy == POLICY_PAD || OC > C) &&
-        (st = check_len(ctx, A_FILL_VALUES, i, OC, false)) != SL_OK)
+    if ((cf.pad || OC > C) && (st = check_len(ctx, A_FILL_VALUES, i, OC, false)) != SL_OK)
         return st;
 
-    if (sl_ctx_arg_is_set(ctx, A_CROP)) {
-        double v[2] = {0, 0};
-        sl_ctx_arg_floats(ctx, A_CROP, i, v, 2);
-        crop_h = v[0];
-        crop_w = v[1];
-    } else {
-        crop_h = sl_ctx_arg_float(ctx, A_CROP_H, i);
-        crop_w = sl_ctx_arg_float(ctx, A_CROP_W, i);
-    }
-    place(H, crop_h, sl_ctx_arg_float(ctx, A_CROP_POS_Y, i), cf.truncate, &win->y0, &win->h);
-    place(W, crop_w, sl_ctx_arg_float(ctx, A_CROP_POS_X, i), cf.truncate, &win->x0, &win->w);
-
-    bool inside = win->y0 >= 0 && win->x0 >= 0 && win->y0 + win->h <= H && win->x0 + win->w <= W;
-    if (!inside && cf.policy == POLICY_ERROR)
+    if (!sl__crop_window_get(ctx, &crop_args, i, H, W, win))
         return sl_fail(ctx, SL_EINVAL,
                        "Slice can't be placed out of bounds with current policy. Got: window "
                        "anchor (y %lld, x %lld), shape (%lld, %lld) on an image of %lld x %lld "
                        "(H x W); out_of_bounds_policy \"pad\" or \"trim_to_shape\" allow it",
                        (long long)win->y0, (long long)win->x0, (long long)win->h, (long long)win->w,
                        (long long)H, (long long)W);
-    if (!inside && cf.policy == POLICY_TRIM) {
-        int64_t y1 = win->y0 + win->h, x1 = win->x0 + win->w;
-        win->y0 = win->y0 < 0 ? 0 : win->y0;
-        win->x0 = win->x0 < 0 ? 0 : win->x0;
-        win->h = (y1 > H ? H : y1) - win->y0;
-        win->w = (x1 > W ? W : x1) - win->x0;
-        win->h = win->h < 0 ? 0 : win->h;
-        win->w = win->w < 0 ? 0 : win->w;
-    }
 
     int64_t shape[3];
     if (cf.chw) {
@@ -536,7 +442,7 @@ static sl_status cmn_run_sample(sl_ctx *ctx, int i)
     read_per_channel(ctx, A_STD, i, C, tmp, mul);
     for (int64_t c = 0; c < C; c++)
         mul[c] = scale * (1.0f / mul[c]); /* float32(1/std), as DALI */
-    bool need_fill = cf.policy == POLICY_PAD || OC > C;
+    bool need_fill = cf.pad || OC > C;
     if (need_fill) {
         int len = sl_ctx_arg_floats(ctx, A_FILL_VALUES, i, tmp, (int)nc);
         for (int64_t c = 0; c < OC; c++)

@@ -1,0 +1,123 @@
+/* flip: reverses images along W (horizontal), H (vertical) and D (depthwise) (DALI's fn.flip).
+ *
+ * Exports: const sl_op_def sl_op_flip ("flip", CPU).
+ *
+ * The axes are found by letter in the input layout (HWC, CHW, FHWC, DHWC, FCHW, CDHW, ...; any
+ * layout with H and W); an input without a layout is taken as HW (2-D), HWC (3-D) or DHWC
+ * (4-D). Per sample, `horizontal`, `vertical`, `depthwise` (0 / non-zero, argument inputs
+ * allowed) choose the axes; `depthwise` on a layout without D does nothing. The copy is a
+ * strided gather (ops/tensor/copy.c) with negative strides on the flipped axes, so any dtype
+ * works and zero-extent samples give empty outputs.
+ * Invariant: output shape, dtype and layout equal the input's.
+ */
+#include <string.h>
+
+#include "sluice/op.h"
+
+#include "ops/tensor/tensor.h"
+
+enum { A_HORIZONTAL, A_VERTICAL, A_DEPTHWISE, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_HORIZONTAL] = {.name = "horizontal",
+                      .type = SL_ARG_INT,
+                      .def = "1",
+                      .doc = "Non-zero: flip along W (left <-> right). Default on, as in DALI.",
+                      .flags = SL_ARG_TENSOR},
+    [A_VERTICAL] = {.name = "vertical",
+                    .type = SL_ARG_INT,
+                    .def = "0",
+                    .doc = "Non-zero: flip along H (top <-> bottom).",
+                    .flags = SL_ARG_TENSOR},
+    [A_DEPTHWISE] = {.name = "depthwise",
+                     .type = SL_ARG_INT,
+                     .def = "0",
+                     .doc = "Non-zero: flip along D (volumes); ignored without a D axis.",
+                     .flags = SL_ARG_TENSOR},
+};
+
+static const sl_io_def inputs[] = {
+    {"input", "Images or volumes of any type, with H and W in the layout (HWC if unset)."},
+};
+static const sl_io_def outputs[] = {{"output", "The flipped samples, same shape and layout."}};
+
+/* The layout used to find axes: the input's, or the default for its dimensionality. */
+static const char *axes_layout(const sl_batch *in)
+{
+    const char *l = sl_batch_layout(in);
+    if (l[0])
+        return l;
+    switch (sl_batch_ndim(in)) {
+    case 2: return "HW";
+    case 3: return "HWC";
+    case 4: return "DHWC";
+    default: return "";
+    }
+}
+
+static sl_status flip_setup(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const char *l = axes_layout(in);
+    if (sl__layout_find(l, 'H') < 0 || sl__layout_find(l, 'W') < 0 ||
+        (int)strlen(l) != sl_batch_ndim(in))
+        return sl_fail(ctx, SL_EINVAL,
+                       "The layout \"%s\" does not match any of the allowed layouts: flip needs "
+                       "H and W axes (HWC, CHW, FHWC, DHWC, ...) and %d-D input has none by "
+                       "default",
+                       sl_batch_layout(in), sl_batch_ndim(in));
+    sl_ctx_set_output(ctx, 0, sl_batch_dtype(in), sl_batch_ndim(in), sl_batch_layout(in));
+    for (int i = 0; i < sl_ctx_batch_size(ctx); i++)
+        sl_ctx_set_shape(ctx, 0, i, sl_batch_shape(in, i));
+    return SL_OK;
+}
+
+static sl_status flip_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const char *l = axes_layout(in);
+    const int ndim = sl_batch_ndim(in);
+    const int64_t *shape = sl_batch_shape(in, i);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    bool flip[SL_MAX_NDIM] = {false};
+    int w = sl__layout_find(l, 'W'), h = sl__layout_find(l, 'H'), d = sl__layout_find(l, 'D');
+    flip[w] = sl_ctx_arg_int(ctx, A_HORIZONTAL, i) != 0;
+    flip[h] = sl_ctx_arg_int(ctx, A_VERTICAL, i) != 0;
+    if (d >= 0)
+        flip[d] = sl_ctx_arg_int(ctx, A_DEPTHWISE, i) != 0;
+
+    int64_t stride[SL_MAX_NDIM], s = 1, offset = 0;
+    for (int k = ndim - 1; k >= 0; k--) {
+        stride[k] = flip[k] ? -s : s;
+        if (flip[k] && shape[k] > 0)
+            offset += (shape[k] - 1) * s;
+        s *= shape[k];
+    }
+    if (s == 0)
+        return SL_OK;
+    const unsigned char *src = sl_batch_sample_data(in, i);
+    sl__gather(sl_ctx_output_data(ctx, 0, i), src + (size_t)offset * es, es, ndim, shape, stride);
+    return SL_OK;
+}
+
+const sl_op_def sl_op_flip = {
+    .name = "flip",
+    .doc = "Flips images horizontally, vertically and/or along depth (DALI's flip).\n\n"
+           "`horizontal` (default 1: on), `vertical` and `depthwise` are per-sample switches, "
+           "usually fed by random.coin_flip. Axes are found by letter in the layout (any layout "
+           "with H and W: HWC, CHW, FHWC, FCHW, DHWC, CDHW, ...); without a layout the input "
+           "is taken as HW, HWC or DHWC by its dimensionality. Any element type; empty samples "
+           "are allowed.\n\n"
+           "Differs from DALI: layouts are not limited to DALI's list, only H and W are "
+           "required.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .setup = flip_setup,
+    .run_sample = flip_run_sample,
+};

@@ -1,0 +1,135 @@
+/* ops/image/resample.h: separable resampling of HWC images, the family helper behind `resize`
+ * and `random_resized_crop`.
+ *
+ * Coordinates: pixel k of an axis covers [k, k+1), its centre is k + 0.5. Along each axis an
+ * input interval [lo, hi) (hi < lo mirrors the axis) is mapped onto the `out` output pixels:
+ * output pixel o samples the input around centre c = lo + (o + 0.5) * s, s = (hi - lo) / out.
+ * The weight of input pixel k is f((k + 0.5 - c) / fs), normalised over the pixels inside the
+ * image (pixels outside the image are dropped, not clamped), with
+ *   fs = max(1, |s|)  when the filter antialiases (downscaling widens it, as PIL's
+ *                     ImagingResample does), else fs = 1 (OpenCV-like: no widening).
+ * Filters f (support in input pixels at fs = 1):
+ *   NN          the pixel containing c, floor(c) clamped to the image (never antialiased);
+ *               c accumulated o times by s in double, as PIL does, so exact ties match PIL
+ *   LINEAR      triangle 1 - |x|, support 1 (PIL BILINEAR)
+ *   TRIANGULAR  LINEAR, always antialiased (DALI: deprecated alias of LINEAR + antialias)
+ *   CUBIC       Keys cubic with a = -0.5, support 2 (PIL BICUBIC)
+ *   LANCZOS3    sinc(x) sinc(x/3) for |x| < 3 (PIL LANCZOS)
+ *   GAUSSIAN    exp(-4 x^2) for |x| < 1 (sigma = 1/(2 sqrt 2) ~ 0.354 px, DALI's Gaussian
+ *               window: exp(-x^2) over [-2, 2] stretched to the support)
+ * An output pixel whose window holds no weight (it lies wholly outside the image, possible
+ * with a region of interest) takes the nearest edge pixel.
+ *
+ * Precision: uint8 -> uint8 works like PIL's 8-bit path: the coefficients are rounded to 22-bit
+ * fixed point (per output pixel, computed once per row/column of a sample), sums are rounded
+ * and clamped to 0..255 after each pass and the intermediate image is uint8, so results equal
+ * PIL's (horizontal pass first, as PIL). Any float32 side works in float32: the intermediate is
+ * float32, uint8 outputs are rounded (to nearest, ties to even) and clamped, and the pass order
+ * (horizontal or vertical first) is the cheaper one for the sample's sizes.
+ *
+ * Exports: sl__filter and its parsing, the plan/run pair that resamples one image with scratch
+ * memory from the caller (no allocation, no per-pixel branches in the inner loops), and the
+ * argument glue both operators share (interp_type, mag_filter, min_filter, antialias, dtype).
+ * Invariant: the kernels never read outside the input image nor write outside the output,
+ * whatever the interval (huge, NaN-free, mirrored, outside the image).
+ */
+#ifndef SLUICE_OPS_IMAGE_RESAMPLE_H
+#define SLUICE_OPS_IMAGE_RESAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/op.h"
+
+typedef enum sl__filter {
+    SL__FILTER_NN,
+    SL__FILTER_LINEAR,
+    SL__FILTER_CUBIC,
+    SL__FILTER_LANCZOS3,
+    SL__FILTER_TRIANGULAR,
+    SL__FILTER_GAUSSIAN
+} sl__filter;
+
+/* The `choices` of interp_type / mag_filter / min_filter, in sl__filter order. */
+#define SL__INTERP_CHOICES                                                                         \
+    "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_LANCZOS3|INTERP_TRIANGULAR|INTERP_GAUSSIAN"
+
+/* "INTERP_CUBIC" -> SL__FILTER_CUBIC; unknown names -> SL__FILTER_LINEAR (the registry checks
+ * choices before an operator sees them). */
+sl__filter sl__filter_parse(const char *name);
+
+/* One axis of a resampling. */
+typedef struct sl__resample_axis {
+    int64_t in;        /* input extent in pixels (>= 1 when out >= 1) */
+    int64_t out;       /* output extent in pixels (>= 0) */
+    double lo, hi;     /* input interval mapped onto the output; hi < lo mirrors */
+    sl__filter filter; /* for this axis (see sl__resample_pick) */
+    bool antialias;    /* widen the filter when downscaling (ignored by NN and TRIANGULAR) */
+} sl__resample_axis;
+
+/* min_filter when the axis is downscaled (out < |hi - lo|), else mag_filter (DALI's rule). */
+sl__filter sl__resample_pick(sl__filter min_filter, sl__filter mag_filter, double in_extent,
+                             int64_t out);
+
+/* A resampling of one H x W x C image, planned once per sample. */
+typedef struct sl__resample_plan {
+    sl__resample_axis y, x;
+    int64_t c;                  /* channels (>= 0) */
+    int64_t stride;             /* elements from one input row to the next; 0: x.in * c */
+    sl_dtype in_type, out_type; /* uint8 or float32 each */
+    /* Filled by sl__resample_plan_init: */
+    int ky, kx;          /* taps per output pixel along y and x */
+    int64_t y0, y1;      /* input rows [y0, y1) the resampling reads */
+    int64_t x0, x1;      /* input columns [x0, x1) */
+    bool vertical_first; /* pass order */
+    bool skip_x, skip_y; /* identity axes (same size, interval [0, in)): no pass, as PIL */
+    bool nn;             /* both axes NN or identities: a direct gather, no passes */
+    size_t scratch;      /* bytes of scratch sl__resample_run needs (0: nothing to do) */
+} sl__resample_plan;
+
+/* Completes *p (whose axes, c and types the caller set) and sizes its scratch. Cheap: O(out). */
+void sl__resample_plan_init(sl__resample_plan *p);
+/* Resamples src (p->y.in rows of p->x.in x p->c elements, p->stride apart) into dst (p->y.out x
+ * p->x.out x p->c, contiguous).
+ * scratch: p->scratch bytes, 64-byte aligned (sl_ctx_scratch). Threads: reentrant. */
+void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, void *scratch);
+
+/* ---- argument glue shared by resize and random_resized_crop --------------------------------
+ * Argument indices of the five common arguments in an operator's table. */
+typedef struct sl__resample_args {
+    int interp_type, mag_filter, min_filter, antialias, dtype;
+} sl__resample_args;
+
+/* The common arguments' values for one sample. */
+typedef struct sl__resample_cfg {
+    sl__filter min_filter, mag_filter;
+    bool antialias;
+    sl_dtype out_type;
+} sl__resample_cfg;
+
+/* init: rejects a dtype other than uint8 / float32, naming the argument. */
+sl_status sl__resample_init_check(sl_op_init *ini, const sl__resample_args *a);
+/* setup: checks the input batch is HWC (or no layout, 3-D) uint8 / float32, declares output 0
+ * (HWC, dtype or the input's type). */
+sl_status sl__resample_setup(sl_ctx *ctx, const sl__resample_args *a);
+void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sample,
+                          sl__resample_cfg *cf);
+/* Runs a plan for sample i of input 0 into output 0, taking scratch from ctx. */
+sl_status sl__resample_sample(sl_ctx *ctx, int i, sl__resample_plan *p);
+
+/* Docs of the common arguments. */
+#define SL__DOC_INTERP                                                                             \
+    "Filter: INTERP_NN, INTERP_LINEAR (triangle; PIL BILINEAR), INTERP_CUBIC (Keys, a = -0.5; "    \
+    "PIL BICUBIC), INTERP_LANCZOS3 (PIL LANCZOS), INTERP_GAUSSIAN (exp(-4x^2), |x| < 1) or "       \
+    "INTERP_TRIANGULAR (LINEAR, always antialiased). Default for mag_filter and min_filter."
+#define SL__DOC_MAG "Filter for axes that are upscaled (or kept); unset: interp_type."
+#define SL__DOC_MIN "Filter for axes that are downscaled; unset: interp_type."
+#define SL__DOC_ANTIALIAS                                                                          \
+    "When downscaling, widen the filter by the scale factor (as PIL does); false: sample the "     \
+    "unwidened filter (as OpenCV's INTER_LINEAR). NN never antialiases, TRIANGULAR always does."
+#define SL__DOC_DTYPE                                                                              \
+    "Output type, uint8 or float32; unset: the input's type. uint8 outputs are rounded and "       \
+    "clamped to 0..255."
+
+#endif
