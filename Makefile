@@ -7,16 +7,22 @@
 #                       cli) and the TSan build (build-tsan/: label exec); what CI runs
 #   make test-asan / make test-tsan   one sanitizer configuration alone
 #   make demo           build, make the demo data set once, run DEMO_CMD
-#   make install        build, then install (PREFIX=/some/where to choose the prefix)
+#   make bench          build, then bench/run: sluice against torchvision, OpenCV and the
+#                       libjpeg-turbo decode bound, interleaved rounds; the table goes to the
+#                       terminal and bench/results/latest.{json,md,png} (BENCH_ARGS="--quick")
+#   make install        build, then install (PREFIX=/some/where to choose the prefix): the
+#                       library, headers, CLI and the Python package `sluice` (into the site
+#                       directory of /usr/bin/python3 under the prefix)
 #   make docs           build, then generate the operator reference build/docs/ops.md from the
 #                       registry (`sluice ops --markdown`); docs/guide.md is written by hand
 #   make format / make format-check (= make lint)   clang-format on src include cli tests/c
+#                       and python/sluice/_sluice
 #   make clean          remove every build directory (demo data included)
 #
 # Variables (make VAR=value): JOBS, BUILD_TYPE, BUILD_DIR, ASAN_DIR, TSAN_DIR, SLUICE_CUDA
 # (empty: auto-detect, ON iff nvcc works; ON/OFF to force; sticky in build/CMakeCache.txt),
 # WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g. -R test_batch),
-# PREFIX, DEMO_DATA, DEMO_CMD, PYTHON, CLANG_FORMAT.
+# PREFIX, DEMO_DATA, DEMO_CMD, BENCH_ARGS, PYTHON, CLANG_FORMAT.
 
 SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
@@ -41,6 +47,7 @@ CLANG_FORMAT ?= clang-format
 
 DEMO_DATA ?= $(BUILD_DIR)/demo-data
 DEMO_CMD  ?= $(BUILD_DIR)/sluice run examples/demo.json --root $(DEMO_DATA) --epochs 3 --stats
+BENCH_ARGS ?=
 
 # Every configuration made here keeps assert() on (SLUICE_ASSERT drops -DNDEBUG).
 CONFIG_ARGS := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
@@ -57,12 +64,12 @@ export TSAN_OPTIONS  := halt_on_error=1 second_deadlock_stack=1
 # kernels with vm.mmap_rnd_bits > 28; running the tests with ASLR off avoids that where allowed.
 SAN_RUN := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 
-FORMAT_FILES = $(shell find src include cli tests/c -type f \
+FORMAT_FILES = $(shell find src include cli tests/c python/sluice/_sluice -type f \
                  \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
                  2>/dev/null | sort)
 
 .PHONY: all setup configure build check test test-asan test-tsan lint format format-check \
-        install docs demo clean
+        install docs demo bench clean
 
 all: build
 
@@ -104,7 +111,6 @@ format:
 
 install: build
 	$(CMAKE) --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX))
-	@# (the Python package will be installed here too)
 
 docs: build
 	$(CMAKE) --build $(BUILD_DIR) --target docs
@@ -117,6 +123,9 @@ demo: build
 	    mv $(DEMO_DATA).tmp $(DEMO_DATA); \
 	fi
 	$(DEMO_CMD)
+
+bench: build
+	$(PYTHON) bench/run --no-build --build-dir $(BUILD_DIR) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

@@ -15,9 +15,12 @@ packages=(
     libcmocka-dev clang-format
     # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's
     libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev
-    # Python tests, test-data generators, references for comparisons, benchmarks
-    python3 python3-numpy python3-pil python3-opencv python3-pytest python3-torch
+    # the Python package (python3-dev: headers for the extension), Python tests, test-data
+    # generators, references for comparisons, benchmarks
+    python3 python3-dev python3-numpy python3-pil python3-opencv python3-pytest python3-torch
     python3-torchvision libjpeg-turbo-progs
+    # the chart of bench/run (docs/performance.md)
+    python3-matplotlib
     # real photographs used as test data
     plasma-workspace-wallpapers mate-backgrounds ukui-wallpapers
 )

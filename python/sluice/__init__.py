@@ -1,0 +1,35 @@
+"""sluice: data-loading pipelines for ML training, with NVIDIA DALI's Python API.
+
+    from sluice import pipeline_def, fn, types
+
+    @pipeline_def(batch_size=64, num_threads=4, device_id=None, seed=42)
+    def train(root):
+        jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
+        images = fn.decoders.image(jpegs, output_type=types.RGB)
+        images = fn.crop_mirror_normalize(images, crop=(224, 224), dtype=types.FLOAT,
+                                          mirror=fn.random.coin_flip(probability=0.5))
+        return images, labels
+
+    pipe = train("/data/train")
+    images, labels = pipe.run()          # TensorListCPU: at(i), as_array(), __dlpack__
+
+The operators (sluice.fn, sluice.ops) and their documentation are generated from the C
+library's registry; the pipeline runs in C on its own threads.
+"""
+from . import _sluice
+from . import types
+from . import fn
+from . import ops
+from .data_node import DataNode
+from .errors import (  # noqa: F401
+    ArgumentTypeError, CallbackError, CanceledError, CorruptDataError, InternalError,
+    InvalidArgumentError, MisuseError, NotFoundError, OutOfMemoryError, ReadError, SluiceError,
+    UnsupportedError, WorkerError)
+from .external_source import BatchInfo, SampleInfo
+from .pipeline import Pipeline, pipeline_def
+
+TensorListCPU = _sluice.TensorListCPU
+__version__ = _sluice.version()
+
+__all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "TensorListCPU",
+           "BatchInfo", "SampleInfo", "SluiceError", "__version__"]

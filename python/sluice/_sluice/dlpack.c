@@ -1,0 +1,165 @@
+/* python/sluice/_sluice/dlpack.c: TensorListCPU.__dlpack__ and __dlpack_device__.
+ *
+ * Exports slpy_tensorlist_dlpack and slpy_tensorlist_dlpack_device. The structs below are
+ * DLPack's stable ABI (dlpack.h v0.6-v0.8, unversioned "dltensor" capsules: what
+ * torch.from_dlpack and numpy.from_dlpack take), declared here rather than taken from
+ * libdlpack-dev so the build needs nothing more. A capsule exports the dense batch
+ * [batch, ...sample shape] with explicit C-order strides; its DLManagedTensor holds a
+ * reference to the TensorListCPU (and so the pin of the iteration's buffers) until the
+ * consumer calls the deleter — which may happen on any thread, so the deleter takes the GIL.
+ * An unconsumed capsule calls the deleter from its destructor.
+ */
+#include "sluice_py.h"
+
+/* ---- DLPack ABI (https://dmlc.github.io/dlpack/latest/c_api.html) ------------------------- */
+enum { kDLCPU = 1 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+
+typedef struct {
+    int32_t device_type; /* DLDeviceType, an int-sized enum */
+    int32_t device_id;
+} DLDevice;
+
+typedef struct {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} DLDataType;
+
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides; /* in elements */
+    uint64_t byte_offset;
+} DLTensor;
+
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+typedef struct dl_export {
+    DLManagedTensor mt; /* first: the capsule points here */
+    int64_t shape[SL_MAX_NDIM + 1];
+    int64_t strides[SL_MAX_NDIM + 1];
+    PyObject *owner; /* the TensorListCPU */
+} dl_export;
+
+static void deleter(DLManagedTensor *mt)
+{
+    dl_export *e = (dl_export *)mt;
+    if (!Py_IsInitialized())
+        return; /* at interpreter exit: nothing left to keep alive */
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF(e->owner);
+    PyMem_RawFree(e);
+    PyGILState_Release(g);
+}
+
+static void capsule_destructor(PyObject *capsule)
+{
+    if (!PyCapsule_IsValid(capsule, "dltensor"))
+        return; /* consumed: renamed "used_dltensor", the consumer owns it */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    DLManagedTensor *mt = PyCapsule_GetPointer(capsule, "dltensor");
+    if (mt && mt->deleter)
+        mt->deleter(mt);
+    PyErr_Restore(type, value, tb);
+}
+
+static DLDataType dl_dtype(sl_dtype t)
+{
+    DLDataType d = {.code = kDLUInt, .bits = (uint8_t)(8 * sl_dtype_size(t)), .lanes = 1};
+    switch (t) {
+    case SL_DTYPE_INT8:
+    case SL_DTYPE_INT16:
+    case SL_DTYPE_INT32:
+    case SL_DTYPE_INT64: d.code = kDLInt; break;
+    case SL_DTYPE_FLOAT16:
+    case SL_DTYPE_FLOAT32:
+    case SL_DTYPE_FLOAT64: d.code = kDLFloat; break;
+    case SL_DTYPE_BOOL: d.code = kDLBool; break;
+    default: break;
+    }
+    return d;
+}
+
+/* Checks the keyword arguments of the DLPack protocol (CPU data: no stream, no copy). */
+static int check_request(PyObject *stream, PyObject *dl_device, PyObject *copy)
+{
+    if (stream != Py_None) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__: stream must be None for CPU data (kDLCPU)");
+        return -1;
+    }
+    if (copy != Py_None && PyObject_IsTrue(copy)) {
+        PyErr_SetString(PyExc_BufferError,
+                        "__dlpack__: copy=True is not supported; the export is zero-copy");
+        return -1;
+    }
+    if (dl_device != Py_None) {
+        int dev_type = -1, dev_id = -1;
+        if (!PyArg_ParseTuple(dl_device, "ii", &dev_type, &dev_id))
+            return -1;
+        if (dev_type != kDLCPU) {
+            PyErr_SetString(PyExc_BufferError, "__dlpack__: the data is on the CPU (kDLCPU)");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:__dlpack__", kwlist, &stream,
+                                     &max_version, &dl_device, &copy))
+        return NULL;
+    if (check_request(stream, dl_device, copy) < 0)
+        return NULL;
+    const sl_batch *b = ((slpy_tensorlist *)self)->b;
+    if (!sl_batch_is_uniform(b)) {
+        PyErr_SetString(PyExc_BufferError,
+                        "__dlpack__: the samples have different shapes, so the batch is not one "
+                        "dense tensor; export samples with at(i)");
+        return NULL;
+    }
+    dl_export *e = PyMem_RawCalloc(1, sizeof(dl_export));
+    if (!e)
+        return PyErr_NoMemory();
+    int nd = sl_batch_ndim(b) + 1;
+    e->shape[0] = sl_batch_size(b);
+    memcpy(e->shape + 1, sl_batch_shape(b, 0), sizeof(int64_t) * (size_t)(nd - 1));
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        e->strides[d] = s;
+        s *= e->shape[d];
+    }
+    e->mt.dl_tensor = (DLTensor){.data = (void *)sl_batch_data(b),
+                                 .device = {kDLCPU, 0},
+                                 .ndim = nd,
+                                 .dtype = dl_dtype(sl_batch_dtype(b)),
+                                 .shape = e->shape,
+                                 .strides = e->strides};
+    e->mt.manager_ctx = e;
+    e->mt.deleter = deleter;
+    e->owner = Py_NewRef(self);
+    PyObject *capsule = PyCapsule_New(&e->mt, "dltensor", capsule_destructor);
+    if (!capsule) {
+        Py_DECREF(e->owner);
+        PyMem_RawFree(e);
+    }
+    return capsule;
+}
+
+PyObject *slpy_tensorlist_dlpack_device(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("(ii)", kDLCPU, 0);
+}

@@ -1,0 +1,303 @@
+/* python/sluice/_sluice/graph.c: the Graph type, an sl_graph built as fn.* is called.
+ *
+ * Exports slpy_graph_spec (sluice._sluice.Graph), graph_from_json() and options_from_json().
+ * Graph.add_node checks the whole node against the operator's schema first (slpy_check_node)
+ * and only then records it, so a failed call leaves the graph as it was. Node names: the
+ * caller's, or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
+ * spec writer, so Pipeline.serialize() is exactly what `sluice run` reads.
+ * Invariant: `g` is never NULL after construction; the object is used by one thread at a time
+ * (the GIL is held throughout: nothing here blocks).
+ */
+#include "sluice_py.h"
+
+static PyObject *graph_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":Graph", kwlist))
+        return NULL;
+    slpy_graph *self = (slpy_graph *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    if (sl_graph_create(&self->g) != SL_OK) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void graph_dealloc(slpy_graph *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    sl_graph_destroy(self->g);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *raise_graph(PyObject *self, sl_status code)
+{
+    return slpy_raise_last(slpy_state_of(self), code);
+}
+
+/* Stores a value through the public setters (which copy it), as the spec reader does. */
+static sl_status set_arg(sl_graph *g, const char *node, const char *arg, const sl__value *v)
+{
+    switch (v->kind) {
+    case SL__V_BOOL: return sl_graph_arg_bool(g, node, arg, v->b);
+    case SL__V_INT: return sl_graph_arg_int(g, node, arg, v->i);
+    case SL__V_FLOAT: return sl_graph_arg_float(g, node, arg, v->f);
+    case SL__V_STRING: return sl_graph_arg_str(g, node, arg, v->s);
+    case SL__V_INTS: return sl_graph_arg_ints(g, node, arg, v->ints, v->n);
+    case SL__V_FLOATS: return sl_graph_arg_floats(g, node, arg, v->floats, v->n);
+    case SL__V_STRINGS: return sl_graph_arg_strs(g, node, arg, (const char *const *)v->strs, v->n);
+    default: return sl__last_error_set(SL_EINTERNAL, "value of unknown kind %d", (int)v->kind);
+    }
+}
+
+/* A free "<op>_<k>" name into buf. */
+static void auto_name(const sl_graph *g, const char *op, char *buf, size_t cap)
+{
+    for (int k = g->n;; k++) {
+        snprintf(buf, cap, "%s_%d", op, k);
+        if (!sl__graph_find(g, buf))
+            return;
+    }
+}
+
+static int add_args(PyObject *self, const char *node, PyObject *args, PyObject *arg_inputs)
+{
+    sl_graph *g = ((slpy_graph *)self)->g;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(args, &pos, &key, &value)) {
+        sl__value v;
+        char err[256];
+        int rc = slpy_value_from_py(value, &v, err, sizeof err); /* checked: cannot fail */
+        if (rc < 0)
+            return rc == -2 ? -1 : (PyErr_SetString(PyExc_ValueError, err), -1);
+        sl_status st = set_arg(g, node, PyUnicode_AsUTF8(key), &v);
+        sl__value_fini(&v);
+        if (st != SL_OK)
+            return raise_graph(self, st), -1;
+    }
+    pos = 0;
+    while (PyDict_Next(arg_inputs, &pos, &key, &value)) {
+        const char *ref = PyUnicode_AsUTF8(value);
+        if (!ref)
+            return -1;
+        sl_status st = sl_graph_arg_input(g, node, PyUnicode_AsUTF8(key), ref);
+        if (st != SL_OK)
+            return raise_graph(self, st), -1;
+    }
+    return 0;
+}
+
+static int add_inputs(PyObject *self, const char *node, PyObject *inputs)
+{
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(inputs); k++) {
+        const char *ref = PyUnicode_AsUTF8(PyList_GET_ITEM(inputs, k));
+        if (!ref)
+            return -1;
+        sl_status st = sl_graph_input(((slpy_graph *)self)->g, node, ref);
+        if (st != SL_OK)
+            return raise_graph(self, st), -1;
+    }
+    return 0;
+}
+
+/* Graph.add_node(op, name, device, inputs, args, arg_inputs) -> the node's name. */
+static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"op", "name", "device", "inputs", "args", "arg_inputs", NULL};
+    const char *opname, *name = NULL, *device = NULL;
+    PyObject *inputs, *cargs, *arg_inputs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "szzO!O!O!:add_node", kwlist, &opname, &name,
+                                     &device, &PyList_Type, &inputs, &PyDict_Type, &cargs,
+                                     &PyDict_Type, &arg_inputs))
+        return NULL;
+    slpy_state *st = slpy_state_of(self);
+    sl_graph *g = ((slpy_graph *)self)->g;
+    const sl_op_def *op = sl_registry_find(opname);
+    if (!op)
+        return PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
+    char buf[256];
+    if (name && (strchr(name, ':') || !name[0] || strlen(name) >= sizeof buf - 1))
+        return PyErr_Format(st->errors[SL_EINVAL],
+                            "%s: node name \"%s\" must be non-empty, without ':', and shorter "
+                            "than %d characters",
+                            opname, name, (int)sizeof buf - 1);
+    if (name && sl__graph_find(g, name))
+        return PyErr_Format(st->errors[SL_EINVAL],
+                            "%s: a node named \"%s\" already exists in this pipeline", opname,
+                            name);
+    if (!name)
+        auto_name(g, opname, buf, sizeof buf);
+    else
+        snprintf(buf, sizeof buf, "%s", name);
+    if (slpy_check_node(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0)
+        return NULL;
+    sl_status rc = sl_graph_add(g, opname, buf, device);
+    if (rc != SL_OK)
+        return raise_graph(self, rc);
+    if (add_inputs(self, buf, inputs) < 0 || add_args(self, buf, cargs, arg_inputs) < 0)
+        return NULL; /* only on out of memory: the node stays, the build reports it */
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *graph_output(PyObject *self, PyObject *ref)
+{
+    const char *s = PyUnicode_AsUTF8(ref);
+    if (!s)
+        return NULL;
+    sl_status st = sl_graph_output(((slpy_graph *)self)->g, s);
+    if (st != SL_OK)
+        return raise_graph(self, st);
+    Py_RETURN_NONE;
+}
+
+/* Reads the options dict (missing keys keep the defaults). */
+static int options_from_dict(PyObject *d, sl_pipeline_options *o)
+{
+    sl_pipeline_options_init(o);
+    static const char *const keys[] = {"batch_size", "num_threads", "prefetch_queue_depth", "seed",
+                                       "device_id"};
+    for (int k = 0; k < 5; k++) {
+        PyObject *v = PyDict_GetItemString(d, keys[k]);
+        if (!v || v == Py_None)
+            continue;
+        long long x = PyLong_AsLongLong(v);
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        if (k == 3) {
+            o->seed = x;
+            continue;
+        }
+        if (x < INT_MIN || x > INT_MAX)
+            return PyErr_Format(PyExc_OverflowError, "%s is out of range", keys[k]), -1;
+        int *field[] = {&o->batch_size, &o->num_threads, &o->prefetch_queue_depth, NULL,
+                        &o->device_id};
+        *field[k] = (int)x;
+    }
+    return 0;
+}
+
+/* Graph.to_json(options=None) -> str: the JSON spec (with a "pipeline" object when given). */
+static PyObject *graph_to_json(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"options", NULL};
+    PyObject *opts = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:to_json", kwlist, &opts))
+        return NULL;
+    sl_pipeline_options o;
+    if (opts != Py_None && (!PyDict_Check(opts) || options_from_dict(opts, &o) < 0))
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "options must be a dict");
+    char *json = NULL;
+    sl_status st = sl__spec_write(((slpy_graph *)self)->g, opts != Py_None ? &o : NULL, &json);
+    if (st != SL_OK)
+        return raise_graph(self, st);
+    PyObject *s = PyUnicode_FromString(json);
+    sl__free(json);
+    return s;
+}
+
+static PyObject *graph_has_node(PyObject *self, PyObject *name)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+        return NULL;
+    return PyBool_FromLong(sl__graph_find(((slpy_graph *)self)->g, s) != NULL);
+}
+
+static PyObject *graph_outputs(PyObject *self, void *closure)
+{
+    const sl_graph *g = ((slpy_graph *)self)->g;
+    PyObject *l = PyList_New(g->noutputs);
+    for (int i = 0; l && i < g->noutputs; i++) {
+        PyObject *s = PyUnicode_FromString(g->outputs[i]);
+        if (!s) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, s);
+    }
+    return l;
+}
+
+/* [(name, op, device), ...] in the order the nodes were added. */
+static PyObject *graph_nodes(PyObject *self, void *closure)
+{
+    const sl_graph *g = ((slpy_graph *)self)->g;
+    PyObject *l = PyList_New(g->n);
+    for (int i = 0; l && i < g->n; i++) {
+        const sl__gnode *n = &g->nodes[i];
+        PyObject *t = Py_BuildValue("(sss)", n->name, n->op, n->device);
+        if (!t) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, t);
+    }
+    return l;
+}
+
+PyObject *slpy_graph_from_json(PyObject *module, PyObject *text)
+{
+    slpy_state *st = PyModule_GetState(module);
+    const char *s = PyUnicode_AsUTF8(text);
+    if (!s)
+        return NULL;
+    slpy_graph *self = (slpy_graph *)st->graph_type->tp_alloc(st->graph_type, 0);
+    if (!self)
+        return NULL;
+    sl_status rc = sl_graph_from_json(s, &self->g);
+    if (rc != SL_OK) {
+        Py_DECREF(self);
+        return slpy_raise_last(st, rc);
+    }
+    return (PyObject *)self;
+}
+
+PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
+{
+    slpy_state *st = PyModule_GetState(module);
+    const char *s = PyUnicode_AsUTF8(text);
+    if (!s)
+        return NULL;
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    sl_status rc = sl_pipeline_options_from_json(s, &o);
+    if (rc != SL_OK)
+        return slpy_raise_last(st, rc);
+    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i}", "batch_size", o.batch_size, "num_threads",
+                         o.num_threads, "prefetch_queue_depth", o.prefetch_queue_depth, "seed",
+                         (long long)o.seed, "device_id", o.device_id);
+}
+
+static PyMethodDef graph_methods[] = {
+    {"add_node", SLPY_CFUNC(graph_add_node), METH_VARARGS | METH_KEYWORDS,
+     "add_node(op, name, device, inputs, args, arg_inputs) -> str\n\nChecks the node against "
+     "the operator's schema, then records it; returns its name."},
+    {"output", graph_output, METH_O, "output(ref): appends a pipeline output \"node[:k]\"."},
+    {"to_json", SLPY_CFUNC(graph_to_json), METH_VARARGS | METH_KEYWORDS,
+     "to_json(options=None) -> str: the JSON pipeline spec."},
+    {"has_node", graph_has_node, METH_O, "has_node(name) -> bool"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef graph_getset[] = {
+    {"outputs", graph_outputs, NULL, "The pipeline outputs, as references.", NULL},
+    {"nodes", graph_nodes, NULL, "[(name, op, device)] in the order they were added.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot graph_slots[] = {
+    {Py_tp_new, graph_new},
+    {Py_tp_dealloc, graph_dealloc},
+    {Py_tp_methods, graph_methods},
+    {Py_tp_getset, graph_getset},
+    {Py_tp_doc, "Graph(): operator nodes recorded as a pipeline is defined (an sl_graph)."},
+    {0, NULL}};
+
+PyType_Spec slpy_graph_spec = {
+    .name = "sluice._sluice.Graph",
+    .basicsize = sizeof(slpy_graph),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = graph_slots,
+};

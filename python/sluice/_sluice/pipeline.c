@@ -1,0 +1,253 @@
+/* python/sluice/_sluice/pipeline.c: the Pipeline type, an sl_pipeline and its run API.
+ *
+ * Exports slpy_pipeline_spec (sluice._sluice.Pipeline) and the busy guard. The Python class
+ * sluice.Pipeline (pipeline.py) keeps the DALI-shaped API and its bookkeeping (external
+ * sources, epochs); this type is the thin, blocking part: build, schedule_run, share_outputs,
+ * release_outputs, run, feed_input, reader metadata, stats. Every one of those calls runs with
+ * the GIL released; a second thread calling in meanwhile gets RuntimeError (a pipeline has one
+ * consumer thread at a time). share_outputs/run return one TensorListCPU per output, each
+ * holding its own pin of the iteration's buffers and a reference to this object, so the
+ * sl_pipeline is destroyed (GIL released: it joins threads) only after the last view died.
+ */
+#include "sluice_py.h"
+
+int slpy_pipeline_enter(slpy_state *st, slpy_pipeline *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the pipeline is in use by another thread (one consumer thread at a time)");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+void slpy_pipeline_leave(slpy_pipeline *self)
+{
+    self->busy = 0;
+}
+
+static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"graph", "batch_size", "num_threads", "prefetch_queue_depth",
+                             "seed",  "device_id",  NULL};
+    slpy_state *st = slpy_state_of_type(type);
+    PyObject *graph;
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    long long seed = o.seed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLi:Pipeline", kwlist, st->graph_type,
+                                     &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
+                                     &seed, &o.device_id))
+        return NULL;
+    o.seed = seed;
+    if (o.num_threads <= 0) { /* DALI's -1: the default */
+        sl_pipeline_options def;
+        sl_pipeline_options_init(&def);
+        o.num_threads = def.num_threads;
+    }
+    slpy_pipeline *self = (slpy_pipeline *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    sl_status rc = sl_pipeline_create(((slpy_graph *)graph)->g, &o, &self->p);
+    if (rc != SL_OK) {
+        Py_DECREF(self);
+        return slpy_raise_last(st, rc);
+    }
+    return (PyObject *)self;
+}
+
+static void pipeline_dealloc(slpy_pipeline *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    sl_pipeline *p = self->p;
+    if (p) {
+        PyThreadState *ts = PyEval_SaveThread(); /* joins the pipeline's threads */
+        sl_pipeline_destroy(p);
+        PyEval_RestoreThread(ts);
+    }
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+typedef sl_status (*blocking_fn)(sl_pipeline *p);
+
+/* Runs fn(p) with the GIL released; raises on failure. Returns 0 or -1. */
+static int call_blocking(PyObject *obj, blocking_fn fn)
+{
+    slpy_pipeline *self = (slpy_pipeline *)obj;
+    slpy_state *st = slpy_state_of(obj);
+    if (slpy_pipeline_enter(st, self) < 0)
+        return -1;
+    sl_status rc;
+    PyThreadState *ts = PyEval_SaveThread();
+    rc = fn(self->p);
+    PyEval_RestoreThread(ts);
+    slpy_pipeline_leave(self);
+    if (rc != SL_OK)
+        return slpy_raise_pipeline(st, self->p, rc), -1;
+    return 0;
+}
+
+static PyObject *outputs_tuple(PyObject *self)
+{
+    slpy_state *st = slpy_state_of(self);
+    int n = sl_pipeline_num_outputs(((slpy_pipeline *)self)->p);
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *tl = slpy_tensorlist_new(st, self, i);
+        if (!tl) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, tl);
+    }
+    return t;
+}
+
+static PyObject *pipeline_build(PyObject *self, PyObject *unused)
+{
+    if (call_blocking(self, sl_pipeline_build) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *pipeline_schedule_run(PyObject *self, PyObject *unused)
+{
+    if (call_blocking(self, sl_pipeline_schedule_run) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *pipeline_share_outputs(PyObject *self, PyObject *unused)
+{
+    if (call_blocking(self, sl_pipeline_share_outputs) < 0)
+        return NULL;
+    return outputs_tuple(self);
+}
+
+static PyObject *pipeline_release_outputs(PyObject *self, PyObject *unused)
+{
+    if (call_blocking(self, sl_pipeline_release_outputs) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *pipeline_run(PyObject *self, PyObject *unused)
+{
+    if (call_blocking(self, sl_pipeline_run) < 0)
+        return NULL;
+    return outputs_tuple(self);
+}
+
+static int opt_name(PyObject *o, const char **name)
+{
+    *name = NULL;
+    if (o == Py_None)
+        return 0;
+    *name = PyUnicode_AsUTF8(o);
+    return *name ? 0 : -1;
+}
+
+static PyObject *pipeline_epoch_size(PyObject *self, PyObject *args)
+{
+    PyObject *o = Py_None;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "|O:epoch_size", &o) || opt_name(o, &name) < 0)
+        return NULL;
+    return PyLong_FromLongLong(sl_pipeline_epoch_size(((slpy_pipeline *)self)->p, name));
+}
+
+static PyObject *pipeline_reader_meta(PyObject *self, PyObject *args)
+{
+    PyObject *o = Py_None;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "|O:reader_meta", &o) || opt_name(o, &name) < 0)
+        return NULL;
+    sl_reader_meta m;
+    sl_status rc = sl_pipeline_reader_meta(((slpy_pipeline *)self)->p, name, &m);
+    if (rc != SL_OK)
+        return slpy_raise_last(slpy_state_of(self), rc);
+    return Py_BuildValue("{s:L,s:L,s:i,s:i,s:O,s:O}", "epoch_size", (long long)m.epoch_size,
+                         "epoch_size_padded", (long long)m.epoch_size_padded, "number_of_shards",
+                         m.number_of_shards, "shard_id", m.shard_id, "pad_last_batch",
+                         m.pad_last_batch ? Py_True : Py_False, "stick_to_shard",
+                         m.stick_to_shard ? Py_True : Py_False);
+}
+
+/* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms)] in execution order. */
+static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
+{
+    sl_pipeline *p = ((slpy_pipeline *)self)->p;
+    int n = sl_pipeline_num_nodes(p);
+    PyObject *l = PyList_New(0);
+    for (int i = 0; l && i < n; i++) {
+        sl_node_stats s;
+        if (sl_pipeline_node_stats(p, i, &s) != SL_OK)
+            continue;
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:L,s:d,s:d}", "name", s.name, "op", s.op,
+                                    "device", s.device, "iterations", (long long)s.iterations,
+                                    "total_ms", s.total_ms, "busy_ms", s.busy_ms);
+        if (!d || PyList_Append(l, d) < 0)
+            Py_CLEAR(l);
+        Py_XDECREF(d);
+    }
+    return l;
+}
+
+static PyObject *pipeline_iteration(PyObject *self, void *closure)
+{
+    return PyLong_FromLongLong(sl_pipeline_iteration(((slpy_pipeline *)self)->p));
+}
+
+static PyObject *pipeline_num_outputs(PyObject *self, void *closure)
+{
+    return PyLong_FromLong(sl_pipeline_num_outputs(((slpy_pipeline *)self)->p));
+}
+
+static PyObject *pipeline_error(PyObject *self, void *closure)
+{
+    return PyUnicode_FromString(sl_pipeline_error(((slpy_pipeline *)self)->p));
+}
+
+static PyMethodDef pipeline_methods[] = {
+    {"build", pipeline_build, METH_NOARGS, "build(): validate, prune, place, start threads."},
+    {"schedule_run", pipeline_schedule_run, METH_NOARGS,
+     "schedule_run(): asks for one more iteration (the first call: prefetch_queue_depth)."},
+    {"share_outputs", pipeline_share_outputs, METH_NOARGS,
+     "share_outputs() -> tuple of TensorListCPU: waits for the oldest scheduled iteration."},
+    {"release_outputs", pipeline_release_outputs, METH_NOARGS,
+     "release_outputs(): gives the oldest shared iteration back (live views keep it)."},
+    {"run", pipeline_run, METH_NOARGS,
+     "run() -> tuple of TensorListCPU: release previous + schedule_run + share_outputs."},
+    {"feed_input", SLPY_CFUNC(slpy_pipeline_feed_input), METH_VARARGS | METH_KEYWORDS,
+     "feed_input(name, samples, layout=None): one batch for external_source node `name`; "
+     "samples: C-contiguous buffers, one per sample; copied."},
+    {"epoch_size", pipeline_epoch_size, METH_VARARGS,
+     "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
+    {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},
+    {"stats", pipeline_stats, METH_NOARGS, "stats() -> per-node timing, execution order."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef pipeline_getset[] = {
+    {"iteration", pipeline_iteration, NULL, "Iteration of the outputs last shared, -1 before.",
+     NULL},
+    {"num_outputs", pipeline_num_outputs, NULL, "Number of pipeline outputs (after build).", NULL},
+    {"error", pipeline_error, NULL, "Message of the last failed call, \"\" if none.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot pipeline_slots[] = {
+    {Py_tp_new, pipeline_new},
+    {Py_tp_dealloc, pipeline_dealloc},
+    {Py_tp_methods, pipeline_methods},
+    {Py_tp_getset, pipeline_getset},
+    {Py_tp_doc, "Pipeline(graph, batch_size, num_threads, prefetch_queue_depth, seed, "
+                "device_id): an sl_pipeline (the graph is copied)."},
+    {0, NULL}};
+
+PyType_Spec slpy_pipeline_spec = {
+    .name = "sluice._sluice.Pipeline",
+    .basicsize = sizeof(slpy_pipeline),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = pipeline_slots,
+};

@@ -1,0 +1,128 @@
+/* python/sluice/_sluice/sluice_py.h: private interface of the CPython extension sluice._sluice.
+ *
+ * The extension is one module (module.c) with one C file per Python type: Graph (graph.c),
+ * Pipeline (pipeline.c), TensorListCPU and its per-sample buffer exporter (tensorlist.c), DLPack
+ * capsules (dlpack.c), plus the exception classes (errors.c), the registry's introspection and
+ * the call-site argument checks (registry.c), Python value conversion (value.c) and feeding
+ * external sources (feed.c).
+ *
+ * Invariants: no C globals hold Python objects — everything lives in the module state
+ * (slpy_state), reached from a heap type with slpy_state_of(). Every call into sluice that can
+ * block (build, run, schedule_run, share_outputs, release_outputs, feed_input, destroy) runs
+ * with the GIL released. Memory a live Python object can see is never freed or reused: a
+ * TensorListCPU holds a pin of its iteration's outputs (sl_pipeline_outputs_pin) and a
+ * reference to its Pipeline; NumPy arrays and DLPack capsules hold references to the
+ * TensorListCPU.
+ */
+#ifndef SLUICE_PY_H
+#define SLUICE_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "graph/graph.h" /* sl__value, sl__value_coerce: the same checks the build makes */
+#include "sluice/sluice.h"
+
+/* ---- module state (module.c) ------------------------------------------------------------ */
+typedef struct slpy_state {
+    PyTypeObject *graph_type;
+    PyTypeObject *pipeline_type;
+    PyTypeObject *tensorlist_type;
+    PyTypeObject *sample_type;          /* per-sample buffer exporter behind TensorListCPU.at() */
+    PyObject *error;                    /* SluiceError(RuntimeError) */
+    PyObject *errors[SL_EINTERNAL + 1]; /* class per status code (SL_OK: SluiceError) */
+    PyObject *arg_type_error;           /* ArgumentTypeError(SluiceError, TypeError) */
+    PyObject *np_asarray;               /* numpy.asarray, imported on first use */
+    PyObject *dtypes; /* tuple indexed by sl_dtype: what TensorListCPU.dtype returns */
+} slpy_state;
+
+extern PyModuleDef slpy_module;
+/* The module state of the module that defined type(obj). Never NULL for our own types. */
+slpy_state *slpy_state_of(PyObject *obj);
+slpy_state *slpy_state_of_type(PyTypeObject *t);
+/* numpy.asarray (imported on first use); NULL with an exception set when NumPy is missing. */
+PyObject *slpy_np_asarray(slpy_state *st);
+
+/* ---- errors (errors.c) ------------------------------------------------------------------ */
+/* Creates the exception classes and adds them to the module. Returns 0 or -1. */
+int slpy_errors_init(PyObject *module, slpy_state *st);
+void slpy_errors_clear(slpy_state *st);
+int slpy_errors_traverse(slpy_state *st, visitproc visit, void *arg);
+/* Raises the class for `code` with `msg` and the context of `d` (may be NULL) as attributes
+ * (.code .operator .node .iteration .sample .source .detail). Returns NULL. */
+PyObject *slpy_raise(slpy_state *st, sl_status code, const char *msg, const sl_error_detail *d);
+/* Raises the last failure of a call on p. Returns NULL. */
+PyObject *slpy_raise_pipeline(slpy_state *st, const sl_pipeline *p, sl_status code);
+/* Raises sl_last_error() with class for code. Returns NULL. */
+PyObject *slpy_raise_last(slpy_state *st, sl_status code);
+/* Raises an sl__error (a call-site check); TypeError flavour when as_type. Returns NULL. */
+PyObject *slpy_raise_error(slpy_state *st, const sl__error *e, bool as_type);
+
+/* ---- values (value.c) -------------------------------------------------------------------- */
+/* Converts a Python bool/int/float/str or a list/tuple of them into *out (owned:
+ * sl__value_fini). On failure writes the reason to err and returns -1 (no Python exception
+ * set unless memory ran out: then returns -2 with MemoryError set). */
+int slpy_value_from_py(PyObject *o, sl__value *out, char *err, size_t errlen);
+/* A Python object (bool, int, float, str, list) for a value. New reference or NULL. */
+PyObject *slpy_value_to_py(const sl__value *v);
+
+/* ---- registry and call-site checks (registry.c) ----------------------------------------- */
+PyObject *slpy_registry(PyObject *module, PyObject *unused);
+/* Checks a node against its operator's schema before it is added to a graph, with the words
+ * of the build's checks (src/graph/plan.c). `args` maps names to constants, `arg_inputs`
+ * names to references. Returns 0, or -1 with the exception raised (ArgumentTypeError for
+ * unknown/ill-typed/missing arguments and wrong input counts, InvalidArgumentError for bad
+ * values, UnsupportedError for devices). */
+int slpy_check_node(slpy_state *st, const sl_op_def *op, const char *node, const char *device,
+                    Py_ssize_t ninputs, PyObject *args, PyObject *arg_inputs);
+
+/* ---- Graph (graph.c) --------------------------------------------------------------------- */
+typedef struct slpy_graph {
+    PyObject_HEAD sl_graph *g;
+} slpy_graph;
+extern PyType_Spec slpy_graph_spec;
+PyObject *slpy_graph_from_json(PyObject *module, PyObject *text);
+PyObject *slpy_options_from_json(PyObject *module, PyObject *text);
+
+/* ---- Pipeline (pipeline.c) --------------------------------------------------------------- */
+typedef struct slpy_pipeline {
+    PyObject_HEAD sl_pipeline *p;
+    int busy; /* a call is running with the GIL released (one consumer thread at a time) */
+} slpy_pipeline;
+extern PyType_Spec slpy_pipeline_spec;
+/* Marks the pipeline busy for a call that releases the GIL; -1 with RuntimeError when another
+ * thread is inside a call already. */
+int slpy_pipeline_enter(slpy_state *st, slpy_pipeline *self);
+void slpy_pipeline_leave(slpy_pipeline *self);
+
+/* ---- feeding external sources (feed.c) --------------------------------------------------- */
+/* Pipeline.feed_input(name, samples, layout=None): samples is a sequence of objects with the
+ * buffer protocol (C-contiguous), one per sample. */
+PyObject *slpy_pipeline_feed_input(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* ---- TensorListCPU (tensorlist.c) -------------------------------------------------------- */
+typedef struct slpy_tensorlist {
+    PyObject_HEAD PyObject *pipeline; /* slpy_pipeline, kept alive while the pin lives */
+    sl_outputs *pin;                  /* unpinned when this object dies */
+    const sl_batch *b;                /* output `index` of the pinned iteration */
+    int index;
+} slpy_tensorlist;
+extern PyType_Spec slpy_tensorlist_spec;
+extern PyType_Spec slpy_sample_spec;
+/* A new TensorListCPU for output i of the outputs just shared on `pipeline`: takes its own pin.
+ * Returns NULL with an exception set. */
+PyObject *slpy_tensorlist_new(slpy_state *st, PyObject *pipeline, int i);
+/* Buffer-protocol format character of a dtype ("B", "f", "e", "?"...), NULL if none. */
+const char *slpy_dtype_format(sl_dtype t);
+/* The dtype of a buffer-protocol format and item size; SL_DTYPE_INVALID if unsupported. */
+sl_dtype slpy_dtype_from_format(const char *format, Py_ssize_t itemsize);
+
+/* ---- DLPack (dlpack.c) ------------------------------------------------------------------- */
+/* TensorListCPU.__dlpack__(stream=None, max_version=None, dl_device=None, copy=None). */
+PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *slpy_tensorlist_dlpack_device(PyObject *self, PyObject *unused);
+
+/* Casts a function of another signature to PyCFunction without -Wcast-function-type. */
+#define SLPY_CFUNC(f) ((PyCFunction)(void (*)(void))(f))
+
+#endif

@@ -1,0 +1,146 @@
+"""sluice.data_node: DataNode, one output of an operator node in a pipeline definition.
+
+Python operators on DataNodes record nodes of the C ``arithmetic`` operator, mapped as DALI
+maps them: ``+`` add, ``-`` sub, ``*`` mul, ``/`` fdiv (true division: integers give float32),
+``//`` div (integers: C division, truncating toward zero, as DALI), ``%`` mod (C's ``%``),
+``**`` pow, unary ``-`` minus, ``abs()`` abs, ``~`` bitnot, ``== != < <= > >=`` eq neq lt leq gt
+geq (bool results), ``& | ^`` bitand bitor bitxor. A Python int is an int32 constant, a float a
+float32 one (DALI's typing); ``types.Constant(v, dtype)`` or a NumPy scalar gives the type.
+Indexing (``x[10:20, :, 0]``, ``x[..., ::-1]``) maps onto the C ``slice`` operator.
+"""
+from . import _sluice
+
+_BINARY = {
+    "add": "add", "sub": "sub", "mul": "mul", "truediv": "fdiv", "floordiv": "div",
+    "mod": "mod", "pow": "pow", "and": "bitand", "or": "bitor", "xor": "bitxor",
+}
+_COMPARE = {"eq": "eq", "ne": "neq", "lt": "lt", "le": "leq", "gt": "gt", "ge": "geq"}
+
+
+class DataNode:
+    """One output of an operator node: what ``fn.*`` returns and takes.
+
+    ``name`` is ``"node"`` or ``"node:k"`` (the reference the JSON spec uses); ``device`` is
+    "cpu" (sluice runs every operator on the CPU today).
+    """
+
+    __slots__ = ("_pipeline", "node", "index", "op", "device")
+
+    def __init__(self, pipeline, node, index, op, device="cpu"):
+        self._pipeline = pipeline
+        self.node = node
+        self.index = index
+        self.op = op
+        self.device = device or "cpu"
+
+    @property
+    def name(self):
+        return self.node if self.index == 0 else f"{self.node}:{self.index}"
+
+    @property
+    def ref(self):
+        return f"{self.node}:{self.index}"
+
+    @property
+    def pipeline(self):
+        return self._pipeline
+
+    def __repr__(self):
+        return f"DataNode(name={self.name!r}, op={self.op!r}, device={self.device!r})"
+
+    def gpu(self):
+        """Not available: sluice's GPU stage does not exist yet."""
+        if not _sluice.HAVE_CUDA:
+            raise _sluice.UnsupportedError(
+                f"DataNode.gpu() ({self.name}): sluice was built without CUDA support; "
+                "this is a CPU-only pipeline")
+        raise _sluice.UnsupportedError(
+            f"DataNode.gpu() ({self.name}): sluice has no GPU operators yet; this is a "
+            "CPU-only pipeline (keep the data on the CPU)")
+
+    def cpu(self):
+        return self
+
+    def __bool__(self):
+        raise TypeError("a DataNode has no truth value (it stands for a batch computed later); "
+                        "conditionals are not supported")
+
+    __hash__ = object.__hash__
+
+    # ---- arithmetic (the binary operators are added below) --------------------------------
+    def __neg__(self):
+        return _arith("minus", self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _arith("abs", self)
+
+    def __invert__(self):
+        return _arith("bitnot", self)
+
+    def __getitem__(self, index):
+        from .subscript import subscript
+
+        return subscript(self, index)
+
+
+def _make_binary(op):
+    def forward(self, other):
+        return _arith(op, self, other)
+
+    def reflected(self, other):
+        return _arith(op, self, other, reflected=True)
+
+    return forward, reflected
+
+
+for _py, _op in _BINARY.items():
+    _f, _r = _make_binary(_op)
+    setattr(DataNode, f"__{_py}__", _f)
+    setattr(DataNode, f"__r{_py}__", _r)
+for _py, _op in _COMPARE.items():
+    setattr(DataNode, f"__{_py}__", _make_binary(_op)[0])
+
+
+def _constant(value):
+    """(arg name, value, scalar_dtype or None) for a constant operand."""
+    from . import types
+
+    dtype = None
+    if isinstance(value, types.Constant):
+        dtype, value = value.dtype, value.value
+    elif type(value).__module__ == "numpy":
+        dtype, value = value.dtype.name, value.item()
+    if isinstance(value, bool):
+        value = int(value)
+        dtype = dtype or "bool"
+    if isinstance(value, int):
+        return "scalar_int", value, types.to_arg(dtype)
+    if isinstance(value, float):
+        return "scalar", value, types.to_arg(dtype)
+    raise TypeError(f"arithmetic: unsupported operand {value!r} ({type(value).__name__}); "
+                    "expected a DataNode, a number or types.Constant")
+
+
+_UNARY = ("minus", "abs", "bitnot")
+
+
+def _arith(op, left, right=None, reflected=False):
+    """Records an `arithmetic` node: op(left), op(left, right), or with reflected=True
+    op(right, left) — a constant right operand becomes `scalar`/`scalar_int`."""
+    from .fn import _call
+
+    kwargs = {"op": op}
+    if op in _UNARY:
+        return _call("arithmetic", [left], kwargs)
+    if isinstance(right, DataNode):
+        return _call("arithmetic", [right, left] if reflected else [left, right], kwargs)
+    name, value, dtype = _constant(right)
+    kwargs[name] = value
+    if dtype is not None:
+        kwargs["scalar_dtype"] = dtype
+    if reflected:
+        kwargs["scalar_left"] = True
+    return _call("arithmetic", [left], kwargs)

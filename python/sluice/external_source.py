@@ -1,0 +1,277 @@
+"""sluice.external_source: ``fn.external_source``, data from Python fed into a pipeline.
+
+The C ``external_source`` operator takes batches that the application feeds
+(``sl_pipeline_feed_input``); this module is the Python side: it calls the ``source`` (a
+callable, an iterable, or a generator function) once per scheduled iteration, converts what
+it returns (NumPy arrays, lists of them, torch CPU tensors, DLPack-capable objects) and feeds
+it before the iteration is scheduled. Without a ``source`` the application calls
+``pipe.feed_input(name, data)`` itself.
+"""
+import inspect
+
+from . import _sluice
+from . import types
+
+
+class BatchInfo:
+    """What a batch-mode callable gets with ``batch_info=True``."""
+
+    __slots__ = ("iteration", "epoch_idx")
+
+    def __init__(self, iteration, epoch_idx):
+        self.iteration, self.epoch_idx = iteration, epoch_idx
+
+    def __repr__(self):
+        return f"BatchInfo(iteration={self.iteration}, epoch_idx={self.epoch_idx})"
+
+
+class SampleInfo:
+    """What a per-sample callable (``batch=False``) gets."""
+
+    __slots__ = ("idx_in_epoch", "idx_in_batch", "iteration", "epoch_idx")
+
+    def __init__(self, idx_in_epoch, idx_in_batch, iteration, epoch_idx):
+        self.idx_in_epoch, self.idx_in_batch = idx_in_epoch, idx_in_batch
+        self.iteration, self.epoch_idx = iteration, epoch_idx
+
+    def __repr__(self):
+        return (f"SampleInfo(idx_in_epoch={self.idx_in_epoch}, idx_in_batch="
+                f"{self.idx_in_batch}, iteration={self.iteration}, epoch_idx={self.epoch_idx})")
+
+
+# ---- data conversion ----------------------------------------------------------------------
+
+def to_numpy(x):
+    """A C-contiguous NumPy array for one sample or batch (no copy when already one)."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x)
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch" and hasattr(x, "device"):
+        if x.device.type != "cpu":
+            raise _sluice.UnsupportedError(
+                f"external_source: a tensor on {x.device} was given; sluice pipelines take "
+                "CPU data only")
+        return np.ascontiguousarray(x.detach().numpy())
+    if isinstance(x, _sluice.TensorListCPU):
+        return np.ascontiguousarray(x.as_array())
+    if hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
+        return np.ascontiguousarray(np.from_dlpack(x))
+    return np.ascontiguousarray(np.asarray(x))
+
+
+def to_samples(batch):
+    """A batch (a list of samples, or one array whose first axis is the batch) as a list of
+    C-contiguous arrays."""
+    if isinstance(batch, (list, tuple)):
+        return [to_numpy(s) for s in batch]
+    if isinstance(batch, _sluice.TensorListCPU):
+        return [to_numpy(batch.at(i)) for i in range(len(batch))]
+    arr = to_numpy(batch)
+    if arr.ndim == 0:
+        raise ValueError("external_source: a batch must be a list of samples or an array with "
+                         "a leading batch dimension, got a scalar")
+    return [arr[i] for i in range(arr.shape[0])]
+
+
+# ---- sources --------------------------------------------------------------------------------
+
+def _num_params(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 1
+    return sum(1 for p in sig.parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               and p.default is p.empty)
+
+
+def _cycle_mode(cycle):
+    if cycle in (None, False, "no"):
+        return "no"
+    if cycle in (True, "quiet"):
+        return "quiet"
+    if cycle == "raise":
+        return "raise"
+    raise ValueError(f"external_source: cycle must be False, True, \"no\", \"quiet\" or "
+                     f"\"raise\", got {cycle!r}")
+
+
+class Source:
+    """The Python side of one fn.external_source call: produces one batch per iteration.
+
+    Epochs: StopIteration from the source ends one; Pipeline.reset() starts the next (a new
+    iterator over an iterable, a new call of a generator function; callables see the counters
+    start again). ``cycle="quiet"`` restarts an exhausted iterable silently instead.
+    """
+
+    def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts):
+        self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
+        self.cycle, self.batch, self.batch_info = _cycle_mode(cycle), batch, batch_info
+        self.layouts = layouts
+        self.epoch, self.iteration, self.sample_idx = 0, 0, 0
+        self.is_genfunc = inspect.isgeneratorfunction(source)
+        self.is_callable = callable(source) and not self.is_genfunc
+        if not self.is_callable and not self.is_genfunc and not hasattr(source, "__iter__"):
+            raise TypeError("external_source: source must be a callable, an iterable or a "
+                            f"generator function, got {type(source).__name__}")
+        if self.cycle != "no" and self.is_callable:
+            raise ValueError("external_source: cycle needs an iterable or a generator "
+                             "function as the source, not a callable")
+        self.nparams = _num_params(source) if self.is_callable else 0
+        self.it = None
+
+    def reset(self):
+        self.epoch += 1
+        self.iteration = self.sample_idx = 0
+        self.it = None
+
+    def _iterator(self):
+        return iter(self.source()) if self.is_genfunc else iter(self.source)
+
+    def _next_item(self):
+        if self.it is None:
+            self.it = self._iterator()
+        try:
+            return next(self.it)
+        except StopIteration:
+            if self.cycle != "quiet":
+                raise
+            self.it = self._iterator()
+            return next(self.it)  # an empty source ends the epoch even when cycling
+
+    def _call_batch(self):
+        if self.nparams == 0:
+            return self.source()
+        arg = BatchInfo(self.iteration, self.epoch) if self.batch_info else self.iteration
+        return self.source(arg)
+
+    def _sample(self, k):
+        if not self.is_callable:
+            return self._next_item()
+        if self.nparams == 0:
+            return self.source()
+        return self.source(SampleInfo(self.sample_idx + k, k, self.iteration, self.epoch))
+
+    def next_batch(self, batch_size):
+        """The next batch per output: a list of num_outputs lists of arrays. Raises
+        StopIteration at the end of the epoch; the source's own exceptions propagate, and the
+        next call asks for the next batch (the failed one is skipped)."""
+        try:
+            if self.batch:
+                data = self._call_batch() if self.is_callable else self._next_item()
+                outs = [to_samples(b) for b in self._split(data)]
+            else:
+                samples = [self._split(self._sample(k)) for k in range(batch_size)]
+                outs = [[to_numpy(s[o]) for s in samples] for o in range(self.num_outputs)]
+        except StopIteration:
+            raise
+        except BaseException:
+            self._advance(batch_size)
+            raise
+        self._advance(batch_size)
+        return outs
+
+    def _advance(self, batch_size):
+        self.iteration += 1
+        self.sample_idx += batch_size
+
+    def _split(self, data):
+        if self.num_outputs == 1:
+            return [data]
+        if not isinstance(data, (list, tuple)) or len(data) != self.num_outputs:
+            raise ValueError(f"external_source: the source must return {self.num_outputs} "
+                             f"outputs (num_outputs), got {type(data).__name__}")
+        return list(data)
+
+
+# ---- fn.external_source ----------------------------------------------------------------------
+
+def _per_output(value, n, per_output, what):
+    if per_output and isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"external_source: {what} needs {n} entries (num_outputs)")
+        return list(value)
+    return [value] * n
+
+
+def external_source(source=None, num_outputs=None, *, cycle=None, name=None, device="cpu",
+                    layout=None, dtype=None, ndim=None, cuda_stream=None, use_copy_kernel=None,
+                    blocking=None, batch=True, repeat_last=False, parallel=None, no_copy=None,
+                    prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=None,
+                    **kwargs):
+    from .fn import _call
+    from .pipeline import Pipeline
+
+    if parallel:
+        raise NotImplementedError(
+            "external_source(parallel=True): Python worker processes are not supported yet "
+            "(sluice issue 6); use parallel=False")
+    if repeat_last:
+        raise NotImplementedError("external_source(repeat_last=True) is not supported")
+    if kwargs:
+        raise TypeError(f"external_source() got unexpected keyword arguments {sorted(kwargs)}")
+    pipe = Pipeline.current()
+    if pipe is None:
+        raise RuntimeError("fn.external_source was called outside a pipeline definition")
+    n = 1 if num_outputs is None else int(num_outputs)
+    if n < 1:
+        raise ValueError("external_source: num_outputs must be at least 1")
+    if num_outputs is not None and name is not None:
+        names = [f"{name}_{k}" for k in range(n)]
+    else:
+        names = [name] * n
+    several = num_outputs is not None
+    layouts = _per_output(layout, n, several, "layout")
+    dtypes = _per_output(dtype, n, several, "dtype")
+    ndims = _per_output(ndim, n, several, "ndim")
+    outs = []
+    for k in range(n):
+        args = {"layout": layouts[k] or None, "dtype": dtypes[k], "ndim": ndims[k],
+                "device": device, "name": names[k]}
+        outs.append(_call("external_source", [], args))
+    nodes = [o.node for o in outs]
+    if source is not None:
+        pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts))
+    elif cycle is not None and cycle is not False:
+        raise ValueError("external_source: cycle needs a source")
+    else:
+        pipe._add_fed_nodes(nodes)
+    return outs[0] if num_outputs is None else tuple(outs)
+
+
+external_source.__doc__ = """fn.external_source(source=None, num_outputs=None, *, cycle=None, name=None,
+    device="cpu", layout=None, dtype=None, ndim=None, batch=True, batch_info=None, ...)
+
+Data from Python: a batch per iteration, from `source` or from `pipe.feed_input(name, data)`.
+
+source:
+    - a callable: batch mode (``batch=True``) calls it once per iteration with no argument,
+      the iteration index within the epoch, or ``BatchInfo(iteration, epoch_idx)`` with
+      ``batch_info=True``; per-sample mode (``batch=False``) calls it once per sample with
+      ``SampleInfo(idx_in_epoch, idx_in_batch, iteration, epoch_idx)`` (or no argument);
+    - an iterable or a generator function: ``next()`` gives a batch (or, with ``batch=False``,
+      a sample);
+    - None: feed each batch with ``pipe.feed_input(name, data, layout=None)`` before the
+      iteration is scheduled (the first run schedules ``prefetch_queue_depth`` iterations).
+    A batch is a list of arrays (shapes may differ, same dtype and ndim) or one array whose
+    first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable objects. The data
+    is copied when fed. ``num_outputs=k``: the source returns k batches (a tuple) and the call
+    returns k DataNodes.
+cycle: False/"no" (default): StopIteration from the source ends the epoch — ``run()`` raises
+    StopIteration once the batches already scheduled are delivered, and ``pipe.reset()``
+    starts the next epoch (a new iterator; a generator function is called again). "quiet" or
+    True: an exhausted iterable restarts silently. "raise": StopIteration at the end, the
+    next epoch (after reset) restarts it.
+layout, dtype, ndim: declared for the data (per output when num_outputs is given); fed data
+    that does not match raises InvalidArgumentError from run().
+An exception raised by the source propagates from ``run()`` (or ``schedule_run()``) with its
+original type and traceback.
+
+Limitations (sluice today): every batch must have exactly the pipeline's batch size —
+variable batch sizes are not supported yet, so a smaller batch raises InvalidArgumentError;
+``parallel=True`` (Python worker processes) raises NotImplementedError; data must be on the CPU;
+``no_copy``, ``blocking``, ``cuda_stream``, ``use_copy_kernel``, ``prefetch_queue_depth`` and
+``bytes_per_sample_hint`` are accepted and have no effect.
+"""

@@ -1,0 +1,191 @@
+"""sluice.fn: every operator of the C registry as a function, generated at import.
+
+``fn.readers.file``, ``fn.decoders.image``, ``fn.random.coin_flip``, ``fn.crop_mirror_normalize``
+... — one function per registered operator, its dotted name becoming nested namespaces. Each
+function's ``__doc__`` and signature come from the registry (every argument with its type,
+default, range, choices and whether it may be given per sample), so ``help(fn.resize)`` is the
+operator reference. Calling one inside a pipeline definition records a node and returns a
+DataNode (a tuple of them when the operator has several outputs). Arguments are checked in C
+where the call is made: an unknown or ill-typed argument raises ``sluice.ArgumentTypeError``
+(a TypeError), a bad value ``sluice.InvalidArgumentError`` (a ValueError), each naming the
+operator, the node and the argument in the words the build and the CLI use.
+"""
+import inspect as _inspect
+import sys as _sys
+import types as _pytypes
+
+from . import _sluice
+from . import types as _types
+from .data_node import DataNode as _DataNode
+
+_SCHEMAS = {op["name"]: op for op in _sluice.registry()}
+_COMMON = ("device", "name")
+
+
+def _pipeline_for(op_name, inputs, kwargs):
+    from .pipeline import Pipeline
+
+    pipe = Pipeline.current()
+    for x in list(inputs) + list(kwargs.values()):
+        if isinstance(x, _DataNode):
+            if pipe is None:
+                pipe = x.pipeline
+            elif x.pipeline is not pipe:
+                raise ValueError(f"fn.{op_name}: {x!r} belongs to another pipeline")
+    if pipe is None:
+        raise RuntimeError(
+            f"fn.{op_name} was called outside a pipeline definition: call operators inside a "
+            "@pipeline_def function, `with pipe:`, or Pipeline.define_graph")
+    return pipe
+
+
+def _input_ref(op_name, k, x):
+    if not isinstance(x, _DataNode):
+        raise TypeError(f"fn.{op_name}: input {k} must be a DataNode (the output of another "
+                        f"operator), got {type(x).__name__}")
+    return x.ref
+
+
+def _call(op_name, inputs, kwargs):
+    """Records one node of operator op_name; returns its DataNode(s)."""
+    kwargs = dict(kwargs)
+    pipe = _pipeline_for(op_name, inputs, kwargs)
+    device, name = kwargs.pop("device", None), kwargs.pop("name", None)
+    args, arg_inputs = {}, {}
+    for key, value in kwargs.items():
+        if value is None:
+            continue  # DALI: None means "not given"
+        if isinstance(value, _DataNode):
+            arg_inputs[key] = value.ref
+        else:
+            args[key] = _types.to_arg(value)
+    refs = [_input_ref(op_name, k, x) for k, x in enumerate(inputs)]
+    node = pipe._graph.add_node(op_name, name, device, refs, args, arg_inputs)
+    n_out = len(_SCHEMAS[op_name]["outputs"])
+    outs = tuple(_DataNode(pipe, node, i, op_name, device) for i in range(n_out))
+    return outs[0] if n_out == 1 else outs
+
+
+def _call_op(op_name, inputs, kwargs):
+    """DALI's multiple input sets: list inputs of equal length call the operator per element."""
+    lists = [x for x in inputs if isinstance(x, (list, tuple))]
+    if not lists:
+        return _call(op_name, inputs, kwargs)
+    n = len(lists[0])
+    if any(len(x) != n for x in lists):
+        raise ValueError(f"fn.{op_name}: input lists must have the same length")
+    return [_call(op_name, [x[i] if isinstance(x, (list, tuple)) else x for x in inputs], kwargs)
+            for i in range(n)]
+
+
+# ---- docs ------------------------------------------------------------------------------------
+
+def _arg_line(a):
+    facts = [a["type"]]
+    if a["required"]:
+        facts.append("required")
+    elif a["optional"]:
+        facts.append("optional")
+    else:
+        facts.append(f"default {a['default_json']}")
+    if a["per_sample"]:
+        facts.append("per-sample: a DataNode gives one value per sample")
+    if a["range"]:
+        facts.append("range [%g, %g]" % tuple(a["range"]))
+    if a["choices"]:
+        facts.append("one of " + ", ".join(repr(c) for c in a["choices"]))
+    if a["min_len"] or a["max_len"]:
+        facts.append(f"length {a['min_len']}..{a['max_len'] or 'any'}")
+    if a["scalar_ok"]:
+        facts.append("or one value")
+    return f"{a['name']} ({'; '.join(facts)})"
+
+
+def _indent(text, prefix="    "):
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def _make_doc(op):
+    """The docstring of fn.<op>: the registry's doc, inputs, outputs and every argument."""
+    parts = [op["doc"].strip(), ""]
+    if op["inputs"]:
+        parts.append("Inputs (positional DataNodes%s):" % (
+            "" if op["min_inputs"] == op["max_inputs"]
+            else f", {op['min_inputs']} to {op['max_inputs']}"))
+        parts += [f"    {i['name']}: {i['doc']}" for i in op["inputs"]]
+        parts.append("")
+    parts.append("Returns %s:" % ("a DataNode" if len(op["outputs"]) == 1
+                                  else f"a tuple of {len(op['outputs'])} DataNodes"))
+    parts += [f"    {o['name']}: {o['doc']}" for o in op["outputs"]]
+    parts += ["", "Keyword arguments:"]
+    for a in op["args"]:
+        parts.append("    " + _arg_line(a))
+        parts.append(_indent(a["doc"], "        "))
+    parts.append("    device (str; default \"cpu\"; one of %s)" % ", ".join(
+        repr(d) for d in op["devices"]))
+    parts.append("        Where the node runs.")
+    parts.append("    name (str; optional)")
+    parts.append("        The node's name (readers: used by Pipeline.epoch_size/reader_meta and the "
+                 "iterators' reader_name); default \"<op>_<k>\".")
+    return "\n".join(parts)
+
+
+def _make_signature(op):
+    P = _inspect.Parameter
+    params = []
+    arg_names = {a["name"] for a in op["args"]} | set(_COMMON)
+    for k, i in enumerate(op["inputs"]):
+        default = P.empty if k < op["min_inputs"] else None
+        name = i["name"] + ("_input" if i["name"] in arg_names else "")
+        params.append(P(name, P.POSITIONAL_ONLY, default=default))
+    for a in op["args"]:
+        default = P.empty if a["required"] else (None if a["optional"] else a["default"])
+        params.append(P(a["name"], P.KEYWORD_ONLY, default=default))
+    params.append(P("device", P.KEYWORD_ONLY, default="cpu"))
+    params.append(P("name", P.KEYWORD_ONLY, default=None))
+    return _inspect.Signature(params)
+
+
+def _make_function(op):
+    op_name = op["name"]
+
+    def operator(*inputs, **kwargs):
+        return _call_op(op_name, inputs, kwargs)
+
+    short = op_name.rsplit(".", 1)[-1]
+    operator.__name__ = short
+    operator.__qualname__ = op_name
+    operator.__module__ = __name__ + ("." + op_name.rsplit(".", 1)[0] if "." in op_name else "")
+    operator.__doc__ = _make_doc(op)
+    operator.__signature__ = _make_signature(op)
+    operator._schema = op
+    return operator
+
+
+def _namespace(root, dotted, modname):
+    """The (created on demand) nested module for dotted prefix 'a.b' under root."""
+    mod = root
+    for part in dotted.split("."):
+        child = getattr(mod, part, None)
+        if child is None:
+            child = _pytypes.ModuleType(f"{mod.__name__}.{part}",
+                                        f"Operators {mod.__name__}.{part}.*")
+            _sys.modules[child.__name__] = child
+            setattr(mod, part, child)
+        mod = child
+    return mod
+
+
+def _install(module, make):
+    for op in _SCHEMAS.values():
+        prefix, _, short = op["name"].rpartition(".")
+        target = _namespace(module, prefix, module.__name__) if prefix else module
+        setattr(target, short, make(op))
+
+
+_install(_sys.modules[__name__], _make_function)
+
+from .external_source import external_source  # noqa: E402  (overrides the generated one)
+
+external_source.__doc__ += ("\n\nThe C operator behind it (one node per output):\n\n"
+                            + _make_doc(_SCHEMAS["external_source"]))
