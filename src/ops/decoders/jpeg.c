@@ -308,8 +308,7 @@ static sl_status decode_body(job *j)
     c->scale_num = n ? (unsigned)n : 8;
     c->scale_denom = 8;
     jpeg_calc_output_dimensions(c);
-    s = sl__roi_resolve(j->roi, (int)c->output_width, (int)c->output_height, &r, j->err,
-                        j->errlen);
+    s = sl__roi_resolve(j->roi, (int)c->output_width, (int)c->output_height, &r, j->err, j->errlen);
     if (s != SL_OK)
         return s;
     jpeg_start_decompress(c); /* a progressive file is read whole here */
