@@ -6,7 +6,8 @@ maps them: ``+`` add, ``-`` sub, ``*`` mul, ``/`` fdiv (true division: integers 
 ``**`` pow, unary ``-`` minus, ``abs()`` abs, ``~`` bitnot, ``== != < <= > >=`` eq neq lt leq gt
 geq (bool results), ``& | ^`` bitand bitor bitxor. A Python int is an int32 constant, a float a
 float32 one (DALI's typing); ``types.Constant(v, dtype)`` or a NumPy scalar gives the type.
-Indexing (``x[10:20, :, 0]``, ``x[..., ::-1]``) maps onto the C ``slice`` operator.
+Indexing (``x[10:20, :, 0]``, ``x[..., ::-1]``, ``x[-1]``) records a C ``tensor_subscript`` node
+(NumPy's basic indexing, resolved per sample; see sluice.subscript).
 """
 from . import _sluice
 

@@ -1,85 +1,119 @@
-"""sluice.subscript: indexing DataNodes per sample (``x[10:20, :, 0]``, ``x[..., 1:3]``).
+"""sluice.subscript: indexing DataNodes per sample (``x[10:20, :, 0]``, ``x[..., ::-1]``).
 
-An index applies to every sample. It becomes one C ``slice`` node (``axes`` — negative ones
-count from the back, which is how ``...`` is expressed — with absolute ``start``/``end`` and
-``out_of_bounds_policy="trim_to_shape"``, so a range past the end is clipped as Python clips
-it), followed, for integer indices, by a ``reshape`` that drops those axes.
+An index applies to every sample with NumPy's basic-indexing rules, resolved per sample against
+that sample's shape by the C ``tensor_subscript`` operator (DALI's internal TensorSubscript):
+integers (negative ones count from the end; out of range fails for that sample), slices with any
+step (bounds clipped), ``...`` and ``None`` (a new axis of extent 1). Unwritten trailing axes are
+kept whole. The operator's ``subscript`` argument is the index written as strings, one per
+position (``x[10:20, :, 0]`` -> ``["10:20", ":", "0"]``).
 
-What the C operators cannot express yet raises NotImplementedError naming it: steps other than
-1 (``x[..., ::-1]``), negative starts/stops/indices (they count from a per-sample extent),
-``None`` (new axes), per-sample (DataNode) indices, and integer indices anywhere but on the
-last axes written without ``...``. DALI's ``tensor_subscript`` supports these; sluice needs a C
-operator with steps and per-axis index dropping for them.
+A DataNode in the index (a per-sample integer, start, stop or step) is written as the name of
+the operator argument that carries it (``at``, ``lo``, ``hi``, ``step``) and connected as an
+argument input. One node has one argument of each name, so an index with several per-sample
+values of the same kind becomes a chain of nodes: later ones see the earlier results through
+a subscript of the same structure (``:`` for an axis kept, nothing for an axis dropped).
 """
 import operator
 
 from .data_node import DataNode
 
-_BIG = 2 ** 40  # an "until the end" stop; trim_to_shape clips it to the extent
+
+def _invalid(item):
+    return IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None (a new axis) and DataNodes of "
+        f"integers are valid DataNode indices, not {type(item).__name__} {item!r}")
 
 
-def _unsupported(what):
-    return NotImplementedError(
-        f"DataNode indexing: {what} is not supported yet (sluice's slice operator has no "
-        "steps, no negative coordinates and no axis dropping); use fn.slice, fn.flip, "
-        "fn.reshape or fn.transpose explicitly")
+def _value(v):
+    """A constant index value as an int, or the DataNode itself; None stays None."""
+    if v is None or isinstance(v, DataNode):
+        return v
+    if isinstance(v, bool):
+        raise _invalid(v)
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise _invalid(v) from None
 
 
-def _axis_item(item):
-    """(start, end, drop) for one index item, or None for a whole axis."""
-    if isinstance(item, DataNode):
-        raise _unsupported("a per-sample (DataNode) index")
-    if isinstance(item, slice):
-        if item.step not in (None, 1):
-            raise _unsupported(f"step {item.step}")
-        start = 0 if item.start is None else operator.index(item.start)
-        stop = _BIG if item.stop is None else operator.index(item.stop)
-        if start < 0 or stop < 0:
-            raise _unsupported("a negative start or stop")
-        return None if (start == 0 and stop == _BIG) else (start, max(stop, start), False)
-    i = operator.index(item)
-    if i < 0:
-        raise _unsupported(f"the negative index {i}")
-    return (i, i + 1, True)
-
-
-def _split(index):
+def _parse(index):
+    """The positions of an index: ("...",), ("new",), ("int", v) or ("slice", lo, hi, step)."""
     if not isinstance(index, tuple):
         index = (index,)
-    if any(x is None for x in index):
-        raise _unsupported("None (a new axis)")
-    n_ell = sum(1 for x in index if x is Ellipsis)
-    if n_ell > 1:
+    items = []
+    for x in index:
+        if x is Ellipsis:
+            items.append(("...",))
+        elif x is None:
+            items.append(("new",))
+        elif isinstance(x, slice):
+            items.append(("slice", _value(x.start), _value(x.stop), _value(x.step)))
+            if isinstance(items[-1][3], int) and items[-1][3] == 0:
+                raise ValueError("slice step cannot be zero")
+        elif isinstance(x, (list, tuple)) or getattr(x, "ndim", 0):  # NumPy arrays & co
+            raise NotImplementedError(
+                "DataNode indexing: advanced indexing (lists, arrays, boolean masks) is not "
+                "supported; only basic indexing (integers, slices, ..., None)")
+        else:
+            items.append(("int", _value(x)))
+    if sum(1 for it in items if it[0] == "...") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_ell == 0:
-        return list(index), []
-    k = index.index(Ellipsis)
-    return list(index[:k]), list(index[k + 1:])
+    return items
+
+
+_NAMES = {"int": ("at",), "slice": ("lo", "hi", "step")}
+
+
+def _per_sample(item):
+    """Names of the operator arguments this position's DataNode values need."""
+    return {n for n, v in zip(_NAMES.get(item[0], ()), item[1:]) if isinstance(v, DataNode)}
+
+
+def _rounds(items):
+    """Node number of each position: constants in node 0, per-sample values in the first node
+    where their argument names are still free."""
+    taken, out = [set()], []
+    for it in items:
+        names = _per_sample(it)
+        r = next((r for r, t in enumerate(taken) if not (t & names)), len(taken))
+        if r == len(taken):
+            taken.append(set())
+        taken[r] |= names
+        out.append(r)
+    return out
+
+
+def _token(item, args):
+    """The subscript string of a position; per-sample values go into args by name."""
+    if item[0] == "...":
+        return "..."
+    if item[0] == "new":
+        return "None"
+    parts = []
+    for name, v in zip(_NAMES[item[0]], item[1:]):
+        if isinstance(v, DataNode):
+            args[name] = v
+            v = name
+        parts.append("" if v is None else str(v))
+    return ":".join(parts)
 
 
 def subscript(node, index):
-    """node[index]: DataNode(s) of a slice (and reshape) node."""
+    """node[index]: the DataNode of a tensor_subscript node (a chain of them when the index has
+    several per-sample values of the same kind)."""
     from .fn import _call
 
-    front, back = _split(index)
-    axes, starts, ends, drops = [], [], [], []
-    for pos, item in [(p, x) for p, x in enumerate(front)] + \
-                     [(p - len(back), x) for p, x in enumerate(back)]:
-        r = _axis_item(item)
-        if r is None:
-            continue
-        axes.append(pos)
-        starts.append(r[0])
-        ends.append(r[1])
-        if r[2]:
-            drops.append(pos)
-    if not axes:
-        return node
-    out = _call("slice", [node], dict(axes=axes, start=starts, end=ends,
-                                      out_of_bounds_policy="trim_to_shape"))
-    if not drops:
-        return out
-    first = min(drops)
-    if back or first == 0 or any(p not in drops for p in range(first, len(front))):
-        raise _unsupported("an integer index that is not on the last axes written without '...'")
-    return _call("reshape", [out], dict(rel_shape=[1.0] * first))
+    items = _parse(index)
+    rounds = _rounds(items)
+    for r in range(max(rounds, default=0) + 1):
+        tokens, args = [], {}
+        for it, ir in zip(items, rounds):
+            if ir == r:
+                tokens.append(_token(it, args))
+            elif it[0] == "...":
+                tokens.append("...")
+            elif not (ir < r and it[0] == "int"):  # an axis still there: whole
+                tokens.append(":")
+        args["subscript"] = tokens
+        node = _call("tensor_subscript", [node], args)
+    return node
