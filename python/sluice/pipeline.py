@@ -325,6 +325,15 @@ class Pipeline:
         if self._n_shared >= self._n_scheduled:
             self._prefetched = False  # nothing in flight: prefetch again
 
+    def empty(self):
+        """True when no scheduled iteration is waiting to be taken by share_outputs() (DALI's
+        Pipeline.empty(); the iterators schedule again after reset() when it is)."""
+        if self._pipe is None:
+            return True
+        waiting = self._n_scheduled - self._n_shared
+        waiting -= sum(1 for k in self._ghosts if k >= self._n_shared)
+        return waiting <= 0
+
     def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=None):
         """Feeds one batch to the external_source named `data_node` (its name or DataNode):
         a list of arrays or one array with a leading batch dimension (NumPy, torch CPU

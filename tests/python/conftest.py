@@ -39,3 +39,8 @@ def tree_files(tree):
     classes = sorted(p.name for p in tree.iterdir() if p.is_dir())
     return [(str(f), label) for label, c in enumerate(classes)
             for f in sorted((tree / c).rglob("*.jpg"))]
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "examples: runs a script of examples/ as a subprocess "
+                                       "(deselect with -m \"not examples\")")

@@ -1,0 +1,193 @@
+"""sluice.plugin.pytorch: pipelines' outputs as torch tensors, following
+nvidia.dali.plugin.pytorch.
+
+    SluiceGenericIterator(pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
+                          fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                          last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True)
+    SluiceClassificationIterator(pipelines, ...)    output_map ["data", "label"]
+    DALIGenericIterator, DALIClassificationIterator  the same classes, by DALI's names
+    LastBatchPolicy, feed_ndarray, to_torch_type
+
+Each step returns a list with one dict per pipeline, {name: torch.Tensor}. The tensors are the
+pipeline's own output buffers (torch.from_dlpack on the TensorListCPU: no copy); a tensor keeps
+its iteration's buffers alive, whatever the iterator does next. The last batch of a PARTIAL
+epoch is a narrow() view of the full batch. Epoch accounting: sluice.plugin.base_iterator.
+"""
+import torch
+
+from .. import _sluice
+from .. import types
+from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIterator
+
+__all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGenericIterator",
+           "DALIClassificationIterator", "LastBatchPolicy", "feed_ndarray", "to_torch_type"]
+
+to_torch_type = {
+    types.DALIDataType.FLOAT: torch.float32,
+    types.DALIDataType.FLOAT64: torch.float64,
+    types.DALIDataType.FLOAT16: torch.float16,
+    types.DALIDataType.UINT8: torch.uint8,
+    types.DALIDataType.INT8: torch.int8,
+    types.DALIDataType.BOOL: torch.bool,
+    types.DALIDataType.INT16: torch.int16,
+    types.DALIDataType.INT32: torch.int32,
+    types.DALIDataType.INT64: torch.int64,
+}
+
+# torch reads DLPack's kDLBool from 2.0 on; before, a bool batch goes through NumPy (no copy)
+_DLPACK_BOOL = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 0)
+
+
+def _dense_shape(tl):
+    shapes = tl.shape()
+    return [len(tl)] + list(shapes[0] if shapes else ())
+
+
+def _as_torch(tl):
+    """The dense batch of a TensorListCPU as a torch tensor over the same memory."""
+    if tl.dtype == types.DALIDataType.BOOL and not _DLPACK_BOOL:
+        return torch.from_numpy(tl.as_array())
+    return torch.from_dlpack(tl)
+
+
+def feed_ndarray(tensor_list, arr, cuda_stream=None):
+    """Copies a TensorListCPU (its dense batch [batch, ...]; or a NumPy array) into the
+    preallocated torch tensor `arr` and returns `arr`. The element types and shapes must
+    match. `cuda_stream` is accepted for DALI's signature (sluice outputs are on the CPU)."""
+    if isinstance(tensor_list, _sluice.TensorListCPU):
+        src_type = to_torch_type.get(tensor_list.dtype)
+        shape = _dense_shape(tensor_list)
+        if not tensor_list.is_dense_tensor():
+            raise ValueError("feed_ndarray: the samples of the TensorList have different shapes "
+                             f"({tensor_list.shape()[:3]}...); only a dense batch can be copied")
+        src = _as_torch(tensor_list)
+    else:
+        src = torch.from_numpy(tensor_list) if not torch.is_tensor(tensor_list) else tensor_list
+        src_type, shape = src.dtype, list(src.shape)
+    assert src_type == arr.dtype, (
+        "The element type of DALI Tensor/TensorList doesn't match the element type of the "
+        f"target PyTorch Tensor: {src_type} vs {arr.dtype}")
+    assert shape == list(arr.size()), (
+        f"Shapes do not match: DALI tensor has size {shape}, but PyTorch Tensor has size "
+        f"{list(arr.size())}")
+    non_blocking = cuda_stream is not None and arr.is_cuda
+    arr.copy_(src, non_blocking=non_blocking)
+    return arr
+
+
+class SluiceGenericIterator(_SluiceBaseIterator):
+    """Iterator over one or more pipelines (one per shard or device) giving torch tensors.
+
+    pipelines: a Pipeline or a list of them (same batch size); built here.
+    output_map: names of the pipelines' outputs, in order; each step returns a list with one
+        dict {name: torch.Tensor} per pipeline. The names must be distinct.
+    size: samples per epoch, summed over the pipelines; -1 (default): run until the pipeline
+        raises StopIteration (an external_source ending its epoch; one pipeline only).
+        Exclusive with reader_name.
+    reader_name: the name of the reader (fn.readers.file(name=...)) whose metadata gives the
+        epoch size, shards and padding: the recommended way. Exclusive with size and
+        last_batch_padded.
+    auto_reset: "no" / False / None: at the end of an epoch StopIteration is raised and the
+        next epoch starts with reset() (or iter(it), as a for loop does); "yes" / True: reset()
+        is called before StopIteration is raised.
+    fill_last_batch: deprecated; True is LastBatchPolicy.FILL, False PARTIAL.
+    dynamic_shape: accepted for DALI's signature; no effect (batches are dense tensors).
+    last_batch_padded: with size: whether the reader pads its last batch (pad_last_batch), so
+        the next epoch starts afresh instead of with what the last batch read ahead.
+    last_batch_policy: LastBatchPolicy.FILL, DROP or PARTIAL (a member, not a string).
+    prepare_first_batch: run the pipelines and take the first batch already here.
+
+    With the data set [1, 2, 3, 4, 5, 6, 7] and batch size 2 (one shard):
+
+    ========  ================================  ==========  ======================
+    policy    last_batch_padded/pad_last_batch  last batch  next epoch starts with
+    ========  ================================  ==========  ======================
+    PARTIAL   True                              [7]         [1, 2]
+    PARTIAL   False                             [7]         [2, 3]
+    FILL      True                              [7, 7]      [1, 2]
+    FILL      False                             [7, 1]      [2, 3]
+    DROP      True                              [5, 6]      [1, 2]
+    DROP      False                             [5, 6]      [2, 3]
+    ========  ================================  ==========  ======================
+
+    With reader_name, FILL and no padding, the next epoch after [7, 1] is [2, 3], [4, 5],
+    [6, 7] (3 steps): each epoch covers the data set; with pad_last_batch every epoch starts
+    at the beginning of a shard. Unpadded PARTIAL and DROP lose what the last batch read ahead.
+
+    Memory: a tensor of a step holds that iteration's buffers; the pipeline has
+    prefetch_queue_depth of them. A program may hold the tensors of the last
+    prefetch_queue_depth - 1 steps while asking for the next one (with the default depth 2:
+    the previous batch, as a for loop does); holding more makes next() fail after about 2 s
+    with MisuseError. Copy what must be kept longer (tensor.clone()).
+    """
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True):
+        if isinstance(output_map, str):
+            raise TypeError("output_map must be a list of output names, not a string")
+        output_map = list(output_map)
+        if len(set(output_map)) != len(output_map):
+            raise IteratorArgumentError("output_map names should be distinct")
+        self.output_map = output_map
+        self._output_categories = set(output_map)
+        super().__init__(pipelines, size, reader_name, auto_reset, fill_last_batch,
+                         last_batch_padded, last_batch_policy, prepare_first_batch)
+        self._first_batch = None
+        if self._prepare_first_batch:
+            try:
+                self._first_batch = self._next_batches()
+            except StopIteration:
+                raise RuntimeError(
+                    "It seems that there is no data in the pipeline. This may happen if "
+                    "`last_batch_policy` is set to PARTIAL and the requested batch size is "
+                    "greater than the shard size.") from None
+            self._ever_consumed = False  # buffered, not yet taken by the user
+
+    def __next__(self):
+        self._ever_consumed = True
+        if self._first_batch is not None:
+            batch, self._first_batch = self._first_batch, None
+            return batch
+        return self._next_batches()
+
+    def _convert(self, index, outputs):
+        if len(outputs) != len(self.output_map):
+            raise ValueError(f"pipeline {index} has {len(outputs)} outputs but output_map names "
+                             f"{len(self.output_map)}: {self.output_map}")
+        batch = {}
+        for name, tl in zip(self.output_map, outputs):
+            if not tl.is_dense_tensor():
+                shapes = tl.shape()
+                raise _sluice.InvalidArgumentError(
+                    f'output "{name}" of pipeline {index} is not a dense batch: its samples '
+                    f"have different shapes ({shapes[0]}, ... {shapes[-1]}); the PyTorch "
+                    "iterator returns one tensor per output, so resize or crop the samples to "
+                    "one shape (or pad them)")
+            batch[name] = _as_torch(tl)
+        return batch
+
+    def _narrow(self, batch, n):
+        out = dict(batch)
+        for name in self._output_categories:
+            out[name] = batch[name].narrow(0, 0, n)
+        return out
+
+
+class SluiceClassificationIterator(SluiceGenericIterator):
+    """SluiceGenericIterator with output_map ["data", "label"]: for pipelines returning
+    (images, labels). Labels keep the reader's shape: int32 [batch, 1]."""
+
+    def __init__(self, pipelines, size=-1, reader_name=None, auto_reset=False,
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True):
+        super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
+                         dynamic_shape=dynamic_shape, last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
+                         prepare_first_batch=prepare_first_batch)
+
+
+# DALI's names
+DALIGenericIterator = SluiceGenericIterator
+DALIClassificationIterator = SluiceClassificationIterator
