@@ -206,6 +206,47 @@ static void test_size_with_dct_scaling_within_tolerance(void **state)
     compare_with_resize("[24, 28]", 2.0, 64, true);
 }
 
+/* With the same seed, decoders.image_random_crop draws exactly random_resized_crop's windows
+ * (so the window statistics tested against torchvision in test_random_resized_crop hold here
+ * too) and, without DCT scaling (windows < 2 x size), produces the same bytes. */
+static void test_same_windows_as_random_resized_crop(void **state)
+{
+    char **files;
+    int n = exact_files(&files);
+    sl_graph *g;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    sl_graph_add(g, "readers.file", "reader", NULL);
+    sl_graph_arg_strs(g, "reader", "files", (const char *const *)files, n);
+    sl_graph_add(g, "decoders.image", "dec", NULL);
+    sl_graph_input(g, "dec", "reader");
+    sl_graph_add(g, "random_resized_crop", "rrc", NULL);
+    sl_graph_input(g, "rrc", "dec");
+    sl_graph_arg_json(g, "rrc", "size", "[160, 160]");
+    sl_graph_arg_int(g, "rrc", "seed", 9);
+    sl_graph_add(g, "decoders.image_random_crop", "irc", NULL);
+    sl_graph_input(g, "irc", "reader");
+    sl_graph_arg_json(g, "irc", "size", "[160, 160]");
+    sl_graph_arg_int(g, "irc", "seed", 9);
+    sl_graph_output(g, "rrc");
+    sl_graph_output(g, "irc");
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    o.batch_size = n;
+    o.num_threads = 2;
+    sl_pipeline *p;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    if (sl_pipeline_build(p) != SL_OK)
+        fail_msg("%s", sl_pipeline_error(p));
+    for (int it = 0; it < 4; it++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        assert_true(tu_hash_batch(sl_pipeline_output(p, 0), 1) ==
+                    tu_hash_batch(sl_pipeline_output(p, 1), 1));
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    tu_free_list(files, n);
+}
+
 static void test_deterministic_across_threads(void **state)
 {
     char **files;
@@ -243,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_whole_image_window),
         cmocka_unit_test(test_size_without_dct_scaling_is_exact),
         cmocka_unit_test(test_size_with_dct_scaling_within_tolerance),
+        cmocka_unit_test(test_same_windows_as_random_resized_crop),
         cmocka_unit_test(test_deterministic_across_threads),
         cmocka_unit_test(test_corrupt_file_named),
     };
