@@ -133,6 +133,11 @@ typedef struct sl_op_def {
     /* Sources fed by the application (external_source): queue one batch, copied. Called from
      * the consumer's thread while iterations run; the op synchronises with its setup. */
     sl_status (*feed)(void *state, const struct sl_feed *batch, char *err, size_t errlen);
+    /* Sources that decide an iteration's batch size (external_source): the number of samples
+     * of `iteration`, or 0 when not known yet. Called under the executor's lock when the
+     * iteration starts; must not block. Without such a source every iteration has the
+     * pipeline's batch_size. */
+    int (*batch_size)(void *state, int64_t iteration);
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */
@@ -170,6 +175,8 @@ SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, 
 
 /* ---- per iteration -------------------------------------------------------------------- */
 
+/* Samples in this iteration: the pipeline's batch_size, or fewer when an external source was
+ * fed a smaller batch for it. sl_init_batch_size is the maximum. */
 SL_API int sl_ctx_batch_size(const sl_ctx *ctx);
 SL_API int64_t sl_ctx_iteration(const sl_ctx *ctx);
 SL_API int sl_ctx_num_inputs(const sl_ctx *ctx);

@@ -58,9 +58,11 @@ SL_API sl_status sl_pipeline_release_outputs(sl_pipeline *p);
 SL_API sl_status sl_pipeline_run(sl_pipeline *p);
 
 /* Feeds one batch to the external_source node `name`: the data is copied, so the caller's
- * memory may be reused at once. Batches are consumed in order, one per iteration; feed before
+ * memory may be reused at once. The k-th batch fed to a node is iteration k's; feed it before
  * the iteration is scheduled (with prefetch_queue_depth D the first schedule_run starts D
- * iterations, so feed D batches first). num_samples must equal the pipeline's batch size.
+ * iterations, so feed D batches first). num_samples, 1 to the pipeline's batch size, is that
+ * iteration's batch size: a smaller last batch of an epoch is fine (external sources of one
+ * pipeline must agree).
  * Returns SL_ENOTFOUND if no such node, SL_EINVAL for data that does not fit the node
  * (dtype/ndim/layout it declares), with the message in sl_pipeline_error(). */
 SL_API sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed *batch);

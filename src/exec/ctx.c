@@ -92,7 +92,7 @@ sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx)
 
 int sl_ctx_batch_size(const sl_ctx *ctx)
 {
-    return ctx->p->opt.batch_size;
+    return ctx->slot->batch_size;
 }
 
 int64_t sl_ctx_iteration(const sl_ctx *ctx)

@@ -56,6 +56,7 @@ typedef struct sl__slot {
     int pins;                 /* (mu) live sl_outputs pins of this slot's outputs */
     struct sl_outputs handle; /* what sl_pipeline_outputs_pin returns for this slot */
     int64_t iteration;        /* (mu) iteration held, -1 when never used */
+    int batch_size;           /* samples of this iteration (set at frame start, before tasks) */
     slot_state state;         /* (mu) */
     int nodes_left;           /* (mu) nodes of this frame not yet done */
     atomic_bool failed; /* set once an error is recorded; later work of the frame is skipped */

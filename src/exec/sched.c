@@ -242,6 +242,30 @@ static void run_sample_task(void *arg, int64_t i, int worker)
 
 /* ---- frames ---------------------------------------------------------------------------- */
 
+/* The batch size of iteration `it`: what the sources that decide it say (they must agree), else
+ * the pipeline's. A disagreement fails the frame. Needs mu. */
+static int frame_batch_size(sl_pipeline *p, sl__slot *slot, int64_t it)
+{
+    int bs = 0, first = -1;
+    for (int j = 0; j < p->plan->n; j++) {
+        const sl__pnode *pn = &p->plan->nodes[j];
+        int v = pn->op->batch_size ? pn->op->batch_size(p->states[j], it) : 0;
+        if (v <= 0)
+            continue;
+        if (bs && v != bs && !atomic_load(&slot->failed)) {
+            sl__error_set(&slot->err, SL_EINVAL, pn->op->name, pn->name, it, -1, NULL,
+                          "fed %d samples for this iteration, but node \"%s\" was fed %d", v,
+                          p->plan->nodes[first].name, bs);
+            atomic_store(&slot->failed, true);
+        }
+        if (!bs) {
+            bs = v;
+            first = j;
+        }
+    }
+    return bs ? bs : p->opt.batch_size;
+}
+
 /* Starts iteration `it` in its (free) slot. Needs mu. */
 static void start_frame(sl_pipeline *p, int64_t it)
 {
@@ -251,6 +275,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
     slot->nodes_left = p->plan->n;
     atomic_store(&slot->failed, false);
     sl__error_clear(&slot->err);
+    slot->batch_size = frame_batch_size(p, slot, it);
     for (int j = 0; j < p->plan->n; j++) {
         sl__snode *sn = &slot->nodes[j];
         const sl__pnode *pn = &p->plan->nodes[j];

@@ -357,6 +357,65 @@ static void test_error_with_shared_iterations(void **state)
     free(dir);
 }
 
+/* Feeds n int32 scalars (value base + i) to node `name`. */
+static sl_status feed_ints(sl_pipeline *p, const char *name, int n, int base)
+{
+    int32_t v[8];
+    const void *data[8];
+    int64_t shapes[8];
+    for (int i = 0; i < n; i++) {
+        v[i] = base + i;
+        data[i] = &v[i];
+        shapes[i] = 1;
+    }
+    sl_feed f = {
+        .num_samples = n, .ndim = 1, .dtype = SL_DTYPE_INT32, .shapes = shapes, .data = data};
+    return sl_pipeline_feed_input(p, name, &f);
+}
+
+/* An iteration's batch size is the size fed to its external sources (up to batch_size); the
+ * sources of one iteration must agree. */
+static void test_variable_batch_size(void **state)
+{
+    sl_graph *g;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    sl_graph_add(g, "external_source", "a", NULL);
+    sl_graph_add(g, "external_source", "b", NULL);
+    sl_graph_add(g, "arithmetic", "sum", NULL);
+    sl_graph_arg_str(g, "sum", "op", "add");
+    sl_graph_input(g, "sum", "a");
+    sl_graph_input(g, "sum", "b");
+    sl_graph_output(g, "sum");
+    sl_pipeline *p = make_pipeline(g, 4, 2, 1); /* depth 1: run k starts iteration k */
+    int sizes[] = {4, 3, 1, 4};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(feed_ints(p, "a", sizes[k], 10 * k), SL_OK);
+        assert_int_equal(feed_ints(p, "b", sizes[k], 100), SL_OK);
+    }
+    assert_int_equal(feed_ints(p, "a", 5, 0), SL_EINVAL); /* more than batch_size */
+    assert_non_null(strstr(sl_pipeline_error(p), "expected 1 to 4"));
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        assert_int_equal(sl_batch_size(b), sizes[k]);
+        for (int i = 0; i < sizes[k]; i++)
+            assert_int_equal(*(const int32_t *)sl_batch_sample_data(b, i), 10 * k + 2 * i + 100);
+    }
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL); /* iteration 4: nothing fed */
+    assert_non_null(strstr(sl_pipeline_error(p), "no data was fed"));
+    assert_int_equal(feed_ints(p, "a", 2, 0), SL_OK); /* iteration 5: the sources disagree */
+    assert_int_equal(feed_ints(p, "b", 3, 0), SL_OK);
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+    assert_non_null(strstr(sl_pipeline_error(p), "but node \"a\" was fed 2"));
+    assert_int_equal(feed_ints(p, "a", 2, 7), SL_OK); /* iteration 6 is fine again */
+    assert_int_equal(feed_ints(p, "b", 2, 7), SL_OK);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_batch_size(sl_pipeline_output(p, 0)), 2);
+    assert_int_equal(*(const int32_t *)sl_batch_sample_data(sl_pipeline_output(p, 0), 1), 16);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 /* A pinned iteration's buffers survive release and later runs; an iteration that needs the
  * pinned slot fails with SL_EMISUSE instead of hanging; unpinning lets the pipeline go on. */
 static void test_pinned_outputs(void **state)
@@ -394,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_stats_and_trace),
         cmocka_unit_test(test_pinned_outputs),
         cmocka_unit_test(test_error_with_shared_iterations),
+        cmocka_unit_test(test_variable_batch_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

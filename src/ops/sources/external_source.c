@@ -36,8 +36,12 @@ static const sl_arg_def args[NUM_ARGS] = {
 
 static const sl_io_def outputs[] = {{"data", "The fed samples, in the order they were fed."}};
 
+/* Batch sizes remembered for iterations not started yet (far more than any prefetch depth). */
+#define SIZES_RING 256
+
 typedef struct fed {
     struct fed *next; /* in the FIFO or the free list */
+    int64_t seq;      /* the iteration it belongs to: batches are numbered as fed */
     struct fed *all;  /* every buffer of the node, for fini (slots hold some) */
     int n, ndim;
     sl_dtype dtype;
@@ -50,9 +54,12 @@ typedef struct fed {
 
 typedef struct state {
     pthread_mutex_t mu;
-    fed *head, *tail; /* (mu) FIFO of fed batches */
-    fed *free_list;   /* (mu) */
-    fed *all;         /* (mu) every buffer, wherever it is */
+    fed *head, *tail;      /* (mu) FIFO of fed batches */
+    fed *free_list;        /* (mu) */
+    fed *all;              /* (mu) every buffer, wherever it is */
+    int64_t next_seq;      /* (mu) the iteration the next fed batch is for */
+    int64_t started;       /* (mu) iterations started so far (their batch size was asked) */
+    int sizes[SIZES_RING]; /* (mu) samples of batch seq, at seq % SIZES_RING */
     char layout[SL_MAX_NDIM + 1];
     sl_dtype dtype; /* SL_DTYPE_INVALID: any */
     int ndim;       /* -1: any */
@@ -103,9 +110,9 @@ static void fini(void *st)
 /* Checks a fed batch against what the node declares. */
 static sl_status check_feed(const state *s, const sl_feed *b, char *err, size_t errlen)
 {
-    if (b->num_samples != s->batch_size)
-        snprintf(err, errlen, "got %d samples; the pipeline's batch size is %d", b->num_samples,
-                 s->batch_size);
+    if (b->num_samples < 1 || b->num_samples > s->batch_size)
+        snprintf(err, errlen, "got %d samples; expected 1 to %d (the pipeline's batch size)",
+                 b->num_samples, s->batch_size);
     else if (b->ndim < 0 || b->ndim > SL_MAX_NDIM || (s->ndim >= 0 && b->ndim != s->ndim))
         snprintf(err, errlen, "samples have %d dimensions, expected %d", b->ndim, s->ndim);
     else if (sl_dtype_size(b->dtype) == 0 || (s->dtype && b->dtype != s->dtype))
@@ -192,6 +199,10 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
     }
     f->offsets[b->num_samples] = off;
     pthread_mutex_lock(&s->mu);
+    /* the next iteration that has not started: one that started without data stays empty */
+    f->seq = s->next_seq > s->started ? s->next_seq : s->started;
+    s->next_seq = f->seq + 1;
+    s->sizes[f->seq % SIZES_RING] = f->n;
     if (s->tail)
         s->tail->next = f;
     else
@@ -201,35 +212,60 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
     return SL_OK;
 }
 
-/* Pops the oldest fed batch; recycles the one this slot held before. */
-static fed *next_batch(state *s, fed **slot_batch)
+/* Recycles the batch this slot held, drops batches fed for iterations that are over (they
+ * failed before taking them), and pops the batch of `iteration` if it was fed. Needs s->mu. */
+static fed *take_batch(state *s, fed **slot_batch, int64_t iteration)
 {
-    pthread_mutex_lock(&s->mu);
     if (*slot_batch) {
         (*slot_batch)->next = s->free_list;
         s->free_list = *slot_batch;
         *slot_batch = NULL;
     }
-    fed *f = s->head;
-    if (f) {
+    while (s->head && s->head->seq <= iteration) {
+        fed *f = s->head;
         s->head = f->next;
         if (!s->head)
             s->tail = NULL;
+        if (f->seq == iteration)
+            return f;
+        f->next = s->free_list;
+        s->free_list = f;
     }
+    return NULL;
+}
+
+/* Called when `iteration` starts (the executor's hook): its batch size, 0 if nothing was fed
+ * for it. From then on, batches fed go to later iterations. */
+static int batch_size(void *st, int64_t iteration)
+{
+    state *s = st;
+    pthread_mutex_lock(&s->mu);
+    if (iteration + 1 > s->started)
+        s->started = iteration + 1;
+    int n = iteration < s->next_seq && iteration >= s->next_seq - SIZES_RING
+                ? s->sizes[iteration % SIZES_RING]
+                : 0;
     pthread_mutex_unlock(&s->mu);
-    return f;
+    return n;
 }
 
 static sl_status setup(sl_ctx *ctx)
 {
     state *s = sl_ctx_state(ctx);
     fed **slot_batch = sl_ctx_iter_data(ctx);
-    fed *f = next_batch(s, slot_batch);
+    pthread_mutex_lock(&s->mu);
+    fed *f = take_batch(s, slot_batch, sl_ctx_iteration(ctx));
+    pthread_mutex_unlock(&s->mu);
     if (!f)
         return sl_fail(ctx, SL_EINVAL,
                        "no data was fed for this iteration: call feed_input before scheduling "
                        "it (prefetch_queue_depth iterations start at the first run)");
     *slot_batch = f;
+    if (f->n != sl_ctx_batch_size(ctx))
+        return sl_fail(ctx, SL_EINVAL,
+                       "%d samples were fed after this iteration had started with %d: feed "
+                       "before scheduling",
+                       f->n, sl_ctx_batch_size(ctx));
     sl_ctx_set_output(ctx, 0, f->dtype, f->ndim, s->layout[0] ? s->layout : f->layout);
     for (int i = 0; i < f->n; i++)
         sl_ctx_set_shape(ctx, 0, i, f->shapes + (size_t)i * SL_MAX_NDIM);
@@ -248,12 +284,14 @@ static sl_status run_sample(sl_ctx *ctx, int i)
 const sl_op_def sl_op_external_source = {
     .name = "external_source",
     .doc = "Passes batches that the application feeds with sl_pipeline_feed_input.\n\n"
-           "Each iteration takes the oldest fed batch, in feeding order; the data is copied at "
-           "feed time, so the caller may reuse its memory at once. With "
-           "prefetch_queue_depth D, the first run starts D iterations: feed D batches first. An "
-           "iteration that finds nothing fed fails with a message saying so.\n\n"
-           "Differences from DALI: the Python `source=` callback/iterable form comes with the "
-           "Python API; here the batch size must equal the pipeline's.",
+           "Batches are numbered as they are fed: the k-th batch fed is iteration k's, and its "
+           "number of samples (1 to the pipeline's batch_size) is that iteration's batch size "
+           "(several external sources must agree). The data is copied at feed time, so the "
+           "caller may reuse its memory at once. With prefetch_queue_depth D, the first run "
+           "starts D iterations: feed D batches first. An iteration that finds nothing fed "
+           "fails with a message saying so.\n\n"
+           "Differences from DALI: the Python `source=` callback/iterable form is in the "
+           "Python API (fn.external_source).",
     .outputs = outputs,
     .num_outputs = 1,
     .args = args,
@@ -266,4 +304,5 @@ const sl_op_def sl_op_external_source = {
     .setup = setup,
     .run_sample = run_sample,
     .feed = feed,
+    .batch_size = batch_size,
 };
