@@ -106,6 +106,12 @@ typedef struct sl_feed {
     const char *layout;      /* may be NULL */
     const int64_t *shapes;   /* num_samples * ndim extents */
     const void *const *data; /* per sample, contiguous C order */
+    /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
+     * feed time; the samples must stay valid and unchanged until release(release_ctx) is
+     * called — once, from any thread, when the iteration no longer reads them (or when the
+     * pipeline is destroyed). */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
 } sl_feed;
 
 typedef struct sl_op_def {

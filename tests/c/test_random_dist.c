@@ -260,8 +260,18 @@ static void test_normal_per_sample_args(void **state)
         ps[i] = &sd[i];
     }
     feeder f = {.n = 2, .name = {"m", "s"}, .depth = o.prefetch};
-    f.feed[0] = (sl_feed){BATCH, 0, SL_DTYPE_FLOAT32, NULL, none, pm};
-    f.feed[1] = (sl_feed){BATCH, 0, SL_DTYPE_FLOAT32, NULL, none, ps};
+    f.feed[0] = (sl_feed){.num_samples = BATCH,
+                          .ndim = 0,
+                          .dtype = SL_DTYPE_FLOAT32,
+                          .layout = NULL,
+                          .shapes = none,
+                          .data = pm};
+    f.feed[1] = (sl_feed){.num_samples = BATCH,
+                          .ndim = 0,
+                          .dtype = SL_DTYPE_FLOAT32,
+                          .layout = NULL,
+                          .shapes = none,
+                          .data = ps};
     run_fed(p, &f);
     const sl_batch *b = sl_pipeline_output(p, 0);
     for (int i = 0; i < BATCH; i++) {
@@ -340,7 +350,12 @@ static void test_choice_scalar_with_p(void **state)
     for (int i = 0; i < 20; i++)
         data[i] = five;
     feeder f = {.n = 1, .name = {"a"}, .depth = default_opts.prefetch};
-    f.feed[0] = (sl_feed){20, 0, SL_DTYPE_INT32, NULL, none, data};
+    f.feed[0] = (sl_feed){.num_samples = 20,
+                          .ndim = 0,
+                          .dtype = SL_DTYPE_INT32,
+                          .layout = NULL,
+                          .shapes = none,
+                          .data = data};
     double *v = collect(pl, &f, NDRAWS);
     const sl_batch *b = sl_pipeline_output(pl, 0);
     assert_int_equal(sl_batch_dtype(b), SL_DTYPE_INT32);
@@ -378,7 +393,12 @@ static void test_choice_values_uniform(void **state)
         shapes[i] = 10;
     }
     feeder f = {.n = 1, .name = {"a"}, .depth = default_opts.prefetch};
-    f.feed[0] = (sl_feed){20, 1, SL_DTYPE_FLOAT32, NULL, shapes, data};
+    f.feed[0] = (sl_feed){.num_samples = 20,
+                          .ndim = 1,
+                          .dtype = SL_DTYPE_FLOAT32,
+                          .layout = NULL,
+                          .shapes = shapes,
+                          .data = data};
     double *v = collect(pl, &f, NDRAWS);
     assert_int_equal(sl_batch_dtype(sl_pipeline_output(pl, 0)), SL_DTYPE_FLOAT32);
     int64_t counts[10] = {0};
@@ -420,7 +440,12 @@ static void test_choice_values_with_p_scalar_out(void **state)
         shapes[i] = 3;
     }
     feeder f = {.n = 1, .name = {"a"}, .depth = o.prefetch};
-    f.feed[0] = (sl_feed){50, 1, SL_DTYPE_UINT8, NULL, shapes, data};
+    f.feed[0] = (sl_feed){.num_samples = 50,
+                          .ndim = 1,
+                          .dtype = SL_DTYPE_UINT8,
+                          .layout = NULL,
+                          .shapes = shapes,
+                          .data = data};
     enum { N = 20000 };
     double *v = collect(pl, &f, N);
     const sl_batch *b = sl_pipeline_output(pl, 0);
@@ -458,8 +483,18 @@ static void test_choice_rows_and_per_sample_p(void **state)
     const void *data[2] = {a, a}, *pd[2] = {p0, p1};
     int64_t shapes[4] = {4, 3, 4, 3}, pshapes[2] = {4, 4};
     feeder f = {.n = 2, .name = {"a", "p"}, .depth = o.prefetch};
-    f.feed[0] = (sl_feed){2, 2, SL_DTYPE_INT16, "NC", shapes, data};
-    f.feed[1] = (sl_feed){2, 1, SL_DTYPE_FLOAT32, NULL, pshapes, pd};
+    f.feed[0] = (sl_feed){.num_samples = 2,
+                          .ndim = 2,
+                          .dtype = SL_DTYPE_INT16,
+                          .layout = "NC",
+                          .shapes = shapes,
+                          .data = data};
+    f.feed[1] = (sl_feed){.num_samples = 2,
+                          .ndim = 1,
+                          .dtype = SL_DTYPE_FLOAT32,
+                          .layout = NULL,
+                          .shapes = pshapes,
+                          .data = pd};
     for (int it = 0; it < 20; it++) {
         run_fed(pl, &f);
         const sl_batch *b = sl_pipeline_output(pl, 0);
@@ -499,7 +534,12 @@ static void check_choice_error(sl_dtype t, int ndim, const int64_t *shape, const
     sl_pipeline *pl = make_ok(g, &o);
     const void *data[1] = {a};
     int64_t none[1] = {0};
-    sl_feed fd = {1, ndim, t, NULL, ndim ? shape : none, data};
+    sl_feed fd = {.num_samples = 1,
+                  .ndim = ndim,
+                  .dtype = t,
+                  .layout = NULL,
+                  .shapes = ndim ? shape : none,
+                  .data = data};
     assert_int_equal(sl_pipeline_feed_input(pl, "a", &fd), SL_OK);
     sl_status st = sl_pipeline_run(pl);
     assert_int_not_equal(st, SL_OK);
@@ -539,7 +579,12 @@ static void test_choice_scalar_dtype_kept(void **state)
     const void *data[3] = {&n[0], &n[1], &n[2]};
     int64_t none[3] = {0};
     feeder f = {.n = 1, .name = {"a"}, .depth = o.prefetch};
-    f.feed[0] = (sl_feed){3, 0, SL_DTYPE_INT16, NULL, none, data};
+    f.feed[0] = (sl_feed){.num_samples = 3,
+                          .ndim = 0,
+                          .dtype = SL_DTYPE_INT16,
+                          .layout = NULL,
+                          .shapes = none,
+                          .data = data};
     run_fed(pl, &f);
     const sl_batch *b = sl_pipeline_output(pl, 0);
     assert_int_equal(sl_batch_dtype(b), SL_DTYPE_INT16);
@@ -586,7 +631,12 @@ static unsigned char *run_bytes(const opts *op, size_t *len)
         shapes[i] = 4;
     }
     feeder f = {.n = 1, .name = {"a"}, .depth = op->prefetch};
-    f.feed[0] = (sl_feed){op->batch_size, 1, SL_DTYPE_INT64, NULL, shapes, data};
+    f.feed[0] = (sl_feed){.num_samples = op->batch_size,
+                          .ndim = 1,
+                          .dtype = SL_DTYPE_INT64,
+                          .layout = NULL,
+                          .shapes = shapes,
+                          .data = data};
     size_t cap = 1 << 16, n = 0;
     unsigned char *buf = malloc(cap);
     assert_non_null(buf);

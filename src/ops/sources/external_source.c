@@ -9,6 +9,7 @@
  * init.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,8 +47,11 @@ typedef struct fed {
     int n, ndim;
     sl_dtype dtype;
     char layout[SL_MAX_NDIM + 1]; /* the fed batch's own layout, "" if none */
-    int64_t *shapes;              /* n * SL_MAX_NDIM */
-    size_t *offsets;              /* n + 1 */
+    int64_t *shapes;              /* batch_size * SL_MAX_NDIM */
+    size_t *offsets;              /* batch_size + 1 */
+    const void **lent;            /* batch_size: the samples when lent (release set) */
+    void (*release)(void *ctx);   /* set while lent data is held: called once when recycled */
+    void *release_ctx;
     uint8_t *data;
     size_t cap; /* bytes of data */
 } fed;
@@ -72,8 +76,19 @@ static void fed_free(fed *f)
         return;
     sl__free(f->shapes);
     sl__free(f->offsets);
+    sl__free((void *)f->lent);
     sl__free(f->data);
     sl__free(f);
+}
+
+/* Gives lent data back (once). */
+static void give_back(fed *f)
+{
+    if (f->release) {
+        void (*release)(void *) = f->release;
+        f->release = NULL;
+        release(f->release_ctx);
+    }
 }
 
 static sl_status init(sl_op_init *ini, void **out)
@@ -101,6 +116,7 @@ static void fini(void *st)
     state *s = st;
     for (fed *f = s->all, *next; f; f = next) {
         next = f->all;
+        give_back(f);
         fed_free(f);
     }
     pthread_mutex_destroy(&s->mu);
@@ -127,8 +143,21 @@ static sl_status check_feed(const state *s, const sl_feed *b, char *err, size_t 
     return SL_EINVAL;
 }
 
-/* A buffer of the free list (or a new one) able to hold the batch. */
-static fed *take_buffer(state *s, const sl_feed *b, size_t bytes)
+/* Allocates the per-sample arrays of f (for the maximum batch size) if it lacks them. */
+static bool ensure_arrays(const state *s, fed *f)
+{
+    size_t n = (size_t)s->batch_size;
+    if (!f->shapes)
+        f->shapes = sl__calloc(n * SL_MAX_NDIM, sizeof(int64_t));
+    if (!f->offsets)
+        f->offsets = sl__calloc(n + 1, sizeof(size_t));
+    if (!f->lent)
+        f->lent = sl__calloc(n, sizeof(void *));
+    return f->shapes && f->offsets && f->lent;
+}
+
+/* A buffer of the free list (or a new one) with room for `bytes` of copied data. */
+static fed *take_buffer(state *s, size_t bytes)
 {
     pthread_mutex_lock(&s->mu);
     fed *f = s->free_list;
@@ -143,18 +172,12 @@ static fed *take_buffer(state *s, const sl_feed *b, size_t bytes)
         s->all = f;
         pthread_mutex_unlock(&s->mu);
     }
-    if (f->n < b->num_samples || !f->shapes || !f->offsets) {
-        sl__free(f->shapes);
-        sl__free(f->offsets);
-        f->shapes = sl__calloc((size_t)b->num_samples * SL_MAX_NDIM, sizeof(int64_t));
-        f->offsets = sl__calloc((size_t)b->num_samples + 1, sizeof(size_t));
-    }
-    if (f->cap < bytes || !f->data) {
+    if (bytes > f->cap) {
         sl__free(f->data);
         f->data = sl__aligned_alloc(bytes);
         f->cap = f->data ? bytes : 0;
     }
-    if (!f->shapes || !f->offsets || !f->data) {
+    if (!ensure_arrays(s, f) || f->cap < bytes) {
         pthread_mutex_lock(&s->mu); /* back to the free list; fini frees it */
         f->next = s->free_list;
         s->free_list = f;
@@ -177,7 +200,7 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
             n *= (size_t)b->shapes[(size_t)i * b->ndim + d];
         total += n * elem;
     }
-    fed *f = take_buffer(s, b, total);
+    fed *f = take_buffer(s, b->release ? 0 : total);
     if (!f)
         return snprintf(err, errlen, "out of memory for %zu bytes", total), SL_ENOMEM;
     f->n = b->num_samples;
@@ -193,10 +216,14 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
             n *= (size_t)b->shapes[(size_t)i * b->ndim + d];
         }
         f->offsets[i] = off;
-        if (n)
+        if (b->release)
+            f->lent[i] = b->data[i];
+        else if (n)
             memcpy(f->data + off, b->data[i], n);
         off += n;
     }
+    f->release = b->release;
+    f->release_ctx = b->release_ctx;
     f->offsets[b->num_samples] = off;
     pthread_mutex_lock(&s->mu);
     /* the next iteration that has not started: one that started without data stays empty */
@@ -217,6 +244,7 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
 static fed *take_batch(state *s, fed **slot_batch, int64_t iteration)
 {
     if (*slot_batch) {
+        give_back(*slot_batch);
         (*slot_batch)->next = s->free_list;
         s->free_list = *slot_batch;
         *slot_batch = NULL;
@@ -228,6 +256,7 @@ static fed *take_batch(state *s, fed **slot_batch, int64_t iteration)
             s->tail = NULL;
         if (f->seq == iteration)
             return f;
+        give_back(f);
         f->next = s->free_list;
         s->free_list = f;
     }
@@ -276,8 +305,9 @@ static sl_status run_sample(sl_ctx *ctx, int i)
 {
     const fed *f = *(fed **)sl_ctx_iter_data(ctx);
     size_t bytes = f->offsets[i + 1] - f->offsets[i];
+    const void *src = f->release ? f->lent[i] : f->data + f->offsets[i];
     if (bytes)
-        memcpy(sl_ctx_output_data(ctx, 0, i), f->data + f->offsets[i], bytes);
+        memcpy(sl_ctx_output_data(ctx, 0, i), src, bytes);
     return SL_OK;
 }
 
