@@ -10,6 +10,11 @@
 #   make bench          build, then bench/run: sluice against torchvision, OpenCV and the
 #                       libjpeg-turbo decode bound, interleaved rounds; the table goes to the
 #                       terminal and bench/results/latest.{json,md,png} (BENCH_ARGS="--quick")
+#   make bench-ops      build, make the demo data set once, then build/bench_ops: MP/s per thread
+#                       of every operator on one batch of 64 photos, 1 and <cores> threads
+#                       (bench/ops_bench.c), then the same operations in OpenCV, PIL and NumPy
+#                       on 1 thread (bench/ops_ref.py); tables to the terminal and
+#                       bench/results/ops{.json,.md,_ref.json} (BENCH_OPS_ARGS="--filter resize")
 #   make install        build, then install (PREFIX=/some/where to choose the prefix): the
 #                       library, headers, CLI and the Python package `sluice` (into the site
 #                       directory of /usr/bin/python3 under the prefix)
@@ -48,6 +53,7 @@ CLANG_FORMAT ?= clang-format
 DEMO_DATA ?= $(BUILD_DIR)/demo-data
 DEMO_CMD  ?= $(BUILD_DIR)/sluice run examples/demo.json --root $(DEMO_DATA) --epochs 3 --stats
 BENCH_ARGS ?=
+BENCH_OPS_ARGS ?=
 
 # Every configuration made here keeps assert() on (SLUICE_ASSERT drops -DNDEBUG).
 CONFIG_ARGS := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
@@ -69,7 +75,7 @@ FORMAT_FILES = $(shell find src include cli tests/c python/sluice/_sluice -type 
                  2>/dev/null | sort)
 
 .PHONY: all setup configure build check test test-asan test-tsan lint format format-check \
-        install docs demo bench clean
+        install docs demo bench bench-ops clean
 
 all: build
 
@@ -126,6 +132,18 @@ demo: build
 
 bench: build
 	$(PYTHON) bench/run --no-build --build-dir $(BUILD_DIR) $(BENCH_ARGS)
+
+bench-ops: build
+	@if [ ! -d $(DEMO_DATA) ]; then \
+	    rm -rf $(DEMO_DATA).tmp && \
+	    $(PYTHON) bench/make_dataset.py --out $(DEMO_DATA).tmp --n 200 --seed 0 && \
+	    mv $(DEMO_DATA).tmp $(DEMO_DATA); \
+	fi
+	@mkdir -p bench/results
+	$(BUILD_DIR)/bench_ops --data $(DEMO_DATA) --json bench/results/ops.json \
+	    --md bench/results/ops.md --commit "$$(git rev-parse --short HEAD 2>/dev/null)" \
+	    $(BENCH_OPS_ARGS)
+	$(PYTHON) bench/ops_ref.py --data $(DEMO_DATA) --json bench/results/ops_ref.json
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

@@ -1,0 +1,780 @@
+/* bench/ops_bench.c: the per-operator micro-benchmark (bench_ops): how many megapixels per
+ * second one thread of each operator turns out, on the same realistic batch every iteration.
+ *
+ *   bench_ops --data DIR [--threads 1,<cpus>] [--runs 5] [--min-ms 200] [--retries 3]
+ *             [--max-background 0.25] [--batch 64] [--filter TEXT] [--json PATH] [--md PATH]
+ *             [--commit REV]
+ *   bench_ops --list | --check-coverage
+ *
+ * Inputs: the first `batch` images that readers.file lists under DIR (a class-per-folder tree,
+ * as bench/make_dataset.py makes: real photos, ~500x375 RGB), read and decoded once up front
+ * with decoders.image. Each case then builds `external_source "in" -> <op> "op"` (decoders get
+ * the encoded files, readers.file its DIR, random sources no input) and feeds the same batch to
+ * every iteration: uint8 HWC images, the same as float32 in [0, 1], or the encoded files.
+ *
+ * Measurement: prefetch_queue_depth 1, so the feeding copies never overlap the operator;
+ * 3 warm-up iterations, then `runs` windows of iterations until the op's busy time reaches
+ * min-ms (or 4x that of wall time); the median window is reported. A window during which other
+ * processes used more than max-background of the machine's CPUs (/proc/stat minus our own
+ * rusage) is measured again, up to `retries` times, then kept and counted as noisy (a row ends
+ * in "noisy" when half the windows or more were; the JSON has the counts).
+ *
+ * Per thread rates divide by the op node's busy time (sl_node_stats.busy_ms: thread time inside
+ * its setup and run functions, summed over threads), which excludes feeding, output allocation
+ * and scheduling; "op img/s" divides by the node's span (first setup to last sample, all
+ * threads), so it shows how the op scales with threads. Megapixels are INPUT pixels
+ * (elements / channels: H x W of an HWC or CHW image; for decoders the decoded image), "out MP"
+ * the output's; a source without input (random.*, readers.file) counts its output.
+ *
+ * Exit status: 0; 1 when a case failed (named on stderr, "error" in the JSON) or, with
+ * --check-coverage, when a CPU operator of the registry has no case; 2 on bad usage.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <sluice/sluice.h>
+
+/* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
+typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_KINDS } in_kind;
+static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8", "f32", "int"};
+
+typedef struct bench_case {
+    const char *op;
+    const char *config; /* label, ASCII */
+    in_kind in;
+    int nin;          /* positional inputs, all "in" (0..2) */
+    const char *args; /* "name=json;name=json" for sl_graph_arg_json */
+} bench_case;
+
+#define IMAGENET_CMN "mean=[123.675,116.28,103.53];std=[58.395,57.12,57.375]"
+#define IMAGENET_F "mean=[0.485,0.456,0.406];stddev=[0.229,0.224,0.225]"
+#define ROT10 "matrix=[1.0833,-0.191,20,0.191,1.0833,-40]"
+
+static const bench_case cases[] = {
+    {"decoders.image", "RGB (accurate IDCT)", IN_ENCODED, 1, ""},
+    {"decoders.image", "RGB, fast IDCT", IN_ENCODED, 1, "use_fast_idct=true"},
+    {"decoders.image", "GRAY", IN_ENCODED, 1, "output_type=\"GRAY\""},
+    {"decoders.image_random_crop", "window only (DALI)", IN_ENCODED, 1, ""},
+    {"decoders.image_random_crop", "size 224 (DCT-scaled)", IN_ENCODED, 1, "size=[224,224]"},
+    {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
+    {"external_source", "copy u8 HWC batch", IN_U8, 0, ""},
+    {"resize", "LINEAR aa -> 224x224", IN_U8, 1, "size=[224,224]"},
+    {"resize", "LINEAR no-aa -> 224x224", IN_U8, 1, "size=[224,224];antialias=false"},
+    {"resize", "CUBIC -> 224x224", IN_U8, 1, "size=[224,224];interp_type=\"INTERP_CUBIC\""},
+    {"resize", "LANCZOS3 -> 224x224", IN_U8, 1, "size=[224,224];interp_type=\"INTERP_LANCZOS3\""},
+    {"resize", "NN -> 224x224", IN_U8, 1, "size=[224,224];interp_type=\"INTERP_NN\""},
+    {"resize", "LINEAR shorter 256 (val)", IN_U8, 1, "resize_shorter=256"},
+    {"resize", "LINEAR -> 224x224 f32 out", IN_U8, 1, "size=[224,224];dtype=\"float32\""},
+    {"resize", "LINEAR f32 -> 224x224", IN_F32, 1, "size=[224,224]"},
+    {"random_resized_crop", "224, LINEAR", IN_U8, 1, "size=[224,224]"},
+    {"random_resized_crop", "224, LINEAR, f32", IN_F32, 1, "size=[224,224]"},
+    {"crop", "224x224 centre", IN_U8, 1, "crop=[224,224]"},
+    {"crop", "224x224 -> f32", IN_U8, 1, "crop=[224,224];dtype=\"float32\""},
+    {"crop_mirror_normalize", "224 mirror -> f32 CHW", IN_U8, 1,
+     "crop=[224,224];mirror=1;" IMAGENET_CMN},
+    {"crop_mirror_normalize", "224 no mirror -> f32 CHW", IN_U8, 1, "crop=[224,224];" IMAGENET_CMN},
+    {"crop_mirror_normalize", "224 mirror -> f16 CHW", IN_U8, 1,
+     "crop=[224,224];mirror=1;dtype=\"float16\";" IMAGENET_CMN},
+    {"crop_mirror_normalize", "224 mirror -> f32 HWC", IN_U8, 1,
+     "crop=[224,224];mirror=1;output_layout=\"HWC\";" IMAGENET_CMN},
+    {"crop_mirror_normalize", "whole image -> f32 CHW", IN_U8, 1, IMAGENET_CMN},
+    {"flip", "horizontal", IN_U8, 1, "horizontal=1"},
+    {"flip", "vertical", IN_U8, 1, "horizontal=0;vertical=1"},
+    {"flip", "both", IN_U8, 1, "horizontal=1;vertical=1"},
+    {"rotate", "15 deg LINEAR, fits, fill 0", IN_U8, 1, "angle=15;fill_value=0"},
+    {"rotate", "15 deg LINEAR, keep_size", IN_U8, 1, "angle=15;keep_size=true"},
+    {"rotate", "15 deg NN, fits, fill 0", IN_U8, 1,
+     "angle=15;fill_value=0;interp_type=\"INTERP_NN\""},
+    {"warp_affine", "rot 10 + scale, LINEAR", IN_U8, 1, ROT10},
+    {"warp_affine", "rot 10 + scale, NN", IN_U8, 1, ROT10 ";interp_type=\"INTERP_NN\""},
+    {"warp_affine", "rot 10 + scale -> 224x224", IN_U8, 1, ROT10 ";size=[224,224]"},
+    {"color_twist", "h20 s1.2 b1.1 c0.9", IN_U8, 1,
+     "hue=20;saturation=1.2;brightness=1.1;contrast=0.9"},
+    {"color_twist", "h20 s1.2 b1.1 c0.9, f32", IN_F32, 1,
+     "hue=20;saturation=1.2;brightness=1.1;contrast=0.9"},
+    {"hsv", "h20 s1.2 v0.9", IN_U8, 1, "hue=20;saturation=1.2;value=0.9"},
+    {"hsv", "h20 s1.2 v0.9, f32", IN_F32, 1, "hue=20;saturation=1.2;value=0.9"},
+    {"hue", "20 deg", IN_U8, 1, "hue=20"},
+    {"saturation", "1.2", IN_U8, 1, "saturation=1.2"},
+    {"brightness", "1.2", IN_U8, 1, "brightness=1.2"},
+    {"contrast", "0.8", IN_U8, 1, "contrast=0.8"},
+    {"brightness_contrast", "b1.2 c0.8", IN_U8, 1, "brightness=1.2;contrast=0.8"},
+    {"brightness_contrast", "b1.2 c0.8, f32", IN_F32, 1, "brightness=1.2;contrast=0.8"},
+    {"color_space_conversion", "RGB -> YCbCr", IN_U8, 1,
+     "image_type=\"RGB\";output_type=\"YCbCr\""},
+    {"color_space_conversion", "RGB -> GRAY", IN_U8, 1, "image_type=\"RGB\";output_type=\"GRAY\""},
+    {"color_space_conversion", "RGB -> BGR", IN_U8, 1, "image_type=\"RGB\";output_type=\"BGR\""},
+    {"color_space_conversion", "YCbCr -> RGB", IN_U8, 1,
+     "image_type=\"YCbCr\";output_type=\"RGB\""},
+    {"cast", "u8 -> f32", IN_U8, 1, "dtype=\"float32\""},
+    {"cast", "u8 -> f16", IN_U8, 1, "dtype=\"float16\""},
+    {"cast", "f32 -> u8", IN_F32, 1, "dtype=\"uint8\""},
+    {"cast", "f32 -> f16", IN_F32, 1, "dtype=\"float16\""},
+    {"transpose", "u8 HWC -> CHW", IN_U8, 1, "perm=[2,0,1]"},
+    {"transpose", "f32 HWC -> CHW", IN_F32, 1, "perm=[2,0,1]"},
+    {"pad", "u8 HW to batch max", IN_U8, 1, "axis_names=\"HW\""},
+    {"pad", "u8 HW align 32", IN_U8, 1, "axis_names=\"HW\";align=32;shape=[1,1]"},
+    {"normalize", "f32, per-channel mean/std given", IN_F32, 1, "axis_names=\"HW\";" IMAGENET_F},
+    {"normalize", "f32, per-sample channel stats", IN_F32, 1, "axis_names=\"HW\""},
+    {"normalize", "u8 -> f32, scalar mean/std", IN_U8, 1, "mean=118;stddev=58"},
+    {"slice", "u8 centre 80%", IN_U8, 1, "rel_start=[0.1,0.1];rel_shape=[0.8,0.8]"},
+    {"slice", "u8 120%, pad", IN_U8, 1,
+     "rel_start=[-0.1,-0.1];rel_shape=[1.2,1.2];out_of_bounds_policy=\"pad\""},
+    {"tensor_subscript", "u8 x[::-1, :, ::-1] (flip H, BGR)", IN_U8, 1,
+     "subscript=[\"::-1\",\":\",\"::-1\"]"},
+    {"tensor_subscript", "u8 x[10:-10, ::2, 0]", IN_U8, 1, "subscript=[\"10:-10\",\"::2\",\"0\"]"},
+    {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
+    {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
+    {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
+    {"arithmetic", "u8 mul 1/255 -> f32", IN_U8, 1, "op=\"mul\";scalar=0.00392156862745098"},
+    {"arithmetic", "u8 add u8", IN_U8, 2, "op=\"add\""},
+    {"arithmetic", "f32 sub 0.5", IN_F32, 1, "op=\"sub\";scalar=0.5"},
+    {"arithmetic", "f32 fdiv f32", IN_F32, 2, "op=\"fdiv\""},
+    {"arithmetic", "f32 clamp", IN_F32, 1, "op=\"clamp\";lo=0.1;hi=0.9"},
+    {"arithmetic", "f32 sqrt", IN_F32, 1, "op=\"sqrt\""},
+    {"arithmetic", "f32 exp", IN_F32, 1, "op=\"exp\""},
+    {"math.abs", "f32", IN_F32, 1, ""},
+    {"math.clamp", "f32", IN_F32, 1, "lo=0.1;hi=0.9"},
+    {"math.exp", "f32", IN_F32, 1, ""},
+    {"math.log", "f32", IN_F32, 1, ""},
+    {"math.max", "f32, f32", IN_F32, 2, ""},
+    {"math.min", "f32, 0.5", IN_F32, 1, "scalar=0.5"},
+    {"math.pow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
+    {"math.sqrt", "f32", IN_F32, 1, ""},
+    {"random.uniform", "scalar per sample", IN_NONE, 0, "range=[-15,15]"},
+    {"random.uniform", "224x224x3 f32", IN_NONE, 0, "shape=[224,224,3]"},
+    {"random.normal", "scalar per sample", IN_NONE, 0, ""},
+    {"random.normal", "224x224x3 f32", IN_NONE, 0, "shape=[224,224,3]"},
+    {"random.coin_flip", "scalar per sample", IN_NONE, 0, ""},
+    {"random.coin_flip", "224x224x3 u8", IN_NONE, 0, "shape=[224,224,3];dtype=\"uint8\""},
+    {"random.choice", "n = 1000, scalar", IN_INT, 1, ""},
+};
+#define NUM_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+typedef struct options {
+    const char *data, *filter, *json, *md, *commit;
+    int threads[8], nthreads;
+    int runs, batch, retries, ncpu;
+    double min_ms, max_background;
+} options;
+
+/* One batch to feed, owned. pixels: sum over samples of elements / channels (H x W). */
+typedef struct feed_set {
+    sl_feed feed;
+    int64_t *shapes;
+    void **data;
+    double pixels;
+} feed_set;
+
+/* Medians over the windows of one (case, threads). */
+typedef struct result {
+    double in_mp, out_mp;           /* per image */
+    double mp_s, out_mp_s, img_s_t; /* per busy thread-second */
+    double op_img_s, pipe_img_s;    /* per second of node span / of wall time */
+    double background;              /* share of the CPUs others used during a window */
+    int retried, noisy;             /* windows measured again; kept although still noisy */
+    char error[512];
+} result;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Elements / channels of sample i: H x W for HWC, CHW, FHWC; the element count otherwise. */
+static double sample_pixels(int ndim, const char *layout, const int64_t *shape)
+{
+    double n = 1.0;
+    for (int d = 0; d < ndim; d++)
+        n *= (double)shape[d];
+    const char *c = layout ? strchr(layout, 'C') : NULL;
+    if (c && (int)strlen(layout) == ndim)
+        return shape[c - layout] ? n / (double)shape[c - layout] : 0.0;
+    return ndim == 3 && (!layout || !layout[0]) && shape[2] ? n / (double)shape[2] : n;
+}
+
+static double batch_pixels(const sl_batch *b)
+{
+    double px = 0.0;
+    for (int i = 0; i < sl_batch_size(b); i++)
+        px += sample_pixels(sl_batch_ndim(b), sl_batch_layout(b), sl_batch_shape(b, i));
+    return px;
+}
+
+/* ---- inputs ---------------------------------------------------------------------------- */
+
+static int feed_alloc(feed_set *fs, int n, int ndim, sl_dtype dtype, const char *layout)
+{
+    fs->shapes = calloc((size_t)n * (ndim ? ndim : 1), sizeof(int64_t));
+    fs->data = calloc((size_t)n, sizeof(void *));
+    fs->feed = (sl_feed){.num_samples = n,
+                         .ndim = ndim,
+                         .dtype = dtype,
+                         .layout = layout,
+                         .shapes = fs->shapes,
+                         .data = (const void *const *)fs->data};
+    return fs->shapes && fs->data ? 0 : -1;
+}
+
+static void feed_free(feed_set *fs)
+{
+    for (int i = 0; fs->data && i < fs->feed.num_samples; i++)
+        free(fs->data[i]);
+    free(fs->data);
+    free(fs->shapes);
+}
+
+/* Copies output `b` (one feed set) into fs; also the float32 / 255 copy when f32 != NULL. */
+static int copy_batch(const sl_batch *b, feed_set *fs, feed_set *f32, const char *layout)
+{
+    int n = sl_batch_size(b), nd = sl_batch_ndim(b);
+    if (feed_alloc(fs, n, nd, sl_batch_dtype(b), layout) ||
+        (f32 && feed_alloc(f32, n, nd, SL_DTYPE_FLOAT32, layout)))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        size_t numel = (size_t)sl_batch_sample_numel(b, i);
+        size_t bytes = numel * sl_dtype_size(sl_batch_dtype(b));
+        memcpy(fs->shapes + (size_t)i * nd, sl_batch_shape(b, i), (size_t)nd * sizeof(int64_t));
+        if (!(fs->data[i] = malloc(bytes ? bytes : 1)))
+            return -1;
+        memcpy(fs->data[i], sl_batch_sample_data(b, i), bytes);
+        fs->pixels += sample_pixels(nd, layout, sl_batch_shape(b, i));
+        if (!f32)
+            continue;
+        memcpy(f32->shapes + (size_t)i * nd, sl_batch_shape(b, i), (size_t)nd * sizeof(int64_t));
+        float *dst = malloc(numel ? numel * sizeof(float) : 1);
+        if (!(f32->data[i] = dst))
+            return -1;
+        const uint8_t *src = sl_batch_sample_data(b, i);
+        for (size_t k = 0; k < numel; k++)
+            dst[k] = (float)src[k] * (1.0f / 255.0f);
+        f32->pixels = fs->pixels;
+    }
+    return 0;
+}
+
+/* Reads and decodes the first `batch` images under DIR once: encoded, uint8 and float32 sets;
+ * the encoded set counts the decoded pixels. */
+static int load_inputs(const options *o, feed_set sets[IN_KINDS])
+{
+    sl_graph *g = NULL;
+    sl_pipeline *p = NULL;
+    sl_pipeline_options po;
+    sl_pipeline_options_init(&po);
+    po.batch_size = o->batch;
+    int rc = -1;
+    if (sl_graph_create(&g) || sl_graph_add(g, "readers.file", "reader", NULL) ||
+        sl_graph_arg_str(g, "reader", "file_root", o->data) ||
+        sl_graph_add(g, "decoders.image", "dec", NULL) || sl_graph_input(g, "dec", "reader:0") ||
+        sl_graph_output(g, "reader:0") || sl_graph_output(g, "dec") ||
+        sl_pipeline_create(g, &po, &p)) {
+        fprintf(stderr, "bench_ops: %s\n", sl_last_error());
+        goto fail;
+    }
+    if (sl_pipeline_build(p) || sl_pipeline_run(p)) {
+        fprintf(stderr, "bench_ops: reading %s: %s\n", o->data, sl_pipeline_error(p));
+        goto fail;
+    }
+    if (copy_batch(sl_pipeline_output(p, 0), &sets[IN_ENCODED], NULL, NULL) ||
+        copy_batch(sl_pipeline_output(p, 1), &sets[IN_U8], &sets[IN_F32], "HWC")) {
+        fprintf(stderr, "bench_ops: out of memory\n");
+        goto fail;
+    }
+    sets[IN_ENCODED].pixels = sets[IN_U8].pixels;
+    if (feed_alloc(&sets[IN_INT], o->batch, 0, SL_DTYPE_INT32, NULL))
+        goto fail;
+    for (int i = 0; i < o->batch; i++) {
+        int32_t *v = malloc(sizeof *v);
+        if (!(sets[IN_INT].data[i] = v))
+            goto fail;
+        *v = 1000;
+    }
+    rc = 0;
+fail:
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    return rc;
+}
+
+/* ---- one case -------------------------------------------------------------------------- */
+
+/* Sets the "name=json;..." arguments of node "op". */
+static sl_status set_args(sl_graph *g, const char *spec)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return SL_EINVAL;
+        *eq = '\0';
+        sl_status st = sl_graph_arg_json(g, "op", kv, eq + 1);
+        if (st != SL_OK)
+            return st;
+    }
+    return SL_OK;
+}
+
+static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
+{
+    sl_graph *g = NULL;
+    sl_status st = sl_graph_create(&g);
+    bool fed = c->in != IN_NONE && c->in != IN_FILES;
+    if (st == SL_OK && fed && strcmp(c->op, "external_source") != 0)
+        st = sl_graph_add(g, "external_source", "in", NULL);
+    if (st == SL_OK)
+        st = sl_graph_add(g, c->op, "op", NULL);
+    for (int k = 0; st == SL_OK && k < c->nin; k++)
+        st = sl_graph_input(g, "op", "in");
+    if (st == SL_OK && c->in == IN_FILES)
+        st = sl_graph_arg_str(g, "op", "file_root", o->data);
+    if (st == SL_OK)
+        st = set_args(g, c->args);
+    if (st == SL_OK)
+        st = sl_graph_output(g, "op");
+    if (st != SL_OK) {
+        sl_graph_destroy(g);
+        return st;
+    }
+    *out = g;
+    return SL_OK;
+}
+
+/* One iteration: feed (when the case has a fed input), run, count the output pixels. */
+static sl_status step(sl_pipeline *p, const char *feed_name, const feed_set *fs, double *out_px)
+{
+    sl_status st = fs ? sl_pipeline_feed_input(p, feed_name, &fs->feed) : SL_OK;
+    if (st == SL_OK)
+        st = sl_pipeline_run(p);
+    if (st == SL_OK && out_px)
+        *out_px += batch_pixels(sl_pipeline_output(p, 0));
+    return st;
+}
+
+static int node_index(const sl_pipeline *p, const char *name)
+{
+    sl_node_stats s;
+    for (int i = 0; i < sl_pipeline_num_nodes(p); i++)
+        if (sl_pipeline_node_stats(p, i, &s) == SL_OK && strcmp(s.name, name) == 0)
+            return i;
+    return -1;
+}
+
+#define MAX_RUNS 64
+
+/* CPU seconds used so far by the whole machine (non-idle time of /proc/stat, steal included)
+ * and by this process; their difference over a window is what others took. */
+static double machine_cpu_s(void)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                       &v[4], &v[5], &v[6], &v[7])
+              : 0;
+    if (f)
+        fclose(f);
+    if (n < 8)
+        return 0.0; /* unknown: never counts as noisy */
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* One measured window: iterations until the op's busy time reaches min-ms (at least 2, at
+ * most 4 x min-ms of wall time). background: share of the machine's CPUs that other
+ * processes used meanwhile. */
+typedef struct window {
+    int64_t iters;
+    double busy_s, span_s, wall_s, out_px, background;
+} window;
+
+static sl_status measure(sl_pipeline *p, int node, const char *feed_name, const feed_set *fs,
+                         const options *o, window *w)
+{
+    sl_node_stats s0, s1;
+    sl_status st;
+    double t0 = now_s(), m0 = machine_cpu_s(), c0 = self_cpu_s(), t1;
+    *w = (window){0};
+    sl_pipeline_node_stats(p, node, &s0);
+    do {
+        st = step(p, feed_name, fs, &w->out_px);
+        w->iters++;
+        sl_pipeline_node_stats(p, node, &s1);
+        t1 = now_s();
+    } while (st == SL_OK && (w->iters < 2 || (s1.busy_ms - s0.busy_ms < o->min_ms &&
+                                              (t1 - t0) * 1e3 < 4.0 * o->min_ms)));
+    double others = (machine_cpu_s() - m0) - (self_cpu_s() - c0);
+    w->background = others > 0.0 ? others / ((t1 - t0) * (double)o->ncpu) : 0.0;
+    w->busy_s = (s1.busy_ms - s0.busy_ms) / 1e3;
+    w->span_s = (s1.total_ms - s0.total_ms) / 1e3;
+    w->wall_s = t1 - t0;
+    return st;
+}
+
+/* Builds the case's pipeline on `threads` threads and measures it into *r: `runs` windows,
+ * each measured again (up to `retries` times) while others use more than max-background of
+ * the machine; the medians are reported. */
+static int bench_one(const bench_case *c, int threads, const options *o,
+                     const feed_set sets[IN_KINDS], result *r)
+{
+    sl_graph *g = NULL;
+    sl_pipeline *p = NULL;
+    sl_pipeline_options po;
+    sl_pipeline_options_init(&po);
+    po.batch_size = o->batch;
+    po.num_threads = threads;
+    po.prefetch_queue_depth = 1;
+    po.seed = 42;
+    const feed_set *fs = c->in >= IN_ENCODED ? &sets[c->in] : NULL;
+    const char *feed_name = strcmp(c->op, "external_source") == 0 ? "op" : "in";
+    bool per_input = fs && c->in != IN_INT; /* else megapixels are the output's */
+    double mp[MAX_RUNS], omp[MAX_RUNS], img_t[MAX_RUNS], op_img[MAX_RUNS], pipe_img[MAX_RUNS];
+    double bg[MAX_RUNS], out_px = 0.0, imgs_total = 0.0;
+    int node = -1;
+    sl_status st = make_graph(c, o, &g);
+    if (st != SL_OK || (st = sl_pipeline_create(g, &po, &p)) != SL_OK) {
+        snprintf(r->error, sizeof r->error, "%s", sl_last_error());
+        goto fail;
+    }
+    st = sl_pipeline_build(p);
+    for (int w = 0; st == SL_OK && w < 3; w++)
+        st = step(p, feed_name, fs, NULL);
+    if (st == SL_OK && (node = node_index(p, "op")) < 0)
+        st = SL_EINTERNAL;
+    for (int run = 0; st == SL_OK && run < o->runs; run++) {
+        window w;
+        for (int k = 0; (st = measure(p, node, feed_name, fs, o, &w)) == SL_OK; k++) {
+            if (w.background <= o->max_background)
+                break;
+            if (k == o->retries) {
+                r->noisy++;
+                break;
+            }
+            r->retried++;
+        }
+        double imgs = (double)(w.iters * o->batch);
+        double in_px = per_input ? fs->pixels * (double)w.iters : w.out_px;
+        mp[run] = in_px / 1e6 / w.busy_s;
+        omp[run] = w.out_px / 1e6 / w.busy_s;
+        img_t[run] = imgs / w.busy_s;
+        op_img[run] = imgs / w.span_s;
+        pipe_img[run] = imgs / w.wall_s;
+        bg[run] = w.background;
+        out_px += w.out_px;
+        imgs_total += imgs;
+    }
+    if (st != SL_OK) {
+        snprintf(r->error, sizeof r->error, "%s", p ? sl_pipeline_error(p) : sl_last_error());
+        goto fail;
+    }
+    r->out_mp = out_px / imgs_total / 1e6;
+    r->in_mp = per_input ? fs->pixels / o->batch / 1e6 : r->out_mp;
+    r->mp_s = median(mp, o->runs);
+    r->out_mp_s = median(omp, o->runs);
+    r->img_s_t = median(img_t, o->runs);
+    r->op_img_s = median(op_img, o->runs);
+    r->pipe_img_s = median(pipe_img, o->runs);
+    r->background = median(bg, o->runs);
+fail:
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    return st == SL_OK ? 0 : -1;
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(buf, len, "%s", colon + 2);
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+static int write_json(const options *o, const int *sel, int nsel, result (*res)[8],
+                      const feed_set *u8)
+{
+    FILE *f = fopen(o->json, "w");
+    if (!f)
+        return perror(o->json), -1;
+    char cpu[256], date[64];
+    time_t t = time(NULL);
+    cpu_model(cpu, sizeof cpu);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    fprintf(f, "{\"bench\": \"bench_ops\", \"date\": \"%s\", \"commit\": ", date);
+    json_str(f, o->commit ? o->commit : "");
+    fprintf(f, ", \"cpu\": ");
+    json_str(f, cpu);
+    fprintf(f, ", \"online_cpus\": %ld, \"data\": ", sysconf(_SC_NPROCESSORS_ONLN));
+    json_str(f, o->data);
+    fprintf(f,
+            ", \"batch\": %d, \"mean_input_mp\": %.4f, \"runs\": %d, \"min_ms\": %g, "
+            "\"retries\": %d, \"max_background\": %g,\n"
+            " \"units\": {\"mp_s_per_thread\": \"input megapixels (H x W) per busy "
+            "thread-second\", \"op_img_s\": \"images per second of node span\"},\n"
+            " \"results\": [",
+            o->batch, u8->pixels / o->batch / 1e6, o->runs, o->min_ms, o->retries,
+            o->max_background);
+    for (int k = 0; k < nsel; k++) {
+        const bench_case *c = &cases[sel[k]];
+        for (int j = 0; j < o->nthreads; j++) {
+            const result *r = &res[k][j];
+            fprintf(f, "%s\n  {\"op\": ", k || j ? "," : "");
+            json_str(f, c->op);
+            fprintf(f, ", \"config\": ");
+            json_str(f, c->config);
+            fprintf(f, ", \"input\": \"%s\", \"args\": ", in_names[c->in]);
+            json_str(f, c->args);
+            fprintf(f, ", \"threads\": %d", o->threads[j]);
+            if (r->error[0]) {
+                fprintf(f, ", \"error\": ");
+                json_str(f, r->error);
+            } else {
+                fprintf(f,
+                        ", \"in_mp_per_img\": %.5f, \"out_mp_per_img\": %.5f, "
+                        "\"mp_s_per_thread\": %.2f, \"out_mp_s_per_thread\": %.2f, "
+                        "\"img_s_per_thread\": %.1f, \"op_img_s\": %.1f, \"pipeline_img_s\": %.1f, "
+                        "\"background\": %.3f, \"windows_retried\": %d, \"windows_noisy\": %d",
+                        r->in_mp, r->out_mp, r->mp_s, r->out_mp_s, r->img_s_t, r->op_img_s,
+                        r->pipe_img_s, r->background, r->retried, r->noisy);
+            }
+            fputc('}', f);
+        }
+    }
+    fprintf(f, "\n]}\n");
+    return fclose(f) ? (perror(o->json), -1) : 0;
+}
+
+/* One row per case: op, config, in -> out MP per image, then per thread count the MP/s per
+ * thread and the op's img/s. `md` selects a Markdown table. */
+static void print_row(FILE *f, bool md, const bench_case *c, const result *res, const options *o)
+{
+    char mp[32];
+    snprintf(mp, sizeof mp, "%.3f -> %.3f", res[0].in_mp, res[0].out_mp);
+    fprintf(f, md ? "| %s | %s | %s |" : "%-26s %-34s %-15s", c->op, c->config,
+            res[0].error[0] ? "-" : mp);
+    for (int j = 0; j < o->nthreads; j++) {
+        if (res[j].error[0])
+            fprintf(f, md ? " %s | %s |" : " %10s %15s", "error", "error");
+        else if (res[j].in_mp < 1e-3) /* scalars: megapixels mean nothing */
+            fprintf(f, md ? " %s | %.0f |" : " %10s %15.0f", "-", res[j].op_img_s);
+        else
+            fprintf(f, md ? " %.1f | %.0f |" : " %10.1f %15.0f", res[j].mp_s, res[j].op_img_s);
+    }
+    bool noisy = false; /* the median itself may be a noisy window */
+    for (int j = 0; j < o->nthreads; j++)
+        noisy = noisy || 2 * res[j].noisy >= o->runs;
+    fprintf(f, "%s\n", noisy ? (md ? " noisy |" : "  noisy") : (md ? " |" : ""));
+}
+
+static void print_header(FILE *f, bool md, const options *o)
+{
+    fprintf(f, md ? "| op | config | MP/img in -> out |" : "%-26s %-34s %-15s", "op", "config",
+            "MP/img in->out");
+    for (int j = 0; j < o->nthreads; j++) {
+        if (md)
+            fprintf(f, " %dT MP/s/thread | %dT img/s |", o->threads[j], o->threads[j]);
+        else
+            fprintf(f, " %4dT:MP/s %7dT:img/s", o->threads[j], o->threads[j]);
+    }
+    fprintf(f, md ? " note |\n|---|---|---|" : "\n");
+    for (int j = 0; md && j < o->nthreads; j++)
+        fprintf(f, "---:|---:|");
+    fprintf(f, md ? "---|\n" : "");
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static int check_coverage(bool quiet)
+{
+    int missing = 0;
+    for (int i = 0; i < sl_registry_count(); i++) {
+        const sl_op_def *op = sl_registry_get(i);
+        bool found = false;
+        for (int k = 0; k < NUM_CASES && !found; k++)
+            found = strcmp(cases[k].op, op->name) == 0;
+        if (!found && (op->devices & SL_OP_CPU)) {
+            fprintf(stderr, "bench_ops: no micro-benchmark for operator %s\n", op->name);
+            missing++;
+        }
+    }
+    if (!quiet)
+        printf("bench_ops: %d cases, %d CPU operators without one\n", NUM_CASES, missing);
+    return missing;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_ops --data DIR [--threads 1,2] [--runs 5] [--min-ms 200]\n"
+                    "                 [--retries 3] [--max-background 0.25] [--batch 64]\n"
+                    "                 [--filter TEXT] [--json PATH] [--md PATH] [--commit REV]\n"
+                    "       bench_ops --list | --check-coverage\n");
+    return 2;
+}
+
+static int parse_threads(options *o, const char *s)
+{
+    o->nthreads = 0;
+    for (const char *q = s; *q && o->nthreads < 8; q += strspn(q, ",")) {
+        char *end;
+        long v = strtol(q, &end, 10);
+        if (end == q || v < 1 || v > 1024)
+            return -1;
+        o->threads[o->nthreads++] = (int)v;
+        q = end;
+    }
+    return o->nthreads ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (options){.runs = 5,
+                   .batch = 64,
+                   .min_ms = 200.0,
+                   .retries = 3,
+                   .max_background = 0.25,
+                   .ncpu = ncpu > 0 ? (int)ncpu : 1,
+                   .nthreads = 1,
+                   .threads = {1}};
+    if (ncpu > 1)
+        o->threads[o->nthreads++] = (int)ncpu;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--list")) {
+            for (int k = 0; k < NUM_CASES; k++)
+                printf("%-26s %-34s %-8s %s\n", cases[k].op, cases[k].config, in_names[cases[k].in],
+                       cases[k].args);
+            exit(0);
+        } else if (!strcmp(a, "--check-coverage")) {
+            exit(check_coverage(false) ? 1 : 0);
+        } else if (!v) {
+            return -1;
+        } else if (!strcmp(a, "--data")) {
+            o->data = v;
+        } else if (!strcmp(a, "--filter")) {
+            o->filter = v;
+        } else if (!strcmp(a, "--json")) {
+            o->json = v;
+        } else if (!strcmp(a, "--md")) {
+            o->md = v;
+        } else if (!strcmp(a, "--commit")) {
+            o->commit = v;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_threads(o, v))
+                return -1;
+        } else if (!strcmp(a, "--runs")) {
+            o->runs = atoi(v);
+        } else if (!strcmp(a, "--batch")) {
+            o->batch = atoi(v);
+        } else if (!strcmp(a, "--min-ms")) {
+            o->min_ms = atof(v);
+        } else if (!strcmp(a, "--retries")) {
+            o->retries = atoi(v);
+        } else if (!strcmp(a, "--max-background")) {
+            o->max_background = atof(v);
+        } else {
+            return -1;
+        }
+        i++;
+    }
+    bool ok = o->data && o->runs >= 1 && o->runs <= MAX_RUNS && o->batch >= 1 && o->min_ms > 0 &&
+              o->retries >= 0;
+    return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (parse_args(argc, argv, &o))
+        return usage();
+    check_coverage(true);
+    int sel[NUM_CASES], nsel = 0, failed = 0;
+    for (int k = 0; k < NUM_CASES; k++)
+        if (!o.filter || strstr(cases[k].op, o.filter) || strstr(cases[k].config, o.filter))
+            sel[nsel++] = k;
+    feed_set sets[IN_KINDS] = {0};
+    result(*res)[8] = calloc((size_t)nsel + 1, sizeof *res);
+    if (!res || load_inputs(&o, sets))
+        return 1;
+    printf("bench_ops: %d images from %s, mean %.3f MP; median of %d windows of >= %g ms busy\n",
+           o.batch, o.data, sets[IN_U8].pixels / o.batch / 1e6, o.runs, o.min_ms);
+    printf("MP/s = input megapixels per busy thread-second; img/s = op throughput on T threads\n");
+    print_header(stdout, false, &o);
+    for (int k = 0; k < nsel; k++) {
+        for (int j = 0; j < o.nthreads; j++) {
+            if (bench_one(&cases[sel[k]], o.threads[j], &o, sets, &res[k][j]) == 0)
+                continue;
+            fprintf(stderr, "bench_ops: %s (%s), %d threads: %s\n", cases[sel[k]].op,
+                    cases[sel[k]].config, o.threads[j], res[k][j].error);
+            failed = 1;
+        }
+        print_row(stdout, false, &cases[sel[k]], res[k], &o);
+        fflush(stdout);
+    }
+    if (o.json && write_json(&o, sel, nsel, res, &sets[IN_U8]))
+        failed = 1;
+    FILE *md = o.md ? fopen(o.md, "w") : NULL;
+    if (md) {
+        print_header(md, true, &o);
+        for (int k = 0; k < nsel; k++)
+            print_row(md, true, &cases[sel[k]], res[k], &o);
+        fclose(md);
+    } else if (o.md) {
+        perror(o.md);
+        failed = 1;
+    }
+    for (int i = 0; i < IN_KINDS; i++)
+        feed_free(&sets[i]);
+    free(res);
+    return failed;
+}
