@@ -14,7 +14,9 @@
     images, labels = pipe.run()          # TensorListCPU: at(i), as_array(), __dlpack__
 
 The operators (sluice.fn, sluice.ops) and their documentation are generated from the C
-library's registry; the pipeline runs in C on its own threads.
+library's registry; the pipeline runs in C on its own threads. Python sources may run in
+worker processes (``fn.external_source(..., parallel=True)``; ``sluice.get_worker_info()``
+inside them): see sluice.parallel.
 """
 from . import _sluice
 from . import types
@@ -27,9 +29,12 @@ from .errors import (  # noqa: F401
     UnsupportedError, WorkerError)
 from .external_source import BatchInfo, SampleInfo
 from .pipeline import Pipeline, pipeline_def
+from .worker import WorkerInfo, get_worker_info
+from .parallel import WorkerTimeoutError
 
 TensorListCPU = _sluice.TensorListCPU
 __version__ = _sluice.version()
 
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "TensorListCPU",
-           "BatchInfo", "SampleInfo", "SluiceError", "__version__"]
+           "BatchInfo", "SampleInfo", "SluiceError", "WorkerInfo", "get_worker_info",
+           "WorkerTimeoutError", "__version__"]

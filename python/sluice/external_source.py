@@ -5,7 +5,9 @@ The C ``external_source`` operator takes batches that the application feeds
 callable, an iterable, or a generator function) once per scheduled iteration, converts what
 it returns (NumPy arrays, lists of them, torch CPU tensors, DLPack-capable objects) and feeds
 it before the iteration is scheduled. Without a ``source`` the application calls
-``pipe.feed_input(name, data)`` itself.
+``pipe.feed_input(name, data)`` itself. With ``parallel=True`` the source runs in worker
+processes instead (sluice.parallel, sluice.worker) and its batches are lent to the pipeline
+from shared memory.
 """
 import inspect
 
@@ -100,11 +102,14 @@ def _cycle_mode(cycle):
 
 class Source:
     """The Python side of one fn.external_source call: produces one batch per iteration.
+    (With parallel=True: sluice.parallel.ParallelSource.)
 
     Epochs: StopIteration from the source ends one; Pipeline.reset() starts the next (a new
     iterator over an iterable, a new call of a generator function; callables see the counters
     start again). ``cycle="quiet"`` restarts an exhausted iterable silently instead.
     """
+
+    parallel = False
 
     def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts):
         self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
@@ -157,13 +162,21 @@ class Source:
     def next_batch(self, batch_size):
         """The next batch per output: a list of num_outputs lists of arrays. Raises
         StopIteration at the end of the epoch; the source's own exceptions propagate, and the
-        next call asks for the next batch (the failed one is skipped)."""
+        next call asks for the next batch (the failed one is skipped). Per sample, a
+        StopIteration after some samples ends the epoch with that smaller batch."""
         try:
             if self.batch:
                 data = self._call_batch() if self.is_callable else self._next_item()
                 outs = [to_samples(b) for b in self._split(data)]
             else:
-                samples = [self._split(self._sample(k)) for k in range(batch_size)]
+                samples = []
+                for k in range(batch_size):
+                    try:
+                        samples.append(self._split(self._sample(k)))
+                    except StopIteration:
+                        if not samples:
+                            raise
+                        break
                 outs = [[to_numpy(s[o]) for s in samples] for o in range(self.num_outputs)]
         except StopIteration:
             raise
@@ -200,14 +213,10 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                     layout=None, dtype=None, ndim=None, cuda_stream=None, use_copy_kernel=None,
                     blocking=None, batch=True, repeat_last=False, parallel=None, no_copy=None,
                     prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=None,
-                    **kwargs):
+                    timeout=None, **kwargs):
     from .fn import _call
     from .pipeline import Pipeline
 
-    if parallel:
-        raise NotImplementedError(
-            "external_source(parallel=True): Python worker processes are not supported yet "
-            "(sluice issue 6); use parallel=False")
     if repeat_last:
         raise NotImplementedError("external_source(repeat_last=True) is not supported")
     if kwargs:
@@ -215,6 +224,15 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
     pipe = Pipeline.current()
     if pipe is None:
         raise RuntimeError("fn.external_source was called outside a pipeline definition")
+    if parallel:
+        if source is None:
+            raise ValueError("external_source(parallel=True) needs a source (feed_input cannot "
+                             "run in worker processes)")
+        if pipe._py_num_workers < 1:
+            raise RuntimeError("The external source cannot run in parallel mode without Python "
+                               "workers pool (the pipeline has py_num_workers=0)")
+    elif timeout is not None:
+        raise ValueError("external_source: timeout applies to parallel=True sources")
     n = 1 if num_outputs is None else int(num_outputs)
     if n < 1:
         raise ValueError("external_source: num_outputs must be at least 1")
@@ -232,7 +250,13 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                 "device": device, "name": names[k]}
         outs.append(_call("external_source", [], args))
     nodes = [o.node for o in outs]
-    if source is not None:
+    if parallel:
+        from .parallel import ParallelSource
+
+        pipe._add_source(ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts,
+                                        dtypes, ndims, prefetch_queue_depth, timeout,
+                                        bytes_per_sample_hint, name or nodes[0]))
+    elif source is not None:
         pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts))
     elif cycle is not None and cycle is not False:
         raise ValueError("external_source: cycle needs a source")
@@ -242,7 +266,8 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
 
 
 external_source.__doc__ = """fn.external_source(source=None, num_outputs=None, *, cycle=None, name=None,
-    device="cpu", layout=None, dtype=None, ndim=None, batch=True, batch_info=None, ...)
+    device="cpu", layout=None, dtype=None, ndim=None, batch=True, batch_info=None,
+    parallel=False, prefetch_queue_depth=None, bytes_per_sample_hint=None, timeout=None, ...)
 
 Data from Python: a batch per iteration, from `source` or from `pipe.feed_input(name, data)`.
 
@@ -255,23 +280,45 @@ source:
       a sample);
     - None: feed each batch with ``pipe.feed_input(name, data, layout=None)`` before the
       iteration is scheduled (the first run schedules ``prefetch_queue_depth`` iterations).
-    A batch is a list of arrays (shapes may differ, same dtype and ndim) or one array whose
-    first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable objects. The data
-    is copied when fed. ``num_outputs=k``: the source returns k batches (a tuple) and the call
-    returns k DataNodes.
+    A batch is a list of 1 to batch_size arrays (shapes may differ, same dtype and ndim) or
+    one array whose first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable
+    objects. Its number of samples is that iteration's batch size (several sources of a
+    pipeline must agree). The data is copied when fed. ``num_outputs=k``: the source returns k
+    batches (a tuple) and the call returns k DataNodes.
 cycle: False/"no" (default): StopIteration from the source ends the epoch — ``run()`` raises
     StopIteration once the batches already scheduled are delivered, and ``pipe.reset()``
-    starts the next epoch (a new iterator; a generator function is called again). "quiet" or
-    True: an exhausted iterable restarts silently. "raise": StopIteration at the end, the
-    next epoch (after reset) restarts it.
+    starts the next epoch (a new iterator; a generator function is called again). Per sample,
+    a StopIteration after some samples of a batch ends the epoch with that smaller batch.
+    "quiet" or True: an exhausted iterable restarts silently. "raise": StopIteration at the
+    end, the next epoch (after reset) restarts it.
 layout, dtype, ndim: declared for the data (per output when num_outputs is given); fed data
     that does not match raises InvalidArgumentError from run().
 An exception raised by the source propagates from ``run()`` (or ``schedule_run()``) with its
-original type and traceback.
+original type and traceback; that batch is skipped and the pipeline goes on.
 
-Limitations (sluice today): every batch must have exactly the pipeline's batch size —
-variable batch sizes are not supported yet, so a smaller batch raises InvalidArgumentError;
-``parallel=True`` (Python worker processes) raises NotImplementedError; data must be on the CPU;
-``no_copy``, ``blocking``, ``cuda_stream``, ``use_copy_kernel``, ``prefetch_queue_depth`` and
-``bytes_per_sample_hint`` are accepted and have no effect.
+parallel=True runs the source in the pipeline's worker processes (``py_num_workers``,
+``py_start_method`` "fork" or "spawn", ``py_callback_pickler``, ``py_worker_init`` of the
+Pipeline), as PyTorch's DataLoader runs a Dataset:
+    - per-sample callables (``batch=False``) take the SampleInfo and must compute the sample
+      from it alone (a batch is split among the workers); batch callables take the
+      iteration index or BatchInfo (each batch is computed by one worker); iterables and
+      generator functions run in one worker, in order (``batch=True``: next() gives a batch;
+      ``batch=False``: a sample). Callables must keep raising StopIteration past the end of
+      the epoch (work is dispatched ahead).
+    - prefetch_queue_depth (default 2): tasks in flight per worker: at most depth × workers
+      tasks are outstanding. bytes_per_sample_hint presizes the shared-memory chunks.
+    - timeout (seconds, default None: wait forever, checking that the workers live): a batch
+      not delivered in time raises ``sluice.WorkerTimeoutError``; it stays pending.
+    - an exception in a worker is raised by the ``run()`` that reaches its batch, same type,
+      with the worker's traceback in the message; a result of the wrong type, dtype or
+      number of outputs raises TypeError/ValueError naming the source and the sample; a
+      worker that dies raises ``sluice.WorkerError`` naming it, its pid and the signal.
+    - ``sluice.get_worker_info()`` inside a worker: id, num_workers, seed (random, NumPy and
+      torch are seeded per worker from the pipeline seed).
+    See docs/python.md, "Parallel external source".
+
+Limitations (sluice today): data must be on the CPU; ``no_copy``, ``blocking``,
+``cuda_stream`` and ``use_copy_kernel`` are accepted and have no effect (a serial source's
+data is copied when fed; a parallel source's is read from shared memory in place);
+``repeat_last=True`` raises NotImplementedError.
 """

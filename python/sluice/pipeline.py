@@ -4,20 +4,30 @@ A Pipeline records operator nodes as fn.* is called inside its definition (``wit
 ``@pipeline_def`` function, or ``define_graph``) into a C graph, builds it into a C pipeline
 (sluice._sluice.Pipeline) and runs it with DALI's run API. This class adds what is Python's:
 feeding ``fn.external_source`` sources before each iteration is scheduled, their epochs
-(StopIteration / reset), and DALI's argument conventions.
+(StopIteration / reset), the worker processes of parallel sources (sluice.parallel: started
+at build, shut down when the pipeline dies), and DALI's argument conventions.
+
+Scheduling keeps a queue of *units*, one per scheduled step, in order: an iteration of the C
+pipeline, a "ghost" (an iteration the C pipeline's first schedule_run started although the
+epoch ended before it got data: it fails and is skipped), or the exception of a parallel
+source's batch, raised by the share_outputs() that reaches it — so a worker's error comes out
+at the batch it belongs to, and the pipeline goes on.
 
 Differences from DALI, on purpose or not yet: seed -1/None is a fixed seed (reproducible);
 ``exec_async=False`` changes nothing (work always runs on the pipeline's threads; run() waits
 for it); ``exec_pipelined=False`` means prefetch depth 1; ``prefetch_queue_depth`` as a dict
-uses ``cpu_size``; the batch size is fixed (no variable batch sizes); checkpointing,
-conditionals and the debug mode are not supported; outputs stay valid while referenced
-(a view keeps its iteration's buffers), not only until the next run.
+uses ``cpu_size``; checkpointing, conditionals and the debug mode are not supported; outputs
+stay valid while referenced (a view keeps its iteration's buffers), not only until the next
+run; an error of an external source does not end the pipeline.
 """
+import collections
 import contextlib
 import functools
 import inspect
 import os
 import threading
+import warnings
+import weakref
 
 from . import _sluice
 
@@ -28,8 +38,12 @@ _PIPELINE_ARGS = (
     "batch_size", "num_threads", "device_id", "seed", "exec_pipelined", "prefetch_queue_depth",
     "exec_async", "bytes_per_sample", "set_affinity", "max_streams",
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
-    "py_num_workers", "py_start_method", "py_callback_pickler", "output_dtype", "output_ndim",
-    "exec_dynamic", "stream_policy", "concurrency", "max_batch_size")
+    "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
+    "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
+    "max_batch_size")
+
+# What a unit of the schedule queue is when it is not an exception (see the module comment).
+_ITER, _GHOST = "iteration", "ghost"
 
 
 def _stack():
@@ -58,6 +72,11 @@ class Pipeline:
     CPU). device_id: None (or -1) for a CPU-only pipeline — the only kind sluice runs today; a
     device id needs a CUDA build. seed: pipeline seed; -1 or None is a fixed seed.
     prefetch_queue_depth: iterations in flight or waiting (int, or dict(cpu_size, gpu_size)).
+    py_num_workers (default 1), py_start_method ("fork", default, or "spawn"),
+    py_callback_pickler (spawn: a module or object with dumps/loads, or (it, dumps_kwargs,
+    loads_kwargs); None: pickle, with lambdas and local functions saved by value) and
+    py_worker_init (sluice's addition: called as py_worker_init(worker_id) in each worker, after
+    seeding) configure the worker processes of parallel external sources.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -67,11 +86,23 @@ class Pipeline:
                  bytes_per_sample=0, set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, *, enable_memory_stats=False,
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
-                 py_start_method="fork", py_callback_pickler=None, output_dtype=None,
-                 output_ndim=None, exec_dynamic=None, stream_policy=None, concurrency=None,
-                 max_batch_size=None):
+                 py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
+                 output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
+                 concurrency=None, max_batch_size=None):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
+        if py_start_method not in ("fork", "spawn"):
+            raise ValueError(f'Pipeline: py_start_method must be "fork" or "spawn", got '
+                             f"{py_start_method!r}")
+        if py_num_workers is None or int(py_num_workers) < 0:
+            raise ValueError(f"Pipeline: py_num_workers must be 0 or more, got {py_num_workers}")
+        if py_worker_init is not None and not callable(py_worker_init):
+            raise TypeError("Pipeline: py_worker_init must be callable (it gets the worker id)")
+        self._py_num_workers = int(py_num_workers)
+        self._py_start_method = py_start_method
+        self._py_callback_pickler = py_callback_pickler
+        self._py_worker_init = py_worker_init
+        self._pool = None           # sluice.parallel.WorkerPool of the parallel sources
         if max_batch_size is not None and batch_size in (-1, None):
             batch_size = max_batch_size
         self._batch_size = -1 if batch_size is None else int(batch_size)
@@ -93,10 +124,9 @@ class Pipeline:
     def _reset_run_state(self):
         self._prefetched = False    # this epoch's first schedule_run happened
         self._c_prefetched = False  # the C pipeline's first schedule_run happened
-        self._n_scheduled = 0       # iterations asked of the C pipeline
-        self._n_shared = 0          # iterations taken (shared or failed) from it
+        self._n_first = 0           # batches fed for the C pipeline's first schedule_run
+        self._units = collections.deque()  # scheduled, not yet shared: _ITER, _GHOST or an error
         self._n_held = 0            # shared and not yet released
-        self._ghosts = set()        # scheduled iterations that were given no data (epoch end)
         self._epoch_ended = False
 
     # ---- properties -------------------------------------------------------------------------
@@ -171,6 +201,7 @@ class Pipeline:
         for o in self._outputs:
             self._graph.output(o.ref)
         self._finalized = True
+        self._outputs = []  # DataNodes refer to the pipeline: no cycle keeps it alive
 
     def _add_source(self, source):
         self._sources.append(source)
@@ -196,9 +227,14 @@ class Pipeline:
                 f"Pipeline(device_id={self._device_id}): sluice was built without CUDA "
                 "support; pass device_id=None for a CPU-only pipeline")
         o = self._options()
-        pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                o["prefetch_queue_depth"], o["seed"], o["device_id"])
-        pipe.build()
+        self.start_py_workers()  # before the pipeline's threads exist (fork)
+        try:
+            pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
+                                    o["prefetch_queue_depth"], o["seed"], o["device_id"])
+            pipe.build()
+        except BaseException:
+            self._close_pool()
+            raise
         self._pipe = pipe
         # external sources whose nodes were pruned (no output uses them) are not fed
         live = {st["name"] for st in pipe.stats()}
@@ -211,60 +247,160 @@ class Pipeline:
             self.build()
         return self._pipe
 
+    # ---- worker processes of parallel external sources ----------------------------------------
+    def start_py_workers(self):
+        """Starts the worker processes of the parallel external sources (build() does it when
+        they are not running yet). DALI's advice holds: with several pipelines, start their
+        workers before the first is built or any heavy library started threads."""
+        parallel = [s for s in self._sources if s.parallel]
+        if self._pool is not None or not parallel:
+            return
+        self._finalize()
+        from .parallel import WorkerPool
+
+        n = self._py_num_workers
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+        if n > cpus:
+            warnings.warn(f"Pipeline: py_num_workers={n} worker processes for {cpus} CPUs "
+                          "(this process's affinity): excessive worker creation might make the "
+                          "pipeline slow or even freeze it", UserWarning, stacklevel=3)
+        pool = WorkerPool(parallel, n, self._py_start_method, self._py_callback_pickler,
+                          self._py_worker_init, self._seed, self._batch_size)
+        # the pool must not refer to the pipeline: the finalizer stops it when the pipeline
+        # dies (del, garbage collection, interpreter exit)
+        self._pool_finalizer = weakref.finalize(self, pool.close)
+        self._pool = pool
+        pool.start()
+
+    def _close_pool(self):
+        if self._pool is not None:
+            self._pool_finalizer()
+            self._pool = None
+
+    def external_source_shm_statistics(self):
+        """Shared-memory chunks of the parallel sources' workers: {"capacities": [bytes of each
+        chunk], "per_worker": [{"pid", "chunks", "bytes"}]} (DALI's name)."""
+        if self._pool is None:
+            return {"capacities": [], "per_worker": []}
+        return self._pool.shm_statistics()
+
+    @property
+    def py_worker_pids(self):
+        """Process ids of the parallel sources' workers ([] before they start)."""
+        return [] if self._pool is None else self._pool.pids
+
     # ---- running ----------------------------------------------------------------------------
     def _feed_sources(self):
-        """Feeds every source one batch; False (nothing fed) when one ended its epoch."""
+        """Feeds every source one batch. Returns True (fed), False (a source ended its epoch:
+        nothing fed) or the exception of a parallel source's batch (nothing fed: the unit is
+        that error). A serial source's exception propagates (that batch of every source is
+        skipped); a parallel source's WorkerError/timeout propagates with nothing consumed."""
+        parallel = [s for s in self._sources if s.parallel]
+        units = [s.prepare() for s in parallel]  # may raise; nothing is consumed yet
+        serial = []
         try:
-            batches = [s.next_batch(self._batch_size) for s in self._sources]
-        except StopIteration:
-            return False
+            serial = [s.next_batch(self._batch_size) for s in self._sources if not s.parallel]
+        except BaseException as e:
+            for s in parallel:
+                s.drop(s.take())
+            if isinstance(e, StopIteration):
+                return False
+            raise
+        units = [s.take() for s in parallel]
+        kinds = [u[0] for u in units]
+        if "end" in kinds or "error" in kinds:
+            for s, u in zip(parallel, units):
+                s.drop(u)
+            return False if "end" in kinds else units[kinds.index("error")][1]
+        sizes = {}
+        for s, u in zip(parallel, units):
+            sizes.update({node: u[1].n for node in s.nodes})
+        for s, outs in zip([s for s in self._sources if not s.parallel], serial):
+            sizes.update({node: len(samples) for node, samples in zip(s.nodes, outs)})
         # All nodes get their batch or none does (a node fed alone would be a batch ahead of
-        # the others from then on): the batch size, the usual mistake, is checked first.
-        for s, outs in zip(self._sources, batches):
-            for node, samples in zip(s.nodes, outs):
-                if len(samples) != self._batch_size:
-                    e = _sluice.InvalidArgumentError(
-                        f'external_source (node "{node}"): feed_input: got {len(samples)} '
-                        f"samples; the pipeline's batch size is {self._batch_size} (variable "
-                        "batch sizes are not supported)")
-                    e.code, e.operator, e.node = "SL_EINVAL", "external_source", node
-                    raise e
-        for s, outs in zip(self._sources, batches):
+        # the others from then on): the batch sizes are checked first.
+        bad = [(node, n) for node, n in sizes.items() if not 1 <= n <= self._batch_size]
+        if not bad and len(set(sizes.values())) > 1:
+            bad = [(node, n) for node, n in sizes.items()]
+        if bad:
+            for s, u in zip(parallel, units):
+                s.drop(u)
+            node, n = bad[0]
+            why = (f"expected 1 to {self._batch_size} (the pipeline's batch size)"
+                   if not 1 <= n <= self._batch_size else
+                   "the external sources of a pipeline must give batches of one size: "
+                   + ", ".join(f'"{k}" {v}' for k, v in sizes.items()))
+            e = _sluice.InvalidArgumentError(
+                f'external_source (node "{node}"): feed_input: got {n} samples; {why}')
+            e.code, e.operator, e.node = "SL_EINVAL", "external_source", node
+            raise e
+        for s, u in zip(parallel, units):
+            self._feed_lent(s, u[1])
+        for s, outs in zip([s for s in self._sources if not s.parallel], serial):
             for node, samples, layout, live in zip(s.nodes, outs, s.layouts, s.live):
                 if live:
                     self._pipe.feed_input(node, samples, layout)
         return True
 
+    def _feed_lent(self, source, batch):
+        try:
+            for node, (dtype, ndim, samples), layout, live in zip(
+                    source.nodes, batch.outputs, source.layouts, source.live):
+                if live:
+                    self._pipe.feed_lent(node, batch.chunks, samples, dtype, ndim, layout)
+        finally:
+            self._pool.lend(batch.refs)  # free again once the pipeline released them
+
+    def _schedule_c(self, n_data):
+        """Schedules C iterations for n_data batches just fed (the C pipeline's first call
+        starts `depth` of them: it waits until that many were fed or the epoch ended)."""
+        pipe = self._pipe
+        if self._c_prefetched:
+            for _ in range(n_data):
+                pipe.schedule_run()
+            return
+        self._n_first += n_data
+        if self._n_first < self._depth and not self._epoch_ended:
+            return
+        if self._n_first == 0:
+            return  # nothing at all in this epoch: no iteration to run
+        pipe.schedule_run()
+        self._c_prefetched = True
+        # iterations given no data (the epoch ended during the prefetch) fail: skip them
+        self._units.extend([_GHOST] * (self._depth - self._n_first))
+
     def schedule_run(self):
         """Asks for one more iteration (the first call: prefetch_queue_depth of them), after
         feeding external sources. At the end of a source's epoch, nothing more is scheduled."""
-        pipe = self._built()
-        want = 1 if self._prefetched else self._depth
-        fed = 0
-        while fed < want and not self._epoch_ended:
+        self._built()
+        if not self._c_prefetched:
+            want = self._depth - self._n_first  # the first C call needs `depth` batches
+        else:
+            want = 1 if self._prefetched else self._depth
+        while want > 0 and not self._epoch_ended:
             self.iter_setup()
-            if self._sources and not self._feed_sources():
+            fed = self._feed_sources() if self._sources else True
+            if fed is False:
                 self._epoch_ended = True
                 break
-            fed += 1
-        if fed == 0:
-            return
-        if not self._c_prefetched:  # the C pipeline's first call asks for `depth` iterations
-            pipe.schedule_run()
-            # iterations given no data (the epoch ended during the prefetch) fail; skip them
-            self._ghosts.update(range(self._n_scheduled + fed, self._n_scheduled + self._depth))
-            self._n_scheduled += self._depth
-            self._c_prefetched = True
-        else:
-            for _ in range(fed):
-                pipe.schedule_run()
-            self._n_scheduled += fed
+            if fed is True:
+                self._units.append(_ITER)
+                want -= 1
+                self._schedule_c(1)
+            else:  # a parallel source's error: a unit of its own, raised in its turn
+                self._units.append(fed)
+                if self._c_prefetched:
+                    want -= 1
+        if self._epoch_ended and not self._c_prefetched:
+            self._schedule_c(0)
         self._prefetched = True
 
     def _skip_ghosts(self):
-        while self._n_shared < self._n_scheduled and self._n_shared in self._ghosts:
-            self._ghosts.discard(self._n_shared)
-            self._n_shared += 1
+        while self._units and self._units[0] is _GHOST:
+            self._units.popleft()
             try:
                 self._pipe.share_outputs()
             except _sluice.SluiceError:
@@ -274,19 +410,26 @@ class Pipeline:
     def share_outputs(self):
         """Waits for the oldest scheduled iteration and returns its outputs (a tuple of
         TensorListCPU) without releasing any. Raises StopIteration at the end of an external
-        source's epoch, and the iteration's error (SluiceError) if it failed — the next call
-        goes on with the next iteration."""
+        source's epoch, and the iteration's error (SluiceError, or the exception of a parallel
+        source's batch) if it failed — the next call goes on with the next iteration."""
         pipe = self._built()
         self._skip_ghosts()
-        if self._n_shared >= self._n_scheduled and self._epoch_ended:
+        if not self._units and self._epoch_ended:
             raise StopIteration
+        if self._units and self._units[0] is not _ITER:
+            error = self._units.popleft()
+            try:
+                raise error
+            finally:
+                del error  # no cycle through this frame
         try:
             outs = pipe.share_outputs()
         except _sluice.SluiceError as e:
-            if e.iteration is not None:
-                self._n_shared += 1  # that iteration is consumed; the next call continues
+            if e.iteration is not None and self._units:
+                self._units.popleft()  # that iteration is consumed; the next call continues
             raise
-        self._n_shared += 1
+        if self._units:
+            self._units.popleft()
         self._n_held += 1
         self._check_outputs(outs)
         return outs
@@ -316,13 +459,14 @@ class Pipeline:
         return self.share_outputs()
 
     def reset(self):
-        """Starts the next epoch of the external sources after StopIteration."""
+        """Starts the next epoch of the external sources after StopIteration (parallel
+        sources: the workers stay; tasks still out for the old epoch are dropped)."""
         if not self._epoch_ended:
             return
         for s in self._sources:
             s.reset()
         self._epoch_ended = False
-        if self._n_shared >= self._n_scheduled:
+        if self.empty():
             self._prefetched = False  # nothing in flight: prefetch again
 
     def empty(self):
@@ -330,9 +474,7 @@ class Pipeline:
         Pipeline.empty(); the iterators schedule again after reset() when it is)."""
         if self._pipe is None:
             return True
-        waiting = self._n_scheduled - self._n_shared
-        waiting -= sum(1 for k in self._ghosts if k >= self._n_shared)
-        return waiting <= 0
+        return all(u is _GHOST for u in self._units)
 
     def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=None):
         """Feeds one batch to the external_source named `data_node` (its name or DataNode):

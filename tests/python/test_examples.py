@@ -47,10 +47,12 @@ def test_train_resnet18_crosses_epochs(tree):
     assert re.search(r"^val: top-1 [\d.]+% on 100 images", out, re.M)  # PARTIAL: all, once
 
 
-def test_external_source(tree):
+@pytest.mark.parametrize("workers", [[], ["--workers", 2], ["--workers", 2, "--start-method",
+                                                               "spawn"]])
+def test_external_source(tree, workers):
     out = run_example("external_source.py", tree, "--batch-size", 16, "--size", 48,
-                      "--epochs", 2)
+                      "--epochs", 2, *workers)
     for epoch in (0, 1):
-        assert f"epoch {epoch}: 6 batches, 96 of 100 files" in out
+        assert f"epoch {epoch}: 7 batches, 100 of 100 files" in out  # the last has 4
     shapes = re.findall(r"resized \[\((\d+), (\d+), 3\)", out)
-    assert len(shapes) == 12 and all(min(int(h), int(w)) == 48 for h, w in shapes)
+    assert len(shapes) == 14 and all(min(int(h), int(w)) == 48 for h, w in shapes)

@@ -208,9 +208,9 @@ def test_exception_in_callback_propagates_with_its_traceback():
 
 
 def test_wrong_batch_size_and_dtype_are_clear_errors():
-    pipe = make([[np.zeros(2, np.int32)] * (BS - 1)])
+    pipe = make([[np.zeros(2, np.int32)] * (BS + 1)])
     with pytest.raises(sluice.InvalidArgumentError,
-                       match=f"got {BS - 1} samples; the pipeline's batch size is {BS}"):
+                       match=f"got {BS + 1} samples; expected 1 to {BS} .the pipeline's batch"):
         pipe.run()
     pipe = make([batch(0, dtype=np.int64)], dtype=types.INT32)
     with pytest.raises(ValueError, match="element type int64, expected int32"):
@@ -220,9 +220,45 @@ def test_wrong_batch_size_and_dtype_are_clear_errors():
         pipe.run()
 
 
+def test_smaller_batches_set_the_iteration_batch_size():
+    # batch mode: a batch of 1..batch_size samples; per sample: StopIteration after some
+    # samples ends the epoch with a smaller last batch
+    pipe = make([batch(0), batch(1)[:2], batch(2)[:1]])
+    assert [len(pipe.run()[0]) for _ in range(3)] == [3, 2, 1]
+
+    def sample(si):
+        if si.idx_in_epoch >= 7:
+            raise StopIteration
+        return np.array([si.idx_in_epoch], np.int32)
+
+    pipe = make(sample, batch=False)
+    for _ in range(2):
+        got = []
+        with pytest.raises(StopIteration):
+            while True:
+                got.append([int(x) for x in pipe.run()[0].as_array().ravel()])
+        assert got == [[0, 1, 2], [3, 4, 5], [6]]
+        pipe.reset()
+
+
+def test_sources_must_agree_on_the_batch_size():
+    @pipeline_def(batch_size=BS, num_threads=2)
+    def p():
+        return (fn.external_source(source=[batch(0)], name="a"),
+                fn.external_source(source=[batch(0)[:2]], name="b"))
+
+    with pytest.raises(sluice.InvalidArgumentError, match='must give batches of one size: '
+                                                          '"a" 3, "b" 2'):
+        p().run()
+
+
 def test_unsupported_modes_raise():
-    with pytest.raises(NotImplementedError, match="parallel=True"):
-        make(lambda: batch(0), parallel=True)
+    @pipeline_def(batch_size=BS, num_threads=2, py_num_workers=0)
+    def p():
+        return fn.external_source(source=lambda si: np.zeros(2), batch=False, parallel=True)
+
+    with pytest.raises(RuntimeError, match="without Python workers pool"):
+        p()
     with pytest.raises(sluice.UnsupportedError, match="CPU data only"):
         from sluice.external_source import to_numpy
 

@@ -1,7 +1,8 @@
 /* python/sluice/_sluice/module.c: the module sluice._sluice (multi-phase init, module state).
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
- * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes().
+ * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
+ * _shm_live().
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -62,6 +63,8 @@ static PyMethodDef module_methods[] = {
     {"options_from_json", slpy_options_from_json, METH_O,
      "options_from_json(text) -> dict: the \"pipeline\" object of a JSON spec, with defaults."},
     {"_set_dtypes", set_dtypes, METH_O, "_set_dtypes(seq): dtype objects by sl_dtype index."},
+    {"_shm_live", slpy_shm_live, METH_NOARGS,
+     "_shm_live() -> (mappings, bytes): SharedChunk mappings alive in this process."},
     {NULL, NULL, 0, NULL}};
 
 static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out)
@@ -104,7 +107,8 @@ static int module_exec(PyObject *m)
     if (add_type(m, &slpy_graph_spec, &st->graph_type) < 0 ||
         add_type(m, &slpy_pipeline_spec, &st->pipeline_type) < 0 ||
         add_type(m, &slpy_tensorlist_spec, &st->tensorlist_type) < 0 ||
-        add_type(m, &slpy_sample_spec, &st->sample_type) < 0)
+        add_type(m, &slpy_sample_spec, &st->sample_type) < 0 ||
+        add_type(m, &slpy_chunk_spec, &st->chunk_type) < 0)
         return -1;
     if (slpy_errors_init(m, st) < 0 || add_constants(m) < 0)
         return -1;
@@ -120,6 +124,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->pipeline_type);
     Py_VISIT(st->tensorlist_type);
     Py_VISIT(st->sample_type);
+    Py_VISIT(st->chunk_type);
     Py_VISIT(st->np_asarray);
     Py_VISIT(st->dtypes);
     return slpy_errors_traverse(st, visit, arg);
@@ -134,6 +139,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->pipeline_type);
     Py_CLEAR(st->tensorlist_type);
     Py_CLEAR(st->sample_type);
+    Py_CLEAR(st->chunk_type);
     Py_CLEAR(st->np_asarray);
     Py_CLEAR(st->dtypes);
     slpy_errors_clear(st);

@@ -223,6 +223,10 @@ static PyMethodDef pipeline_methods[] = {
     {"feed_input", SLPY_CFUNC(slpy_pipeline_feed_input), METH_VARARGS | METH_KEYWORDS,
      "feed_input(name, samples, layout=None): one batch for external_source node `name`; "
      "samples: C-contiguous buffers, one per sample; copied."},
+    {"feed_lent", SLPY_CFUNC(slpy_pipeline_feed_lent), METH_VARARGS | METH_KEYWORDS,
+     "feed_lent(name, chunks, samples, dtype, ndim, layout=None): one batch whose samples lie "
+     "in SharedChunks (samples[i] = (chunk index, offset, shape)); lent, not copied: the chunks "
+     "count as lent until the pipeline releases the batch."},
     {"epoch_size", pipeline_epoch_size, METH_VARARGS,
      "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
     {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},

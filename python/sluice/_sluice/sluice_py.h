@@ -3,8 +3,9 @@
  * The extension is one module (module.c) with one C file per Python type: Graph (graph.c),
  * Pipeline (pipeline.c), TensorListCPU and its per-sample buffer exporter (tensorlist.c), DLPack
  * capsules (dlpack.c), plus the exception classes (errors.c), the registry's introspection and
- * the call-site argument checks (registry.c), Python value conversion (value.c) and feeding
- * external sources (feed.c).
+ * the call-site argument checks (registry.c), Python value conversion (value.c), feeding
+ * external sources (feed.c) and the shared-memory chunks of Python workers, lent to external
+ * sources (shm.c).
  *
  * Invariants: no C globals hold Python objects — everything lives in the module state
  * (slpy_state), reached from a heap type with slpy_state_of(). Every call into sluice that can
@@ -29,6 +30,7 @@ typedef struct slpy_state {
     PyTypeObject *pipeline_type;
     PyTypeObject *tensorlist_type;
     PyTypeObject *sample_type;          /* per-sample buffer exporter behind TensorListCPU.at() */
+    PyTypeObject *chunk_type;           /* SharedChunk (shm.c) */
     PyObject *error;                    /* SluiceError(RuntimeError) */
     PyObject *errors[SL_EINTERNAL + 1]; /* class per status code (SL_OK: SluiceError) */
     PyObject *arg_type_error;           /* ArgumentTypeError(SluiceError, TypeError) */
@@ -99,6 +101,14 @@ void slpy_pipeline_leave(slpy_pipeline *self);
 /* Pipeline.feed_input(name, samples, layout=None): samples is a sequence of objects with the
  * buffer protocol (C-contiguous), one per sample. */
 PyObject *slpy_pipeline_feed_input(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* ---- shared-memory chunks of Python workers (shm.c) --------------------------------------- */
+extern PyType_Spec slpy_chunk_spec;
+/* Pipeline.feed_lent(name, chunks, samples, dtype, ndim, layout=None): a batch whose samples
+ * lie in SharedChunks, lent (read in place; the chunks count as lent until released). */
+PyObject *slpy_pipeline_feed_lent(PyObject *self, PyObject *args, PyObject *kwargs);
+/* _shm_live() -> (mappings alive, bytes mapped), for leak checks. */
+PyObject *slpy_shm_live(PyObject *module, PyObject *unused);
 
 /* ---- TensorListCPU (tensorlist.c) -------------------------------------------------------- */
 typedef struct slpy_tensorlist {

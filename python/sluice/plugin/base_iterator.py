@@ -34,7 +34,6 @@ import logging
 import traceback
 import warnings
 
-from .. import _sluice
 
 _log = logging.getLogger("sluice.plugin")
 
@@ -233,8 +232,10 @@ class _SluiceBaseIterator:
             if self._size < 0 and self._auto_reset:
                 self.reset()
             raise
-        except _sluice.SluiceError as e:
-            if e.iteration is None:
+        except Exception as e:  # noqa: BLE001 - re-raised; a step's error carries .iteration
+            # SluiceError, or the exception of a parallel external_source's batch (any type,
+            # with .iteration set: that step is consumed)
+            if getattr(e, "iteration", None) is None:
                 # nothing was consumed (e.g. too many earlier batches still referenced): keep
                 # what the first pipelines gave, the next call goes on from the failed one
                 self._pending = outs
@@ -263,8 +264,8 @@ class _SluiceBaseIterator:
                 try:
                     p.share_outputs()
                     p.release_outputs()
-                except _sluice.SluiceError as e:
-                    if e.iteration is None:
+                except Exception as e:  # noqa: BLE001 - that step failed there too
+                    if getattr(e, "iteration", None) is None:
                         raise
             p.schedule_run()
         self._steps_since_reset += 1

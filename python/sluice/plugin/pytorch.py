@@ -7,6 +7,9 @@ nvidia.dali.plugin.pytorch.
     SluiceClassificationIterator(pipelines, ...)    output_map ["data", "label"]
     DALIGenericIterator, DALIClassificationIterator  the same classes, by DALI's names
     LastBatchPolicy, feed_ndarray, to_torch_type
+    dataset_source(dataset, shuffle=True, seed=0, drop_last=False, shard_id=0, num_shards=1)
+                                                     a map-style Dataset as a per-sample source
+                                                     for fn.external_source(parallel=True)
 
 Each step returns a list with one dict per pipeline, {name: torch.Tensor}. The tensors are the
 pipeline's own output buffers (torch.from_dlpack on the TensorListCPU: no copy); a tensor keeps
@@ -20,7 +23,8 @@ from .. import types
 from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIterator
 
 __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGenericIterator",
-           "DALIClassificationIterator", "LastBatchPolicy", "feed_ndarray", "to_torch_type"]
+           "DALIClassificationIterator", "LastBatchPolicy", "feed_ndarray", "to_torch_type",
+           "dataset_source", "DatasetSource"]
 
 to_torch_type = {
     types.DALIDataType.FLOAT: torch.float32,
@@ -191,3 +195,78 @@ class SluiceClassificationIterator(SluiceGenericIterator):
 # DALI's names
 DALIGenericIterator = SluiceGenericIterator
 DALIClassificationIterator = SluiceClassificationIterator
+
+
+class DatasetSource:
+    """A map-style PyTorch ``Dataset`` as a per-sample source of ``fn.external_source(...,
+    batch=False, parallel=True)`` (see dataset_source). Picklable when the dataset is, so it
+    also works with ``py_start_method="spawn"``."""
+
+    def __init__(self, dataset, shuffle=True, seed=0, drop_last=False, shard_id=0,
+                 num_shards=1):
+        import math
+
+        if num_shards < 1:
+            raise ValueError(f"dataset_source: num_shards must be at least 1, got {num_shards}")
+        if not 0 <= shard_id < num_shards:
+            raise ValueError(f"dataset_source: invalid shard_id {shard_id}, shard_id should be "
+                             f"in the interval [0, {num_shards - 1}]")
+        self.dataset, self.shuffle, self.seed = dataset, bool(shuffle), int(seed)
+        self.drop_last, self.shard_id, self.num_shards = bool(drop_last), shard_id, num_shards
+        n = len(dataset)
+        if self.drop_last and n % num_shards:
+            self.num_samples = math.ceil((n - num_shards) / num_shards)
+        else:
+            self.num_samples = math.ceil(n / num_shards)
+        self.total_size = self.num_samples * num_shards
+        self._epoch, self._indices = None, None
+
+    def __len__(self):
+        """Samples of this shard per epoch."""
+        return self.num_samples
+
+    def indices(self, epoch):
+        """The dataset indices of this shard in epoch `epoch`: DistributedSampler's, with
+        set_epoch(epoch)."""
+        n = len(self.dataset)
+        if self.shuffle:
+            g = torch.Generator()
+            g.manual_seed(self.seed + epoch)
+            idx = torch.randperm(n, generator=g).tolist()
+        else:
+            idx = list(range(n))
+        if not self.drop_last:
+            pad = self.total_size - len(idx)
+            idx += (idx * -(-pad // len(idx)))[:pad] if pad > len(idx) else idx[:pad]
+        else:
+            idx = idx[:self.total_size]
+        return idx[self.shard_id:self.total_size:self.num_shards]
+
+    def __call__(self, sample_info):
+        if sample_info.idx_in_epoch >= self.num_samples:
+            raise StopIteration
+        if self._epoch != sample_info.epoch_idx:
+            self._epoch, self._indices = sample_info.epoch_idx, self.indices(sample_info.epoch_idx)
+        item = self.dataset[self._indices[sample_info.idx_in_epoch]]
+        return tuple(item) if isinstance(item, list) else item
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("_epoch", "_indices")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _epoch=None, _indices=None)
+
+
+def dataset_source(dataset, shuffle=True, seed=0, drop_last=False, shard_id=0, num_shards=1):
+    """A source for ``fn.external_source(source, num_outputs=..., batch=False, parallel=True)``
+    that reads a map-style PyTorch ``Dataset`` (``__getitem__`` + ``__len__``) in the order of
+    ``torch.utils.data.DistributedSampler(dataset, num_shards, shard_id, shuffle, seed,
+    drop_last)`` with ``set_epoch(e)`` for the pipeline's epoch e: a permutation drawn from
+    ``seed + epoch`` (shuffle) or the dataset order, padded by repeating its head so that it
+    divides among the shards (or, with drop_last, cut), shard r taking every num_shards-th
+    index from r. Sample k of the epoch is ``dataset[index k of this shard]``; past the shard's
+    ``len()`` samples it raises StopIteration, so the epoch ends with a smaller last batch.
+    A dataset item that is a tuple or list gives one output per element (num_outputs); each
+    element must be an array (NumPy, torch CPU tensor, a number; a PIL image converts).
+    The dataset is copied into each worker (fork: copy-on-write; spawn: pickled)."""
+    return DatasetSource(dataset, shuffle, seed, drop_last, shard_id, num_shards)
