@@ -5,9 +5,13 @@
  * per-sample setup, allocation, per-sample run) as tasks on the thread pool, the last task of a
  * phase starting the next, and its completion decrements its consumers' counts. A stateful
  * node's iteration k also waits for its own iteration k-1. No task ever waits for another.
+ * Pipeline outputs have one batch per slot; intermediate outputs have one storage for all
+ * slots (pool.c), which a node takes in iteration order at its allocation phase (parking,
+ * without a waiting thread, until the previous iteration's consumers are done).
  *
  * Locking: `mu` protects slot states, pending counts, the shared-iteration FIFO, stateful
- * ordering, stats and the trace ring; per-sample progress uses atomics only. Lock order:
+ * ordering, the pools' turns and holders, stats and the trace ring; per-sample progress uses
+ * atomics only. Lock order:
  * pipeline mu, then the thread pool's own lock (submitting under mu is allowed).
  */
 #ifndef SLUICE_EXEC_H
@@ -43,6 +47,9 @@ typedef struct sl__snode {
     atomic_int remaining;        /* tasks of the current phase not yet finished */
     atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */
     int64_t t_start;             /* ns, set by the setup task */
+    int consumers_left;          /* (mu) consumer nodes of this frame not yet done */
+    bool holds;                  /* (mu) its pooled outputs borrow the node's storage */
+    bool parked;                 /* (mu) waits for the node's storage (pool.c) */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
 } sl__snode;
 
@@ -78,6 +85,23 @@ typedef struct sl__node_stat {
     int64_t busy_ns;
 } sl__node_stat;
 
+/* Storage of one intermediate (node, output), shared by the slots (pool.c). */
+typedef struct sl__store {
+    uint8_t *data; /* 64-byte aligned, as sl__batch_alloc leaves it */
+    size_t cap;
+} sl__store;
+
+/* Per node: which outputs share storage across slots, and whose turn it is. */
+typedef struct sl__pool {
+    bool *pooled;     /* per output: not a pipeline output, CPU: one storage for all slots */
+    sl__store *store; /* per output */
+    int npooled;
+    int *pred; /* distinct producer nodes (this node counts down their consumers_left) */
+    int npred;
+    int64_t holder; /* (mu) iteration whose batches borrow the storage, -1 none */
+    int64_t next;   /* (mu) the next iteration that may take it */
+} sl__pool;
+
 typedef struct sl__scratch {
     void *buf;
     size_t cap;
@@ -105,6 +129,7 @@ struct sl_pipeline {
     int shared_head, nshared; /* (mu) */
     int current;              /* slot whose outputs sl_pipeline_output shows, -1 none */
     int64_t *stateful_next;   /* (mu) per node: next iteration a stateful node may run */
+    sl__pool *pools;          /* per node: shared intermediate storage (pool.c) */
 
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
@@ -135,6 +160,22 @@ struct sl_op_init {
 void sl__exec_start_frames(struct sl_pipeline *p);
 /* Records an error for the frame (first one wins). Takes mu. */
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, struct sl_pipeline *p);
+
+/* Submits parked node sn again (its shared storage is now its own); on failure fails the
+ * frame and completes the node. Needs mu. */
+void sl__exec_resume_locked(struct sl_pipeline *p, sl__snode *sn);
+
+/* pool.c: intermediate outputs stored once for all slots (see pool.c for the rules). */
+sl_status sl__pool_create(struct sl_pipeline *p); /* at build, after the slots */
+void sl__pool_destroy(struct sl_pipeline *p);     /* before the slots are freed */
+/* Takes node sn's storage for its iteration, or marks it parked (false). Needs mu. */
+bool sl__pool_acquire_locked(struct sl_pipeline *p, sl__snode *sn);
+/* sl__batch_alloc of output o, in the shared storage when the output is pooled. Called by the
+ * holder only, without mu. */
+sl_status sl__pool_alloc(sl__snode *sn, int o);
+/* Bookkeeping of node sn's completion: releases the storage of producers whose consumers are
+ * all done, hands storage on to parked nodes. Needs mu. */
+void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);

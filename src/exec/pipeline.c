@@ -137,6 +137,8 @@ static sl_status alloc_exec(sl_pipeline *p)
         if (init_slot(p, &p->slots[s], s) != SL_OK)
             return fail(p, SL_ENOMEM, "out of memory for iteration slots");
     }
+    if (sl__pool_create(p) != SL_OK)
+        return fail(p, SL_ENOMEM, "out of memory");
     if (sl__tpool_create(p->opt.num_threads, &p->pool) != SL_OK)
         return fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
     return SL_OK;
@@ -192,6 +194,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
         if (p->states[j] && p->plan->nodes[j].op->fini)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
+    sl__pool_destroy(p);
     free_slots(p);
     for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
         sl__free(p->scratch[w].buf);

@@ -4,9 +4,12 @@
  *   node_task (setup, serial) -> setup_sample tasks (parallel) -> alloc (by the last of them)
  *   -> run_sample tasks (parallel) or run_batch -> complete (by the last of them).
  * Completion decrements the consumers' pending counts under mu and submits those that reach
- * zero. Once a frame has failed, the remaining work of that frame is skipped (not its
- * bookkeeping), so the frame still completes and the error is delivered in order.
+ * zero. A node whose outputs use storage shared by the slots (pool.c) may park between
+ * per-sample setup and allocation; the completion that frees the storage resumes it. Once a frame
+ * has failed, the remaining work of that frame is skipped (not its bookkeeping), so the frame still
+ * completes and the error is delivered in order.
  */
+#include <assert.h>
 #include <string.h>
 
 #include "exec/exec.h"
@@ -14,6 +17,7 @@
 static void node_task(void *arg, int64_t i, int worker);
 static void setup_sample_task(void *arg, int64_t i, int worker);
 static void run_sample_task(void *arg, int64_t i, int worker);
+static void resume_task(void *arg, int64_t i, int worker);
 
 /* Older iterations first; within one, producers before consumers. */
 static uint64_t prio(const sl__snode *sn)
@@ -93,6 +97,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     const sl__pnode *pn = &p->plan->nodes[sn->node];
     sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
     sn->done = true;
+    sl__pool_node_done_locked(p, sn); /* before the slot can become READY and be reused */
     for (int k = 0; k < pn->nsucc; k++) {
         sl__snode *s = &sn->slot->nodes[pn->succ[k]];
         if (--s->pending == 0)
@@ -136,15 +141,15 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
         if (ctx->sn->outs[o].size != sl_ctx_batch_size(ctx))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
-        if (sl__batch_alloc(&ctx->sn->outs[o]) != SL_OK)
+        if (sl__pool_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
     }
     return SL_OK;
 }
 
-/* After setup (and per-sample setup): allocate, then run per sample or per batch. */
-static void alloc_and_run(sl__snode *sn, int worker)
+/* Allocates (the node's turn for shared storage has come), then runs per sample or per batch. */
+static void run_allocated(sl__snode *sn, int worker)
 {
     sl_ctx ctx = make_ctx(sn, -1, worker);
     const sl_op_def *op = ctx.pn->op;
@@ -169,6 +174,40 @@ static void alloc_and_run(sl__snode *sn, int worker)
             op_failed(&ctx, st, "run_batch");
     }
     complete_node(sn);
+}
+
+/* After setup (and per-sample setup): takes the node's shared output storage (pool.c), or
+ * parks the node until the completion that frees it resumes it (resume_task), then goes on. */
+static void alloc_and_run(sl__snode *sn, int worker)
+{
+    sl_pipeline *p = sn->p;
+    if (p->pools[sn->node].npooled) {
+        pthread_mutex_lock(&p->mu);
+        bool go = sl__pool_acquire_locked(p, sn);
+        pthread_mutex_unlock(&p->mu);
+        if (!go)
+            return;
+    }
+    run_allocated(sn, worker);
+}
+
+static void resume_task(void *arg, int64_t i, int worker)
+{
+    run_allocated(arg, worker);
+}
+
+void sl__exec_resume_locked(sl_pipeline *p, sl__snode *sn)
+{
+    sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn)};
+    if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
+        return;
+    const sl__pnode *pn = &p->plan->nodes[sn->node];
+    if (!atomic_load(&sn->slot->failed)) {
+        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
+                      NULL, "out of memory while queueing work");
+        atomic_store(&sn->slot->failed, true);
+    }
+    complete_node_locked(sn, sl__now_ns());
 }
 
 static void node_task(void *arg, int64_t i, int worker)
@@ -279,8 +318,11 @@ static void start_frame(sl_pipeline *p, int64_t it)
     for (int j = 0; j < p->plan->n; j++) {
         sl__snode *sn = &slot->nodes[j];
         const sl__pnode *pn = &p->plan->nodes[j];
+        assert(!sn->holds); /* the slot's previous frame released everything */
         sn->done = false;
         sn->submitted = false;
+        sn->parked = false;
+        sn->consumers_left = pn->nsucc;
         sn->pending = pn->npred;
         if ((pn->op->flags & SL_OP_STATEFUL) && p->stateful_next[j] != it)
             sn->pending++;

@@ -65,11 +65,10 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .max = 65535,
                 .min_len = 1,
                 .max_len = 2,
-                .doc =
-                    "sluice extension: output [height, width] (one value: square). The window "
-                    "is then resampled to it, decoding JPEGs at the smallest DCT scale n/8 "
-                    "that keeps the window at least twice as large. Unset: the window at its own "
-                    "resolution (DALI's behaviour)."},
+                .doc = "sluice extension: output [height, width] (one value: square). The "
+                       "window is then resampled to it, decoding JPEGs at the smallest DCT "
+                       "scale of 1/2, 1/4, 1/8 that keeps the window at least twice as large. "
+                       "Unset: the window at its own resolution (DALI's behaviour)."},
     [A_INTERP_TYPE] = {.name = "interp_type",
                        .type = SL_ARG_STRING,
                        .def = "\"INTERP_LINEAR\"",
@@ -105,18 +104,23 @@ static void target_size(sl_ctx *ctx, int i, int *h, int *w)
 
 /* DCT scaling is used only when the scaled window stays at least this many times the output
  * in both extents: the resampling after it then still averages >= 2 pixels per output pixel,
- * and the result stays close to full-resolution decode + resize (measured on the test images:
- * mean |diff| <= ~1.6 at margin 2, > 2 at margins 1-1.5, where the IDCT's implicit box filter
- * dominates). */
+ * and the result stays close to full-resolution decode + resize. Measured on the test images
+ * (test_image_random_crop, size 28 x 24, scales 1/2 ... 1/8): worst mean |diff| 0.70 at margin
+ * 2, 2.19 at 1.5 and 2.18 at 1 (4:4:0 chroma, where the IDCT's implicit box filter differs most
+ * from the resampling filter), against the test's bound of 2.0. On the benchmark photos
+ * (shorter side 300-500 px, size 224) margin 1 would make the operator ~4 % faster (a window
+ * >= 448 px then decodes at 1/2); margin 2 needs >= 896 px, so there it never scales. */
 #define DCT_MARGIN 2
 
-/* Smallest n/8 at which the window is still DCT_MARGIN times out_w x out_h; 8 (full size)
- * when none is, or for formats other than JPEG. */
+/* Smallest scale n/8 of 1/8, 1/4 and 1/2 at which the window is still DCT_MARGIN times
+ * out_w x out_h; 8 (full size) when none is, or for formats other than JPEG. Only these: they
+ * are the reduced sizes libjpeg-turbo (2.1) has SIMD IDCTs for; 3/8 ... 7/8 run plain C and
+ * cost more than the pixels they save (docs/performance.md, "DCT-scaled decoding"). */
 static int pick_scale(const sl__image_info *info, const sl__window *win, int out_h, int out_w)
 {
     if (info->format != SL__FMT_JPEG)
         return 8;
-    for (int n = 1; n < 8; n++) {
+    for (int n = 1; n < 8; n *= 2) {
         if ((long long)win->w * n >= 8LL * DCT_MARGIN * out_w &&
             (long long)win->h * n >= 8LL * DCT_MARGIN * out_h)
             return n;
@@ -246,10 +250,10 @@ static const char doc[] =
     "output is the window at its own resolution, identical to decoding the whole image and "
     "cropping (DALI's behaviour: a `resize` follows). With `size` (a sluice extension) the "
     "window is resampled to size like resize does (`interp_type`, `antialias`), and a JPEG is "
-    "decoded at the smallest DCT scale n/8 that keeps the window at least twice `size` in "
-    "both extents: most of the downscaling then happens inside the IDCT, which is much cheaper. "
-    "The "
-    "result differs slightly from full-resolution decode + resize (tests bound the difference).";
+    "decoded at the smallest DCT scale of 1/2, 1/4 and 1/8 that keeps the window at least "
+    "twice `size` in both extents: most of the downscaling then happens inside the IDCT, "
+    "which is much cheaper. The result differs slightly from full-resolution decode + resize "
+    "(tests bound the difference).";
 
 const sl_op_def sl_op_decoders_image_random_crop = {
     .name = "decoders.image_random_crop",

@@ -8,7 +8,9 @@
  * narrower windows are zero-padded and shifted so that first + K never passes the image edge), so
  * the inner loops have no branches and read only inside the image. The vertical pass walks whole
  * rows in fixed-size blocks of elements so GCC vectorises it at -O2; the horizontal pass has
- * unrolled kernels for 1 and 3 channels.
+ * unrolled kernels for 1 and 3 channels. uint8 -> uint8 (the val and train hot path) runs the
+ * SSE4.1 / AVX2 kernels of resample_simd.c where the CPU has them (3-4.5x faster, the same
+ * bytes); these scalar passes are their reference and the fallback.
  *
  * Invariant: every tap index first[o] + k lies in [0, extent) of its source, so no kernel can
  * read outside the input or the intermediate image.
@@ -18,9 +20,10 @@
 #include <string.h>
 
 #include "ops/image/resample.h"
+#include "ops/image/resample_simd.h"
 
-#define PREC 22 /* fixed-point bits of uint8 coefficients (PIL's PRECISION_BITS) */
-#define HALF (1 << (PREC - 1))
+#define PREC SL__RS_PREC /* fixed-point bits of uint8 coefficients (PIL's PRECISION_BITS) */
+#define HALF SL__RS_HALF
 #define BLK 64 /* elements per block of the vertical pass (a multiple of any vector width) */
 
 /* ---- filters ----------------------------------------------------------------------------- */
@@ -247,19 +250,7 @@ static void nn_index(const sl__resample_axis *a, int32_t *idx)
 
 /* ---- passes ------------------------------------------------------------------------------ */
 
-/* One pass. Horizontal: `rows` rows of `n` output pixels, each a weighted sum of k source
- * pixels from first[o]. Vertical: `rows` output rows of `n` elements, each a weighted sum of k
- * source rows from first[o]. Strides in elements. */
-typedef struct pass {
-    const void *src;
-    ptrdiff_t sstride;
-    void *dst;
-    ptrdiff_t dstride;
-    int64_t rows, n, c;
-    int k;
-    const int32_t *first;
-    const void *w;
-} pass;
+typedef sl__rs_pass pass;
 
 static inline uint8_t clip8(int32_t v)
 {
@@ -321,6 +312,8 @@ h_fixed_row(const uint8_t *restrict s, uint8_t *restrict d, int64_t n, int k, in
 
 static void h_fixed(const pass *p)
 {
+    if (sl__rs_h_fixed_simd(p))
+        return;
     const int k = p->k;
     const int64_t C = p->c, n = p->n;
     const int32_t *first = p->first, *w = p->w;
@@ -454,10 +447,16 @@ v_float_block(const pass *p, int64_t o, int64_t e0, int64_t m, bool in_u8, bool 
 #define VB_U8_F32(p, o, e0, m) v_float_block(p, o, e0, m, true, false)
 #define VB_F32_F32(p, o, e0, m) v_float_block(p, o, e0, m, false, false)
 #define VB_F32_U8(p, o, e0, m) v_float_block(p, o, e0, m, false, true)
-V_PASS(v_fixed, v_fixed_block)
+V_PASS(v_fixed_scalar, v_fixed_block)
 V_PASS(v_u8_f32, VB_U8_F32)
 V_PASS(v_f32_f32, VB_F32_F32)
 V_PASS(v_f32_u8, VB_F32_U8)
+
+static void v_fixed(const pass *p)
+{
+    if (!sl__rs_v_fixed_simd(p))
+        v_fixed_scalar(p);
+}
 
 typedef void (*pass_fn)(const pass *p);
 
@@ -514,8 +513,15 @@ static size_t align64(size_t n)
 
 /* Scratch layout: y table (first, weights), x table, then the intermediate image. */
 typedef struct scratch_map {
-    size_t first_y, w_y, first_x, w_x, tmp, total;
+    size_t first_y, w_y, first_x, w_x, wv_x, tmp, total;
 } scratch_map;
+
+/* int32 elements of the expanded x weights for the SIMD horizontal pass (0: none). */
+static size_t expand_size(const sl__resample_plan *p)
+{
+    const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
+    return fixed && !p->skip_x ? sl__rs_expand_size(p->c, p->x.out, p->kx) : 0;
+}
 
 static void layout_of(const sl__resample_plan *p, scratch_map *l)
 {
@@ -530,7 +536,8 @@ static void layout_of(const sl__resample_plan *p, scratch_map *l)
     l->w_y = l->first_y + align64((size_t)p->y.out * 4);
     l->first_x = l->w_y + align64((size_t)p->y.out * (size_t)p->ky * 4);
     l->w_x = l->first_x + align64((size_t)p->x.out * 4);
-    l->tmp = l->w_x + align64((size_t)p->x.out * (size_t)p->kx * 4);
+    l->wv_x = l->w_x + align64((size_t)p->x.out * (size_t)p->kx * 4);
+    l->tmp = l->wv_x + align64(expand_size(p) * 4);
     /* axis_coeffs' k doubles borrow the intermediate's space before the passes run */
     size_t t = tmp * ts > kmax * sizeof(double) ? tmp * ts : kmax * sizeof(double);
     l->total = l->tmp + align64(t);
@@ -541,8 +548,9 @@ static bool identity(const sl__resample_axis *a)
     return a->out == a->in && a->lo == 0.0 && a->hi == (double)a->in;
 }
 
-/* Relative cost of the two orders: the horizontal pass is scalar per output pixel, the vertical
- * one vectorised over whole rows (weight measured on x86-64, SSE2). */
+/* Relative cost of the two orders (float passes only: uint8 -> uint8 keeps PIL's): the
+ * horizontal pass is scalar per output pixel, the vertical one vectorised over whole rows
+ * (weight measured on x86-64, SSE2). */
 static bool choose_vertical_first(const sl__resample_plan *p)
 {
     /* uint8 -> uint8 keeps PIL's order: its uint8 intermediate clips the overshoot of CUBIC and
@@ -607,10 +615,19 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
         axis_coeffs(&p->y, p->ky, p->y0, fixed, fy, wy, tmp);
     if (!p->skip_x)
         axis_coeffs(&p->x, p->kx, p->x0, fixed, fx, wx, tmp);
+    int32_t *wv = expand_size(p) ? (int32_t *)(base + l.wv_x) : NULL;
+    bool wv_pairs = wv && sl__rs_expand(p->c, p->x.out, p->kx, wx, wv);
 
     const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
     const char *s0 = (const char *)src + (size_t)(p->y0 * stride + p->x0 * C) * es;
-    pass a = {.src = s0, .sstride = (ptrdiff_t)stride, .dst = tmp, .c = C};
+    /* the horizontal pass reads input rows from x0 (uint8: always the first pass) */
+    pass a = {.src = s0,
+              .sstride = (ptrdiff_t)stride,
+              .dst = tmp,
+              .c = C,
+              .wv = wv,
+              .wv_pairs = wv_pairs,
+              .readable = (p->x.in - p->x0) * C};
     pass b = {.src = tmp, .dst = dst, .dstride = (ptrdiff_t)(ow * C), .c = C};
     if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
         a.dst = dst, a.dstride = (ptrdiff_t)(ow * C), a.rows = p->y.out;

@@ -1,0 +1,183 @@
+/* src/exec/pool.c: storage of intermediate node outputs, shared by the iteration slots.
+ *
+ * Exports sl__pool_create / sl__pool_destroy (build, destroy), sl__pool_acquire_locked and
+ * sl__pool_alloc (a node's allocation phase) and sl__pool_node_done_locked (node completion).
+ *
+ * An output that is not a pipeline output is dead once every consumer of its node has finished
+ * the iteration; keeping one buffer per slot for it, as for pipeline outputs, makes memory grow
+ * with prefetch_queue_depth for nothing (val at depth 2: the files, decoded and resized images,
+ * ~57 MiB per slot). So each such (node, output) has one storage that the slots' batches borrow
+ * from the node's allocation until its last consumer of that iteration completes.
+ *
+ * Order and progress: iterations take a node's storage in iteration order (`next`), and a node
+ * that cannot take it yet is parked — no thread waits — and resubmitted by the completion that
+ * frees it (sl__exec_resume_locked). The oldest running iteration never parks: every older
+ * iteration has completed all its nodes, so it has passed `next` and released the storage.
+ * Hence no deadlock, whatever the graph (stateful nodes included). The cost is that iteration
+ * k+1 cannot run a node until iteration k's consumers of it are done; with the scheduler's
+ * oldest-first priorities that is how the work runs anyway.
+ *
+ * Invariant (mu): pool[j].holder >= 0 iff the batches of node j in that iteration's slot borrow
+ * the storage (slot node `holds`); every other slot's batch of a pooled output has data NULL.
+ */
+#include <string.h>
+
+#include "exec/exec.h"
+
+static bool is_pipeline_output(const sl__plan *plan, int node, int out)
+{
+    for (int k = 0; k < plan->noutputs; k++)
+        if (plan->outputs[k].node == node && plan->outputs[k].out == out)
+            return true;
+    return false;
+}
+
+/* Adds producer j to node s's list of producers. */
+static sl_status add_pred(sl__pool *s, int j)
+{
+    int *pred = sl__realloc(s->pred, sizeof(int) * (size_t)(s->npred + 1));
+    if (!pred)
+        return SL_ENOMEM;
+    s->pred = pred;
+    s->pred[s->npred++] = j;
+    return SL_OK;
+}
+
+sl_status sl__pool_create(sl_pipeline *p)
+{
+    const sl__plan *plan = p->plan;
+    p->pools = sl__calloc((size_t)plan->n, sizeof(sl__pool));
+    if (!p->pools)
+        return SL_ENOMEM;
+    for (int j = 0; j < plan->n; j++) {
+        const sl__pnode *pn = &plan->nodes[j];
+        sl__pool *pl = &p->pools[j];
+        int nout = pn->op->num_outputs;
+        pl->holder = -1;
+        pl->pooled = sl__calloc((size_t)(nout ? nout : 1), sizeof(bool));
+        pl->store = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl__store));
+        if (!pl->pooled || !pl->store)
+            return SL_ENOMEM;
+        for (int o = 0; o < nout; o++) {
+            /* CPU memory only; GPU-stage outputs keep their own storage */
+            pl->pooled[o] = pn->stage == SL__STAGE_CPU && !is_pipeline_output(plan, j, o);
+            pl->npooled += pl->pooled[o];
+        }
+        for (int k = 0; k < pn->nsucc; k++)
+            if (add_pred(&p->pools[pn->succ[k]], j) != SL_OK)
+                return SL_ENOMEM;
+    }
+    return SL_OK;
+}
+
+void sl__pool_destroy(sl_pipeline *p)
+{
+    if (!p->pools)
+        return;
+    for (int j = 0; j < p->plan->n; j++) {
+        sl__pool *pl = &p->pools[j];
+        for (int o = 0; pl->pooled && pl->store && o < p->plan->nodes[j].op->num_outputs; o++) {
+            if (!pl->pooled[o])
+                continue;
+            /* the slots' batches may still borrow it (destroyed mid-iteration): unbind them */
+            for (int s = 0; p->slots && s < p->depth; s++) {
+                if (!p->slots[s].nodes || !p->slots[s].nodes[j].outs)
+                    continue;
+                sl_batch *b = &p->slots[s].nodes[j].outs[o];
+                if (b->data == pl->store[o].data) {
+                    b->data = NULL;
+                    b->bytes_cap = 0;
+                }
+            }
+            sl__free(pl->store[o].data);
+        }
+        sl__free(pl->pooled);
+        sl__free(pl->store);
+        sl__free(pl->pred);
+    }
+    sl__free(p->pools);
+    p->pools = NULL;
+}
+
+bool sl__pool_acquire_locked(sl_pipeline *p, sl__snode *sn)
+{
+    sl__pool *pl = &p->pools[sn->node];
+    if (!pl->npooled)
+        return true;
+    if (pl->next != sn->slot->iteration || pl->holder >= 0) {
+        sn->parked = true;
+        return false;
+    }
+    pl->holder = sn->slot->iteration;
+    pl->next = pl->holder + 1;
+    sn->holds = true;
+    sn->parked = false;
+    return true;
+}
+
+sl_status sl__pool_alloc(sl__snode *sn, int o)
+{
+    sl_batch *b = &sn->outs[o];
+    sl__pool *pl = &sn->p->pools[sn->node];
+    if (!pl->pooled[o])
+        return sl__batch_alloc(b);
+    /* only the holder touches the storage, so no lock: borrow, grow if needed, give back */
+    sl__store *st = &pl->store[o];
+    b->data = st->data;
+    b->bytes_cap = st->cap;
+    sl_status s = sl__batch_alloc(b);
+    st->data = b->data;
+    st->cap = b->bytes_cap;
+    return s;
+}
+
+/* Gives node j's storage back (its consumers in the holder's iteration are done) and lets the
+ * next iteration have it. */
+static void release(sl_pipeline *p, sl__snode *sn)
+{
+    sl__pool *pl = &p->pools[sn->node];
+    for (int o = 0; o < p->plan->nodes[sn->node].op->num_outputs; o++) {
+        if (pl->pooled[o]) {
+            sn->outs[o].data = NULL;
+            sn->outs[o].bytes_cap = 0;
+        }
+    }
+    sn->holds = false;
+    pl->holder = -1;
+}
+
+/* Resumes node j of iteration pl->next if it is parked and the storage is free. */
+static void wake(sl_pipeline *p, int j)
+{
+    sl__pool *pl = &p->pools[j];
+    sl__slot *slot = &p->slots[pl->next % p->depth];
+    sl__snode *sn = &slot->nodes[j];
+    if (pl->holder >= 0 || slot->state != SLOT_RUNNING || slot->iteration != pl->next ||
+        !sn->parked)
+        return;
+    sl__pool_acquire_locked(p, sn);
+    sl__exec_resume_locked(p, sn);
+}
+
+void sl__pool_node_done_locked(sl_pipeline *p, sl__snode *sn)
+{
+    const int j = sn->node;
+    sl__pool *pl = &p->pools[j];
+    sn->parked = false;
+    /* passed its allocation without taking the storage (skipped, failed): let the next go */
+    if (pl->npooled && pl->next == sn->slot->iteration && !sn->holds) {
+        pl->next++;
+        wake(p, j);
+    }
+    if (sn->holds && sn->consumers_left == 0) { /* no consumers at all */
+        release(p, sn);
+        wake(p, j);
+    }
+    for (int k = 0; k < pl->npred; k++) {
+        sl__snode *pr = &sn->slot->nodes[pl->pred[k]];
+        if (--pr->consumers_left == 0 && pr->holds) {
+            release(p, pr);
+            wake(p, pr->node);
+        }
+    }
+}

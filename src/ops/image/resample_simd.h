@@ -1,0 +1,62 @@
+/* ops/image/resample_simd.h: the passes of resample.c and their SIMD (SSE4.1 / AVX2) kernels
+ * for uint8 -> uint8 (22-bit fixed point), chosen at run time (private to ops/image).
+ *
+ * Exports the pass description shared by resample.c and resample_x86.c, the kernels, and the
+ * instruction-set knob the tests use to compare every kernel with the scalar one.
+ * Invariant: a SIMD kernel gives bit-identical results to the scalar one (the same int32
+ * products and sums; integer addition in another order gives the same total) and reads and
+ * writes no byte the scalar kernel would not, except inside the source row (see `readable`).
+ */
+#ifndef SLUICE_OPS_IMAGE_RESAMPLE_SIMD_H
+#define SLUICE_OPS_IMAGE_RESAMPLE_SIMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL__RS_PREC 22 /* fixed-point bits of uint8 coefficients (PIL's PRECISION_BITS) */
+#define SL__RS_HALF (1 << (SL__RS_PREC - 1))
+
+/* One pass. Horizontal: `rows` rows of `n` output pixels, each a weighted sum of k source
+ * pixels from first[o]. Vertical: `rows` output rows of `n` elements, each a weighted sum of k
+ * source rows from first[o]. Strides in elements. */
+typedef struct sl__rs_pass {
+    const void *src;
+    ptrdiff_t sstride;
+    void *dst;
+    ptrdiff_t dstride;
+    int64_t rows, n, c;
+    int k;
+    const int32_t *first;
+    const void *w;
+    /* Horizontal uint8 passes only: */
+    int64_t readable;  /* elements readable from the start of every source row (>= the row) */
+    const int32_t *wv; /* NULL, or the weights expanded for the SIMD kernel (sl__rs_expand) */
+    bool wv_pairs;     /* wv is in the layout of output pairs (what sl__rs_expand returned) */
+} sl__rs_pass;
+
+/* Instruction sets of the kernels, narrowest first. */
+typedef enum sl__rs_isa { SL__RS_SCALAR, SL__RS_SSE41, SL__RS_AVX2 } sl__rs_isa;
+
+/* The widest instruction set the CPU has and the kernels may use (see sl__rs_isa_limit). */
+sl__rs_isa sl__rs_isa_get(void);
+/* Limits the kernels to `max` (for tests: every kernel against the scalar one); returns the
+ * previous limit. Threads: takes effect for passes started afterwards. */
+sl__rs_isa sl__rs_isa_limit(sl__rs_isa max);
+
+/* Whether a horizontal uint8 pass over c channels has a SIMD kernel, and the int32 elements of
+ * its expanded weight table for `out` pixels of k taps (0: none). */
+size_t sl__rs_expand_size(int64_t c, int64_t out, int k);
+/* Expands k int32 weights per output pixel into the layout of the kernel that will run, each
+ * tap's weight in int32 lanes 0..c-1 of a group of 4 (0 in the others). Pairs (AVX2, k * c <=
+ * 16): per pair of output pixels and tap, 8 lanes, the first pixel's then the second's (an odd
+ * last pixel pairs with zeros). Else per pixel, k rounded up to even taps of 4 lanes.
+ * Returns true for the pair layout. */
+bool sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *w, int32_t *wv);
+
+/* The uint8 -> uint8 passes with the widest kernel allowed; false when none applies (the
+ * caller runs the scalar pass). The horizontal one needs p->wv. */
+bool sl__rs_h_fixed_simd(const sl__rs_pass *p);
+bool sl__rs_v_fixed_simd(const sl__rs_pass *p);
+
+#endif
