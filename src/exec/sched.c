@@ -223,7 +223,9 @@ static void node_task(void *arg, int64_t i, int worker)
      * later phases see the failure and skip. */
     bool stateful_source = (ctx.pn->op->flags & SL_OP_STATEFUL) && ctx.pn->npred == 0;
     if (atomic_load(&sn->slot->failed) && !stateful_source) {
-        complete_node(sn);
+        /* Still through the allocation phase: a node with shared output storage must pass its
+         * turn in iteration order (pool.c), even when it does nothing. */
+        alloc_and_run(sn, worker);
         return;
     }
     sl_status st = sl__ctx_check_arg_inputs(&ctx);
@@ -236,17 +238,13 @@ static void node_task(void *arg, int64_t i, int worker)
     }
     add_busy(sn, sn->t_start);
     int n = sl_ctx_batch_size(&ctx);
-    if (st != SL_OK) {
-        complete_node(sn);
-    } else if (ctx.pn->op->setup_sample && n > 0) {
+    if (st == SL_OK && ctx.pn->op->setup_sample && n > 0) {
         sn->phase = PHASE_SETUP_SAMPLE;
-        if (submit_samples(sn->p, sn, setup_sample_task, n) != SL_OK) {
-            sl_fail(&ctx, SL_ENOMEM, "out of memory while queueing work");
-            complete_node(sn);
-        }
-    } else {
-        alloc_and_run(sn, worker);
+        if (submit_samples(sn->p, sn, setup_sample_task, n) == SL_OK)
+            return;
+        sl_fail(&ctx, SL_ENOMEM, "out of memory while queueing work");
     }
+    alloc_and_run(sn, worker); /* on failure it only passes its storage turn and completes */
 }
 
 /* Runs fn for one sample unless the frame failed; returns true for the phase's last task. */
