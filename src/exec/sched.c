@@ -45,7 +45,10 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     }
     sn->t_start = sl__now_ns();
     atomic_store(&sn->busy_ns, 0);
-    complete_node_locked(sn, sn->t_start);
+    /* its turn on shared output storage must still pass in order: parked, it completes when
+     * resumed (run_allocated sees the failed frame) */
+    if (!p->pools[sn->node].npooled || sl__pool_acquire_locked(p, sn))
+        complete_node_locked(sn, sn->t_start);
 }
 
 /* Submits `n` per-sample tasks of fn for node sn, all or none (one pool call on the node's
