@@ -14,30 +14,9 @@
 enum { A_BRIGHTNESS, A_BRIGHTNESS_SHIFT, A_DTYPE, NUM_ARGS };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_BRIGHTNESS] = {.name = "brightness",
-                      .type = SL_ARG_FLOAT,
-                      .def = "1.0",
-                      .doc = "Brightness multiplier: 0 gives black (plus brightness_shift), 1 "
-                             "leaves it unchanged.",
-                      .flags = SL_ARG_TENSOR},
-    [A_BRIGHTNESS_SHIFT] = {.name = "brightness_shift",
-                            .type = SL_ARG_FLOAT,
-                            .def = "0.0",
-                            .doc = "Added to the result, as a fraction of the output type's range "
-                                   "(255 for uint8, 1 for float32).",
-                            .flags = SL_ARG_TENSOR},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). "
-                        "Unset: the input type.",
-                 .flags = SL_ARG_OPTIONAL},
-};
-
-static const sl_io_def inputs[] = {
-    {"input", "Images, HWC (or FHWC / DHWC), uint8 or float32, any number of channels."},
-};
-static const sl_io_def outputs[] = {
-    {"output", "Adjusted images, same shape and layout, of type dtype."},
+    [A_BRIGHTNESS] = SL__ARG_BRIGHTNESS_DEF,
+    [A_BRIGHTNESS_SHIFT] = SL__ARG_BRIGHTNESS_SHIFT_DEF,
+    [A_DTYPE] = SL__ARG_BC_DTYPE_DEF,
 };
 
 static sl_status brightness_init(sl_op_init *ini, void **state)
@@ -70,10 +49,10 @@ const sl_op_def sl_op_brightness = {
            "range (255 for uint8, 1 for float32); computed in float32, uint8 outputs rounded and "
            "saturated, float32 outputs not clamped. Any number of channels.\n\n"
            "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
-    .inputs = inputs,
+    .inputs = sl__bc_inputs,
     .min_inputs = 1,
     .max_inputs = 1,
-    .outputs = outputs,
+    .outputs = sl__bc_outputs,
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,

@@ -260,3 +260,10 @@ void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, doub
     const float add = (float)shift * range + b * (center - c * center);
     sl__color_run(ctx, i, dtype_arg, NULL, b * c, add);
 }
+
+const sl_io_def sl__bc_inputs[1] = {
+    {"input", "Images, HWC (or FHWC / DHWC), uint8 or float32, any number of channels."},
+};
+const sl_io_def sl__bc_outputs[1] = {
+    {"output", "Adjusted images, same shape and layout, of type dtype."},
+};

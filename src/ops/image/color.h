@@ -85,4 +85,44 @@ void sl__color_run_yiq(sl_ctx *ctx, int i, int dtype_arg, double hue, double sat
 void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
                       double contrast, int center_arg);
 
+/* ---- argument and io definitions shared by brightness, contrast, brightness_contrast ------ */
+#define SL__ARG_BRIGHTNESS_DEF                                                                     \
+    {                                                                                              \
+        .name = "brightness", .type = SL_ARG_FLOAT, .def = "1.0",                                  \
+        .doc = "Brightness multiplier: 0 gives black (plus brightness_shift), 1 leaves it "        \
+               "unchanged.",                                                                       \
+        .flags = SL_ARG_TENSOR                                                                     \
+    }
+#define SL__ARG_BRIGHTNESS_SHIFT_DEF                                                               \
+    {                                                                                              \
+        .name = "brightness_shift", .type = SL_ARG_FLOAT, .def = "0.0",                            \
+        .doc = "Added to the result, as a fraction of the output type's range (255 for uint8, 1 "  \
+               "for float32).",                                                                    \
+        .flags = SL_ARG_TENSOR                                                                     \
+    }
+#define SL__ARG_CONTRAST_DEF                                                                       \
+    {                                                                                              \
+        .name = "contrast", .type = SL_ARG_FLOAT, .def = "1.0",                                    \
+        .doc = "Stretches values away from contrast_center: 0 gives uniform contrast_center, 1 "   \
+               "leaves them unchanged.",                                                           \
+        .flags = SL_ARG_TENSOR                                                                     \
+    }
+#define SL__ARG_CONTRAST_CENTER_DEF                                                                \
+    {                                                                                              \
+        .name = "contrast_center", .type = SL_ARG_FLOAT,                                           \
+        .doc = "The value contrast leaves unchanged. Unset: half the input type's range (128 for " \
+               "uint8, 0.5 for float32).",                                                         \
+        .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR                                                   \
+    }
+#define SL__ARG_BC_DTYPE_DEF                                                                       \
+    {                                                                                              \
+        .name = "dtype", .type = SL_ARG_DTYPE,                                                     \
+        .doc =                                                                                     \
+            "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). Unset: the " \
+            "input type.",                                                                         \
+        .flags = SL_ARG_OPTIONAL                                                                   \
+    }
+extern const sl_io_def sl__bc_inputs[1];
+extern const sl_io_def sl__bc_outputs[1];
+
 #endif
