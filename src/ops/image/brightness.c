@@ -16,7 +16,7 @@ enum { A_BRIGHTNESS, A_BRIGHTNESS_SHIFT, A_DTYPE, NUM_ARGS };
 static const sl_arg_def args[NUM_ARGS] = {
     [A_BRIGHTNESS] = SL__ARG_BRIGHTNESS_DEF,
     [A_BRIGHTNESS_SHIFT] = SL__ARG_BRIGHTNESS_SHIFT_DEF,
-    [A_DTYPE] = SL__ARG_BC_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
 };
 
 static sl_status brightness_init(sl_op_init *ini, void **state)

@@ -114,7 +114,7 @@ void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, doub
                "uint8, 0.5 for float32).",                                                         \
         .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR                                                   \
     }
-#define SL__ARG_BC_DTYPE_DEF                                                                       \
+#define SL__ARG_COLOR_DTYPE_DEF                                                                    \
     {                                                                                              \
         .name = "dtype", .type = SL_ARG_DTYPE,                                                     \
         .doc =                                                                                     \
@@ -124,5 +124,24 @@ void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, doub
     }
 extern const sl_io_def sl__bc_inputs[1];
 extern const sl_io_def sl__bc_outputs[1];
+
+/* More argument definitions shared by the YIQ operators (hue, saturation, color_twist, ...). */
+#define SL__ARG_HUE_DEF                                                                            \
+    {                                                                                              \
+        .name = "hue", .type = SL_ARG_FLOAT, .def = "0.0",                                         \
+        .doc = "Hue change in degrees: rotation of the (I, Q) chroma plane of YIQ.",               \
+        .flags = SL_ARG_TENSOR                                                                     \
+    }
+#define SL__ARG_SATURATION_DEF                                                                     \
+    {                                                                                              \
+        .name = "saturation", .type = SL_ARG_FLOAT, .def = "1.0",                                  \
+        .doc = "Scales the chroma (I, Q) of YIQ: 0 gives greyscale, 1 leaves it unchanged.",       \
+        .flags = SL_ARG_TENSOR                                                                     \
+    }
+#define SL__ARG_IMAGE_TYPE_DEF                                                                     \
+    {                                                                                              \
+        .name = "image_type", .type = SL_ARG_STRING, .def = "\"RGB\"",                             \
+        .doc = "Channel order of the input and output: RGB or BGR.", .choices = "RGB|BGR"          \
+    }
 
 #endif

@@ -29,27 +29,10 @@ static const sl_arg_def args[NUM_ARGS] = {
                     .doc = "Stretches values away from grey (128 for uint8 input, 0.5 for "
                            "float): 0 gives uniform grey, 1 leaves them unchanged.",
                     .flags = SL_ARG_TENSOR},
-    [A_HUE] = {.name = "hue",
-               .type = SL_ARG_FLOAT,
-               .def = "0.0",
-               .doc = "Hue change in degrees: rotation of the (I, Q) chroma plane of YIQ.",
-               .flags = SL_ARG_TENSOR},
-    [A_SATURATION] = {.name = "saturation",
-                      .type = SL_ARG_FLOAT,
-                      .def = "1.0",
-                      .doc = "Scales the chroma (I, Q) of YIQ: 0 gives greyscale, 1 leaves it "
-                             "unchanged.",
-                      .flags = SL_ARG_TENSOR},
-    [A_IMAGE_TYPE] = {.name = "image_type",
-                      .type = SL_ARG_STRING,
-                      .def = "\"RGB\"",
-                      .doc = "Channel order of the input and output: RGB or BGR.",
-                      .choices = "RGB|BGR"},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and "
-                        "saturated). Unset: the input type.",
-                 .flags = SL_ARG_OPTIONAL},
+    [A_HUE] = SL__ARG_HUE_DEF,
+    [A_SATURATION] = SL__ARG_SATURATION_DEF,
+    [A_IMAGE_TYPE] = SL__ARG_IMAGE_TYPE_DEF,
+    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {

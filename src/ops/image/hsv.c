@@ -30,11 +30,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                  .def = "1.0",
                  .doc = "Value (brightness) multiplier.",
                  .flags = SL_ARG_TENSOR},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and "
-                        "saturated). Unset: the input type.",
-                 .flags = SL_ARG_OPTIONAL},
+    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {

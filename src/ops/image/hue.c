@@ -15,21 +15,9 @@
 enum { A_HUE, A_IMAGE_TYPE, A_DTYPE, NUM_ARGS };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_HUE] = {.name = "hue",
-               .type = SL_ARG_FLOAT,
-               .def = "0.0",
-               .doc = "Hue change in degrees: rotation of the (I, Q) chroma plane of YIQ.",
-               .flags = SL_ARG_TENSOR},
-    [A_IMAGE_TYPE] = {.name = "image_type",
-                      .type = SL_ARG_STRING,
-                      .def = "\"RGB\"",
-                      .doc = "Channel order of the input and output: RGB or BGR.",
-                      .choices = "RGB|BGR"},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). "
-                        "Unset: the input type.",
-                 .flags = SL_ARG_OPTIONAL},
+    [A_HUE] = SL__ARG_HUE_DEF,
+    [A_IMAGE_TYPE] = SL__ARG_IMAGE_TYPE_DEF,
+    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {

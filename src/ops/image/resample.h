@@ -132,4 +132,29 @@ sl_status sl__resample_sample(sl_ctx *ctx, int i, sl__resample_plan *p);
     "Output type, uint8 or float32; unset: the input's type. uint8 outputs are rounded and "       \
     "clamped to 0..255."
 
+/* The common arguments' definitions, for resize and random_resized_crop. */
+#define SL__ARG_INTERP_TYPE_DEF                                                                    \
+    {                                                                                              \
+        .name = "interp_type", .type = SL_ARG_STRING, .def = "\"INTERP_LINEAR\"",                  \
+        .doc = SL__DOC_INTERP, .choices = SL__INTERP_CHOICES                                       \
+    }
+#define SL__ARG_MAG_FILTER_DEF                                                                     \
+    {                                                                                              \
+        .name = "mag_filter", .type = SL_ARG_STRING, .doc = SL__DOC_MAG, .flags = SL_ARG_OPTIONAL, \
+        .choices = SL__INTERP_CHOICES                                                              \
+    }
+#define SL__ARG_MIN_FILTER_DEF                                                                     \
+    {                                                                                              \
+        .name = "min_filter", .type = SL_ARG_STRING, .doc = SL__DOC_MIN, .flags = SL_ARG_OPTIONAL, \
+        .choices = SL__INTERP_CHOICES                                                              \
+    }
+#define SL__ARG_ANTIALIAS_DEF                                                                      \
+    {                                                                                              \
+        .name = "antialias", .type = SL_ARG_BOOL, .def = "true", .doc = SL__DOC_ANTIALIAS          \
+    }
+#define SL__ARG_RESAMPLE_DTYPE_DEF                                                                 \
+    {                                                                                              \
+        .name = "dtype", .type = SL_ARG_DTYPE, .doc = SL__DOC_DTYPE, .flags = SL_ARG_OPTIONAL      \
+    }
+
 #endif

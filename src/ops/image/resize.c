@@ -98,25 +98,10 @@ static const sl_arg_def args[NUM_ARGS] = {
                     .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK,
                     .min_len = 1,
                     .max_len = 2},
-    [A_INTERP] = {.name = "interp_type",
-                  .type = SL_ARG_STRING,
-                  .def = "\"INTERP_LINEAR\"",
-                  .doc = SL__DOC_INTERP,
-                  .choices = SL__INTERP_CHOICES},
-    [A_MAG] = {.name = "mag_filter",
-               .type = SL_ARG_STRING,
-               .doc = SL__DOC_MAG,
-               .flags = SL_ARG_OPTIONAL,
-               .choices = SL__INTERP_CHOICES},
-    [A_MIN] = {.name = "min_filter",
-               .type = SL_ARG_STRING,
-               .doc = SL__DOC_MIN,
-               .flags = SL_ARG_OPTIONAL,
-               .choices = SL__INTERP_CHOICES},
-    [A_ANTIALIAS] = {.name = "antialias",
-                     .type = SL_ARG_BOOL,
-                     .def = "true",
-                     .doc = SL__DOC_ANTIALIAS},
+    [A_INTERP] = SL__ARG_INTERP_TYPE_DEF,
+    [A_MAG] = SL__ARG_MAG_FILTER_DEF,
+    [A_MIN] = SL__ARG_MIN_FILTER_DEF,
+    [A_ANTIALIAS] = SL__ARG_ANTIALIAS_DEF,
     [A_ROI_START] = {.name = "roi_start",
                      .type = SL_ARG_FLOATS,
                      .doc = "Origin (y, x) of the input region to resize; with roi_end. A "
@@ -142,10 +127,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                            "one, adjust the input ROI about its centre so the scale factor is "
                            "kept (e.g. 640 -> 100.4 px samples 100 px with scale 6.375). false: "
                            "the ROI maps exactly onto the rounded size, as PIL and OpenCV do."},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = SL__DOC_DTYPE,
-                 .flags = SL_ARG_OPTIONAL},
+    [A_DTYPE] = SL__ARG_RESAMPLE_DTYPE_DEF,
 };
 
 static const sl__resample_args rargs = {A_INTERP, A_MAG, A_MIN, A_ANTIALIAS, A_DTYPE};
