@@ -18,62 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeutil.h"
 #include "sluice/sluice.h"
 
 #define NDRAWS 20000
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-typedef struct opts {
-    int batch_size, num_threads, prefetch;
-    int64_t seed;
-} opts;
-
-static const opts default_opts = {.batch_size = 20, .num_threads = 2, .prefetch = 2, .seed = 42};
-
-/* Builds a pipeline from g (destroyed here); *status receives the build result, the pipeline
- * is returned even when the build failed (for sl_pipeline_error). */
-static sl_pipeline *make(sl_graph *g, const opts *op, sl_status *status)
-{
-    sl_pipeline_options o;
-    sl_pipeline *p = NULL;
-    sl_pipeline_options_init(&o);
-    o.batch_size = op->batch_size;
-    o.num_threads = op->num_threads;
-    o.prefetch_queue_depth = op->prefetch;
-    o.seed = op->seed;
-    if (sl_pipeline_create(g, &o, &p) != SL_OK)
-        fail_msg("create: %s", sl_last_error());
-    sl_graph_destroy(g);
-    *status = sl_pipeline_build(p);
-    return p;
-}
-
-static sl_pipeline *make_ok(sl_graph *g, const opts *op)
-{
-    sl_status st;
-    sl_pipeline *p = make(g, op, &st);
-    if (st != SL_OK)
-        fail_msg("build: %s: %s", sl_status_name(st), sl_pipeline_error(p));
-    return p;
-}
-
-static void run_ok(sl_pipeline *p)
-{
-    sl_status st = sl_pipeline_run(p);
-    if (st != SL_OK)
-        fail_msg("run: %s: %s", sl_status_name(st), sl_pipeline_error(p));
-}
-
-/* A graph with one random node "r" of operator op as its only output. */
-static sl_graph *one_node(const char *op)
-{
-    sl_graph *g = NULL;
-    assert_int_equal(sl_graph_create(&g), SL_OK);
-    assert_int_equal(sl_graph_add(g, op, "r", NULL), SL_OK);
-    assert_int_equal(sl_graph_output(g, "r"), SL_OK);
-    return g;
-}
 
 static double value_at(const sl_batch *b, int i, int64_t k)
 {
@@ -96,7 +46,7 @@ static double *collect(sl_pipeline *p, int64_t n)
     int64_t got = 0;
     assert_non_null(v);
     while (got < n) {
-        run_ok(p);
+        tu_run_ok(p);
         const sl_batch *b = sl_pipeline_output(p, 0);
         for (int i = 0; i < sl_batch_size(b) && got < n; i++)
             for (int64_t k = 0; k < sl_batch_sample_numel(b, i) && got < n; k++)
@@ -120,17 +70,17 @@ static void mean_var(const double *v, int64_t n, double *mean, double *var)
 
 static void check_coin(double p, bool scalar)
 {
-    sl_graph *g = one_node("random.coin_flip");
+    sl_graph *g = tu_one_node("random.coin_flip");
     assert_int_equal(sl_graph_arg_float(g, "r", "probability", p), SL_OK);
     if (!scalar) {
         int64_t shape[] = {50};
         assert_int_equal(sl_graph_arg_ints(g, "r", "shape", shape, 1), SL_OK);
     }
-    sl_pipeline *pl = make_ok(g, &default_opts);
-    run_ok(pl);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
+    tu_run_ok(pl);
     const sl_batch *b = sl_pipeline_output(pl, 0);
     assert_int_equal(sl_batch_dtype(b), SL_DTYPE_INT32);
-    assert_int_equal(sl_batch_size(b), default_opts.batch_size);
+    assert_int_equal(sl_batch_size(b), tu_default_opts.batch_size);
     if (scalar) {
         assert_int_equal(sl_batch_ndim(b), 0);
         assert_int_equal(sl_batch_sample_numel(b, 0), 1);
@@ -174,13 +124,13 @@ static void test_coin_flip_extremes_and_dtypes(void **state)
                  {1.0, "bool", SL_DTYPE_BOOL},
                  {1.0, "INT32", SL_DTYPE_INT32}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        sl_graph *g = one_node("random.coin_flip");
+        sl_graph *g = tu_one_node("random.coin_flip");
         int64_t shape[] = {10, 10};
         sl_graph_arg_float(g, "r", "probability", cases[c].p);
         sl_graph_arg_str(g, "r", "dtype", cases[c].dtype);
         sl_graph_arg_ints(g, "r", "shape", shape, 2);
-        sl_pipeline *pl = make_ok(g, &default_opts);
-        run_ok(pl);
+        sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
+        tu_run_ok(pl);
         const sl_batch *b = sl_pipeline_output(pl, 0);
         assert_int_equal(sl_batch_dtype(b), cases[c].t);
         assert_int_equal(sl_batch_ndim(b), 2);
@@ -194,10 +144,10 @@ static void test_coin_flip_extremes_and_dtypes(void **state)
 static void test_coin_flip_bad_dtype(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.coin_flip");
+    sl_graph *g = tu_one_node("random.coin_flip");
     sl_graph_arg_str(g, "r", "dtype", "float32");
     sl_status st;
-    sl_pipeline *p = make(g, &default_opts, &st);
+    sl_pipeline *p = tu_make(g, &tu_default_opts, &st);
     assert_int_not_equal(st, SL_OK);
     assert_non_null(strstr(sl_pipeline_error(p), "dtype"));
     sl_pipeline_destroy(p);
@@ -207,14 +157,14 @@ static void test_coin_flip_bad_dtype(void **state)
 
 static void check_uniform(double lo, double hi, const char *dtype)
 {
-    sl_graph *g = one_node("random.uniform");
+    sl_graph *g = tu_one_node("random.uniform");
     double range[] = {lo, hi};
     int64_t shape[] = {4, 25};
     assert_int_equal(sl_graph_arg_floats(g, "r", "range", range, 2), SL_OK);
     assert_int_equal(sl_graph_arg_ints(g, "r", "shape", shape, 2), SL_OK);
     if (dtype)
         sl_graph_arg_str(g, "r", "dtype", dtype);
-    sl_pipeline *pl = make_ok(g, &default_opts);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
     double *v = collect(pl, NDRAWS), mean, var;
     assert_int_equal(sl_batch_dtype(sl_pipeline_output(pl, 0)),
                      dtype ? SL_DTYPE_FLOAT64 : SL_DTYPE_FLOAT32);
@@ -246,8 +196,8 @@ static void test_uniform_stats(void **state)
 static void test_uniform_default_scalar(void **state)
 {
     (void)state;
-    sl_pipeline *pl = make_ok(one_node("random.uniform"), &default_opts);
-    run_ok(pl);
+    sl_pipeline *pl = tu_make_ok(tu_one_node("random.uniform"), &tu_default_opts);
+    tu_run_ok(pl);
     const sl_batch *b = sl_pipeline_output(pl, 0);
     assert_int_equal(sl_batch_ndim(b), 0);
     assert_int_equal(sl_batch_dtype(b), SL_DTYPE_FLOAT32);
@@ -265,13 +215,13 @@ static void test_uniform_default_scalar(void **state)
 static void test_uniform_narrow_range_stays_half_open(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.uniform");
+    sl_graph *g = tu_one_node("random.uniform");
     double range[] = {1.0, 1.0 + 1e-7}; /* float32 neighbours of 1 are 1 - 6e-8, 1 + 1.2e-7 */
     int64_t shape[] = {1000};
     sl_graph_arg_floats(g, "r", "range", range, 2);
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
-    sl_pipeline *pl = make_ok(g, &default_opts);
-    run_ok(pl);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
+    tu_run_ok(pl);
     const sl_batch *b = sl_pipeline_output(pl, 0);
     for (int i = 0; i < sl_batch_size(b); i++)
         for (int k = 0; k < 1000; k++)
@@ -283,11 +233,11 @@ static void test_uniform_values(void **state)
 {
     (void)state;
     static const double members[] = {1.0, 2.5, 7.0};
-    sl_graph *g = one_node("random.uniform");
+    sl_graph *g = tu_one_node("random.uniform");
     int64_t shape[] = {100};
     assert_int_equal(sl_graph_arg_floats(g, "r", "values", members, 3), SL_OK);
     assert_int_equal(sl_graph_arg_ints(g, "r", "shape", shape, 1), SL_OK);
-    sl_pipeline *pl = make_ok(g, &default_opts);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
     double *v = collect(pl, NDRAWS);
     int count[3] = {0, 0, 0};
     for (int k = 0; k < NDRAWS; k++) {
@@ -309,11 +259,11 @@ static void test_uniform_values_and_range_exclusive(void **state)
     (void)state;
     static const double members[] = {1.0, 2.0};
     static const double range[] = {0.0, 3.0};
-    sl_graph *g = one_node("random.uniform");
+    sl_graph *g = tu_one_node("random.uniform");
     sl_graph_arg_floats(g, "r", "values", members, 2);
     sl_graph_arg_floats(g, "r", "range", range, 2);
     sl_status st;
-    sl_pipeline *p = make(g, &default_opts, &st);
+    sl_pipeline *p = tu_make(g, &tu_default_opts, &st);
     assert_int_equal(st, SL_EINVAL);
     assert_non_null(strstr(sl_pipeline_error(p), "range"));
     assert_non_null(strstr(sl_pipeline_error(p), "values"));
@@ -324,9 +274,9 @@ static void test_uniform_empty_range_fails(void **state)
 {
     (void)state;
     static const double range[] = {3.0, 2.0};
-    sl_graph *g = one_node("random.uniform");
+    sl_graph *g = tu_one_node("random.uniform");
     sl_graph_arg_floats(g, "r", "range", range, 2);
-    sl_pipeline *p = make_ok(g, &default_opts);
+    sl_pipeline *p = tu_make_ok(g, &tu_default_opts);
     assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
     assert_non_null(strstr(sl_pipeline_error(p), "range"));
     sl_pipeline_destroy(p);
@@ -338,7 +288,7 @@ static void test_uniform_empty_range_fails(void **state)
 
 /* A coin_flip and a uniform node, both outputs; returns every output byte of DET_ITERS
  * iterations (allocated), *len its size. */
-static unsigned char *run_bytes(const opts *op, size_t *len)
+static unsigned char *run_bytes(const tu_opts *op, size_t *len)
 {
     sl_graph *g = NULL;
     int64_t shape[] = {7};
@@ -351,12 +301,12 @@ static unsigned char *run_bytes(const opts *op, size_t *len)
     sl_graph_output(g, "coin");
     sl_graph_output(g, "uni");
     sl_graph_output(g, "uni2");
-    sl_pipeline *p = make_ok(g, op);
+    sl_pipeline *p = tu_make_ok(g, op);
     size_t cap = 1 << 16, n = 0;
     unsigned char *buf = malloc(cap);
     assert_non_null(buf);
     for (int it = 0; it < DET_ITERS; it++) {
-        run_ok(p);
+        tu_run_ok(p);
         assert_int_equal(sl_pipeline_iteration(p), it);
         for (int o = 0; o < sl_pipeline_num_outputs(p); o++) {
             const sl_batch *b = sl_pipeline_output(p, o);
@@ -375,14 +325,14 @@ static void test_same_seed_same_values(void **state)
 {
     (void)state;
     size_t len0, len;
-    unsigned char *ref = run_bytes(&default_opts, &len0);
-    unsigned char *again = run_bytes(&default_opts, &len);
+    unsigned char *ref = run_bytes(&tu_default_opts, &len0);
+    unsigned char *again = run_bytes(&tu_default_opts, &len);
     assert_int_equal(len, len0);
     assert_memory_equal(again, ref, len0);
     free(again);
     for (int threads = 1; threads <= 4; threads *= 2) {
         for (int prefetch = 1; prefetch <= 3; prefetch++) {
-            opts op = default_opts;
+            tu_opts op = tu_default_opts;
             op.num_threads = threads;
             op.prefetch = prefetch;
             unsigned char *b = run_bytes(&op, &len);
@@ -400,7 +350,7 @@ static void test_different_seeds_differ(void **state)
 {
     (void)state;
     size_t len_a, len_b;
-    opts op = default_opts;
+    tu_opts op = tu_default_opts;
     unsigned char *a = run_bytes(&op, &len_a);
     op.seed = 43;
     unsigned char *b = run_bytes(&op, &len_b);
@@ -417,14 +367,14 @@ static void test_different_seeds_differ(void **state)
     sl_graph_add(g, "random.uniform", "u2", NULL);
     sl_graph_output(g, "u1");
     sl_graph_output(g, "u2");
-    sl_pipeline *p = make_ok(g, &default_opts);
-    run_ok(p);
+    sl_pipeline *p = tu_make_ok(g, &tu_default_opts);
+    tu_run_ok(p);
     size_t nb = sl_batch_nbytes(sl_pipeline_output(p, 0));
     unsigned char *first = malloc(nb);
     assert_non_null(first);
     memcpy(first, sl_batch_data(sl_pipeline_output(p, 0)), nb);
     assert_true(memcmp(first, sl_batch_data(sl_pipeline_output(p, 1)), nb) != 0);
-    run_ok(p);
+    tu_run_ok(p);
     assert_true(memcmp(first, sl_batch_data(sl_pipeline_output(p, 0)), nb) != 0);
     free(first);
     sl_pipeline_destroy(p);
@@ -436,12 +386,12 @@ static void test_node_seed_overrides_pipeline_seed(void **state)
     (void)state;
     unsigned char out[2][20 * sizeof(float)];
     for (int k = 0; k < 2; k++) {
-        sl_graph *g = one_node("random.uniform");
+        sl_graph *g = tu_one_node("random.uniform");
         sl_graph_arg_int(g, "r", "seed", 1234);
-        opts op = default_opts;
+        tu_opts op = tu_default_opts;
         op.seed = 100 + k;
-        sl_pipeline *p = make_ok(g, &op);
-        run_ok(p);
+        sl_pipeline *p = tu_make_ok(g, &op);
+        tu_run_ok(p);
         assert_int_equal(sl_batch_nbytes(sl_pipeline_output(p, 0)), sizeof out[k]);
         memcpy(out[k], sl_batch_data(sl_pipeline_output(p, 0)), sizeof out[k]);
         sl_pipeline_destroy(p);

@@ -25,59 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeutil.h"
 #include "sluice/sluice.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-typedef struct opts {
-    int batch_size, num_threads, prefetch;
-    int64_t seed;
-} opts;
-
-static const opts default_opts = {.batch_size = 20, .num_threads = 2, .prefetch = 2, .seed = 42};
-
-/* Builds a pipeline from g (destroyed here); *status receives the build result. */
-static sl_pipeline *make(sl_graph *g, const opts *op, sl_status *status)
-{
-    sl_pipeline_options o;
-    sl_pipeline *p = NULL;
-    sl_pipeline_options_init(&o);
-    o.batch_size = op->batch_size;
-    o.num_threads = op->num_threads;
-    o.prefetch_queue_depth = op->prefetch;
-    o.seed = op->seed;
-    if (sl_pipeline_create(g, &o, &p) != SL_OK)
-        fail_msg("create: %s", sl_last_error());
-    sl_graph_destroy(g);
-    *status = sl_pipeline_build(p);
-    return p;
-}
-
-static sl_pipeline *make_ok(sl_graph *g, const opts *op)
-{
-    sl_status st;
-    sl_pipeline *p = make(g, op, &st);
-    if (st != SL_OK)
-        fail_msg("build: %s: %s", sl_status_name(st), sl_pipeline_error(p));
-    return p;
-}
-
-static void run_ok(sl_pipeline *p)
-{
-    sl_status st = sl_pipeline_run(p);
-    if (st != SL_OK)
-        fail_msg("run: %s: %s", sl_status_name(st), sl_pipeline_error(p));
-}
-
-/* A graph whose node "r" (operator op) is the only output. */
-static sl_graph *one_node(const char *op)
-{
-    sl_graph *g = NULL;
-    assert_int_equal(sl_graph_create(&g), SL_OK);
-    assert_int_equal(sl_graph_add(g, op, "r", NULL), SL_OK);
-    assert_int_equal(sl_graph_output(g, "r"), SL_OK);
-    return g;
-}
 
 /* Adds external_source `name` feeding input or argument input `arg` (NULL: input) of "r". */
 static void add_source(sl_graph *g, const char *name, const char *arg)
@@ -127,7 +78,7 @@ static void run_fed(sl_pipeline *p, feeder *f)
     for (int k = 0; k < times; k++)
         feed_once(p, f);
     f->started = true;
-    run_ok(p);
+    tu_run_ok(p);
 }
 
 /* Runs until n values of output 0 are collected (feeding with f when not NULL). */
@@ -140,7 +91,7 @@ static double *collect(sl_pipeline *p, feeder *f, int64_t n)
         if (f)
             run_fed(p, f);
         else
-            run_ok(p);
+            tu_run_ok(p);
         const sl_batch *b = sl_pipeline_output(p, 0);
         for (int i = 0; i < sl_batch_size(b) && got < n; i++)
             for (int64_t k = 0; k < sl_batch_sample_numel(b, i) && got < n; k++)
@@ -207,10 +158,10 @@ static void check_normal(const double *v, int64_t n, double mu, double sigma)
 static void test_normal_default(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.normal");
+    sl_graph *g = tu_one_node("random.normal");
     int64_t shape[] = {4, 25};
     assert_int_equal(sl_graph_arg_ints(g, "r", "shape", shape, 2), SL_OK);
-    sl_pipeline *p = make_ok(g, &default_opts);
+    sl_pipeline *p = tu_make_ok(g, &tu_default_opts);
     double *v = collect(p, NULL, NDRAWS);
     const sl_batch *b = sl_pipeline_output(p, 0);
     assert_int_equal(sl_batch_dtype(b), SL_DTYPE_FLOAT32);
@@ -224,11 +175,11 @@ static void test_normal_default(void **state)
 static void test_normal_mean_stddev_float64(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.normal");
+    sl_graph *g = tu_one_node("random.normal");
     sl_graph_arg_float(g, "r", "mean", 3.0);
     sl_graph_arg_float(g, "r", "stddev", 2.0);
     sl_graph_arg_str(g, "r", "dtype", "float64");
-    sl_pipeline *p = make_ok(g, &default_opts);
+    sl_pipeline *p = tu_make_ok(g, &tu_default_opts);
     double *v = collect(p, NULL, NDRAWS);
     assert_int_equal(sl_batch_dtype(sl_pipeline_output(p, 0)), SL_DTYPE_FLOAT64);
     assert_int_equal(sl_batch_ndim(sl_pipeline_output(p, 0)), 0);
@@ -242,14 +193,14 @@ static void test_normal_per_sample_args(void **state)
 {
     (void)state;
     enum { BATCH = 6, N = 5000 };
-    sl_graph *g = one_node("random.normal");
+    sl_graph *g = tu_one_node("random.normal");
     int64_t shape[] = {N};
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
     add_source(g, "m", "mean");
     add_source(g, "s", "stddev");
-    opts o = default_opts;
+    tu_opts o = tu_default_opts;
     o.batch_size = BATCH;
-    sl_pipeline *p = make_ok(g, &o);
+    sl_pipeline *p = tu_make_ok(g, &o);
     float mean[BATCH], sd[BATCH];
     const void *pm[BATCH], *ps[BATCH];
     int64_t none[BATCH] = {0};
@@ -290,13 +241,13 @@ static void test_normal_per_sample_args(void **state)
 static void test_normal_zero_and_negative_stddev(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.normal");
+    sl_graph *g = tu_one_node("random.normal");
     int64_t shape[] = {10};
     sl_graph_arg_float(g, "r", "mean", 1.5);
     sl_graph_arg_float(g, "r", "stddev", 0.0);
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
-    sl_pipeline *p = make_ok(g, &default_opts);
-    run_ok(p);
+    sl_pipeline *p = tu_make_ok(g, &tu_default_opts);
+    tu_run_ok(p);
     const sl_batch *b = sl_pipeline_output(p, 0);
     for (int i = 0; i < sl_batch_size(b); i++)
         for (int k = 0; k < 10; k++)
@@ -304,16 +255,16 @@ static void test_normal_zero_and_negative_stddev(void **state)
     sl_pipeline_destroy(p);
 
     sl_status st;
-    g = one_node("random.normal");
+    g = tu_one_node("random.normal");
     sl_graph_arg_float(g, "r", "stddev", -1.0);
-    p = make(g, &default_opts, &st);
+    p = tu_make(g, &tu_default_opts, &st);
     assert_int_equal(st, SL_EINVAL);
     assert_non_null(strstr(sl_pipeline_error(p), "stddev"));
     sl_pipeline_destroy(p);
 
-    g = one_node("random.normal");
+    g = tu_one_node("random.normal");
     sl_graph_arg_str(g, "r", "dtype", "int32");
-    p = make(g, &default_opts, &st);
+    p = tu_make(g, &tu_default_opts, &st);
     assert_int_not_equal(st, SL_OK);
     assert_non_null(strstr(sl_pipeline_error(p), "dtype"));
     sl_pipeline_destroy(p);
@@ -338,18 +289,18 @@ static void test_choice_scalar_with_p(void **state)
 {
     (void)state;
     static const double p[] = {0.1, 0.2, 0.3, 0.4, 0.0};
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     int64_t shape[] = {100};
     add_source(g, "a", NULL);
     sl_graph_arg_floats(g, "r", "p", p, 5);
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
-    sl_pipeline *pl = make_ok(g, &default_opts);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
     int32_t five[1] = {5};
     const void *data[20];
     int64_t none[20] = {0};
     for (int i = 0; i < 20; i++)
         data[i] = five;
-    feeder f = {.n = 1, .name = {"a"}, .depth = default_opts.prefetch};
+    feeder f = {.n = 1, .name = {"a"}, .depth = tu_default_opts.prefetch};
     f.feed[0] = (sl_feed){.num_samples = 20,
                           .ndim = 0,
                           .dtype = SL_DTYPE_INT32,
@@ -381,18 +332,18 @@ static void test_choice_values_uniform(void **state)
 {
     (void)state;
     static const float a[10] = {1.5f, -2.0f, 7.0f, 100.0f, 0.25f, 3.0f, 9.0f, 11.0f, 13.0f, 17.0f};
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     int64_t shape[] = {50};
     add_source(g, "a", NULL);
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
-    sl_pipeline *pl = make_ok(g, &default_opts);
+    sl_pipeline *pl = tu_make_ok(g, &tu_default_opts);
     const void *data[20];
     int64_t shapes[20];
     for (int i = 0; i < 20; i++) {
         data[i] = a;
         shapes[i] = 10;
     }
-    feeder f = {.n = 1, .name = {"a"}, .depth = default_opts.prefetch};
+    feeder f = {.n = 1, .name = {"a"}, .depth = tu_default_opts.prefetch};
     f.feed[0] = (sl_feed){.num_samples = 20,
                           .ndim = 1,
                           .dtype = SL_DTYPE_FLOAT32,
@@ -427,12 +378,12 @@ static void test_choice_values_with_p_scalar_out(void **state)
     (void)state;
     static const uint8_t a[3] = {10, 20, 30};
     static const double p[3] = {0.5, 0.25, 0.25};
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     add_source(g, "a", NULL);
     sl_graph_arg_floats(g, "r", "p", p, 3);
-    opts o = default_opts;
+    tu_opts o = tu_default_opts;
     o.batch_size = 50;
-    sl_pipeline *pl = make_ok(g, &o);
+    sl_pipeline *pl = tu_make_ok(g, &o);
     const void *data[50];
     int64_t shapes[50];
     for (int i = 0; i < 50; i++) {
@@ -472,14 +423,14 @@ static void test_choice_rows_and_per_sample_p(void **state)
     (void)state;
     static const int16_t a[4][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}};
     static const float p0[4] = {0, 0, 1, 0}, p1[4] = {0.5f, 0.5f, 0, 0};
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     int64_t shape[] = {7};
     add_source(g, "a", NULL);
     add_source(g, "p", "p");
     sl_graph_arg_ints(g, "r", "shape", shape, 1);
-    opts o = default_opts;
+    tu_opts o = tu_default_opts;
     o.batch_size = 2;
-    sl_pipeline *pl = make_ok(g, &o);
+    sl_pipeline *pl = tu_make_ok(g, &o);
     const void *data[2] = {a, a}, *pd[2] = {p0, p1};
     int64_t shapes[4] = {4, 3, 4, 3}, pshapes[2] = {4, 4};
     feeder f = {.n = 2, .name = {"a", "p"}, .depth = o.prefetch};
@@ -524,14 +475,14 @@ static void test_choice_rows_and_per_sample_p(void **state)
 static void check_choice_error(sl_dtype t, int ndim, const int64_t *shape, const void *a,
                                const double *p, int np, const char *text)
 {
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     add_source(g, "a", NULL);
     if (p)
         sl_graph_arg_floats(g, "r", "p", p, np);
-    opts o = default_opts;
+    tu_opts o = tu_default_opts;
     o.batch_size = 1;
     o.prefetch = 1;
-    sl_pipeline *pl = make_ok(g, &o);
+    sl_pipeline *pl = tu_make_ok(g, &o);
     const void *data[1] = {a};
     int64_t none[1] = {0};
     sl_feed fd = {.num_samples = 1,
@@ -568,13 +519,13 @@ static void test_choice_errors(void **state)
 static void test_choice_scalar_dtype_kept(void **state)
 {
     (void)state;
-    sl_graph *g = one_node("random.choice");
+    sl_graph *g = tu_one_node("random.choice");
     int64_t shape[] = {2, 500};
     add_source(g, "a", NULL);
     sl_graph_arg_ints(g, "r", "shape", shape, 2);
-    opts o = default_opts;
+    tu_opts o = tu_default_opts;
     o.batch_size = 3;
-    sl_pipeline *pl = make_ok(g, &o);
+    sl_pipeline *pl = tu_make_ok(g, &o);
     static const int16_t n[3] = {1000, 1, 7};
     const void *data[3] = {&n[0], &n[1], &n[2]};
     int64_t none[3] = {0};
@@ -607,7 +558,7 @@ static void test_choice_scalar_dtype_kept(void **state)
 
 /* A normal node and a choice node (a fed, weighted p), both outputs; every output byte of
  * DET_ITERS iterations (allocated), *len its size. */
-static unsigned char *run_bytes(const opts *op, size_t *len)
+static unsigned char *run_bytes(const tu_opts *op, size_t *len)
 {
     static const double p[4] = {0.1, 0.2, 0.3, 0.4};
     static const int64_t a[4] = {-5, 6, 700, 8000};
@@ -623,7 +574,7 @@ static unsigned char *run_bytes(const opts *op, size_t *len)
     sl_graph_arg_ints(g, "c", "shape", shape, 1);
     sl_graph_output(g, "n");
     sl_graph_output(g, "c");
-    sl_pipeline *pl = make_ok(g, op);
+    sl_pipeline *pl = tu_make_ok(g, op);
     const void *data[64];
     int64_t shapes[64];
     for (int i = 0; i < op->batch_size; i++) {
@@ -659,10 +610,10 @@ static void test_same_seed_same_values(void **state)
 {
     (void)state;
     size_t len0, len;
-    unsigned char *ref = run_bytes(&default_opts, &len0);
+    unsigned char *ref = run_bytes(&tu_default_opts, &len0);
     for (int threads = 1; threads <= 4; threads *= 2) {
         for (int prefetch = 1; prefetch <= 3; prefetch++) {
-            opts op = default_opts;
+            tu_opts op = tu_default_opts;
             op.num_threads = threads;
             op.prefetch = prefetch;
             unsigned char *b = run_bytes(&op, &len);
@@ -678,7 +629,7 @@ static void test_same_seed_same_values(void **state)
     const size_t per_iter = len0 / DET_ITERS;
     assert_memory_not_equal(ref, ref + 9 * sizeof(float), 9 * sizeof(float));
     assert_memory_not_equal(ref, ref + per_iter, 9 * sizeof(float));
-    opts other = default_opts;
+    tu_opts other = tu_default_opts;
     other.seed = 43;
     unsigned char *b = run_bytes(&other, &len);
     assert_int_equal(len, len0);
