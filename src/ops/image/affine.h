@@ -86,4 +86,21 @@ sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2]);
  * wrong length, or an empty input with a non-empty output and no fill_value. */
 sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6]);
 
+/* Argument definitions shared by warp_affine and rotate. */
+#define SL__ARG_WARP_INTERP_DEF                                                                    \
+    {                                                                                              \
+        .name = "interp_type", .type = SL_ARG_STRING, .def = "\"INTERP_LINEAR\"",                  \
+        .doc = "Interpolation: INTERP_NN or INTERP_LINEAR (the other types are rejected, as in "   \
+               "DALI).",                                                                           \
+        .choices = "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_LANCZOS3|INTERP_TRIANGULAR|"       \
+                   "INTERP_GAUSSIAN"                                                               \
+    }
+#define SL__ARG_WARP_DTYPE_DEF                                                                     \
+    {                                                                                              \
+        .name = "dtype", .type = SL_ARG_DTYPE,                                                     \
+        .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). Unset: "  \
+               "the input type.",                                                                  \
+        .flags = SL_ARG_OPTIONAL                                                                   \
+    }
+
 #endif

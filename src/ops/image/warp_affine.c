@@ -50,18 +50,8 @@ static const sl_arg_def args[NUM_ARGS] = {
                              "channel). Unset: input coordinates are clamped, repeating the "
                              "border pixels.",
                       .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK},
-    [A_INTERP_TYPE] = {.name = "interp_type",
-                       .type = SL_ARG_STRING,
-                       .def = "\"INTERP_LINEAR\"",
-                       .doc = "Interpolation: INTERP_NN or INTERP_LINEAR (the other types are "
-                              "rejected, as in DALI).",
-                       .choices = "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_LANCZOS3|"
-                                  "INTERP_TRIANGULAR|INTERP_GAUSSIAN"},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and "
-                        "saturated). Unset: the input type.",
-                 .flags = SL_ARG_OPTIONAL},
+    [A_INTERP_TYPE] = SL__ARG_WARP_INTERP_DEF,
+    [A_DTYPE] = SL__ARG_WARP_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
