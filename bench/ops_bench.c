@@ -116,6 +116,7 @@ static const bench_case cases[] = {
     {"cast", "u8 -> f16", IN_U8, 1, "dtype=\"float16\""},
     {"cast", "f32 -> u8", IN_F32, 1, "dtype=\"uint8\""},
     {"cast", "f32 -> f16", IN_F32, 1, "dtype=\"float16\""},
+    {"copy", "u8", IN_U8, 1, ""},
     {"transpose", "u8 HWC -> CHW", IN_U8, 1, "perm=[2,0,1]"},
     {"transpose", "f32 HWC -> CHW", IN_F32, 1, "perm=[2,0,1]"},
     {"pad", "u8 HW to batch max", IN_U8, 1, "axis_names=\"HW\""},

@@ -7,6 +7,10 @@
 # - Label from the name: test_exec*, test_pipeline* -> exec; test_op_*, test_codec*,
 #   test_reader*, test_decoder*, test_cmn*, test_random* -> ops; test_cuda* -> gpu;
 #   test_cli* -> cli; anything else -> unit.
+# - test_cuda*: registered twice — `test_cuda_x` on the real device (it exits 77, SKIP, saying
+#   why, when the build has no CUDA or the machine no GPU) and `test_cuda_x.emulated` with
+#   SLUICE_GPU_EMULATE=1 (the GPU stage emulated on the host, src/cuda/gpu.h), which runs
+#   wherever the build has CUDA.
 # - TIMEOUT 120 s (300 s for test_exec*, which run slowly under TSan); SKIP_RETURN_CODE 77.
 # - Environment: SLUICE_TEST_DATA (make_images.py output), SLUICE_TEST_TREE (make_tree.py
 #   output), SLUICE_CLI (the sluice executable), SLUICE_SOURCE_DIR, SLUICE_BUILD_DIR.
@@ -114,6 +118,15 @@ foreach(src IN LISTS sluice_test_mains)
         SKIP_RETURN_CODE 77
         FIXTURES_REQUIRED testdata
         ENVIRONMENT "${sluice_test_env}")
+    if(label STREQUAL "gpu")
+        add_test(NAME ${name}.emulated COMMAND ${name} WORKING_DIRECTORY "${PROJECT_BINARY_DIR}")
+        set_tests_properties(${name}.emulated PROPERTIES
+            LABELS gpu-emulated
+            TIMEOUT ${timeout}
+            SKIP_RETURN_CODE 77
+            FIXTURES_REQUIRED testdata
+            ENVIRONMENT "${sluice_test_env};SLUICE_GPU_EMULATE=1")
+    endif()
 endforeach()
 
 # --- Python tests (pytest), once tests/python has any ---------------------------------------

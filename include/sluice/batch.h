@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "sluice/dtype.h"
+#include "sluice/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,10 @@ SL_API bool sl_batch_is_uniform(const sl_batch *b);
 /* Where sample i came from (a file path, a record name), as set by the reader that produced it
  * and carried along by operators; NULL when unknown. Valid as long as the pipeline. */
 SL_API const char *sl_batch_source(const sl_batch *b, int i);
+/* Copies all samples of b (on any device: host, pinned or GPU) into host memory dst, back to
+ * back as sl_batch_sample_offset lays them out; cap >= sl_batch_nbytes(b). Synchronous.
+ * Returns SL_EINVAL when cap is too small (message in sl_last_error()). */
+SL_API sl_status sl_batch_copy_to_host(const sl_batch *b, void *dst, size_t cap);
 
 #ifdef __cplusplus
 }

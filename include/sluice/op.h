@@ -144,6 +144,11 @@ typedef struct sl_op_def {
      * iteration starts; must not block. Without such a source every iteration has the
      * pipeline's batch_size. */
     int (*batch_size)(void *state, int64_t iteration);
+    /* device "gpu" (SL_OP_GPU): after setup/setup_sample (which see only shapes, never GPU
+     * data), enqueue the whole batch's work on sl_ctx_stream(ctx). Inputs and outputs are
+     * device memory; per-sample parameters go to the device with sl_ctx_gpu_upload. Must not
+     * wait for the GPU. Only in builds with CUDA (SLUICE_HAVE_CUDA). */
+    sl_status (*run_gpu)(sl_ctx *ctx);
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */
@@ -223,6 +228,25 @@ SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out,
 #define SL_SCRATCH_BUFFERS 4
 SL_API void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes);
 SL_API void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes);
+
+/* ---- GPU stage (run_gpu) --------------------------------------------------------------
+ * Device "mixed" needs nothing of these: a mixed node runs the op's CPU functions into pinned
+ * host memory and the executor copies its outputs to the device. */
+
+/* The CUDA stream (a cudaStream_t) the node's work must be enqueued on; NULL outside run_gpu. */
+SL_API void *sl_ctx_stream(const sl_ctx *ctx);
+/* Copies `bytes` of host memory to device memory that stays valid (and unchanged) until this
+ * iteration's GPU work is done; k < SL_GPU_UPLOADS selects one of the node's buffers. The copy
+ * is ordered on sl_ctx_stream before the kernels enqueued after this call. Returns the device
+ * pointer, or NULL (SL_ENOMEM; the context's error is set). Threads: run_gpu only. */
+#define SL_GPU_UPLOADS 4
+SL_API void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes);
+/* Device scratch memory of the node for this iteration (k < SL_GPU_UPLOADS, independent of the
+ * upload buffers); NULL on failure. */
+SL_API void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes);
+/* True when the GPU is emulated on the host (SLUICE_GPU_EMULATE=1, tests): kernels then run on
+ * the calling thread and device pointers are host pointers. */
+SL_API bool sl_ctx_gpu_emulated(const sl_ctx *ctx);
 
 /* Records an error with full context (operator, node, iteration, sample, source).
  * Returns: code. */

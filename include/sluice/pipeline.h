@@ -85,6 +85,12 @@ SL_API sl_outputs *sl_pipeline_outputs_pin(sl_pipeline *p);
 SL_API const sl_batch *sl_outputs_get(const sl_outputs *o, int i);
 SL_API int64_t sl_outputs_iteration(const sl_outputs *o);
 SL_API void sl_outputs_unpin(sl_outputs *o);
+/* GPU outputs read by a consumer's CUDA stream (a cudaStream_t; DLPack's `stream`): when the
+ * last pin of these outputs is dropped, the executor records an event on that stream and waits
+ * for it (on the device) before reusing the buffers, so kernels the consumer queued on them
+ * finish first. The outputs themselves are complete before share_outputs returns. No effect in
+ * a pipeline without GPU outputs. Threads: any. */
+SL_API void sl_outputs_set_stream(sl_outputs *o, void *stream);
 
 /* Message of the last failure of a call on p, "" if none. Valid until the next call on p. */
 SL_API const char *sl_pipeline_error(const sl_pipeline *p);

@@ -14,13 +14,27 @@ void sl__batch_init(sl_batch *b)
     memset(b, 0, sizeof(*b));
 }
 
+static void free_data(sl_batch *b, uint8_t *data)
+{
+    if (b->mem)
+        b->mem->free(b->mem->ctx, b->device, data, b->bytes_cap);
+    else
+        sl__free(data);
+}
+
 void sl__batch_fini(sl_batch *b)
 {
     sl__free(b->shapes);
     sl__free(b->offsets);
     sl__free((void *)b->sources);
-    sl__free(b->data);
+    free_data(b, b->data);
     sl__batch_init(b);
+}
+
+void sl__batch_set_device(sl_batch *b, sl_device device, const sl__devmem *mem)
+{
+    b->device = device;
+    b->mem = mem;
 }
 
 sl_status sl__batch_reserve_samples(sl_batch *b, int n)
@@ -83,12 +97,39 @@ sl_status sl__batch_alloc(sl_batch *b)
     if (cap < total)
         cap = total;
     cap = (cap + 63) & ~(size_t)63;
-    uint8_t *data = sl__aligned_alloc(cap);
+    /* contents need not survive growth: a batch is allocated before it is written */
+    uint8_t *data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);
     if (!data)
         return SL_ENOMEM;
-    sl__free(b->data);
+    free_data(b, b->data);
     b->data = data;
     b->bytes_cap = cap;
+    return SL_OK;
+}
+
+sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src)
+{
+    sl_status st = sl__batch_begin(dst, src->size, src->dtype, src->ndim, src->layout);
+    if (st != SL_OK)
+        return st;
+    memcpy(dst->shapes, src->shapes, (size_t)src->size * SL_MAX_NDIM * sizeof(int64_t));
+    memcpy((void *)dst->sources, (const void *)src->sources, (size_t)src->size * sizeof(char *));
+    return sl__batch_alloc(dst);
+}
+
+sl_status sl_batch_copy_to_host(const sl_batch *b, void *dst, size_t cap)
+{
+    if (!b || (!dst && cap))
+        return sl__last_error_set(SL_EMISUSE, "sl_batch_copy_to_host: NULL argument");
+    size_t n = b->offsets ? b->offsets[b->size] : 0;
+    if (cap < n)
+        return sl__last_error_set(SL_EINVAL, "sl_batch_copy_to_host: %zu bytes needed, %zu given",
+                                  n, cap);
+    if (n == 0)
+        return SL_OK;
+    if (b->device == SL_DEVICE_GPU && b->mem)
+        return b->mem->to_host(b->mem->ctx, dst, b->data, n);
+    memcpy(dst, b->data, n);
     return SL_OK;
 }
 

@@ -18,6 +18,10 @@
 #include "sluice/op.h"
 #include "sluice/status.h"
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA sources use the allocator and errors */
+#endif
+
 /* ---- allocation (alloc.c) ---------------------------------------------------------------
  * Every allocation of the library goes through these, so tests can count allocations (steady
  * state allocates nothing) and make the Nth one fail (every failure path is exercised). */
@@ -80,10 +84,29 @@ struct sl_batch {
     const char **sources; /* capacity entries, borrowed strings (reader-owned) */
     uint8_t *data;        /* 64-byte aligned, bytes_cap bytes, reused across iterations */
     size_t bytes_cap;
+    /* Where `data` lives when device is not SL_DEVICE_CPU (pinned host or GPU memory): the
+     * allocator that owns it. NULL for pageable host memory (sl__aligned_alloc). */
+    const struct sl__devmem *mem;
 };
+
+/* A device-memory allocator (src/cuda implements it; core knows nothing about CUDA). alloc
+ * returns NULL on failure; free accepts NULL. Threads: both may be called from any thread. */
+typedef struct sl__devmem {
+    void *(*alloc)(void *ctx, sl_device device, size_t bytes);
+    void (*free)(void *ctx, sl_device device, void *ptr, size_t bytes); /* bytes: as allocated */
+    /* Synchronous copy of device memory into pageable host memory. */
+    sl_status (*to_host)(void *ctx, void *dst, const void *src, size_t bytes);
+    void *ctx;
+} sl__devmem;
 
 /* Prepares an empty batch (no allocation). */
 void sl__batch_init(sl_batch *b);
+/* Makes b's storage live on `device` through `mem` (NULL: pageable host memory). Only on a
+ * batch without storage yet. */
+void sl__batch_set_device(sl_batch *b, sl_device device, const sl__devmem *mem);
+/* Gives dst src's samples: count, dtype, ndim, layout, shapes and sources (not the data), then
+ * allocates dst's storage. */
+sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src);
 /* Frees the storage; the struct may be reused after sl__batch_init. */
 void sl__batch_fini(sl_batch *b);
 /* Makes room for n samples' metadata; keeps capacity (never shrinks). */
@@ -127,4 +150,7 @@ uint64_t sl__mix64(uint64_t x);
 /* FNV-1a over a string, then mixed. */
 uint64_t sl__hash_str(const char *s);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

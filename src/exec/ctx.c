@@ -126,7 +126,7 @@ void *sl_ctx_iter_data(const sl_ctx *ctx)
 void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char *layout)
 {
     assert(o >= 0 && o < ctx->pn->op->num_outputs && ndim >= 0 && ndim <= SL_MAX_NDIM);
-    sl_batch *b = &ctx->sn->outs[o];
+    sl_batch *b = &ctx->sn->wouts[o];
     int n = sl_ctx_batch_size(ctx);
     if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
         ctx->oom = SL_ENOMEM;
@@ -140,7 +140,7 @@ void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char 
 
 void sl_ctx_set_shape(sl_ctx *ctx, int o, int sample, const int64_t *shape)
 {
-    sl_batch *b = &ctx->sn->outs[o];
+    sl_batch *b = &ctx->sn->wouts[o];
     assert(sample >= 0 && sample < b->size);
     for (int d = 0; d < b->ndim; d++) {
         assert(shape[d] >= 0);
@@ -150,20 +150,20 @@ void sl_ctx_set_shape(sl_ctx *ctx, int o, int sample, const int64_t *shape)
 
 void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source)
 {
-    sl_batch *b = &ctx->sn->outs[o];
+    sl_batch *b = &ctx->sn->wouts[o];
     assert(sample >= 0 && sample < b->size);
     b->sources[sample] = source;
 }
 
 void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample)
 {
-    sl_batch *b = &ctx->sn->outs[o];
+    sl_batch *b = &ctx->sn->wouts[o];
     return b->data + b->offsets[sample];
 }
 
 const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample)
 {
-    return sl_batch_shape(&ctx->sn->outs[o], sample);
+    return sl_batch_shape(&ctx->sn->wouts[o], sample);
 }
 
 void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
@@ -280,7 +280,7 @@ static const char *sample_source(const sl_ctx *ctx)
 {
     if (ctx->sample < 0)
         return NULL;
-    const sl_batch *out = ctx->pn->op->num_outputs > 0 ? &ctx->sn->outs[0] : NULL;
+    const sl_batch *out = ctx->pn->op->num_outputs > 0 ? &ctx->sn->wouts[0] : NULL;
     if (out && ctx->sample < out->size && out->sources[ctx->sample])
         return out->sources[ctx->sample];
     const sl_batch *in = sl_ctx_input(ctx, 0);

@@ -39,6 +39,9 @@ typedef struct sl__snode {
     struct sl__slot *slot;
     int node;                    /* plan index */
     sl_batch *outs;              /* op->num_outputs batches, storage reused across iterations */
+    sl_batch *wouts;             /* what the op's context writes: outs, or host_outs (mixed) */
+    sl_batch *host_outs;         /* mixed nodes: pinned staging of outs (stage.c), else NULL */
+    struct sl__gpunode *gn;      /* mixed and gpu nodes: events and upload buffers (stage.c) */
     void *iter_data;             /* op->iter_bytes_per_sample * batch_size bytes */
     int pending;                 /* (mu) producers not yet finished, +1 waiting for own k-1 */
     bool done;                   /* (mu) */
@@ -66,9 +69,10 @@ typedef struct sl__slot {
     int batch_size;           /* samples of this iteration (set at frame start, before tasks) */
     slot_state state;         /* (mu) */
     int nodes_left;           /* (mu) nodes of this frame not yet done */
-    atomic_bool failed; /* set once an error is recorded; later work of the frame is skipped */
-    sl__error err;      /* (mu) the frame's first error */
-    sl__snode *nodes;   /* plan->n */
+    atomic_bool failed;     /* set once an error is recorded; later work of the frame is skipped */
+    sl__error err;          /* (mu) the frame's first error */
+    sl__snode *nodes;       /* plan->n */
+    struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage.c) */
 } sl__slot;
 
 typedef struct sl__span {
@@ -135,6 +139,8 @@ struct sl_pipeline {
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
 
+    struct sl__gpu *gpu; /* streams and pools when the plan has mixed or gpu nodes, else NULL */
+
     sl__error error; /* last failure of a call on this pipeline */
 };
 
@@ -147,6 +153,7 @@ struct sl_ctx {
     int worker;
     bool failed;   /* sl_fail was called */
     sl_status oom; /* SL_ENOMEM from sl_ctx_set_output */
+    void *stream;  /* run_gpu: the compute stream */
 };
 
 struct sl_op_init {
@@ -179,6 +186,25 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
+
+/* stage.c: the mixed and gpu stages (stubs without CUDA). */
+bool sl__stage_has_gpu(const struct sl_pipeline *p);
+/* At build, after the slots: the GPU context, device batches, events. */
+sl_status sl__stage_create(struct sl_pipeline *p, char *err, size_t errlen);
+void sl__stage_fini_slots(struct sl_pipeline *p); /* before the slots' batches are freed */
+void sl__stage_destroy(struct sl_pipeline *p);    /* after them */
+/* Mixed node: allocate the pinned staging and the device outputs mirroring them. */
+sl_status sl__stage_alloc_mixed(sl_ctx *ctx);
+/* Mixed node, after its CPU work: queue the copies of its outputs to the device. */
+sl_status sl__stage_copy_mixed(sl_ctx *ctx);
+/* Gpu node: order after its mixed producers' copies, then run_gpu. */
+sl_status sl__stage_run_gpu(sl_ctx *ctx);
+void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* needs mu */
+void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot);  /* needs mu */
+/* Waits until the frame's GPU work is complete (share_outputs, without mu). */
+sl_status sl__stage_frame_sync(struct sl_pipeline *p, sl__slot *slot);
+/* The slot's last view died: order its reuse after the consumer's stream. Needs mu. */
+void sl__stage_unpinned_locked(struct sl_pipeline *p, sl__slot *slot);
 
 /* stats.c */
 void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,

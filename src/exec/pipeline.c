@@ -115,6 +115,7 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
         sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
         if (!sn->outs || !sn->tasks || !sn->iter_data)
             return SL_ENOMEM;
+        sn->wouts = sn->outs; /* mixed nodes: the pinned staging (stage.c) */
         for (int o = 0; o < op->num_outputs; o++) {
             if (sl__batch_reserve_samples(&sn->outs[o], p->opt.batch_size) != SL_OK)
                 return SL_ENOMEM;
@@ -139,6 +140,10 @@ static sl_status alloc_exec(sl_pipeline *p)
     }
     if (sl__pool_create(p) != SL_OK)
         return fail(p, SL_ENOMEM, "out of memory");
+    char err[512] = "";
+    sl_status st = sl__stage_create(p, err, sizeof err);
+    if (st != SL_OK)
+        return fail(p, st, "cannot set up the GPU stage on device %d: %s", p->opt.device_id, err);
     if (sl__tpool_create(p->opt.num_threads, &p->pool) != SL_OK)
         return fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
     return SL_OK;
@@ -195,7 +200,9 @@ void sl_pipeline_destroy(sl_pipeline *p)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
     sl__pool_destroy(p);
+    sl__stage_fini_slots(p);
     free_slots(p);
+    sl__stage_destroy(p);
     for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
         sl__free(p->scratch[w].buf);
     sl__free(p->scratch);
@@ -308,6 +315,17 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
         st = fail(p, SL_EMISUSE, "share_outputs: no iteration is scheduled (call schedule_run)");
     if (st == SL_OK)
         st = wait_ready(p, it);
+    if (st == SL_OK && p->gpu) {
+        /* READY: only this call moves the slot on, so its GPU work can be awaited unlocked */
+        pthread_mutex_unlock(&p->mu);
+        sl_status gst = sl__stage_frame_sync(p, &p->slots[it % p->depth]);
+        pthread_mutex_lock(&p->mu);
+        sl__slot *slot = &p->slots[it % p->depth];
+        if (gst != SL_OK && !atomic_load(&slot->failed)) {
+            slot->err = p->error;
+            atomic_store(&slot->failed, true);
+        }
+    }
     if (st == SL_OK) {
         sl__slot *slot = &p->slots[it % p->depth];
         p->next_share++;
@@ -419,6 +437,8 @@ void sl_outputs_unpin(sl_outputs *o)
     sl_pipeline *p = o->p;
     pthread_mutex_lock(&p->mu);
     assert(o->slot->pins > 0);
+    if (o->slot->pins == 1)
+        sl__stage_unpinned_locked(p, o->slot);
     if (--o->slot->pins == 0 && o->slot->state == SLOT_HELD) {
         o->slot->state = SLOT_FREE;
         sl__exec_start_frames(p);

@@ -109,6 +109,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     if (pn->op->flags & SL_OP_STATEFUL)
         release_stateful_successor(p, sn->node, sn->slot->iteration);
     if (--sn->slot->nodes_left == 0) {
+        sl__stage_frame_done_locked(p, sn->slot);
         sn->slot->state = SLOT_READY;
         pthread_cond_broadcast(&p->cv);
     }
@@ -142,8 +143,12 @@ static void add_busy(sl__snode *sn, int64_t t0)
 static sl_status alloc_outputs(sl_ctx *ctx)
 {
     for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
-        if (ctx->sn->outs[o].size != sl_ctx_batch_size(ctx))
+        if (ctx->sn->wouts[o].size != sl_ctx_batch_size(ctx))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
+    }
+    if (ctx->pn->stage == SL__STAGE_MIXED)
+        return sl__stage_alloc_mixed(ctx);
+    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
         if (sl__pool_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
@@ -151,12 +156,32 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     return SL_OK;
 }
 
-/* Allocates (the node's turn for shared storage has come), then runs per sample or per batch. */
+/* After a node's CPU work: a mixed node queues the copies of its outputs to the GPU. */
+static void finish_node(sl__snode *sn, int worker)
+{
+    if (sn->p->plan->nodes[sn->node].stage == SL__STAGE_MIXED && !atomic_load(&sn->slot->failed)) {
+        sl_ctx ctx = make_ctx(sn, -1, worker);
+        sl__stage_copy_mixed(&ctx);
+    }
+    complete_node(sn);
+}
+
+/* Allocates (the node's turn for shared storage has come), then runs per sample or per batch
+ * (CPU and mixed nodes) or enqueues the batch's GPU work (gpu nodes). */
 static void run_allocated(sl__snode *sn, int worker)
 {
     sl_ctx ctx = make_ctx(sn, -1, worker);
     const sl_op_def *op = ctx.pn->op;
     if (atomic_load(&sn->slot->failed) || alloc_outputs(&ctx) != SL_OK) {
+        complete_node(sn);
+        return;
+    }
+    if (ctx.pn->stage == SL__STAGE_GPU) {
+        int64_t t0 = sl__now_ns();
+        sl_status st = sl__stage_run_gpu(&ctx);
+        add_busy(sn, t0);
+        if (st != SL_OK)
+            op_failed(&ctx, st, "run_gpu");
         complete_node(sn);
         return;
     }
@@ -176,7 +201,7 @@ static void run_allocated(sl__snode *sn, int worker)
         if (st != SL_OK)
             op_failed(&ctx, st, "run_batch");
     }
-    complete_node(sn);
+    finish_node(sn, worker);
 }
 
 /* After setup (and per-sample setup): takes the node's shared output storage (pool.c), or
@@ -277,7 +302,7 @@ static void run_sample_task(void *arg, int64_t i, int worker)
 {
     sl__snode *sn = arg;
     if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->run_sample, "run_sample"))
-        complete_node(sn);
+        finish_node(sn, worker);
 }
 
 /* ---- frames ---------------------------------------------------------------------------- */
@@ -315,6 +340,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
     slot->nodes_left = p->plan->n;
     atomic_store(&slot->failed, false);
     sl__error_clear(&slot->err);
+    sl__stage_frame_start_locked(p, slot);
     slot->batch_size = frame_batch_size(p, slot, it);
     for (int j = 0; j < p->plan->n; j++) {
         sl__snode *sn = &slot->nodes[j];

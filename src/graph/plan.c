@@ -76,8 +76,31 @@ static sl_status check_device(build *b, int i)
     if (b->o->device_id < 0)
         return fail(b, i, SL_EUNSUPPORTED, "device \"%s\" in a CPU-only pipeline (device_id is -1)",
                     n->device);
+    if (stage == SL__STAGE_GPU && !b->ops[i]->run_gpu)
+        return fail(b, i, SL_EUNSUPPORTED, "operator has no gpu implementation in this build");
     return SL_OK;
 #endif
+}
+
+/* Data flows cpu -> mixed -> gpu: cpu and mixed nodes read CPU data, gpu nodes GPU data. */
+static sl_status check_input_stages(build *b, int i, const sl__ref *refs)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    for (int k = 0; k < n->ninputs; k++) {
+        sl__stage from = b->stages[refs[k].node];
+        const char *pname = b->g->nodes[refs[k].node].name;
+        if (b->stages[i] == SL__STAGE_GPU && from == SL__STAGE_CPU)
+            return fail(b, i, SL_EINVAL,
+                        "input %d comes from CPU node \"%s\"; a gpu operator reads GPU data: "
+                        "move it with .gpu() or run the producer on a mixed or gpu device",
+                        k, pname);
+        if (b->stages[i] != SL__STAGE_GPU && from != SL__STAGE_CPU)
+            return fail(b, i, SL_EINVAL,
+                        "input %d comes from node \"%s\" on %s; a %s operator reads CPU data "
+                        "(data flows cpu -> mixed -> gpu)",
+                        k, pname, sl__stage_name(from), sl__stage_name(b->stages[i]));
+    }
+    return SL_OK;
 }
 
 /* Resolves "node[:k]" used by node i (what: "input 2", "argument input \"mirror\""). */
@@ -389,6 +412,8 @@ static sl_status validate(build *b, gplan *gp, sl__plan *plan)
         st = check_args(b, i, gp->args[i]);
     for (int i = 0; st == SL_OK && i < b->g->n; i++)
         st = check_device(b, i);
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_input_stages(b, i, gp->inputs[i]);
     if (st == SL_OK)
         st = check_outputs(b, plan);
     if (st == SL_OK)

@@ -9,7 +9,7 @@
  *           in float32 ("round": halves away from zero; "truncate": toward zero), then
  *           out_of_bounds_policy ("error" fails, "pad" fills with fill_values, "trim_to_shape"
  *           clips)
- *   copy    the window copied channel-complete in the input layout (ops/tensor/copy.c), each
+ *   copy    the window copied channel-complete in the input layout (copy_kernels.c), each
  *           element converted to `dtype` when given (DALI's saturating cast)
  * fill_values: one value for every channel, or one per channel (at least C), written as output
  * values converted to the output type.

@@ -6,7 +6,7 @@
  * layout with H and W); an input without a layout is taken as HW (2-D), HWC (3-D) or DHWC
  * (4-D). Per sample, `horizontal`, `vertical`, `depthwise` (0 / non-zero, argument inputs
  * allowed) choose the axes; `depthwise` on a layout without D does nothing. The copy is a
- * strided gather (ops/tensor/copy.c) with negative strides on the flipped axes, so any dtype
+ * strided gather (copy_kernels.c) with negative strides on the flipped axes, so any dtype
  * works and zero-extent samples give empty outputs.
  * Invariant: output shape, dtype and layout equal the input's.
  */

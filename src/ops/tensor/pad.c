@@ -10,7 +10,7 @@
  * Other axes keep their extent. The data sits at the start of every axis; the rest is
  * fill_value (per sample), converted to the input type. Any type and dimensionality.
  * Invariant: setup (serial) computes every output shape, since extents depend on the whole
- * batch; run copies with the window kernel (ops/tensor/copy.c), anchor 0.
+ * batch; run copies with the window kernel (ops/tensor/copy_kernels.c), anchor 0.
  */
 #include "sluice/op.h"
 

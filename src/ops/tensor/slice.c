@@ -15,7 +15,7 @@
  * kept whole. out_of_bounds_policy then fails, pads with fill_values (one value, or one per
  * channel along the layout's C axis) or trims; `dtype` converts the output.
  * Invariant: setup_sample computes each window once into the iteration data; run only copies
- * with the window kernel of ops/tensor/copy.c.
+ * with the window kernel of ops/tensor/copy_kernels.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  *              of the 12 dtypes, with DALI's ConvertSat semantics; sl__convert_scalar.
  *   axes.c     axis lists from `axes` / `axis_names`, out-of-bounds policies, window policy
  *              application, shape formatting for messages.
- *   copy.c     sl__window_copy (an N-d window of the input, padded with fill values where it
+ *   copy_kernels.c sl__window_copy (an N-d window of the input, padded with fill values where it
  *              reaches outside, converted to the output type), sl__gather (an N-d strided copy:
  *              transposes and flips), sl__join_copy (cat / stack), sl__deinterleave.
  *   join.c     sl__join_setup, sl__join_run: the whole of cat and stack but their schemas.
@@ -80,7 +80,8 @@ char *sl__shape_str(char *buf, size_t len, const int64_t *shape, int ndim);
  * values given, which may be larger. */
 int sl__fill_read(sl_ctx *ctx, int arg, int i, sl_dtype t, void *out, int max);
 
-/* ---- copy kernels (copy.c) ----------------------------------------------------------------- */
+/* ---- copy kernels (copy_kernels.c)
+ * ----------------------------------------------------------------- */
 
 /* An N-d window copy: output element o (a multi-index in out_shape) is input element o + anchor
  * when that lies inside in_shape, converted from in_type to out_type; otherwise a fill value. */

@@ -12,7 +12,7 @@
  * outside [-n, n) fails naming the axis and its size, "..." stands for the axes not written
  * (unwritten trailing axes are kept whole too), integer indices drop their axis and its layout
  * letter. The result is a strided view of the input (offset, per-dimension extents and strides,
- * possibly negative or 0) copied by the tensor family's gather kernel (ops/tensor/copy.c).
+ * possibly negative or 0) copied by the tensor family's gather kernel (ops/tensor/copy_kernels.c).
  * Invariant: init parses the subscript once into the node's state; setup_sample resolves each
  * sample's view into the iteration data; run only copies, never forming an out-of-range pointer
  * (an empty view copies nothing).

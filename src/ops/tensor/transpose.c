@@ -5,7 +5,7 @@
  * Output dimension d is input dimension perm[d]: out_shape[d] = in_shape[perm[d]], and the
  * element at out index k is the input element at the index with k[d] on axis perm[d]. The
  * output layout is `output_layout` when given, else the input layout permuted the same way
- * (transpose_layout, the default) or none. The copy is a strided gather (ops/tensor/copy.c);
+ * (transpose_layout, the default) or none. The copy is a strided gather (copy_kernels.c);
  * the image case HWC -> CHW (perm [2, 0, 1]) is one deinterleaving pass over the pixels.
  * Invariant: perm is checked once at build (a permutation of 0..n-1) and its length against
  * the input at setup; run only copies.

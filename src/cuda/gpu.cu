@@ -1,0 +1,360 @@
+/* src/cuda/gpu.cu: the CUDA runtime behind src/cuda/gpu.h — probing, per-pipeline streams,
+ * device and pinned memory pools, events, copies, and the host emulation used by tests.
+ *
+ * Pools: a freed block goes to its pool's free list; an allocation takes the smallest free
+ * block that fits and is at most twice the request (a block's size is the one asked for when
+ * it was made; the batch gives it back with it), else asks CUDA (and, when CUDA is out of
+ * memory, frees the cached blocks and asks again). Batches only grow, so after warm-up nothing
+ * reaches CUDA. Blocks still listed at destroy are freed then. A mutex per pool: batches of
+ * several slots grow from different threads.
+ *
+ * Errors: CUDA failures become SL_EUNSUPPORTED (no device), SL_ENOMEM (allocation) or
+ * SL_EINTERNAL, with cudaGetErrorString kept in a thread-local buffer (sl__gpu_error_text).
+ */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gpu.h"
+
+static __thread char last_text[256];
+
+static sl_status cuda_fail(cudaError_t e, const char *what)
+{
+    snprintf(last_text, sizeof last_text, "%s: %s (%s)", what, cudaGetErrorString(e),
+             cudaGetErrorName(e));
+    cudaGetLastError(); /* clear the sticky-free error state */
+    if (e == cudaErrorMemoryAllocation)
+        return SL_ENOMEM;
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice)
+        return SL_EUNSUPPORTED;
+    return SL_EINTERNAL;
+}
+
+extern "C" const char *sl__gpu_error_text(void)
+{
+    return last_text;
+}
+
+/* ---- probing --------------------------------------------------------------------------- */
+
+extern "C" bool sl__gpu_emulated(void)
+{
+    static int cached = -1;
+    if (cached < 0) {
+        const char *v = getenv("SLUICE_GPU_EMULATE");
+        cached = v && strcmp(v, "1") == 0;
+    }
+    return cached == 1;
+}
+
+extern "C" bool sl__gpu_probe(int device_id, char *why, size_t whylen)
+{
+    if (sl__gpu_emulated()) {
+        if (device_id == 0)
+            return true;
+        snprintf(why, whylen, "device %d requested, but SLUICE_GPU_EMULATE emulates device 0 only",
+                 device_id);
+        return false;
+    }
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, whylen, "no usable CUDA device: %s", cudaGetErrorString(e));
+        cudaGetLastError();
+        return false;
+    }
+    if (device_id < 0 || device_id >= n) {
+        snprintf(why, whylen, "device_id %d, but this machine has %d CUDA device%s", device_id, n,
+                 n == 1 ? "" : "s");
+        return false;
+    }
+    return true;
+}
+
+/* ---- pools ------------------------------------------------------------------------------ */
+
+typedef struct block {
+    void *ptr;
+    size_t bytes;
+} block;
+
+typedef struct pool {
+    pthread_mutex_t mu;
+    block *free_list; /* (mu) cached blocks */
+    int nfree, cap;   /* (mu) */
+} pool;
+
+struct sl__gpu {
+    int device;
+    bool emulated;
+    cudaStream_t stream, copy_stream;
+    pool dev, pinned;
+    sl__devmem mem;
+    uint64_t alloc_calls; /* (atomic) */
+};
+
+static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
+{
+    void *p = NULL;
+    __atomic_fetch_add(&g->alloc_calls, 1, __ATOMIC_RELAXED);
+    if (g->emulated)
+        return sl__aligned_alloc(bytes);
+    cudaError_t e = d == SL_DEVICE_GPU ? cudaMalloc(&p, bytes)
+                                       : cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        cuda_fail(e, d == SL_DEVICE_GPU ? "cudaMalloc" : "cudaHostAlloc");
+        return NULL;
+    }
+    return p;
+}
+
+static void raw_free(sl__gpu *g, sl_device d, void *p)
+{
+    if (g->emulated)
+        sl__free(p);
+    else if (d == SL_DEVICE_GPU)
+        cudaFree(p);
+    else
+        cudaFreeHost(p);
+}
+
+/* Frees every cached block of pl. Needs pl->mu. */
+static void drain(sl__gpu *g, pool *pl, sl_device d)
+{
+    for (int i = 0; i < pl->nfree; i++)
+        raw_free(g, d, pl->free_list[i].ptr);
+    pl->nfree = 0;
+}
+
+static void *pool_alloc(void *ctx, sl_device d, size_t bytes)
+{
+    sl__gpu *g = (sl__gpu *)ctx;
+    pool *pl = d == SL_DEVICE_GPU ? &g->dev : &g->pinned;
+    void *p = NULL;
+    pthread_mutex_lock(&pl->mu);
+    int best = -1;
+    for (int i = 0; i < pl->nfree; i++) {
+        size_t b = pl->free_list[i].bytes;
+        if (b >= bytes && b / 2 <= bytes && (best < 0 || b < pl->free_list[best].bytes))
+            best = i;
+    }
+    if (best >= 0) {
+        p = pl->free_list[best].ptr;
+        pl->free_list[best] = pl->free_list[--pl->nfree];
+    }
+    if (!p) {
+        p = raw_alloc(g, d, bytes);
+        if (!p && pl->nfree) { /* give the cache back and try once more */
+            drain(g, pl, d);
+            p = raw_alloc(g, d, bytes);
+        }
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return p;
+}
+
+static void pool_free(void *ctx, sl_device d, void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    sl__gpu *g = (sl__gpu *)ctx;
+    pool *pl = d == SL_DEVICE_GPU ? &g->dev : &g->pinned;
+    pthread_mutex_lock(&pl->mu);
+    if (pl->nfree == pl->cap) {
+        int cap = pl->cap ? 2 * pl->cap : 16;
+        block *v = (block *)sl__realloc(pl->free_list, sizeof(block) * (size_t)cap);
+        if (!v) { /* cannot cache it: give it back */
+            pthread_mutex_unlock(&pl->mu);
+            raw_free(g, d, p);
+            return;
+        }
+        pl->free_list = v;
+        pl->cap = cap;
+    }
+    pl->free_list[pl->nfree++] = block{p, bytes};
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static sl_status pool_to_host(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    sl__gpu *g = (sl__gpu *)ctx;
+    if (g->emulated) {
+        memcpy(dst, src, bytes);
+        return SL_OK;
+    }
+    cudaSetDevice(g->device);
+    cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? SL_OK
+                            : sl__last_error_set(cuda_fail(e, "cudaMemcpy"), "%s", last_text);
+}
+
+/* ---- context ----------------------------------------------------------------------------- */
+
+extern "C" sl_status sl__gpu_create(int device_id, sl__gpu **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!sl__gpu_probe(device_id, err, errlen))
+        return SL_EUNSUPPORTED;
+    sl__gpu *g = (sl__gpu *)sl__calloc(1, sizeof(sl__gpu));
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return SL_ENOMEM;
+    }
+    g->device = device_id;
+    g->emulated = sl__gpu_emulated();
+    pthread_mutex_init(&g->dev.mu, NULL);
+    pthread_mutex_init(&g->pinned.mu, NULL);
+    g->mem = sl__devmem{pool_alloc, pool_free, pool_to_host, g};
+    if (!g->emulated) {
+        cudaError_t e = cudaSetDevice(device_id);
+        if (e == cudaSuccess)
+            e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+        if (e == cudaSuccess)
+            e = cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking);
+        if (e != cudaSuccess) {
+            sl_status st = cuda_fail(e, "creating the pipeline's CUDA streams");
+            snprintf(err, errlen, "%s", last_text);
+            sl__gpu_destroy(g);
+            return st;
+        }
+    }
+    *out = g;
+    return SL_OK;
+}
+
+extern "C" void sl__gpu_destroy(sl__gpu *g)
+{
+    if (!g)
+        return;
+    if (!g->emulated) {
+        cudaSetDevice(g->device);
+        if (g->stream)
+            cudaStreamSynchronize(g->stream);
+        if (g->copy_stream)
+            cudaStreamSynchronize(g->copy_stream);
+    }
+    pthread_mutex_lock(&g->dev.mu);
+    drain(g, &g->dev, SL_DEVICE_GPU);
+    pthread_mutex_unlock(&g->dev.mu);
+    pthread_mutex_lock(&g->pinned.mu);
+    drain(g, &g->pinned, SL_DEVICE_PINNED);
+    pthread_mutex_unlock(&g->pinned.mu);
+    if (!g->emulated) {
+        if (g->stream)
+            cudaStreamDestroy(g->stream);
+        if (g->copy_stream)
+            cudaStreamDestroy(g->copy_stream);
+    }
+    sl__free(g->dev.free_list);
+    sl__free(g->pinned.free_list);
+    pthread_mutex_destroy(&g->dev.mu);
+    pthread_mutex_destroy(&g->pinned.mu);
+    sl__free(g);
+}
+
+extern "C" int sl__gpu_device(const sl__gpu *g)
+{
+    return g->device;
+}
+
+extern "C" bool sl__gpu_is_emulated(const sl__gpu *g)
+{
+    return g->emulated;
+}
+
+extern "C" void *sl__gpu_stream(const sl__gpu *g)
+{
+    return (void *)g->stream;
+}
+
+extern "C" void *sl__gpu_copy_stream(const sl__gpu *g)
+{
+    return (void *)g->copy_stream;
+}
+
+extern "C" const sl__devmem *sl__gpu_devmem(sl__gpu *g)
+{
+    return &g->mem;
+}
+
+extern "C" uint64_t sl__gpu_alloc_calls(const sl__gpu *g)
+{
+    return __atomic_load_n(&g->alloc_calls, __ATOMIC_RELAXED);
+}
+
+extern "C" sl_status sl__gpu_bind(const sl__gpu *g)
+{
+    if (g->emulated)
+        return SL_OK;
+    cudaError_t e = cudaSetDevice(g->device);
+    return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaSetDevice");
+}
+
+/* ---- copies and events ------------------------------------------------------------------- */
+
+extern "C" sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, size_t bytes,
+                                  void *stream)
+{
+    if (bytes == 0)
+        return SL_OK;
+    if (g->emulated) {
+        memmove(dst, src, bytes);
+        return SL_OK;
+    }
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream);
+    return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaMemcpyAsync");
+}
+
+extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
+{
+    *out = NULL;
+    if (g->emulated)
+        return SL_OK;
+    cudaEvent_t ev;
+    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "cudaEventCreate");
+    *out = (sl__gpu_event *)ev;
+    return SL_OK;
+}
+
+extern "C" void sl__gpu_event_destroy(sl__gpu_event *e)
+{
+    if (e)
+        cudaEventDestroy((cudaEvent_t)e);
+}
+
+extern "C" sl_status sl__gpu_event_record(sl__gpu_event *e, void *stream)
+{
+    if (!e)
+        return SL_OK;
+    cudaError_t r = cudaEventRecord((cudaEvent_t)e, (cudaStream_t)stream);
+    return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaEventRecord");
+}
+
+extern "C" sl_status sl__gpu_stream_wait(void *stream, sl__gpu_event *e)
+{
+    if (!e)
+        return SL_OK;
+    cudaError_t r = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)e, 0);
+    return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaStreamWaitEvent");
+}
+
+extern "C" sl_status sl__gpu_event_sync(sl__gpu_event *e)
+{
+    if (!e)
+        return SL_OK;
+    cudaError_t r = cudaEventSynchronize((cudaEvent_t)e);
+    return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaEventSynchronize");
+}
+
+extern "C" sl_status sl__gpu_stream_sync(void *stream)
+{
+    if (sl__gpu_emulated())
+        return SL_OK;
+    cudaError_t r = cudaStreamSynchronize((cudaStream_t)stream);
+    return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaStreamSynchronize");
+}

@@ -1,0 +1,77 @@
+/* src/cuda/gpu.h: what the executor and the GPU operators see of the CUDA runtime (internal).
+ *
+ * Exports sl__gpu_*: probing a device (lazily: nothing touches CUDA until a pipeline with a
+ * mixed or gpu node is built), one sl__gpu per pipeline holding its device, its two streams
+ * (compute and host-to-device copies), a device-memory pool and a pinned host-memory pool
+ * (freed blocks are kept and reused, so steady state never calls cudaMalloc/cudaHostAlloc),
+ * events, and asynchronous copies. Everything is C-callable; the implementation is gpu.cu.
+ *
+ * Emulation: with SLUICE_GPU_EMULATE=1 in the environment, device 0 is emulated on the host:
+ * "device" and "pinned" memory are ordinary host memory, copies happen at once, streams and
+ * events are no-ops and kernels run on the calling thread (kernel.cuh). It exists so that the
+ * GPU stage — the executor's placement, staging, copies and every kernel's indexing and
+ * arithmetic — is tested on machines without a GPU; it is never chosen silently.
+ *
+ * Only compiled when SLUICE_HAVE_CUDA is defined.
+ */
+#ifndef SLUICE_CUDA_GPU_H
+#define SLUICE_CUDA_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl__gpu sl__gpu;
+typedef struct sl__gpu_event sl__gpu_event; /* a cudaEvent_t (NULL when emulated) */
+
+/* True when device `device_id` can run GPU work (or is emulated). On false, why says why
+ * ("no CUDA driver", "device 3 of 1", ...). Cheap after the first call. */
+bool sl__gpu_probe(int device_id, char *why, size_t whylen);
+/* True when SLUICE_GPU_EMULATE=1 (read once). */
+bool sl__gpu_emulated(void);
+
+/* A pipeline's GPU context on device_id: streams and pools. Returns SL_EUNSUPPORTED (no device)
+ * or SL_ENOMEM with the reason in err. */
+sl_status sl__gpu_create(int device_id, sl__gpu **out, char *err, size_t errlen);
+/* Waits for the streams, frees every pooled block. */
+void sl__gpu_destroy(sl__gpu *g);
+int sl__gpu_device(const sl__gpu *g);
+bool sl__gpu_is_emulated(const sl__gpu *g);
+/* The cudaStream_t (as void *) for kernels and for host-to-device copies. */
+void *sl__gpu_stream(const sl__gpu *g);
+void *sl__gpu_copy_stream(const sl__gpu *g);
+/* The allocator for batches on SL_DEVICE_GPU / SL_DEVICE_PINNED of this context. */
+const sl__devmem *sl__gpu_devmem(sl__gpu *g);
+/* Calls of cudaMalloc + cudaHostAlloc made so far (the pools' misses), for tests. */
+uint64_t sl__gpu_alloc_calls(const sl__gpu *g);
+/* Makes the calling thread use g's device (cudaSetDevice); threads of the pool call it before
+ * GPU work. */
+sl_status sl__gpu_bind(const sl__gpu *g);
+
+/* Asynchronous copies on `stream` (void * cudaStream_t); kind by the pointers' devices. host
+ * memory should be pinned for the copy to be asynchronous. */
+sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, size_t bytes, void *stream);
+
+sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out);
+void sl__gpu_event_destroy(sl__gpu_event *e);
+sl_status sl__gpu_event_record(sl__gpu_event *e, void *stream);
+/* Makes `stream` wait (on the device) for e's last record. */
+sl_status sl__gpu_stream_wait(void *stream, sl__gpu_event *e);
+/* Blocks the calling thread until e's last record completed. */
+sl_status sl__gpu_event_sync(sl__gpu_event *e);
+/* Blocks until everything queued on stream completed. */
+sl_status sl__gpu_stream_sync(void *stream);
+
+/* The last CUDA error's text (thread-local), for messages. */
+const char *sl__gpu_error_text(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,383 @@
+/* src/exec/stage.c: the executor's mixed and gpu stages.
+ *
+ * Exports sl__stage_* (exec.h) and the op-author calls sl_ctx_stream, sl_ctx_gpu_upload,
+ * sl_ctx_gpu_scratch, sl_ctx_gpu_emulated (op.h) and sl_outputs_set_stream (pipeline.h).
+ *
+ * A pipeline with mixed or gpu nodes gets one sl__gpu (src/cuda): a compute stream, a copy
+ * stream and memory pools. A mixed node runs its operator's CPU functions into pinned host
+ * batches (`host_outs`, what its context writes), then copies them on the copy stream into its
+ * device batches (`outs`, what consumers read) and records `copied`. A gpu node runs on a pool
+ * thread: its compute stream first waits for the `copied` events of its mixed producers, then
+ * run_gpu enqueues the kernels. GPU nodes are ordered by the dataflow (a node is submitted when
+ * its producers have enqueued their work on the same stream), so nothing waits on the host.
+ * When a frame's last node is done, the compute stream waits for the frame's copies and the
+ * slot's `done` event is recorded; share_outputs waits for it (sl__stage_frame_sync) before the
+ * consumer sees the outputs, so they are complete for any stream. Before a slot is reused, its
+ * streams wait for the `released` event recorded on the consumer's stream when the last view
+ * died, so kernels the consumer queued on its outputs finish first.
+ *
+ * Pinned staging and upload buffers of a slot are rewritten only by the slot's next frame,
+ * which starts after share_outputs synchronised the previous one (failed frames included).
+ *
+ * Without CUDA at build time only stubs remain: the plan refuses mixed and gpu nodes.
+ */
+#include <string.h>
+
+#include "exec/exec.h"
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/gpu.h"
+
+typedef struct gbuf {
+    void *host; /* pinned, upload buffers only */
+    void *dev;
+    size_t cap;
+} gbuf;
+
+struct sl__gpunode {
+    sl__gpu_event *copied; /* mixed: last H2D copy of this node in this slot */
+    gbuf up[SL_GPU_UPLOADS];
+    gbuf scratch[SL_GPU_UPLOADS];
+};
+
+struct sl__gpuslot {
+    sl__gpu_event *done;     /* recorded on the compute stream when the frame is complete */
+    sl__gpu_event *released; /* recorded on the consumer's stream when its last view died */
+    bool release_pending;    /* (mu) released was recorded and not yet waited for */
+    void *consumer_stream;   /* (mu) set by sl_outputs_set_stream while pinned */
+};
+
+static bool gpu_stage(const sl__pnode *pn)
+{
+    return pn->stage != SL__STAGE_CPU;
+}
+
+bool sl__stage_has_gpu(const sl_pipeline *p)
+{
+    return p->gpu != NULL;
+}
+
+static sl_status init_node(sl_pipeline *p, sl__slot *slot, int j)
+{
+    const sl__pnode *pn = &p->plan->nodes[j];
+    sl__snode *sn = &slot->nodes[j];
+    int nout = pn->op->num_outputs;
+    const sl__devmem *mem = sl__gpu_devmem(p->gpu);
+    sn->gn = sl__calloc(1, sizeof(*sn->gn));
+    if (!sn->gn)
+        return SL_ENOMEM;
+    for (int o = 0; o < nout; o++)
+        sl__batch_set_device(&sn->outs[o], SL_DEVICE_GPU, mem);
+    if (pn->stage != SL__STAGE_MIXED)
+        return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+    sn->host_outs = sl__calloc((size_t)nout, sizeof(sl_batch));
+    if (!sn->host_outs)
+        return SL_ENOMEM;
+    for (int o = 0; o < nout; o++) {
+        sl__batch_set_device(&sn->host_outs[o], SL_DEVICE_PINNED, mem);
+        if (sl__batch_reserve_samples(&sn->host_outs[o], p->opt.batch_size) != SL_OK)
+            return SL_ENOMEM;
+    }
+    sn->wouts = sn->host_outs;
+    return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+}
+
+sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
+{
+    bool any = false;
+    for (int j = 0; j < p->plan->n; j++)
+        any |= gpu_stage(&p->plan->nodes[j]);
+    if (!any)
+        return SL_OK;
+    sl_status st = sl__gpu_create(p->opt.device_id, &p->gpu, err, errlen);
+    if (st != SL_OK)
+        return st;
+    for (int s = 0; s < p->depth; s++) {
+        sl__slot *slot = &p->slots[s];
+        slot->gs = sl__calloc(1, sizeof(*slot->gs));
+        if (!slot->gs)
+            goto oom;
+        if (sl__gpu_event_create(p->gpu, &slot->gs->done) != SL_OK ||
+            sl__gpu_event_create(p->gpu, &slot->gs->released) != SL_OK) {
+            snprintf(err, errlen, "%s", sl__gpu_error_text());
+            return SL_EINTERNAL;
+        }
+        for (int j = 0; j < p->plan->n; j++) {
+            if (gpu_stage(&p->plan->nodes[j]) && init_node(p, slot, j) != SL_OK)
+                goto oom;
+        }
+    }
+    return SL_OK;
+oom:
+    snprintf(err, errlen, "out of memory setting up the GPU stage");
+    return SL_ENOMEM;
+}
+
+static void free_gbuf(sl__gpu *g, gbuf *b)
+{
+    const sl__devmem *m = sl__gpu_devmem(g);
+    m->free(m->ctx, SL_DEVICE_PINNED, b->host, b->cap);
+    m->free(m->ctx, SL_DEVICE_GPU, b->dev, b->cap);
+    memset(b, 0, sizeof(*b));
+}
+
+void sl__stage_fini_slots(sl_pipeline *p)
+{
+    if (!p->gpu)
+        return;
+    /* nothing may still read or write the buffers freed below */
+    sl__gpu_stream_sync(sl__gpu_stream(p->gpu));
+    sl__gpu_stream_sync(sl__gpu_copy_stream(p->gpu));
+    for (int s = 0; p->slots && s < p->depth; s++) {
+        sl__slot *slot = &p->slots[s];
+        for (int j = 0; slot->nodes && j < p->plan->n; j++) {
+            sl__snode *sn = &slot->nodes[j];
+            for (int o = 0; sn->host_outs && o < p->plan->nodes[j].op->num_outputs; o++)
+                sl__batch_fini(&sn->host_outs[o]);
+            sl__free(sn->host_outs);
+            sn->host_outs = NULL;
+            sn->wouts = sn->outs;
+            if (!sn->gn)
+                continue;
+            sl__gpu_event_destroy(sn->gn->copied);
+            for (int k = 0; k < SL_GPU_UPLOADS; k++) {
+                free_gbuf(p->gpu, &sn->gn->up[k]);
+                free_gbuf(p->gpu, &sn->gn->scratch[k]);
+            }
+            sl__free(sn->gn);
+            sn->gn = NULL;
+        }
+        if (slot->gs) {
+            sl__gpu_event_destroy(slot->gs->done);
+            sl__gpu_event_destroy(slot->gs->released);
+            sl__free(slot->gs);
+            slot->gs = NULL;
+        }
+    }
+}
+
+void sl__stage_destroy(sl_pipeline *p)
+{
+    sl__gpu_destroy(p->gpu); /* after every batch gave its blocks back */
+    p->gpu = NULL;
+}
+
+/* ---- node phases -------------------------------------------------------------------------- */
+
+sl_status sl__stage_alloc_mixed(sl_ctx *ctx)
+{
+    sl__snode *sn = ctx->sn;
+    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+        if (sl__batch_alloc(&sn->host_outs[o]) != SL_OK)
+            return sl_fail(ctx, SL_ENOMEM, "out of pinned host memory for output %d (%zu bytes)", o,
+                           sn->host_outs[o].offsets[sn->host_outs[o].size]);
+        if (sl__batch_mirror(&sn->outs[o], &sn->host_outs[o]) != SL_OK)
+            return sl_fail(ctx, SL_ENOMEM, "out of GPU memory for output %d (%zu bytes)", o,
+                           sn->outs[o].offsets[sn->outs[o].size]);
+    }
+    return SL_OK;
+}
+
+sl_status sl__stage_copy_mixed(sl_ctx *ctx)
+{
+    sl_pipeline *p = ctx->p;
+    sl__snode *sn = ctx->sn;
+    void *stream = sl__gpu_copy_stream(p->gpu);
+    sl_status st = sl__gpu_bind(p->gpu);
+    for (int o = 0; st == SL_OK && o < ctx->pn->op->num_outputs; o++) {
+        const sl_batch *h = &sn->host_outs[o];
+        st = sl__gpu_copy(p->gpu, sn->outs[o].data, h->data, h->offsets[h->size], stream);
+    }
+    if (st == SL_OK)
+        st = sl__gpu_event_record(sn->gn->copied, stream);
+    if (st != SL_OK)
+        return sl_fail(ctx, st, "copying the outputs to the GPU: %s", sl__gpu_error_text());
+    return SL_OK;
+}
+
+sl_status sl__stage_run_gpu(sl_ctx *ctx)
+{
+    sl_pipeline *p = ctx->p;
+    void *stream = sl__gpu_stream(p->gpu);
+    sl_status st = sl__gpu_bind(p->gpu);
+    for (int k = 0; st == SL_OK && k < ctx->pn->ninputs; k++) {
+        const sl__snode *pr = &ctx->slot->nodes[ctx->pn->inputs[k].node];
+        if (p->plan->nodes[pr->node].stage == SL__STAGE_MIXED)
+            st = sl__gpu_stream_wait(stream, pr->gn->copied);
+    }
+    if (st != SL_OK)
+        return sl_fail(ctx, st, "ordering the GPU work: %s", sl__gpu_error_text());
+    ctx->stream = stream;
+    st = ctx->pn->op->run_gpu(ctx);
+    ctx->stream = NULL;
+    return st;
+}
+
+/* ---- frames --------------------------------------------------------------------------------- */
+
+void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gpu || !slot->gs->release_pending)
+        return;
+    /* the consumer's kernels on the previous outputs of this slot come first */
+    sl__gpu_stream_wait(sl__gpu_stream(p->gpu), slot->gs->released);
+    sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), slot->gs->released);
+    slot->gs->release_pending = false;
+}
+
+void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gpu)
+        return;
+    void *stream = sl__gpu_stream(p->gpu);
+    sl__gpu_bind(p->gpu);
+    for (int j = 0; j < p->plan->n; j++) {
+        if (p->plan->nodes[j].stage == SL__STAGE_MIXED)
+            sl__gpu_stream_wait(stream, slot->nodes[j].gn->copied);
+    }
+    sl__gpu_event_record(slot->gs->done, stream);
+}
+
+sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gpu)
+        return SL_OK;
+    sl__gpu_bind(p->gpu);
+    if (sl__gpu_event_sync(slot->gs->done) != SL_OK) /* a kernel fault: the context is lost */
+        return sl__error_set(&p->error, SL_EINTERNAL, NULL, NULL, slot->iteration, -1, NULL,
+                             "GPU work of this iteration failed: %s", sl__gpu_error_text());
+    return SL_OK;
+}
+
+void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gpu || !slot->gs->consumer_stream)
+        return;
+    sl__gpu_bind(p->gpu);
+    if (sl__gpu_event_record(slot->gs->released, slot->gs->consumer_stream) == SL_OK)
+        slot->gs->release_pending = true;
+    slot->gs->consumer_stream = NULL;
+}
+
+void sl_outputs_set_stream(sl_outputs *o, void *stream)
+{
+    if (!o || !o->p->gpu)
+        return;
+    pthread_mutex_lock(&o->p->mu);
+    o->slot->gs->consumer_stream = stream;
+    pthread_mutex_unlock(&o->p->mu);
+}
+
+/* ---- op-author calls ------------------------------------------------------------------------ */
+
+void *sl_ctx_stream(const sl_ctx *ctx)
+{
+    return ctx->stream;
+}
+
+bool sl_ctx_gpu_emulated(const sl_ctx *ctx)
+{
+    return ctx->p->gpu && sl__gpu_is_emulated(ctx->p->gpu);
+}
+
+/* Grows b to at least bytes (device part, and the pinned part when host is wanted). */
+static bool reserve(sl_pipeline *p, gbuf *b, size_t bytes, bool host)
+{
+    if (bytes <= b->cap && b->dev && (!host || b->host))
+        return true;
+    const sl__devmem *m = sl__gpu_devmem(p->gpu);
+    size_t cap = bytes > b->cap ? bytes + bytes / 2 : b->cap;
+    free_gbuf(p->gpu, b);
+    b->dev = m->alloc(m->ctx, SL_DEVICE_GPU, cap);
+    b->host = host ? m->alloc(m->ctx, SL_DEVICE_PINNED, cap) : NULL;
+    b->cap = cap;
+    if (b->dev && (!host || b->host))
+        return true;
+    free_gbuf(p->gpu, b);
+    return false;
+}
+
+void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
+{
+    if (!ctx->sn->gn || k < 0 || k >= SL_GPU_UPLOADS) {
+        sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_upload outside the GPU stage or k=%d", k);
+        return NULL;
+    }
+    gbuf *b = &ctx->sn->gn->up[k];
+    if (!reserve(ctx->p, b, bytes ? bytes : 1, true)) {
+        sl_fail(ctx, SL_ENOMEM, "out of GPU or pinned memory for %zu bytes of parameters", bytes);
+        return NULL;
+    }
+    memcpy(b->host, host, bytes);
+    if (sl__gpu_copy(ctx->p->gpu, b->dev, b->host, bytes, sl__gpu_stream(ctx->p->gpu)) != SL_OK) {
+        sl_fail(ctx, SL_EINTERNAL, "uploading parameters: %s", sl__gpu_error_text());
+        return NULL;
+    }
+    return b->dev;
+}
+
+void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
+{
+    if (!ctx->sn->gn || k < 0 || k >= SL_GPU_UPLOADS) {
+        sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_scratch outside the GPU stage or k=%d", k);
+        return NULL;
+    }
+    gbuf *b = &ctx->sn->gn->scratch[k];
+    if (!reserve(ctx->p, b, bytes ? bytes : 1, false)) {
+        sl_fail(ctx, SL_ENOMEM, "out of GPU memory for %zu bytes of scratch", bytes);
+        return NULL;
+    }
+    return b->dev;
+}
+
+#else /* no CUDA: the plan refuses mixed and gpu nodes, so only these remain */
+
+bool sl__stage_has_gpu(const sl_pipeline *p)
+{
+    return false;
+}
+sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
+{
+    return SL_OK;
+}
+void sl__stage_fini_slots(sl_pipeline *p) {}
+void sl__stage_destroy(sl_pipeline *p) {}
+sl_status sl__stage_alloc_mixed(sl_ctx *ctx)
+{
+    return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
+sl_status sl__stage_copy_mixed(sl_ctx *ctx)
+{
+    return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
+sl_status sl__stage_run_gpu(sl_ctx *ctx)
+{
+    return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
+void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot) {}
+void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot) {}
+sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
+{
+    return SL_OK;
+}
+void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot) {}
+void sl_outputs_set_stream(sl_outputs *o, void *stream) {}
+void *sl_ctx_stream(const sl_ctx *ctx)
+{
+    return NULL;
+}
+bool sl_ctx_gpu_emulated(const sl_ctx *ctx)
+{
+    return false;
+}
+void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
+{
+    sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+    return NULL;
+}
+void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
+{
+    sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+    return NULL;
+}
+#endif

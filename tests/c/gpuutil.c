@@ -1,0 +1,185 @@
+/* tests/c/gpuutil.c: see gpuutil.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuutil.h"
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/gpu.h"
+#endif
+
+bool tu_gpu_emulated(void)
+{
+    const char *v = getenv("SLUICE_GPU_EMULATE");
+    return v && strcmp(v, "1") == 0;
+}
+
+void tu_gpu_require(void)
+{
+#ifndef SLUICE_HAVE_CUDA
+    printf("SKIP: this build of sluice has no CUDA support (SLUICE_CUDA=OFF)\n");
+    exit(77);
+#else
+    char why[256] = "";
+    if (!sl__gpu_probe(0, why, sizeof why)) {
+        printf("SKIP: no GPU to run on: %s (the .emulated variant of this test runs the GPU "
+               "stage on the host)\n",
+               why);
+        exit(77);
+    }
+    printf("GPU stage: %s\n", tu_gpu_emulated() ? "emulated on the host" : "CUDA device 0");
+#endif
+}
+
+/* Replaces every occurrence of key in s (owned) with val. */
+static char *replace(char *s, const char *key, const char *val)
+{
+    size_t kl = strlen(key), vl = strlen(val), n = 0;
+    for (const char *q = strstr(s, key); q; q = strstr(q + kl, key))
+        n++;
+    char *out = malloc(strlen(s) + n * vl + 1), *w = out;
+    assert_non_null(out);
+    const char *r = s;
+    for (const char *q = strstr(r, key); q; q = strstr(r, key)) {
+        memcpy(w, r, (size_t)(q - r));
+        w += q - r;
+        memcpy(w, val, vl);
+        w += vl;
+        r = q + kl;
+    }
+    strcpy(w, r);
+    free(s);
+    return out;
+}
+
+char *tu_gpu_spec(const char *spec, bool gpu)
+{
+    char *s = strdup(spec);
+    assert_non_null(s);
+    s = replace(s, "$MIX", gpu ? "mixed" : "cpu");
+    return replace(s, "$GPU", gpu ? "gpu" : "cpu");
+}
+
+sl_pipeline *tu_gpu_build(const char *spec, bool gpu)
+{
+    char *json = tu_gpu_spec(spec, gpu);
+    sl_pipeline_options o;
+    sl_graph *g = NULL;
+    sl_pipeline *p = NULL;
+    sl_pipeline_options_init(&o);
+    if (sl_pipeline_options_from_json(json, &o) != SL_OK || sl_graph_from_json(json, &g) != SL_OK)
+        fail_msg("spec: %s\n%s", sl_last_error(), json);
+    o.device_id = gpu ? 0 : -1;
+    if (sl_pipeline_create(g, &o, &p) != SL_OK)
+        fail_msg("create: %s", sl_last_error());
+    sl_graph_destroy(g);
+    if (sl_pipeline_build(p) != SL_OK)
+        fail_msg("build (%s): %s", gpu ? "gpu" : "cpu", sl_pipeline_error(p));
+    free(json);
+    return p;
+}
+
+void *tu_batch_to_host(const sl_batch *b)
+{
+    size_t n = sl_batch_nbytes(b);
+    void *h = malloc(n ? n : 1);
+    assert_non_null(h);
+    if (sl_batch_copy_to_host(b, h, n) != SL_OK)
+        fail_msg("copy to host: %s", sl_last_error());
+    return h;
+}
+
+static double element(const void *base, sl_dtype t, size_t i)
+{
+    switch (t) {
+    case SL_DTYPE_UINT8: return ((const uint8_t *)base)[i];
+    case SL_DTYPE_INT8: return ((const int8_t *)base)[i];
+    case SL_DTYPE_UINT16: return ((const uint16_t *)base)[i];
+    case SL_DTYPE_INT16: return ((const int16_t *)base)[i];
+    case SL_DTYPE_UINT32: return ((const uint32_t *)base)[i];
+    case SL_DTYPE_INT32: return ((const int32_t *)base)[i];
+    case SL_DTYPE_UINT64: return (double)((const uint64_t *)base)[i];
+    case SL_DTYPE_INT64: return (double)((const int64_t *)base)[i];
+    case SL_DTYPE_FLOAT32: return ((const float *)base)[i];
+    case SL_DTYPE_FLOAT64: return ((const double *)base)[i];
+    case SL_DTYPE_BOOL: return ((const uint8_t *)base)[i];
+    case SL_DTYPE_FLOAT16: {
+        uint16_t h = ((const uint16_t *)base)[i];
+        int e = (h >> 10) & 31, m = h & 1023;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(m + 1024, e - 25);
+        return h & 0x8000 ? -v : v;
+    }
+    default: fail_msg("dtype %d not comparable", (int)t);
+    }
+    return 0;
+}
+
+static void compare_batches(const sl_batch *c, const sl_batch *g, int it, int out, double tol,
+                            tu_diff *d, double *sum)
+{
+    assert_int_equal(sl_batch_device(c), SL_DEVICE_CPU);
+    assert_int_equal(sl_batch_size(c), sl_batch_size(g));
+    if (sl_batch_dtype(c) != sl_batch_dtype(g) || sl_batch_ndim(c) != sl_batch_ndim(g))
+        fail_msg("iteration %d output %d: dtype/ndim %s/%d (cpu) vs %s/%d (gpu)", it, out,
+                 sl_dtype_name(sl_batch_dtype(c)), sl_batch_ndim(c),
+                 sl_dtype_name(sl_batch_dtype(g)), sl_batch_ndim(g));
+    assert_string_equal(sl_batch_layout(c), sl_batch_layout(g));
+    uint8_t *gh = tu_batch_to_host(g);
+    const uint8_t *ch = sl_batch_data(c);
+    size_t es = sl_dtype_size(sl_batch_dtype(c));
+    for (int i = 0; i < sl_batch_size(c); i++) {
+        for (int k = 0; k < sl_batch_ndim(c); k++) {
+            if (sl_batch_shape(c, i)[k] != sl_batch_shape(g, i)[k])
+                fail_msg("iteration %d output %d sample %d: extent %d is %lld (cpu) vs %lld (gpu)",
+                         it, out, i, k, (long long)sl_batch_shape(c, i)[k],
+                         (long long)sl_batch_shape(g, i)[k]);
+        }
+        const void *cs = ch + sl_batch_sample_offset(c, i);
+        const void *gs = gh + sl_batch_sample_offset(g, i);
+        for (int64_t e = 0; e < sl_batch_sample_numel(c, i); e++) {
+            double a = element(cs, sl_batch_dtype(c), (size_t)e);
+            double b = element(gs, sl_batch_dtype(c), (size_t)e);
+            double diff = isnan(a) && isnan(b) ? 0 : fabs(a - b);
+            if (!(diff <= tol))
+                fail_msg("iteration %d output %d sample %d element %lld: cpu %.9g, gpu %.9g "
+                         "(tolerance %g)",
+                         it, out, i, (long long)e, a, b, tol);
+            if (diff > d->max_abs)
+                d->max_abs = diff;
+            *sum += diff;
+            d->elements++;
+        }
+    }
+    (void)es;
+    free(gh);
+}
+
+tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
+{
+    tu_diff d = {0};
+    double sum = 0;
+    sl_pipeline *pc = tu_gpu_build(spec, false), *pg = tu_gpu_build(spec, true);
+    for (int it = 0; it < iterations; it++) {
+        if (sl_pipeline_run(pc) != SL_OK)
+            fail_msg("cpu run %d: %s", it, sl_pipeline_error(pc));
+        if (sl_pipeline_run(pg) != SL_OK)
+            fail_msg("gpu run %d: %s", it, sl_pipeline_error(pg));
+        assert_int_equal(sl_pipeline_num_outputs(pc), sl_pipeline_num_outputs(pg));
+        for (int o = 0; o < sl_pipeline_num_outputs(pc); o++)
+            compare_batches(sl_pipeline_output(pc, o), sl_pipeline_output(pg, o), it, o, tol, &d,
+                            &sum);
+    }
+    d.mean_abs = d.elements ? sum / (double)d.elements : 0;
+    print_message("compared %lld elements: max |diff| %g, mean %g\n", d.elements, d.max_abs,
+                  d.mean_abs);
+    sl_pipeline_destroy(pc);
+    sl_pipeline_destroy(pg);
+    return d;
+}

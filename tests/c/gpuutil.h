@@ -1,0 +1,42 @@
+/* tests/c/gpuutil.h: GPU-stage tests (C test library, gpuutil.c).
+ *
+ * A GPU test runs twice under ctest (cmake/SluiceTests.cmake): on the real device, and with
+ * SLUICE_GPU_EMULATE=1, where the GPU stage runs on the host. tu_gpu_require() exits 77 (SKIP,
+ * with the reason on stdout) when neither is possible, so a skipped GPU test never passes.
+ *
+ * tu_gpu_compare() is the usual check of a GPU operator: one JSON spec written with device
+ * placeholders is built twice — "$MIX" and "$GPU" become "cpu" in the reference pipeline and
+ * "mixed" / "gpu" in the GPU pipeline — and every output of several iterations is compared
+ * sample by sample (shape, dtype, then values within `tol`, 0 for exact).
+ */
+#ifndef SLUICE_TEST_GPUUTIL_H
+#define SLUICE_TEST_GPUUTIL_H
+
+#include <stdbool.h>
+
+#include "sluice/sluice.h"
+
+/* Exits 77 with "SKIP: <reason>" unless GPU work can run here (real or emulated). */
+void tu_gpu_require(void);
+/* True under SLUICE_GPU_EMULATE=1. */
+bool tu_gpu_emulated(void);
+
+/* The spec with $MIX / $GPU replaced for the cpu (gpu = false) or gpu pipeline; free(). */
+char *tu_gpu_spec(const char *spec, bool gpu);
+/* Builds the spec (its "pipeline" options; device_id 0 for the gpu one), failing the test on
+ * error. */
+sl_pipeline *tu_gpu_build(const char *spec, bool gpu);
+/* All samples of b copied to host memory (malloc'd; free()). */
+void *tu_batch_to_host(const sl_batch *b);
+
+typedef struct tu_diff {
+    double max_abs;  /* largest |cpu - gpu| over all compared elements */
+    double mean_abs; /* mean |cpu - gpu| */
+    long long elements;
+} tu_diff;
+
+/* Runs both pipelines `iterations` times and compares all outputs; fails the test when a shape
+ * or dtype differs or any element differs by more than tol. Returns the differences seen. */
+tu_diff tu_gpu_compare(const char *spec, int iterations, double tol);
+
+#endif

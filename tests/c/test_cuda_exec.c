@@ -1,0 +1,208 @@
+/* tests/c/test_cuda_exec.c: the executor's mixed and gpu stages (exec/stage.c, src/cuda).
+ *
+ * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
+ * silently (gpuutil.h). Checks: decoders.image on "mixed" and copy on "gpu" give the CPU
+ * pipeline's bytes, on the GPU (sl_batch_device), with CPU outputs (labels) beside them; steady
+ * state makes no device or pinned allocation; the GPU outputs of a pinned slot stay unchanged
+ * while later iterations run; a corrupt file in a mixed decoder is reported at its iteration,
+ * naming the file, and the pipeline goes on; placement errors (gpu input from a CPU node, CPU
+ * input from a gpu node, mixed for an operator without it, gpu in a CPU-only pipeline) fail the
+ * build naming the node.
+ * Data: the JPEG class tree of tests/data/make_tree.py (SLUICE_TEST_TREE).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "exec/exec.h"
+#include "gpuutil.h"
+#include "testutil.h"
+
+#ifdef SLUICE_HAVE_CUDA
+#include "cuda/gpu.h"
+#endif
+
+static char spec[4096];
+
+/* reader -> decoders.image ($MIX) -> copy ($GPU); outputs: images, a GPU copy, labels */
+static const char *reader_spec(int batch, int depth)
+{
+    snprintf(spec, sizeof spec,
+             "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"prefetch_queue_depth\": "
+             "%d, \"seed\": 7},"
+             " \"nodes\": ["
+             "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+             "\"%s\", \"random_shuffle\": true, \"seed\": 3}},"
+             "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\","
+             "   \"inputs\": [\"reader:0\"], \"args\": {\"output_type\": \"RGB\"}},"
+             "  {\"name\": \"dup\", \"op\": \"copy\", \"device\": \"$GPU\", \"inputs\": "
+             "[\"dec\"]}],"
+             " \"outputs\": [\"dec\", \"dup\", \"reader:1\"]}",
+             batch, depth, tu_env_dir("SLUICE_TEST_TREE"));
+    return spec;
+}
+
+static void mixed_decode_equals_cpu(void **state)
+{
+    tu_diff d = tu_gpu_compare(reader_spec(7, 2), 9, 0);
+    assert_true(d.elements > 1000000);
+    assert_true(d.max_abs == 0);
+}
+
+static void outputs_live_on_the_gpu(void **state)
+{
+    sl_pipeline *p = tu_gpu_build(reader_spec(4, 2), true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_batch_device(sl_pipeline_output(p, 0)), SL_DEVICE_GPU);
+    assert_int_equal(sl_batch_device(sl_pipeline_output(p, 1)), SL_DEVICE_GPU);
+    assert_int_equal(sl_batch_device(sl_pipeline_output(p, 2)), SL_DEVICE_CPU);
+    assert_ptr_not_equal(sl_batch_data(sl_pipeline_output(p, 0)),
+                         sl_batch_data(sl_pipeline_output(p, 1)));
+    /* a too-small destination is refused, not overrun */
+    uint8_t small[4];
+    assert_int_equal(sl_batch_copy_to_host(sl_pipeline_output(p, 0), small, sizeof small),
+                     SL_EINVAL);
+    sl_pipeline_destroy(p);
+}
+
+static void steady_state_allocates_no_device_memory(void **state)
+{
+#ifdef SLUICE_HAVE_CUDA
+    sl_pipeline *p = tu_gpu_build(reader_spec(8, 2), true);
+    /* the first epoch (100 files) grows every buffer to the largest batch it will see */
+    for (int i = 0; i < 26; i++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    uint64_t before = sl__gpu_alloc_calls(p->gpu);
+    for (int i = 0; i < 26; i++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl__gpu_alloc_calls(p->gpu), before);
+    sl_pipeline_destroy(p);
+#endif
+}
+
+static void pinned_gpu_outputs_stay_unchanged(void **state)
+{
+    sl_pipeline *p = tu_gpu_build(reader_spec(5, 3), true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    sl_outputs *o = sl_pipeline_outputs_pin(p);
+    assert_non_null(o);
+    const sl_batch *b = sl_outputs_get(o, 1);
+    size_t n = sl_batch_nbytes(b);
+    void *first = tu_batch_to_host(b);
+    for (int i = 0; i < 2; i++) /* depth 3: iterations 1 and 2 use the other slots */
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    void *again = tu_batch_to_host(b);
+    assert_memory_equal(first, again, n);
+    sl_outputs_unpin(o);
+    free(first);
+    free(again);
+    sl_pipeline_destroy(p);
+}
+
+static void corrupt_file_in_mixed_decoder_names_it(void **state)
+{
+    char *dir = tu_mkdtemp();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/a", dir);
+    mkdir(path, 0755);
+    const char *tree = tu_env_dir("SLUICE_TEST_TREE");
+    /* one good class folder entry, then a truncated JPEG in second position */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "f=$(ls %s/*/*.jpg | head -1); cp \"$f\" %s/a/0.jpg && head -c 300 \"$f\" > "
+             "%s/a/1.jpg && cp \"$f\" %s/a/2.jpg",
+             tree, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(spec, sizeof spec,
+             "{\"pipeline\": {\"batch_size\": 1, \"num_threads\": 2, \"prefetch_queue_depth\": 2},"
+             " \"nodes\": ["
+             "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+             "\"%s\"}},"
+             "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"mixed\","
+             "   \"inputs\": [\"reader:0\"]}],"
+             " \"outputs\": [\"dec\"]}",
+             dir);
+    sl_pipeline *p = tu_gpu_build(spec, true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_not_equal(sl_pipeline_run(p), SL_OK);
+    const char *msg = sl_pipeline_error(p);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "decoders.image"));
+    assert_non_null(strstr(msg, "1.jpg"));
+    assert_non_null(strstr(msg, "iteration 1"));
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    sl_pipeline_destroy(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Builds spec with device_id; returns the build status, the message in msg. */
+static sl_status build_status(const char *json, int device_id, char *msg, size_t n)
+{
+    sl_pipeline_options o;
+    sl_graph *g = NULL;
+    sl_pipeline *p = NULL;
+    sl_pipeline_options_init(&o);
+    o.device_id = device_id;
+    assert_int_equal(sl_graph_from_json(json, &g), SL_OK);
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    sl_graph_destroy(g);
+    sl_status st = sl_pipeline_build(p);
+    snprintf(msg, n, "%s", sl_pipeline_error(p));
+    print_message("%s\n", msg);
+    sl_pipeline_destroy(p);
+    return st;
+}
+
+static void placement_errors_name_the_node(void **state)
+{
+    char msg[2048];
+    const char *cpu_into_gpu =
+        "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"g\", \"op\": \"copy\", \"device\": \"gpu\", \"inputs\": [\"c\"]}],"
+        " \"outputs\": [\"g\"]}";
+    assert_int_equal(build_status(cpu_into_gpu, 0, msg, sizeof msg), SL_EINVAL);
+    assert_non_null(strstr(msg, "\"g\""));
+    assert_non_null(strstr(msg, ".gpu()"));
+    const char *gpu_into_cpu =
+        "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]},"
+        " {\"name\": \"back\", \"op\": \"cast\", \"inputs\": [\"m\"], \"args\": {\"dtype\": "
+        "\"float64\"}}],"
+        " \"outputs\": [\"back\"]}";
+    assert_int_equal(build_status(gpu_into_cpu, 0, msg, sizeof msg), SL_EINVAL);
+    assert_non_null(strstr(msg, "\"back\""));
+    assert_non_null(strstr(msg, "cpu -> mixed -> gpu"));
+    const char *no_mixed = "{\"nodes\": [{\"name\": \"u\", \"op\": \"random.uniform\", "
+                           "\"device\": \"mixed\"}], \"outputs\": [\"u\"]}";
+    assert_int_equal(build_status(no_mixed, 0, msg, sizeof msg), SL_EUNSUPPORTED);
+    assert_non_null(strstr(msg, "no mixed implementation"));
+    const char *gpu_copy =
+        "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]}],"
+        " \"outputs\": [\"m\"]}";
+    assert_int_equal(build_status(gpu_copy, -1, msg, sizeof msg), SL_EUNSUPPORTED);
+    assert_non_null(strstr(msg, "CPU-only pipeline"));
+    assert_int_equal(build_status(gpu_copy, 0, msg, sizeof msg), SL_OK);
+    /* a CPU pipeline with device_id 0 never touches CUDA: builds here whatever the machine */
+    const char *cpu_only = "{\"nodes\": [{\"name\": \"u\", \"op\": \"random.uniform\"}], "
+                           "\"outputs\": [\"u\"]}";
+    assert_int_equal(build_status(cpu_only, 0, msg, sizeof msg), SL_OK);
+}
+
+int main(void)
+{
+    tu_gpu_require();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(mixed_decode_equals_cpu),
+        cmocka_unit_test(outputs_live_on_the_gpu),
+        cmocka_unit_test(steady_state_allocates_no_device_memory),
+        cmocka_unit_test(pinned_gpu_outputs_stay_unchanged),
+        cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),
+        cmocka_unit_test(placement_errors_name_the_node),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
