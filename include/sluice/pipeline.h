@@ -70,6 +70,8 @@ SL_API sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const 
 /* Outputs of the iteration last shared: borrowed until its release. */
 SL_API int sl_pipeline_num_outputs(const sl_pipeline *p);
 SL_API const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i);
+/* The CUDA device of the pipeline's GPU stage (options.device_id; -1 for CPU-only). */
+SL_API int sl_pipeline_device_id(const sl_pipeline *p);
 /* Iteration number of the outputs last shared (0, 1, ...), -1 before the first. */
 SL_API int64_t sl_pipeline_iteration(const sl_pipeline *p);
 

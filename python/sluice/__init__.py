@@ -33,8 +33,10 @@ from .worker import WorkerInfo, get_worker_info
 from .parallel import WorkerTimeoutError
 
 TensorListCPU = _sluice.TensorListCPU
+TensorListGPU = _sluice.TensorListGPU
 __version__ = _sluice.version()
 
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "TensorListCPU",
+           "TensorListGPU",
            "BatchInfo", "SampleInfo", "SluiceError", "WorkerInfo", "get_worker_info",
            "WorkerTimeoutError", "__version__"]

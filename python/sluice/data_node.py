@@ -50,17 +50,34 @@ class DataNode:
         return f"DataNode(name={self.name!r}, op={self.op!r}, device={self.device!r})"
 
     def gpu(self):
-        """Not available: sluice's GPU stage does not exist yet."""
+        """This data on the GPU: a ``copy`` node on device "mixed" (DALI's ``.gpu()``), which
+        gathers the batch in pinned memory and sends it in one asynchronous transfer. A node
+        already on the GPU is returned as it is. Needs a CUDA build and a pipeline with a
+        device_id."""
+        if self.device != "cpu":
+            return self
         if not _sluice.HAVE_CUDA:
             raise _sluice.UnsupportedError(
                 f"DataNode.gpu() ({self.name}): sluice was built without CUDA support; "
                 "this is a CPU-only pipeline")
-        raise _sluice.UnsupportedError(
-            f"DataNode.gpu() ({self.name}): sluice has no GPU operators yet; this is a "
-            "CPU-only pipeline (keep the data on the CPU)")
+        if self._pipeline is not None and self._pipeline.device_id is None:
+            raise _sluice.UnsupportedError(
+                f"Cannot move the data node {self.name} to the GPU in a CPU-only pipeline "
+                "(device_id is None); give the pipeline a device_id")
+        from . import fn
+
+        return fn.copy(self, device="mixed")
 
     def cpu(self):
-        return self
+        """This data on the CPU. Data flows cpu -> mixed -> gpu inside a pipeline (DALI's
+        classic executor), so a GPU node cannot come back: take its output and call as_cpu()
+        on the TensorListGPU instead."""
+        if self.device == "cpu":
+            return self
+        raise _sluice.UnsupportedError(
+            f"DataNode.cpu() ({self.name}): moving GPU data back to the CPU inside a pipeline is "
+            "not supported (data flows cpu -> mixed -> gpu); make it a pipeline output and call "
+            "as_cpu() on the TensorListGPU")
 
     def __bool__(self):
         raise TypeError("a DataNode has no truth value (it stands for a batch computed later); "

@@ -58,7 +58,11 @@ def _depth(prefetch_queue_depth, exec_pipelined):
         if unknown:
             raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)} (expected "
                              "cpu_size, gpu_size)")
-        depth = int(prefetch_queue_depth.get("cpu_size", 2))
+        # sluice's iteration frames carry both stages (the CPU stage's intermediates are stored
+        # once for all frames, exec/pool.c), so the deeper of the two queues sets how many
+        # iterations are in flight
+        depth = max(int(prefetch_queue_depth.get("cpu_size", 2)),
+                    int(prefetch_queue_depth.get("gpu_size", 2)))
     else:
         depth = int(prefetch_queue_depth)
     return 1 if not exec_pipelined else depth
@@ -69,8 +73,9 @@ class Pipeline:
     prefetch_queue_depth=2, exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
     batch_size: samples per iteration (required). num_threads: CPU worker threads (-1: one per
-    CPU). device_id: None (or -1) for a CPU-only pipeline — the only kind sluice runs today; a
-    device id needs a CUDA build. seed: pipeline seed; -1 or None is a fixed seed.
+    CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
+    (or -1) for a CPU-only pipeline. A pipeline without mixed or gpu nodes never touches CUDA,
+    whatever its device_id. seed: pipeline seed; -1 or None is a fixed seed.
     prefetch_queue_depth: iterations in flight or waiting (int, or dict(cpu_size, gpu_size)).
     py_num_workers (default 1), py_start_method ("fork", default, or "spawn"),
     py_callback_pickler (spawn: a module or object with dumps/loads, or (it, dumps_kwargs,

@@ -462,6 +462,11 @@ const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i)
     return &p->slots[p->current].nodes[r->node].outs[r->out];
 }
 
+int sl_pipeline_device_id(const sl_pipeline *p)
+{
+    return p ? p->opt.device_id : -1;
+}
+
 int64_t sl_pipeline_iteration(const sl_pipeline *p)
 {
     return p && p->current >= 0 ? p->slots[p->current].iteration : -1;

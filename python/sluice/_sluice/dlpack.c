@@ -1,4 +1,5 @@
-/* python/sluice/_sluice/dlpack.c: TensorListCPU.__dlpack__ and __dlpack_device__.
+/* python/sluice/_sluice/dlpack.c: __dlpack__ and __dlpack_device__ of TensorListCPU (kDLCPU)
+ * and TensorListGPU (kDLCUDA on the pipeline's device).
  *
  * Exports slpy_tensorlist_dlpack and slpy_tensorlist_dlpack_device. The structs below are
  * DLPack's stable ABI (dlpack.h v0.6-v0.8, unversioned "dltensor" capsules: what
@@ -12,7 +13,7 @@
 #include "sluice_py.h"
 
 /* ---- DLPack ABI (https://dmlc.github.io/dlpack/latest/c_api.html) ------------------------- */
-enum { kDLCPU = 1 };
+enum { kDLCPU = 1, kDLCUDA = 2 };
 enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
 
 typedef struct {
@@ -91,10 +92,33 @@ static DLDataType dl_dtype(sl_dtype t)
     return d;
 }
 
-/* Checks the keyword arguments of the DLPack protocol (CPU data: no stream, no copy). */
-static int check_request(PyObject *stream, PyObject *dl_device, PyObject *copy)
+/* The consumer's stream of a CUDA export, as the DLPack protocol passes it: None or 1 the
+ * legacy default stream, 2 the per-thread default stream, -1 no synchronisation (*none set),
+ * anything else a cudaStream_t. Returns -1 with an exception on a bad value. */
+static int parse_stream(PyObject *stream, void **out, bool *none)
 {
-    if (stream != Py_None) {
+    *none = false;
+    if (stream == Py_None) {
+        *out = (void *)(uintptr_t)1; /* cudaStreamLegacy */
+        return 0;
+    }
+    long long v = PyLong_AsLongLong(stream);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v == 0) {
+        PyErr_SetString(PyExc_BufferError,
+                        "__dlpack__: stream 0 is ambiguous for CUDA (DLPack: use 1 or 2)");
+        return -1;
+    }
+    *none = v == -1;
+    *out = (void *)(uintptr_t)v;
+    return 0;
+}
+
+/* Checks the keyword arguments of the DLPack protocol (CPU data: no stream; no copy). */
+static int check_request(int dev_type, PyObject *stream, PyObject *dl_device, PyObject *copy)
+{
+    if (dev_type == kDLCPU && stream != Py_None) {
         PyErr_SetString(PyExc_BufferError, "__dlpack__: stream must be None for CPU data (kDLCPU)");
         return -1;
     }
@@ -104,11 +128,14 @@ static int check_request(PyObject *stream, PyObject *dl_device, PyObject *copy)
         return -1;
     }
     if (dl_device != Py_None) {
-        int dev_type = -1, dev_id = -1;
-        if (!PyArg_ParseTuple(dl_device, "ii", &dev_type, &dev_id))
+        int req_type = -1, dev_id = -1;
+        if (!PyArg_ParseTuple(dl_device, "ii", &req_type, &dev_id))
             return -1;
-        if (dev_type != kDLCPU) {
-            PyErr_SetString(PyExc_BufferError, "__dlpack__: the data is on the CPU (kDLCPU)");
+        if (req_type != dev_type) {
+            PyErr_SetString(PyExc_BufferError, dev_type == kDLCPU
+                                                   ? "__dlpack__: the data is on the CPU (kDLCPU)"
+                                                   : "__dlpack__: the data is on a GPU (kDLCUDA); "
+                                                     "use as_cpu() for a host copy");
             return -1;
         }
     }
@@ -122,9 +149,15 @@ PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:__dlpack__", kwlist, &stream,
                                      &max_version, &dl_device, &copy))
         return NULL;
-    if (check_request(stream, dl_device, copy) < 0)
+    slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    const sl_batch *b = tl->b;
+    const bool gpu = sl_batch_device(b) == SL_DEVICE_GPU;
+    if (check_request(gpu ? kDLCUDA : kDLCPU, stream, dl_device, copy) < 0)
         return NULL;
-    const sl_batch *b = ((slpy_tensorlist *)self)->b;
+    void *consumer = NULL;
+    bool no_sync = true;
+    if (gpu && parse_stream(stream, &consumer, &no_sync) < 0)
+        return NULL;
     if (!sl_batch_is_uniform(b)) {
         PyErr_SetString(PyExc_BufferError,
                         "__dlpack__: the samples have different shapes, so the batch is not one "
@@ -143,7 +176,7 @@ PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
         s *= e->shape[d];
     }
     e->mt.dl_tensor = (DLTensor){.data = (void *)sl_batch_data(b),
-                                 .device = {kDLCPU, 0},
+                                 .device = {gpu ? kDLCUDA : kDLCPU, gpu ? tl->device_id : 0},
                                  .ndim = nd,
                                  .dtype = dl_dtype(sl_batch_dtype(b)),
                                  .shape = e->shape,
@@ -155,11 +188,19 @@ PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
     if (!capsule) {
         Py_DECREF(e->owner);
         PyMem_RawFree(e);
+        return NULL;
     }
+    /* the data is complete already (share_outputs waited for it); what remains is the
+     * consumer's own work on it, which must end before the buffers are reused */
+    if (gpu && !no_sync)
+        sl_outputs_set_stream(tl->pin, consumer);
     return capsule;
 }
 
 PyObject *slpy_tensorlist_dlpack_device(PyObject *self, PyObject *unused)
 {
+    slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    if (sl_batch_device(tl->b) == SL_DEVICE_GPU)
+        return Py_BuildValue("(ii)", kDLCUDA, tl->device_id);
     return Py_BuildValue("(ii)", kDLCPU, 0);
 }

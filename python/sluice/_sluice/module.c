@@ -107,6 +107,7 @@ static int module_exec(PyObject *m)
     if (add_type(m, &slpy_graph_spec, &st->graph_type) < 0 ||
         add_type(m, &slpy_pipeline_spec, &st->pipeline_type) < 0 ||
         add_type(m, &slpy_tensorlist_spec, &st->tensorlist_type) < 0 ||
+        add_type(m, &slpy_tensorlist_gpu_spec, &st->tensorlist_gpu_type) < 0 ||
         add_type(m, &slpy_sample_spec, &st->sample_type) < 0 ||
         add_type(m, &slpy_chunk_spec, &st->chunk_type) < 0)
         return -1;
@@ -123,6 +124,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->graph_type);
     Py_VISIT(st->pipeline_type);
     Py_VISIT(st->tensorlist_type);
+    Py_VISIT(st->tensorlist_gpu_type);
     Py_VISIT(st->sample_type);
     Py_VISIT(st->chunk_type);
     Py_VISIT(st->np_asarray);
@@ -138,6 +140,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->graph_type);
     Py_CLEAR(st->pipeline_type);
     Py_CLEAR(st->tensorlist_type);
+    Py_CLEAR(st->tensorlist_gpu_type);
     Py_CLEAR(st->sample_type);
     Py_CLEAR(st->chunk_type);
     Py_CLEAR(st->np_asarray);

@@ -29,6 +29,7 @@ typedef struct slpy_state {
     PyTypeObject *graph_type;
     PyTypeObject *pipeline_type;
     PyTypeObject *tensorlist_type;
+    PyTypeObject *tensorlist_gpu_type;  /* outputs on SL_DEVICE_GPU (tensorlist.c) */
     PyTypeObject *sample_type;          /* per-sample buffer exporter behind TensorListCPU.at() */
     PyTypeObject *chunk_type;           /* SharedChunk (shm.c) */
     PyObject *error;                    /* SluiceError(RuntimeError) */
@@ -110,14 +111,17 @@ PyObject *slpy_pipeline_feed_lent(PyObject *self, PyObject *args, PyObject *kwar
 /* _shm_live() -> (mappings alive, bytes mapped), for leak checks. */
 PyObject *slpy_shm_live(PyObject *module, PyObject *unused);
 
-/* ---- TensorListCPU (tensorlist.c) -------------------------------------------------------- */
+/* ---- TensorListCPU and TensorListGPU (tensorlist.c)
+ * -------------------------------------------------------- */
 typedef struct slpy_tensorlist {
     PyObject_HEAD PyObject *pipeline; /* slpy_pipeline, kept alive while the pin lives */
     sl_outputs *pin;                  /* unpinned when this object dies */
     const sl_batch *b;                /* output `index` of the pinned iteration */
     int index;
+    int device_id; /* the pipeline's CUDA device (TensorListGPU), -1 for CPU-only */
 } slpy_tensorlist;
 extern PyType_Spec slpy_tensorlist_spec;
+extern PyType_Spec slpy_tensorlist_gpu_spec; /* TensorListGPU: same struct, GPU data */
 extern PyType_Spec slpy_sample_spec;
 /* A new TensorListCPU for output i of the outputs just shared on `pipeline`: takes its own pin.
  * Returns NULL with an exception set. */

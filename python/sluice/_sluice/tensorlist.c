@@ -115,8 +115,10 @@ PyObject *slpy_tensorlist_new(slpy_state *st, PyObject *pipeline, int i)
     sl_outputs *pin = sl_pipeline_outputs_pin(((slpy_pipeline *)pipeline)->p);
     if (!pin)
         return PyErr_Format(st->errors[SL_EMISUSE], "no outputs are shared");
-    slpy_tensorlist *self =
-        (slpy_tensorlist *)st->tensorlist_type->tp_alloc(st->tensorlist_type, 0);
+    PyTypeObject *tp = sl_batch_device(sl_outputs_get(pin, i)) == SL_DEVICE_GPU
+                           ? st->tensorlist_gpu_type
+                           : st->tensorlist_type;
+    slpy_tensorlist *self = (slpy_tensorlist *)tp->tp_alloc(tp, 0);
     if (!self) {
         sl_outputs_unpin(pin);
         return NULL;
@@ -125,6 +127,7 @@ PyObject *slpy_tensorlist_new(slpy_state *st, PyObject *pipeline, int i)
     self->pin = pin;
     self->b = sl_outputs_get(pin, i);
     self->index = i;
+    self->device_id = sl_pipeline_device_id(((slpy_pipeline *)pipeline)->p);
     return (PyObject *)self;
 }
 
@@ -326,11 +329,10 @@ static PyObject *tl_repr(PyObject *self)
     PyObject *shape = tl_shape(self, NULL);
     if (!shape)
         return NULL;
-    PyObject *r =
-        PyUnicode_FromFormat("TensorListCPU(iteration=%lld, dtype=%s, layout=\"%s\", "
-                             "shape=%R)",
-                             (long long)sl_outputs_iteration(((slpy_tensorlist *)self)->pin),
-                             sl_dtype_name(sl_batch_dtype(b)), sl_batch_layout(b), shape);
+    PyObject *r = PyUnicode_FromFormat(
+        "%s(iteration=%lld, dtype=%s, layout=\"%s\", shape=%R)", _PyType_Name(Py_TYPE(self)),
+        (long long)sl_outputs_iteration(((slpy_tensorlist *)self)->pin),
+        sl_dtype_name(sl_batch_dtype(b)), sl_batch_layout(b), shape);
     Py_DECREF(shape);
     return r;
 }
@@ -388,6 +390,103 @@ static PyType_Slot sample_slots[] = {{Py_tp_dealloc, sample_dealloc},
                                      {Py_bf_releasebuffer, release_view},
                                      {Py_tp_doc, "Buffer of one sample of a TensorListCPU."},
                                      {0, NULL}};
+
+/* ---- TensorListGPU ------------------------------------------------------------------------ */
+
+/* as_cpu(): the batch copied to host memory, as a sluice.tensors.TensorListHost. */
+static PyObject *tlg_as_cpu(PyObject *self, PyObject *unused)
+{
+    slpy_state *st = slpy_state_of(self);
+    const sl_batch *b = ((slpy_tensorlist *)self)->b;
+    size_t n = sl_batch_nbytes(b);
+    PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (!buf)
+        return NULL;
+    sl_status rc;
+    char *dst = PyByteArray_AS_STRING(buf);
+    Py_BEGIN_ALLOW_THREADS rc = sl_batch_copy_to_host(b, dst, n);
+    Py_END_ALLOW_THREADS if (rc != SL_OK)
+    {
+        Py_DECREF(buf);
+        return slpy_raise_last(st, rc);
+    }
+    PyObject *mod = PyImport_ImportModule("sluice.tensors");
+    PyObject *cls = mod ? PyObject_GetAttrString(mod, "TensorListHost") : NULL;
+    Py_XDECREF(mod);
+    PyObject *shape = tl_shape(self, NULL);
+    PyObject *dtype = tl_dtype(self, NULL);
+    PyObject *sources = PyList_New(sl_batch_size(b));
+    for (int i = 0; sources && i < sl_batch_size(b); i++) {
+        const char *src = sl_batch_source(b, i);
+        PyObject *s = PyUnicode_FromString(src ? src : "");
+        if (!s) {
+            Py_CLEAR(sources);
+            break;
+        }
+        PyList_SET_ITEM(sources, i, s);
+    }
+    PyObject *r = NULL;
+    if (cls && shape && dtype && sources)
+        r = PyObject_CallFunction(cls, "OOOsOL", buf, shape, dtype, sl_batch_layout(b), sources,
+                                  (long long)sl_outputs_iteration(((slpy_tensorlist *)self)->pin));
+    Py_XDECREF(cls);
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(sources);
+    Py_DECREF(buf);
+    return r;
+}
+
+static PyObject *tlg_device_id(PyObject *self, void *closure)
+{
+    return PyLong_FromLong(((slpy_tensorlist *)self)->device_id);
+}
+
+static PyMethodDef tlg_methods[] = {
+    {"as_cpu", tlg_as_cpu, METH_NOARGS,
+     "as_cpu() -> TensorListHost: the batch copied to host memory (at(i), as_array() give "
+     "NumPy arrays)."},
+    {"is_dense_tensor", tl_is_dense, METH_NOARGS,
+     "is_dense_tensor() -> bool: whether all samples share one shape."},
+    {"layout", tl_layout, METH_NOARGS, "layout() -> str: \"HWC\", \"CHW\"... or \"\"."},
+    {"shape", tl_shape, METH_NOARGS, "shape() -> list of tuples: each sample's shape."},
+    {"data_ptr", tl_data_ptr, METH_NOARGS,
+     "data_ptr() -> int: device address of the batch storage."},
+    {"source_info", tl_source_info, METH_O,
+     "source_info(i) -> str: the file sample i came from (\"\" when unknown)."},
+    {"__dlpack__", SLPY_CFUNC(slpy_tensorlist_dlpack), METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
+     "of the dense batch on the GPU (kDLCUDA, no copy). The data is complete before the "
+     "outputs are returned; `stream` is the consumer's stream, whose queued work on these "
+     "buffers finishes before sluice reuses them."},
+    {"__dlpack_device__", slpy_tensorlist_dlpack_device, METH_NOARGS,
+     "__dlpack_device__() -> (2, device_id): kDLCUDA."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef tlg_getset[] = {
+    {"dtype", tl_dtype, NULL, "Element type (a sluice.types.DALIDataType member).", NULL},
+    {"iteration", tl_iteration, NULL, "The iteration these outputs belong to.", NULL},
+    {"device_id", tlg_device_id, NULL, "The CUDA device the data is on.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot tlg_slots[] = {
+    {Py_tp_dealloc, tl_dealloc},
+    {Py_tp_methods, tlg_methods},
+    {Py_tp_getset, tlg_getset},
+    {Py_tp_repr, tl_repr},
+    {Py_sq_length, tl_len},
+    {Py_mp_length, tl_len},
+    {Py_tp_doc, "One output of one iteration: a batch of samples in GPU memory. Holds the "
+                "iteration's buffers until it and every DLPack export of it are gone. "
+                "torch.from_dlpack(t) takes it without a copy; as_cpu() copies it to the host."},
+    {0, NULL}};
+
+PyType_Spec slpy_tensorlist_gpu_spec = {
+    .name = "sluice._sluice.TensorListGPU",
+    .basicsize = sizeof(slpy_tensorlist),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = tlg_slots,
+};
 
 PyType_Spec slpy_sample_spec = {
     .name = "sluice._sluice._Sample",

@@ -12,10 +12,13 @@ nvidia.dali.plugin.pytorch.
                                                      for fn.external_source(parallel=True)
 
 Each step returns a list with one dict per pipeline, {name: torch.Tensor}. The tensors are the
-pipeline's own output buffers (torch.from_dlpack on the TensorListCPU: no copy); a tensor keeps
+pipeline's own output buffers (torch.from_dlpack on the TensorListCPU, or on the TensorListGPU:
+a CUDA tensor on the pipeline's device_id; no copy either way); a tensor keeps
 its iteration's buffers alive, whatever the iterator does next. The last batch of a PARTIAL
 epoch is a narrow() view of the full batch. Epoch accounting: sluice.plugin.base_iterator.
 """
+import os
+
 import torch
 
 from .. import _sluice
@@ -47,8 +50,20 @@ def _dense_shape(tl):
     return [len(tl)] + list(shapes[0] if shapes else ())
 
 
+# SLUICE_GPU_EMULATE=1 (tests on machines without a GPU) emulates the GPU stage on the host:
+# its "device" pointers are host memory that torch cannot take as CUDA tensors, so GPU outputs
+# come back as CPU tensors (a copy) there.
+_EMULATED = os.environ.get("SLUICE_GPU_EMULATE") == "1"
+
+
 def _as_torch(tl):
-    """The dense batch of a TensorListCPU as a torch tensor over the same memory."""
+    """The dense batch of a TensorListCPU / TensorListGPU as a torch tensor over the same
+    memory (a CUDA tensor on the pipeline's device for TensorListGPU: torch.from_dlpack passes
+    its current stream, which sluice waits for before reusing the buffers)."""
+    if isinstance(tl, _sluice.TensorListGPU):
+        if _EMULATED:
+            return torch.from_numpy(tl.as_cpu().as_array())
+        return torch.from_dlpack(tl)
     if tl.dtype == types.DALIDataType.BOOL and not _DLPACK_BOOL:
         return torch.from_numpy(tl.as_array())
     return torch.from_dlpack(tl)
@@ -57,8 +72,9 @@ def _as_torch(tl):
 def feed_ndarray(tensor_list, arr, cuda_stream=None):
     """Copies a TensorListCPU (its dense batch [batch, ...]; or a NumPy array) into the
     preallocated torch tensor `arr` and returns `arr`. The element types and shapes must
-    match. `cuda_stream` is accepted for DALI's signature (sluice outputs are on the CPU)."""
-    if isinstance(tensor_list, _sluice.TensorListCPU):
+    match. GPU outputs are copied on the device; `cuda_stream` (DALI's argument) makes the copy
+    non-blocking when the target is a CUDA tensor."""
+    if isinstance(tensor_list, (_sluice.TensorListCPU, _sluice.TensorListGPU)):
         src_type = to_torch_type.get(tensor_list.dtype)
         shape = _dense_shape(tensor_list)
         if not tensor_list.is_dense_tensor():

@@ -1,0 +1,249 @@
+"""tests/python/test_gpu.py: the GPU stage from Python — .gpu(), device="mixed"/"gpu",
+TensorListGPU (DLPack kDLCUDA, as_cpu), the PyTorch iterator's CUDA tensors, and what a machine
+without a GPU does.
+
+Each GPU check runs in a child process twice: on the real device (skipped, with the reason,
+when this machine has none) and with SLUICE_GPU_EMULATE=1, where the GPU stage is emulated on
+the host (src/cuda/gpu.h), so the checks run in CI too. References are the same pipelines on
+the CPU: decoded and copied bytes must be identical.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import sluice
+from sluice import _sluice
+
+pytestmark = pytest.mark.skipif(not _sluice.HAVE_CUDA,
+                                reason="this build of sluice has no CUDA support")
+
+
+def _gpu_available():
+    code = ("import sluice, sys\n"
+            "from sluice import fn\n"
+            "@sluice.pipeline_def(batch_size=1, num_threads=1, device_id=0)\n"
+            "def p():\n"
+            "    return fn.random.uniform().gpu()\n"
+            "try:\n"
+            "    p().build()\n"
+            "except sluice.SluiceError as e:\n"
+            "    print(e)\n"
+            "    sys.exit(3)\n")
+    env = dict(os.environ)
+    env.pop("SLUICE_GPU_EMULATE", None)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    return r.returncode == 0, (r.stdout + r.stderr).strip()
+
+
+HAVE_GPU, NO_GPU_REASON = _gpu_available()
+MODES = [pytest.param(False, id="device",
+                      marks=pytest.mark.skipif(not HAVE_GPU, reason=f"no GPU: {NO_GPU_REASON}")),
+         pytest.param(True, id="emulated")]
+
+PRELUDE = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    import sluice
+    from sluice import fn, types, pipeline_def
+    ROOT = os.environ["SLUICE_TEST_TREE"]
+""")
+
+
+def run_child(body, emulated, tree):
+    env = dict(os.environ, SLUICE_TEST_TREE=str(tree))
+    if emulated:
+        env["SLUICE_GPU_EMULATE"] = "1"
+    else:
+        env.pop("SLUICE_GPU_EMULATE", None)
+    r = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"child failed:\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_gpu_outputs_equal_cpu(emulated, tree):
+    out = run_child("""
+        @pipeline_def(batch_size=5, num_threads=2, device_id=0, seed=3)
+        def pipe(dec_device):
+            jpegs, labels = fn.readers.file(file_root=ROOT, random_shuffle=True, seed=1)
+            images = fn.decoders.image(jpegs, device=dec_device, output_type=types.RGB)
+            return images, images.gpu(), fn.copy(images.gpu(), device="gpu"), labels.gpu()
+
+        pc, pg = pipe("cpu"), pipe("mixed")
+        for it in range(6):
+            c, g = pc.run(), pg.run()
+            assert type(c[0]).__name__ == "TensorListCPU"
+            for t in g:
+                assert type(t).__name__ == "TensorListGPU", type(t)
+                assert t.__dlpack_device__() == (2, 0)
+                assert t.device_id == 0
+            for k in range(3):
+                host = g[k].as_cpu()
+                assert host.layout() == "HWC" and host.shape() == c[0].shape()
+                for i in range(5):
+                    assert np.array_equal(host.at(i), c[0].at(i)), (it, k, i)
+                    assert g[k].source_info(i) == c[0].source_info(i)
+            assert np.array_equal(g[3].as_cpu().as_array(), c[3].as_cpu().as_array())
+            assert c[1].as_cpu().shape() == c[0].shape()
+        print("ok")
+    """, emulated, tree)
+    assert "ok" in out
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_dlpack_export_of_gpu_outputs(emulated, tree):
+    run_child("""
+        @pipeline_def(batch_size=3, num_threads=1, device_id=0)
+        def pipe():
+            jpegs, labels = fn.readers.file(file_root=ROOT)
+            return labels.gpu(), fn.decoders.image(jpegs, device="mixed")
+
+        p = pipe()
+        labels, images = p.run()
+        cap = labels.__dlpack__(stream=None)
+        assert type(cap).__name__ == "PyCapsule"
+        del cap
+        # the protocol's checks: stream 0 is ambiguous; a CPU device request is refused
+        for bad in (dict(stream=0), dict(dl_device=(1, 0))):
+            try:
+                labels.__dlpack__(**bad)
+            except BufferError as e:
+                print("refused:", e)
+            else:
+                raise AssertionError(bad)
+        # ragged: no dense tensor
+        try:
+            images.__dlpack__()
+        except BufferError as e:
+            assert "different shapes" in str(e)
+        else:
+            raise AssertionError("ragged batch exported")
+        # a capsule keeps the outputs: the next iteration does not overwrite them, and once it
+        # is gone the pipeline goes on
+        keep = labels.__dlpack__(stream=-1)
+        first = labels.as_cpu().as_array().copy()
+        p.run()
+        assert np.array_equal(labels.as_cpu().as_array(), first)
+        del labels, images, keep
+        for _ in range(3):
+            p.run()
+        print("ok")
+    """, emulated, tree)
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_pytorch_iterator_gives_device_tensors(emulated, tree):
+    out = run_child("""
+        import torch
+        from sluice.plugin.pytorch import SluiceClassificationIterator
+        @pipeline_def(batch_size=4, num_threads=2, device_id=0, seed=5)
+        def pipe(gpu):
+            jpegs, labels = fn.readers.file(file_root=ROOT, name="Reader")
+            images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
+            images = fn.crop_mirror_normalize(images.gpu() if not gpu else images,
+                                              device="gpu" if gpu else "cpu", crop=(32, 32),
+                                              dtype=types.FLOAT, output_layout="CHW",
+                                              mean=[120.0, 115.0, 100.0], std=[60.0, 61.0, 62.0])
+            return images, labels.gpu() if gpu else labels
+        try:
+            pg = pipe(True)
+            pg.build()
+        except sluice.SluiceError as e:
+            if "no gpu implementation" in str(e):
+                print("skip: crop_mirror_normalize has no GPU kernel in this build")
+                sys.exit(0)
+            raise
+        pc = pipe(False)
+        ig = SluiceClassificationIterator(pg, reader_name="Reader")
+        ic = SluiceClassificationIterator(pc, reader_name="Reader")
+        n = 0
+        emulated = os.environ.get("SLUICE_GPU_EMULATE") == "1"
+        for bg, bc in zip(ig, ic):
+            x, y = bg[0]["data"], bg[0]["label"]
+            if not emulated:
+                assert x.is_cuda and x.device.index == 0
+            assert x.shape == (4, 3, 32, 32) and x.dtype == torch.float32
+            assert torch.equal(x.cpu(), bc[0]["data"])
+            assert torch.equal(y.cpu().reshape(-1), bc[0]["label"].reshape(-1))
+            n += 1
+        assert n == 25, n
+        print("ok")
+    """, emulated, tree)
+    assert "ok" in out or "skip" in out
+
+
+def test_cpu_pipeline_with_device_id_runs_without_a_gpu(tree):
+    """A machine without a GPU runs CPU pipelines as before, device_id or not; a pipeline that
+    needs the GPU fails at build with a clear message."""
+    out = run_child("""
+        @pipeline_def(batch_size=2, num_threads=1, device_id=0)
+        def cpu_only():
+            jpegs, labels = fn.readers.file(file_root=ROOT)
+            return fn.decoders.image(jpegs), labels
+        p = cpu_only()
+        p.build()
+        a, b = p.run()
+        assert type(a).__name__ == "TensorListCPU"
+        @pipeline_def(batch_size=2, num_threads=1, device_id=0)
+        def needs_gpu():
+            jpegs, labels = fn.readers.file(file_root=ROOT)
+            return fn.decoders.image(jpegs, device="mixed")
+        try:
+            needs_gpu().build()
+        except sluice.SluiceError as e:
+            print("build error:", e)
+        else:
+            print("built: a GPU is present")
+    """, False, tree)
+    if not HAVE_GPU:
+        assert "build error:" in out and "GPU stage on device 0" in out, out
+
+
+def test_data_node_placement():
+    @sluice.pipeline_def(batch_size=1, num_threads=1, device_id=0)
+    def pipe():
+        u = sluice.fn.random.uniform()
+        assert u.cpu() is u
+        g = u.gpu()
+        assert g.device == "mixed" and g.op == "copy"
+        assert g.gpu() is g
+        with pytest.raises(sluice.SluiceError, match="as_cpu"):
+            g.cpu()
+        return g
+
+    pipe()
+
+
+def test_placement_errors_at_build():
+    @sluice.pipeline_def(batch_size=1, num_threads=1, device_id=0)
+    def cpu_into_gpu():
+        return sluice.fn.copy(sluice.fn.random.uniform(), device="gpu")
+
+    with pytest.raises(sluice.SluiceError, match=r"\.gpu\(\)"):
+        cpu_into_gpu().build()
+
+    @sluice.pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def cpu_only():
+        return sluice.fn.copy(sluice.fn.random.uniform(), device="mixed")
+
+    with pytest.raises(sluice.SluiceError, match="CPU-only pipeline"):
+        cpu_only().build()
+
+    @sluice.pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def cpu_only_gpu_call():
+        return sluice.fn.random.uniform().gpu()
+
+    with pytest.raises(NotImplementedError, match="CPU-only pipeline"):
+        cpu_only_gpu_call()
+
+
+def test_prefetch_queue_depth_dict():
+    p = sluice.Pipeline(batch_size=1, num_threads=1, device_id=0,
+                        prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
+    assert p.prefetch_queue_depth == {"cpu_size": 3, "gpu_size": 2}
+    assert p._depth == 3
