@@ -122,6 +122,8 @@ typedef struct sl_node_stats {
     int64_t iterations; /* iterations completed */
     double total_ms;    /* wall time from the node's start to its end, summed */
     double busy_ms;     /* thread time spent in its functions, summed over threads */
+    double gpu_ms;      /* mixed and gpu nodes: device time of its copies / kernels (CUDA events),
+                         * summed; 0 for CPU nodes and when the GPU is emulated */
 } sl_node_stats;
 /* Per-node timing of the built pipeline's nodes in execution order (0 <= i < num_nodes). */
 SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);

@@ -321,6 +321,32 @@ extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
     return SL_OK;
 }
 
+extern "C" sl_status sl__gpu_timer_create(const sl__gpu *g, sl__gpu_event **out)
+{
+    *out = NULL;
+    if (g->emulated)
+        return SL_OK;
+    cudaEvent_t ev;
+    cudaError_t e = cudaEventCreate(&ev);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "cudaEventCreate");
+    *out = (sl__gpu_event *)ev;
+    return SL_OK;
+}
+
+extern "C" sl_status sl__gpu_elapsed_ms(sl__gpu_event *from, sl__gpu_event *to, float *ms)
+{
+    *ms = 0;
+    if (!from || !to)
+        return SL_EINVAL;
+    cudaError_t e = cudaEventElapsedTime(ms, (cudaEvent_t)from, (cudaEvent_t)to);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return SL_EINVAL;
+    }
+    return SL_OK;
+}
+
 extern "C" void sl__gpu_event_destroy(sl__gpu_event *e)
 {
     if (e)

@@ -59,6 +59,11 @@ sl_status sl__gpu_bind(const sl__gpu *g);
 sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, size_t bytes, void *stream);
 
 sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out);
+/* An event that can time (sl__gpu_elapsed_ms); NULL when emulated. */
+sl_status sl__gpu_timer_create(const sl__gpu *g, sl__gpu_event **out);
+/* Milliseconds between two completed records of timing events; SL_EINVAL when either never
+ * completed a record. */
+sl_status sl__gpu_elapsed_ms(sl__gpu_event *from, sl__gpu_event *to, float *ms);
 void sl__gpu_event_destroy(sl__gpu_event *e);
 sl_status sl__gpu_event_record(sl__gpu_event *e, void *stream);
 /* Makes `stream` wait (on the device) for e's last record. */

@@ -87,6 +87,7 @@ typedef struct sl__node_stat {
     int64_t iterations;
     int64_t total_ns;
     int64_t busy_ns;
+    int64_t gpu_ns; /* device time of its kernels / copies (CUDA events; 0 when emulated) */
 } sl__node_stat;
 
 /* Storage of one intermediate (node, output), shared by the slots (pool.c). */
@@ -203,6 +204,8 @@ void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* nee
 void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot);  /* needs mu */
 /* Waits until the frame's GPU work is complete (share_outputs, without mu). */
 sl_status sl__stage_frame_sync(struct sl_pipeline *p, sl__slot *slot);
+/* After frame_sync: adds the frame's device times to the node stats. Needs mu. */
+void sl__stage_frame_stats_locked(struct sl_pipeline *p, sl__slot *slot);
 /* The slot's last view died: order its reuse after the consumer's stream. Needs mu. */
 void sl__stage_unpinned_locked(struct sl_pipeline *p, sl__slot *slot);
 

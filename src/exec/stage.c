@@ -35,7 +35,9 @@ typedef struct gbuf {
 } gbuf;
 
 struct sl__gpunode {
-    sl__gpu_event *copied; /* mixed: last H2D copy of this node in this slot */
+    sl__gpu_event *copied;  /* mixed: last H2D copy of this node in this slot */
+    sl__gpu_event *t0, *t1; /* timing of its device work (kernels or copies) */
+    bool timed;             /* t0/t1 were recorded in the slot's current frame */
     gbuf up[SL_GPU_UPLOADS];
     gbuf scratch[SL_GPU_UPLOADS];
 };
@@ -64,7 +66,8 @@ static sl_status init_node(sl_pipeline *p, sl__slot *slot, int j)
     int nout = pn->op->num_outputs;
     const sl__devmem *mem = sl__gpu_devmem(p->gpu);
     sn->gn = sl__calloc(1, sizeof(*sn->gn));
-    if (!sn->gn)
+    if (!sn->gn || sl__gpu_timer_create(p->gpu, &sn->gn->t0) != SL_OK ||
+        sl__gpu_timer_create(p->gpu, &sn->gn->t1) != SL_OK)
         return SL_ENOMEM;
     for (int o = 0; o < nout; o++)
         sl__batch_set_device(&sn->outs[o], SL_DEVICE_GPU, mem);
@@ -140,6 +143,8 @@ void sl__stage_fini_slots(sl_pipeline *p)
             if (!sn->gn)
                 continue;
             sl__gpu_event_destroy(sn->gn->copied);
+            sl__gpu_event_destroy(sn->gn->t0);
+            sl__gpu_event_destroy(sn->gn->t1);
             for (int k = 0; k < SL_GPU_UPLOADS; k++) {
                 free_gbuf(p->gpu, &sn->gn->up[k]);
                 free_gbuf(p->gpu, &sn->gn->scratch[k]);
@@ -184,12 +189,17 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
     sl__snode *sn = ctx->sn;
     void *stream = sl__gpu_copy_stream(p->gpu);
     sl_status st = sl__gpu_bind(p->gpu);
+    if (st == SL_OK)
+        st = sl__gpu_event_record(sn->gn->t0, stream);
     for (int o = 0; st == SL_OK && o < ctx->pn->op->num_outputs; o++) {
         const sl_batch *h = &sn->host_outs[o];
         st = sl__gpu_copy(p->gpu, sn->outs[o].data, h->data, h->offsets[h->size], stream);
     }
     if (st == SL_OK)
+        st = sl__gpu_event_record(sn->gn->t1, stream);
+    if (st == SL_OK)
         st = sl__gpu_event_record(sn->gn->copied, stream);
+    sn->gn->timed = st == SL_OK;
     if (st != SL_OK)
         return sl_fail(ctx, st, "copying the outputs to the GPU: %s", sl__gpu_error_text());
     return SL_OK;
@@ -208,7 +218,9 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
     if (st != SL_OK)
         return sl_fail(ctx, st, "ordering the GPU work: %s", sl__gpu_error_text());
     ctx->stream = stream;
+    sl__gpu_event_record(ctx->sn->gn->t0, stream);
     st = ctx->pn->op->run_gpu(ctx);
+    ctx->sn->gn->timed = sl__gpu_event_record(ctx->sn->gn->t1, stream) == SL_OK && st == SL_OK;
     ctx->stream = NULL;
     return st;
 }
@@ -217,7 +229,13 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
 
 void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
 {
-    if (!p->gpu || !slot->gs->release_pending)
+    if (!p->gpu)
+        return;
+    for (int j = 0; j < p->plan->n; j++) {
+        if (slot->nodes[j].gn)
+            slot->nodes[j].gn->timed = false;
+    }
+    if (!slot->gs->release_pending)
         return;
     /* the consumer's kernels on the previous outputs of this slot come first */
     sl__gpu_stream_wait(sl__gpu_stream(p->gpu), slot->gs->released);
@@ -247,6 +265,18 @@ sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
         return sl__error_set(&p->error, SL_EINTERNAL, NULL, NULL, slot->iteration, -1, NULL,
                              "GPU work of this iteration failed: %s", sl__gpu_error_text());
     return SL_OK;
+}
+
+void sl__stage_frame_stats_locked(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gpu)
+        return;
+    for (int j = 0; j < p->plan->n; j++) {
+        struct sl__gpunode *gn = slot->nodes[j].gn;
+        float ms;
+        if (gn && gn->timed && sl__gpu_elapsed_ms(gn->t0, gn->t1, &ms) == SL_OK)
+            p->stats[j].gpu_ns += (int64_t)((double)ms * 1e6);
+    }
 }
 
 void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot)
@@ -360,6 +390,7 @@ sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
 {
     return SL_OK;
 }
+void sl__stage_frame_stats_locked(sl_pipeline *p, sl__slot *slot) {}
 void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot) {}
 void sl_outputs_set_stream(sl_outputs *o, void *stream) {}
 void *sl_ctx_stream(const sl_ctx *ctx)

@@ -39,6 +39,7 @@ sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
     s->iterations = p->stats[i].iterations;
     s->total_ms = (double)p->stats[i].total_ns / 1e6;
     s->busy_ms = (double)p->stats[i].busy_ns / 1e6;
+    s->gpu_ms = (double)p->stats[i].gpu_ns / 1e6;
     pthread_mutex_unlock(&mp->mu);
     return SL_OK;
 }

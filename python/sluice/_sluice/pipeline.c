@@ -175,7 +175,8 @@ static PyObject *pipeline_reader_meta(PyObject *self, PyObject *args)
                          m.stick_to_shard ? Py_True : Py_False);
 }
 
-/* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms)] in execution order. */
+/* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms, gpu_ms)] in execution
+ * order. */
 static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
 {
     sl_pipeline *p = ((slpy_pipeline *)self)->p;
@@ -185,9 +186,10 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
         sl_node_stats s;
         if (sl_pipeline_node_stats(p, i, &s) != SL_OK)
             continue;
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:L,s:d,s:d}", "name", s.name, "op", s.op,
-                                    "device", s.device, "iterations", (long long)s.iterations,
-                                    "total_ms", s.total_ms, "busy_ms", s.busy_ms);
+        PyObject *d =
+            Py_BuildValue("{s:s,s:s,s:s,s:L,s:d,s:d,s:d}", "name", s.name, "op", s.op, "device",
+                          s.device, "iterations", (long long)s.iterations, "total_ms", s.total_ms,
+                          "busy_ms", s.busy_ms, "gpu_ms", s.gpu_ms);
         if (!d || PyList_Append(l, d) < 0)
             Py_CLEAR(l);
         Py_XDECREF(d);
