@@ -4,7 +4,7 @@ graphs as bench/specs/train.json and val.json, written as a DALI user writes the
 
     /usr/bin/python3 bench/sluice_py.py --workload train|val --root DIR [--threads N]
                                         [--batch 64] [--prefetch 2] [--warmup 1] [--epochs 1]
-                                        [--seed 0] [--check]
+                                        [--seed 0] [--device cpu|gpu] [--check]
 
 This is the hook bench/run uses for the "sluice (Python)" rows. Until the Python package
 (python/sluice: pipeline_def, fn, types, plugin.pytorch) is importable it prints
@@ -38,30 +38,39 @@ def import_api(build_dir):
     return pipeline_def, fn, types, DALIGenericIterator, LastBatchPolicy
 
 
-def make_pipelines(pipeline_def, fn, types):
+def make_pipelines(pipeline_def, fn, types, gpu=False):
+    """The two workloads; with gpu, DALI's GPU placement: the decoder on "mixed" (CPU decode
+    into pinned memory, one copy to the device), resize and crop_mirror_normalize on "gpu",
+    labels moved with .gpu() — the iterator then hands out CUDA tensors."""
+    dec, dev = ("mixed", "gpu") if gpu else ("cpu", "cpu")
+
+    def place(labels):
+        return labels.gpu() if gpu else labels
+
     @pipeline_def
     def train(root):
         jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="reader")
-        images = fn.decoders.image_random_crop(jpegs, output_type=types.RGB,
+        images = fn.decoders.image_random_crop(jpegs, device=dec, output_type=types.RGB,
                                                random_area=[0.08, 1.0],
                                                random_aspect_ratio=[3 / 4, 4 / 3],
                                                num_attempts=10)
-        images = fn.resize(images, resize_x=224, resize_y=224, interp_type=types.INTERP_LINEAR,
-                           antialias=True)
-        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
-                                          mean=MEAN, std=STD,
+        images = fn.resize(images, device=dev, resize_x=224, resize_y=224,
+                           interp_type=types.INTERP_LINEAR, antialias=True)
+        images = fn.crop_mirror_normalize(images, device=dev, dtype=types.FLOAT,
+                                          output_layout="CHW", mean=MEAN, std=STD,
                                           mirror=fn.random.coin_flip(probability=0.5))
-        return images, labels
+        return images, place(labels)
 
     @pipeline_def
     def val(root):
         jpegs, labels = fn.readers.file(file_root=root, random_shuffle=False, name="reader")
-        images = fn.decoders.image(jpegs, output_type=types.RGB)
-        images = fn.resize(images, resize_shorter=256, interp_type=types.INTERP_LINEAR,
-                           antialias=True)
-        images = fn.crop_mirror_normalize(images, dtype=types.FLOAT, output_layout="CHW",
-                                          crop=(224, 224), mean=MEAN, std=STD)
-        return images, labels
+        images = fn.decoders.image(jpegs, device=dec, output_type=types.RGB)
+        images = fn.resize(images, device=dev, resize_shorter=256,
+                           interp_type=types.INTERP_LINEAR, antialias=True)
+        images = fn.crop_mirror_normalize(images, device=dev, dtype=types.FLOAT,
+                                          output_layout="CHW", crop=(224, 224), mean=MEAN,
+                                          std=STD)
+        return images, place(labels)
 
     return {"train": train, "val": val}
 
@@ -76,6 +85,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                    help="gpu: decoders on mixed, resize and crop_mirror_normalize on the GPU "
+                         "(device_id 0); the consumer gets CUDA tensors")
     ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"),
                     help="the build tree whose python/ holds the package (default: build)")
     ap.add_argument("--check", action="store_true", help="only test that the API imports")
@@ -93,8 +105,9 @@ def main():
         ap.error("--root is needed")
 
     import torch
-    pipe = make_pipelines(pipeline_def, fn, types)[a.workload](
-        a.root, batch_size=a.batch, num_threads=a.threads, device_id=None,
+    gpu = a.device == "gpu"
+    pipe = make_pipelines(pipeline_def, fn, types, gpu)[a.workload](
+        a.root, batch_size=a.batch, num_threads=a.threads, device_id=0 if gpu else None,
         prefetch_queue_depth=a.prefetch, seed=a.seed)
     t0 = time.perf_counter()
     pipe.build()
@@ -111,13 +124,16 @@ def main():
                 shape = list(x.shape)
             images += x.shape[0]
             del x, out
+        if gpu and torch.cuda.is_available():
+            torch.cuda.synchronize()
         dt = time.perf_counter() - te
         if epoch >= a.warmup:
             rates.append(images / dt)
             timed_s += dt
             timed_images += images
     print(json.dumps({
-        "bench": "sluice_py", "workload": a.workload, "status": "ok", "threads": a.threads,
+        "bench": "sluice_py", "workload": a.workload, "device": a.device, "status": "ok",
+        "threads": a.threads,
         "batch": a.batch, "batch_shape": shape, "prefetch": a.prefetch,
         "warmup_epochs": a.warmup, "epochs": a.epochs, "images": timed_images,
         "seconds": round(timed_s, 4), "images_per_s": round(timed_images / timed_s, 1),

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The GPU stage's benchmark (issue 7), for a machine with a CUDA GPU (the `device` tool).
+
+    python3 bench/gpu.py --root DATASET [--threads 1 4 16] [--rounds 3] [--batch 256]
+                         [--out bench/results] [--build-dir build]
+
+Two parts, in one run, written to OUT/gpu.json and OUT/gpu.md:
+
+1. **Training pipeline**: the ImageNet train workload of BENCHMARK.md (bench/sluice_py.py)
+   with the GPU stage (decoders.image_random_crop on "mixed", resize and
+   crop_mirror_normalize on "gpu", CUDA tensors out) against the same pipeline on the CPU and
+   torchvision's DataLoader (bench/peers.py), interleaved for --rounds rounds, for each number
+   of CPU threads (= DataLoader workers) in --threads: images/s, median over the rounds, and
+   the ratio to the DataLoader of the same round.
+2. **crop_mirror_normalize bandwidth**: a batch of --batch uint8 HWC images (--size, default
+   224x224x3) fed once per iteration, moved to the GPU, then crop_mirror_normalize (float32
+   CHW, mean/std, mirror on every other sample) and a device-to-device copy of the same input
+   run as two gpu nodes of one pipeline. Their device times come from CUDA events
+   (stats()["gpu_ms"]); bandwidth = bytes read + written / time. Goal (issue 7): cmn >= 70 % of
+   the copy's bandwidth.
+
+Needs the build's Python package (BUILD_DIR/python), NumPy, and for part 1 torch and
+torchvision. Uses whatever python3 runs it (on the device machines: their python3 with torch).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_json(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        return {"status": "failed", "cmd": " ".join(cmd), "stderr": r.stderr[-2000:]}
+    return json.loads(lines[-1])
+
+
+def train_rows(a):
+    py = sys.executable
+    contenders = {
+        "sluice GPU stage": [py, os.path.join(HERE, "sluice_py.py"), "--device", "gpu"],
+        "sluice CPU": [py, os.path.join(HERE, "sluice_py.py"), "--device", "cpu"],
+        "torchvision DataLoader": [py, os.path.join(HERE, "peers.py"), "--lib", "torchvision"],
+    }
+    rows = []
+    for threads in a.threads:
+        per = {name: [] for name in contenders}
+        for _ in range(a.rounds):
+            for name, cmd in contenders.items():
+                opt = "--workers" if "peers" in cmd[1] else "--threads"
+                extra = ["--build-dir", a.build_dir] if "sluice_py" in cmd[1] else []
+                res = run_json(cmd + ["--workload", "train", "--root", a.root, opt,
+                                      str(threads), "--batch", str(a.batch_train)] + extra)
+                per[name].append(res)
+                print(name, threads, res.get("images_per_s", res), flush=True)
+        peer = [r.get("images_per_s") for r in per["torchvision DataLoader"]]
+        for name, results in per.items():
+            ips = [r.get("images_per_s") for r in results]
+            ok = [v for v in ips if v]
+            ratios = [v / p for v, p in zip(ips, peer) if v and p]
+            rows.append({"contender": name, "threads": threads, "images_per_s": ips,
+                         "median": statistics.median(ok) if ok else None,
+                         "ratio_to_dataloader": statistics.median(ratios) if ratios else None,
+                         "errors": [r for r in results if r.get("status") != "ok"][:1]})
+    return rows
+
+
+def bandwidth(a):
+    sys.path.insert(0, os.path.join(a.build_dir, "python"))
+    import numpy as np
+    import sluice
+    from sluice import fn, types
+
+    h, w = a.size
+    rng = np.random.default_rng(0)
+    batch = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for _ in range(a.batch)]
+    mirror = [np.int32(i % 2) for i in range(a.batch)]
+
+    @sluice.pipeline_def(batch_size=a.batch, num_threads=4, device_id=0, prefetch_queue_depth=2)
+    def pipe():
+        x = fn.external_source(source=lambda: batch, layout="HWC", name="src")
+        m = fn.external_source(source=lambda: mirror, name="mirror")
+        g = x.gpu()
+        out = fn.crop_mirror_normalize(g, device="gpu", dtype=types.FLOAT, output_layout="CHW",
+                                       mean=[123.7, 116.3, 103.5], std=[58.4, 57.1, 57.4],
+                                       mirror=m, name="cmn")
+        dup = fn.copy(g, device="gpu", name="d2d")
+        return out, dup
+
+    p = pipe()
+    p.build()
+    for _ in range(5):
+        p.run()
+    before = {s["name"]: s["gpu_ms"] for s in p.stats()}
+    t0 = time.perf_counter()
+    for _ in range(a.iters):
+        p.run()
+    wall = time.perf_counter() - t0
+    after = {s["name"]: s["gpu_ms"] for s in p.stats()}
+    cmn_ms = (after["cmn"] - before["cmn"]) / a.iters
+    d2d_ms = (after["d2d"] - before["d2d"]) / a.iters
+    in_bytes = a.batch * h * w * 3
+    cmn_bytes = in_bytes + a.batch * 3 * h * w * 4
+    res = {"batch": a.batch, "size": [h, w, 3], "iterations": a.iters,
+           "cmn_ms": cmn_ms, "d2d_ms": d2d_ms,
+           "cmn_GBps": cmn_bytes / cmn_ms / 1e6 if cmn_ms else None,
+           "d2d_GBps": 2 * in_bytes / d2d_ms / 1e6 if d2d_ms else None,
+           "pipeline_ms_per_iteration": 1e3 * wall / a.iters}
+    if res["cmn_GBps"] and res["d2d_GBps"]:
+        res["cmn_fraction_of_copy"] = res["cmn_GBps"] / res["d2d_GBps"]
+    print(json.dumps(res), flush=True)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", help="a data set made by bench/make_dataset.py")
+    ap.add_argument("--threads", type=int, nargs="+", default=[4, 16])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-train", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=256, help="bandwidth part: images per batch")
+    ap.add_argument("--size", type=int, nargs=2, default=[224, 224])
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--only", choices=("train", "bandwidth"))
+    ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    report = {"machine": os.uname().nodename, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if a.only != "train":
+        report["bandwidth"] = bandwidth(a)
+    if a.only != "bandwidth":
+        if not a.root:
+            ap.error("--root is needed for the training part")
+        report["train"] = train_rows(a)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "gpu.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    lines = ["| contender | CPU threads | images/s (median) | × DataLoader |", "|---|---|---|---|"]
+    for r in report.get("train", []):
+        med = f"{r['median']:.0f}" if r["median"] else "failed"
+        ratio = f"{r['ratio_to_dataloader']:.2f}" if r["ratio_to_dataloader"] else "–"
+        lines.append(f"| {r['contender']} | {r['threads']} | {med} | {ratio} |")
+    if "bandwidth" in report:
+        b = report["bandwidth"]
+        lines.append("")
+        if b.get("cmn_fraction_of_copy"):
+            lines.append(f"crop_mirror_normalize: {b['cmn_GBps']:.0f} GB/s, device-to-device "
+                         f"copy {b['d2d_GBps']:.0f} GB/s: {100 * b['cmn_fraction_of_copy']:.0f} %")
+        else:
+            lines.append("crop_mirror_normalize bandwidth: no device times (emulated GPU?)")
+    with open(os.path.join(a.out, "gpu.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
