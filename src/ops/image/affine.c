@@ -1,5 +1,6 @@
 /* ops/image/affine.c: the affine warp kernel and the operator glue of warp_affine and rotate
- * (conventions in affine.h).
+ * (conventions in affine.h). The GPU kernel (affine.cuh) reproduces this file's arithmetic per
+ * pixel: a change to the sampling here must be made there too (test_cuda_warp compares them).
  *
  * Per output row: the source coordinates of every pixel centre are computed into two float
  * arrays (one vectorisable loop); the pixels whose every tap lies inside the source form one
@@ -307,12 +308,13 @@ sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2])
 }
 
 /* Reads fill_value of sample i into fill[0..C) (one value broadcast, or exactly C). */
-static sl_status read_fill(sl_ctx *ctx, int arg, int i, int64_t C, double *tmp, float *fill)
+static sl_status read_fill(sl_ctx *ctx, int arg, int i, int64_t C, double *tmp, float *fill,
+                           const char *where)
 {
     int n = sl_ctx_arg_floats(ctx, arg, i, tmp, (int)C);
     if (n != 1 && n != C)
         return sl_fail(ctx, SL_EINVAL,
-                       "fill_value has %d values; expected 1 or %lld (one per channel)", n,
+                       "%sfill_value has %d values; expected 1 or %lld (one per channel)", where, n,
                        (long long)C);
     for (int64_t c = 0; c < C; c++)
         fill[c] = (float)tmp[n == 1 ? 0 : c];
@@ -332,7 +334,13 @@ static void fill_output(const sl__image *dst, const float *fill)
         }
 }
 
-sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6])
+static bool empty_image(const sl__image *im)
+{
+    return im->h == 0 || im->w == 0 || im->c == 0;
+}
+
+sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6],
+                             double *tmp, float *fill, const char *where, sl__affine_sample *out)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *is = sl_batch_shape(in, i), *os = sl_ctx_output_shape(ctx, 0, i);
@@ -340,41 +348,60 @@ sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const dou
     sl__image dst = {sl_ctx_output_data(ctx, 0, i),
                      sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : src.type,
                      os[0], os[1], os[2]};
-    if (dst.h == 0 || dst.w == 0 || dst.c == 0)
+    memset(out, 0, sizeof *out);
+    out->src = src;
+    out->dst = dst;
+    out->kind = SL__AFFINE_SKIP;
+    if (empty_image(&dst))
         return SL_OK;
     for (int k = 0; k < 6; k++)
         if (!isfinite(m[k]))
-            return sl_fail(ctx, SL_EINVAL, "the transform matrix has a non-finite value (%g)",
-                           m[k]);
-
-    size_t nc = (size_t)dst.c;
-    size_t bytes = nc * (sizeof(double) + sizeof(float)) + sl__affine_scratch_bytes(dst.w, dst.c);
-    double *tmp = sl_ctx_scratch(ctx, bytes);
-    if (!tmp)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for a %lld-pixel row", (long long)dst.w);
-    float *fill = NULL, *rows = (float *)(tmp + nc) + nc;
-    rows = (float *)(((uintptr_t)rows + 15) & ~(uintptr_t)15);
+            return sl_fail(ctx, SL_EINVAL, "%sthe transform matrix has a non-finite value (%g)",
+                           where, m[k]);
     if (sl_ctx_arg_is_set(ctx, a->fill_value)) {
-        fill = (float *)(tmp + nc);
-        sl_status st = read_fill(ctx, a->fill_value, i, dst.c, tmp, fill);
+        sl_status st = read_fill(ctx, a->fill_value, i, dst.c, tmp, fill, where);
         if (st != SL_OK)
             return st;
+        out->aff.fill = fill;
     }
+    out->aff.interp = strcmp(sl_ctx_arg_str(ctx, a->interp_type), "INTERP_NN") == 0
+                          ? SL__INTERP_NN
+                          : SL__INTERP_LINEAR;
+    for (int k = 0; k < 6; k++)
+        out->aff.m[k] = (float)m[k];
     if (src.h == 0 || src.w == 0) {
-        if (!fill)
+        if (!out->aff.fill)
             return sl_fail(ctx, SL_EINVAL,
-                           "cannot fill a %lld x %lld output from an empty %lld x %lld image "
+                           "%scannot fill a %lld x %lld output from an empty %lld x %lld image "
                            "without fill_value (the clamped border needs a pixel)",
-                           (long long)dst.h, (long long)dst.w, (long long)src.h, (long long)src.w);
-        fill_output(&dst, fill);
+                           where, (long long)dst.h, (long long)dst.w, (long long)src.h,
+                           (long long)src.w);
+        out->kind = SL__AFFINE_FILL;
         return SL_OK;
     }
-    sl__affine aff = {.interp = strcmp(sl_ctx_arg_str(ctx, a->interp_type), "INTERP_NN") == 0
-                                    ? SL__INTERP_NN
-                                    : SL__INTERP_LINEAR,
-                      .fill = fill};
-    for (int k = 0; k < 6; k++)
-        aff.m[k] = (float)m[k];
-    sl__affine_warp(&src, &dst, &aff, rows);
+    out->kind = SL__AFFINE_WARP;
+    return SL_OK;
+}
+
+sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6])
+{
+    const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
+    if (os[0] == 0 || os[1] == 0 || os[2] == 0)
+        return SL_OK;
+    size_t nc = (size_t)os[2];
+    size_t bytes = nc * (sizeof(double) + sizeof(float)) + sl__affine_scratch_bytes(os[1], os[2]);
+    double *tmp = sl_ctx_scratch(ctx, bytes);
+    if (!tmp)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for a %lld-pixel row", (long long)os[1]);
+    float *fill = (float *)(tmp + nc), *rows = fill + nc;
+    rows = (float *)(((uintptr_t)rows + 15) & ~(uintptr_t)15);
+    sl__affine_sample smp;
+    sl_status st = sl__affine_prepare(ctx, i, a, m, tmp, fill, "", &smp);
+    if (st != SL_OK)
+        return st;
+    if (smp.kind == SL__AFFINE_FILL)
+        fill_output(&smp.dst, smp.aff.fill);
+    else if (smp.kind == SL__AFFINE_WARP)
+        sl__affine_warp(&smp.src, &smp.dst, &smp.aff, rows);
     return SL_OK;
 }

@@ -21,7 +21,8 @@
  * sluice does not, so sharp edges may differ by a few levels.
  *
  * Exports: sl__affine_warp (the kernel), sl__affine_scratch_bytes, sl__affine_invert, and the
- * operator glue sl__affine_init / _setup / _size / _run shared by the two ops.
+ * operator glue sl__affine_init / _setup / _size / _run / _prepare shared by the two ops; with
+ * CUDA, sl__affine_run_gpu (affine.cu; its kernel in affine.cuh computes the same pixels).
  * Invariant: the kernel never reads outside the source, whatever the matrix (NaN and huge
  * coordinates included): interior spans are clamped, border pixels go through checked taps.
  */
@@ -33,6 +34,10 @@
 #include <stdint.h>
 
 #include "sluice/op.h"
+
+#ifdef __cplusplus
+extern "C" { /* affine.cu (the GPU path) includes this header */
+#endif
 
 typedef enum sl__interp { SL__INTERP_NN, SL__INTERP_LINEAR } sl__interp;
 
@@ -86,6 +91,35 @@ sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2]);
  * wrong length, or an empty input with a non-empty output and no fill_value. */
 sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6]);
 
+/* What sl__affine_run does with a sample: nothing (empty output), fill the output with
+ * fill_value (empty input), or warp. */
+typedef enum sl__affine_kind { SL__AFFINE_SKIP, SL__AFFINE_FILL, SL__AFFINE_WARP } sl__affine_kind;
+
+typedef struct sl__affine_sample {
+    sl__image src, dst; /* sample i of input 0 / output 0 (device pointers on the gpu stage) */
+    sl__affine aff;     /* float32 matrix, interpolation, fill (the caller's buffer or NULL) */
+    sl__affine_kind kind;
+} sl__affine_sample;
+
+/* The checks and per-sample values of sl__affine_run, from shapes and arguments only (never
+ * the samples' data), so the GPU path shares them: fails (as sl__affine_run) on a non-finite
+ * matrix, a fill_value of the wrong length, or an empty input without fill_value. tmp and fill:
+ * room for the output's channel count of doubles and floats (unused when kind is SKIP). where:
+ * prefix of error messages ("" or, where the context names no sample, "sample 3: "). */
+sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6],
+                             double *tmp, float *fill, const char *where, sl__affine_sample *out);
+
+/* An op's destination -> source matrix of sample i (host values: arguments and shapes); error
+ * messages start with `where` (see sl__affine_prepare). */
+typedef sl_status (*sl__affine_matrix_fn)(sl_ctx *ctx, int i, const char *where, double m[6]);
+
+#ifdef SLUICE_HAVE_CUDA
+/* run_gpu of warp_affine and rotate (affine.cu): per sample, matrix() and sl__affine_prepare on
+ * the host, the parameters uploaded, then one kernel over every output pixel of the batch
+ * (affine.cuh) computing what sl__affine_warp computes, bit for bit. */
+sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a, sl__affine_matrix_fn matrix);
+#endif
+
 /* Argument definitions shared by warp_affine and rotate. */
 #define SL__ARG_WARP_INTERP_DEF                                                                    \
     {                                                                                              \
@@ -103,4 +137,7 @@ sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const dou
         .flags = SL_ARG_OPTIONAL                                                                   \
     }
 
+#ifdef __cplusplus
+}
+#endif
 #endif

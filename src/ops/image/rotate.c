@@ -1,6 +1,6 @@
 /* rotate: rotates HWC images about their centre (DALI's fn.rotate, 2-D).
  *
- * Exports: const sl_op_def sl_op_rotate ("rotate", CPU).
+ * Exports: const sl_op_def sl_op_rotate ("rotate", CPU, GPU).
  *
  * Per sample, with angle a in degrees (positive = counter-clockwise on screen, y pointing
  * down), input W x H and output W' x H':
@@ -11,6 +11,8 @@
  *           otherwise), so the centres of input and output stay on the same sub-pixel grid.
  *   mapping output pixel centre p -> input point R(a) (p - (W'/2, H'/2)) + (W/2, H/2) with
  *           R(a) = [[cos a, -sin a], [sin a, cos a]], sampled as warp_affine does (affine.h).
+ *   gpu     sizes (setup_sample) and matrices (rotate_matrix) come from the same host code;
+ *           affine.cu uploads them and warps on the device, bit-identical to the CPU.
  *
  * Invariant: setup_sample and run_sample derive size and matrix from the same argument values
  * (angle, size, keep_size), so they agree; no state.
@@ -101,11 +103,11 @@ static void canvas(int64_t H, int64_t W, double a, int64_t hw[2])
 }
 
 /* The sample's angle in radians; fails on a non-finite one. */
-static sl_status angle_of(sl_ctx *ctx, int i, double *rad)
+static sl_status angle_of(sl_ctx *ctx, int i, const char *where, double *rad)
 {
     double deg = sl_ctx_arg_float(ctx, A_ANGLE, i);
     if (!isfinite(deg))
-        return sl_fail(ctx, SL_EINVAL, "angle %g is not a finite number of degrees", deg);
+        return sl_fail(ctx, SL_EINVAL, "%sangle %g is not a finite number of degrees", where, deg);
     /* Reduce first so sin and cos of multiples of 90 degrees are as close to 0/1 as they get. */
     *rad = fmod(deg, 360.0) * (M_PI / 180.0);
     return SL_OK;
@@ -116,7 +118,7 @@ static sl_status rotate_setup_sample(sl_ctx *ctx, int i)
     const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     int64_t shape[3] = {s[0], s[1], s[2]};
     double a;
-    sl_status st = angle_of(ctx, i, &a);
+    sl_status st = angle_of(ctx, i, "", &a);
     if (st != SL_OK)
         return st;
     if (sl_ctx_arg_is_set(ctx, A_SIZE))
@@ -129,21 +131,41 @@ static sl_status rotate_setup_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
-static sl_status rotate_run_sample(sl_ctx *ctx, int i)
+/* The destination -> source matrix of sample i (input and output shapes, angle). */
+static sl_status rotate_matrix(sl_ctx *ctx, int i, const char *where, double m[6])
 {
     const int64_t *is = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
     double a;
-    sl_status st = angle_of(ctx, i, &a);
+    sl_status st = angle_of(ctx, i, where, &a);
     if (st != SL_OK)
         return st;
     const double c = cos(a), s = sin(a);
     const double icx = 0.5 * (double)is[1], icy = 0.5 * (double)is[0];
     const double ocx = 0.5 * (double)os[1], ocy = 0.5 * (double)os[0];
     /* in = R(a) (out - oc) + ic */
-    const double m[6] = {c, -s, icx - c * ocx + s * ocy, s, c, icy - s * ocx - c * ocy};
-    return sl__affine_run(ctx, i, &common, m);
+    m[0] = c;
+    m[1] = -s;
+    m[2] = icx - c * ocx + s * ocy;
+    m[3] = s;
+    m[4] = c;
+    m[5] = icy - s * ocx - c * ocy;
+    return SL_OK;
 }
+
+static sl_status rotate_run_sample(sl_ctx *ctx, int i)
+{
+    double m[6];
+    sl_status st = rotate_matrix(ctx, i, "", m);
+    return st != SL_OK ? st : sl__affine_run(ctx, i, &common, m);
+}
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status rotate_run_gpu(sl_ctx *ctx)
+{
+    return sl__affine_run_gpu(ctx, &common, rotate_matrix);
+}
+#endif
 
 const sl_op_def sl_op_rotate = {
     .name = "rotate",
@@ -157,6 +179,9 @@ const sl_op_def sl_op_rotate = {
            "R(a) (p - out_centre) + in_centre (pixel centres at +0.5, as warp_affine), "
            "nearest-neighbour or bilinear in float32; outside the input it reads "
            "`fill_value`, or without one the nearest border pixel.\n\n"
+           "`device=\"gpu\"` computes sizes and matrices on the host as above and warps on the "
+           "GPU with the same float32 arithmetic: the results equal the CPU's bit for bit. "
+           "Angles given per sample come from CPU nodes (argument inputs), as in DALI.\n\n"
            "Differences from DALI: 2-D HWC images only (no volumes, `axis`, or per-frame "
            "angles); `size` together with `keep_size` is an error (DALI lets `size` win); "
            "`fill_value` may give one value per channel; types are uint8 or float32.",
@@ -167,9 +192,12 @@ const sl_op_def sl_op_rotate = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = rotate_init,
     .setup = rotate_setup,
     .setup_sample = rotate_setup_sample,
     .run_sample = rotate_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = rotate_run_gpu,
+#endif
 };

@@ -1,6 +1,6 @@
 /* warp_affine: applies an affine transform to HWC images (DALI's fn.warp_affine, 2-D).
  *
- * Exports: const sl_op_def sl_op_warp_affine ("warp_affine", CPU).
+ * Exports: const sl_op_def sl_op_warp_affine ("warp_affine", CPU, GPU).
  *
  * Per sample: the 2x3 matrix (M11, M12, M13, M21, M22, M23) comes from `matrix` (a constant or
  * a per-sample argument input) or from the optional second input `mtx`; with inverse_map=true
@@ -8,6 +8,8 @@
  * pixel samples the input at M (x + 0.5, y + 0.5) (pixel-centre convention, affine.h), with
  * INTERP_NN or INTERP_LINEAR; outside the input it reads fill_value, or without one the nearest
  * edge pixel. The output is `size` = (H, W) (rounded, at least 1) or the input's size.
+ * On the gpu stage the matrices are computed on the host (sample_matrix) and the warp runs in
+ * affine.cu; the `mtx` input (device data there) is refused.
  *
  * Invariant: setup_sample sets each output shape from `size` or the input; run_sample only
  * reads it (through sl__affine_run), so shapes and pixels written agree. No state.
@@ -99,14 +101,15 @@ static sl_status wa_setup_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
-/* The destination -> source matrix of sample i. */
-static sl_status sample_matrix(sl_ctx *ctx, int i, double m[6])
+/* The destination -> source matrix of sample i (host values only on the gpu stage, where
+ * wa_run_gpu has refused the `mtx` input). */
+static sl_status sample_matrix(sl_ctx *ctx, int i, const char *where, double m[6])
 {
     if (sl_ctx_num_inputs(ctx) >= 2) {
         const sl_batch *b = sl_ctx_input(ctx, 1);
         if (sl_batch_sample_numel(b, i) != 6)
-            return sl_fail(ctx, SL_EINVAL, "the `mtx` input has %lld values; expected 6 (2x3)",
-                           (long long)sl_batch_sample_numel(b, i));
+            return sl_fail(ctx, SL_EINVAL, "%sthe `mtx` input has %lld values; expected 6 (2x3)",
+                           where, (long long)sl_batch_sample_numel(b, i));
         const void *d = sl_batch_sample_data(b, i);
         for (int k = 0; k < 6; k++)
             m[k] = sl_batch_dtype(b) == SL_DTYPE_FLOAT32 ? ((const float *)d)[k]
@@ -116,18 +119,33 @@ static sl_status sample_matrix(sl_ctx *ctx, int i, double m[6])
     }
     if (!sl_ctx_arg_bool(ctx, A_INVERSE_MAP, i) && !sl__affine_invert(m, m))
         return sl_fail(ctx, SL_EINVAL,
-                       "the matrix (%g, %g, %g, %g, %g, %g) is not invertible, which "
+                       "%sthe matrix (%g, %g, %g, %g, %g, %g) is not invertible, which "
                        "inverse_map=false needs",
-                       m[0], m[1], m[2], m[3], m[4], m[5]);
+                       where, m[0], m[1], m[2], m[3], m[4], m[5]);
     return SL_OK;
 }
 
 static sl_status wa_run_sample(sl_ctx *ctx, int i)
 {
     double m[6];
-    sl_status st = sample_matrix(ctx, i, m);
+    sl_status st = sample_matrix(ctx, i, "", m);
     return st != SL_OK ? st : sl__affine_run(ctx, i, &common, m);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* The matrices are computed on the host, so they must be host values: the `matrix` argument
+ * (constant, or an argument input from a CPU node). The `mtx` input of a gpu node is device
+ * data, which setup and run_gpu never read. */
+static sl_status wa_run_gpu(sl_ctx *ctx)
+{
+    if (sl_ctx_num_inputs(ctx) >= 2)
+        return sl_fail(ctx, SL_EUNSUPPORTED,
+                       "the `mtx` input is not supported on device \"gpu\" (the matrices "
+                       "would be GPU data); pass them as the `matrix` argument instead: a "
+                       "constant or an argument input from a CPU node");
+    return sl__affine_run_gpu(ctx, &common, sample_matrix);
+}
+#endif
 
 const sl_op_def sl_op_warp_affine = {
     .name = "warp_affine",
@@ -142,6 +160,10 @@ const sl_op_def sl_op_warp_affine = {
            "To reproduce with OpenCV: cv2.warpAffine(img, M2, (W, H), flags=INTER_LINEAR | "
            "WARP_INVERSE_MAP) with M2 = M except M2[:, 2] = M @ (0.5, 0.5, 1) - 0.5; OpenCV "
            "quantises coordinates to 1/32 pixel, sluice does not.\n\n"
+           "`device=\"gpu\"` warps on the GPU with the same float32 arithmetic: the results "
+           "equal the CPU's bit for bit. There the matrices must be host values, computed per "
+           "sample on the host: give them as `matrix` (a constant or an argument input from a "
+           "CPU node); the `mtx` input is not supported on the GPU (an error says so).\n\n"
            "Differences from DALI: 2-D HWC images only (no volumes or sequences); "
            "`fill_value` may also give one value per channel; input and output types are "
            "uint8 or float32.",
@@ -152,9 +174,12 @@ const sl_op_def sl_op_warp_affine = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = wa_init,
     .setup = wa_setup,
     .setup_sample = wa_setup_sample,
     .run_sample = wa_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = wa_run_gpu,
+#endif
 };
