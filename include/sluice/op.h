@@ -248,6 +248,10 @@ SL_API void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes);
  * the calling thread and device pointers are host pointers. */
 SL_API bool sl_ctx_gpu_emulated(const sl_ctx *ctx);
 
+/* run_batch / run_gpu, which work on the whole batch: the errors sl_fail records from now on
+ * name sample `sample` and its source file, as a per-sample function's do (-1: no sample). */
+SL_API void sl_ctx_focus_sample(sl_ctx *ctx, int sample);
+
 /* Records an error with full context (operator, node, iteration, sample, source).
  * Returns: code. */
 SL_API sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);

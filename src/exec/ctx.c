@@ -289,6 +289,11 @@ static const char *sample_source(const sl_ctx *ctx)
     return NULL;
 }
 
+void sl_ctx_focus_sample(sl_ctx *ctx, int sample)
+{
+    ctx->sample = sample >= 0 && sample < sl_ctx_batch_size(ctx) ? sample : -1;
+}
+
 sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
 {
     sl__error e;

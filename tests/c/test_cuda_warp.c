@@ -293,8 +293,9 @@ static void errors_name_the_operator(void **state)
     const char *singular =
         "{\"name\": \"w\", \"op\": \"warp_affine\", \"device\": \"$GPU\", \"inputs\": [\"img\"],"
         " \"args\": {\"matrix\": [1, 2, 0, 2, 4, 0], \"inverse_map\": false}}";
-    expect_gpu_error(make_spec(2, U8_RGB, singular, "\"w\""), SL_EINVAL, "warp_affine", "sample 0",
-                     "not invertible", NULL);
+    /* the sample and its file are named, as on the CPU (sl_ctx_focus_sample) */
+    expect_gpu_error(make_spec(2, U8_RGB, singular, "\"w\""), SL_EINVAL, "warp_affine",
+                     "iteration 0, sample 0, file", ".jpg", "not invertible", NULL);
     const char *fill =
         "{\"name\": \"r\", \"op\": \"rotate\", \"device\": \"$GPU\", \"inputs\": [\"img\"],"
         " \"args\": {\"angle\": 10, \"fill_value\": [1, 2]}}";

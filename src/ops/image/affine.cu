@@ -51,8 +51,8 @@ static sl_status host_scratch(sl_ctx *ctx, int n, host_bufs *h)
 static sl_status make_job(sl_ctx *ctx, int i, const sl__affine_args *a, sl__affine_matrix_fn matrix,
                           const host_bufs *h, int64_t used, int64_t *nfill)
 {
-    char where[32];
-    snprintf(where, sizeof where, "sample %d: ", i);
+    const char *where = ""; /* the context names the sample and its file */
+    sl_ctx_focus_sample(ctx, i);
     double m[6];
     sl__affine_sample smp;
     sl_status st = matrix(ctx, i, where, m);
@@ -95,6 +95,7 @@ extern "C" sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a,
         used += nfill;
         max_px = h.jobs[i].npx > max_px ? h.jobs[i].npx : max_px;
     }
+    sl_ctx_focus_sample(ctx, -1);
     if (max_px == 0)
         return SL_OK;
     const float *dfill = NULL;
