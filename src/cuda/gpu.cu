@@ -102,6 +102,7 @@ static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
     __atomic_fetch_add(&g->alloc_calls, 1, __ATOMIC_RELAXED);
     if (g->emulated)
         return sl__aligned_alloc(bytes);
+    cudaSetDevice(g->device); /* batches grow on whichever pool thread allocates them */
     cudaError_t e = d == SL_DEVICE_GPU ? cudaMalloc(&p, bytes)
                                        : cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
     if (e != cudaSuccess) {
@@ -115,7 +116,7 @@ static void raw_free(sl__gpu *g, sl_device d, void *p)
 {
     if (g->emulated)
         sl__free(p);
-    else if (d == SL_DEVICE_GPU)
+    else if (cudaSetDevice(g->device), d == SL_DEVICE_GPU)
         cudaFree(p);
     else
         cudaFreeHost(p);

@@ -39,6 +39,7 @@ struct sl__gpunode {
     sl__gpu_event *t0, *t1; /* timing of its device work (kernels or copies) */
     bool timed;             /* t0/t1 were recorded in the slot's current frame */
     gbuf up[SL_GPU_UPLOADS];
+    unsigned up_used; /* bit k: upload buffer k was filled in the current frame */
     gbuf scratch[SL_GPU_UPLOADS];
 };
 
@@ -232,8 +233,10 @@ void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
     if (!p->gpu)
         return;
     for (int j = 0; j < p->plan->n; j++) {
-        if (slot->nodes[j].gn)
+        if (slot->nodes[j].gn) {
             slot->nodes[j].gn->timed = false;
+            slot->nodes[j].gn->up_used = 0;
+        }
     }
     if (!slot->gs->release_pending)
         return;
@@ -333,6 +336,13 @@ void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
         sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_upload outside the GPU stage or k=%d", k);
         return NULL;
     }
+    /* refilling a buffer whose asynchronous copy may not have run yet would change what the
+     * earlier copy sends: one fill per buffer and iteration */
+    if (ctx->sn->gn->up_used & (1u << k)) {
+        sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_upload: buffer %d filled twice in one iteration", k);
+        return NULL;
+    }
+    ctx->sn->gn->up_used |= 1u << k;
     gbuf *b = &ctx->sn->gn->up[k];
     if (!reserve(ctx->p, b, bytes ? bytes : 1, true)) {
         sl_fail(ctx, SL_ENOMEM, "out of GPU or pinned memory for %zu bytes of parameters", bytes);
