@@ -13,6 +13,8 @@
  */
 #include <cuda_runtime.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,86 @@ extern "C" bool sl__gpu_probe(int device_id, char *why, size_t whylen)
     return true;
 }
 
+/* ---- emulated device memory ------------------------------------------------------------- */
+
+typedef struct emu_block {
+    void *p;
+    size_t n; /* mapped bytes (whole pages) */
+} emu_block;
+
+static pthread_mutex_t emu_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int emu_depth;         /* (emu_mu) nesting of enter/leave */
+static emu_block *emu_blocks; /* (emu_mu) every mapped device block */
+static int emu_n, emu_cap;    /* (emu_mu) */
+
+static void emu_protect_all(int prot)
+{
+    for (int i = 0; i < emu_n; i++)
+        mprotect(emu_blocks[i].p, emu_blocks[i].n, prot);
+}
+
+extern "C" void sl__gpu_emu_enter(void)
+{
+    if (!sl__gpu_emulated())
+        return;
+    pthread_mutex_lock(&emu_mu);
+    if (emu_depth++ == 0)
+        emu_protect_all(PROT_READ | PROT_WRITE);
+}
+
+extern "C" void sl__gpu_emu_leave(void)
+{
+    if (!sl__gpu_emulated())
+        return;
+    if (--emu_depth == 0)
+        emu_protect_all(PROT_NONE);
+    pthread_mutex_unlock(&emu_mu);
+}
+
+static void *emu_dev_alloc(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = (bytes + page - 1) / page * page;
+    void *p = mmap(NULL, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    pthread_mutex_lock(&emu_mu);
+    if (emu_n == emu_cap) {
+        int cap = emu_cap ? 2 * emu_cap : 64;
+        emu_block *v = (emu_block *)sl__realloc(emu_blocks, sizeof(emu_block) * (size_t)cap);
+        if (!v) {
+            pthread_mutex_unlock(&emu_mu);
+            munmap(p, n);
+            return NULL;
+        }
+        emu_blocks = v;
+        emu_cap = cap;
+    }
+    emu_blocks[emu_n++] = emu_block{p, n};
+    if (emu_depth > 0)
+        mprotect(p, n, PROT_READ | PROT_WRITE);
+    pthread_mutex_unlock(&emu_mu);
+    return p;
+}
+
+static void emu_dev_free(void *p)
+{
+    pthread_mutex_lock(&emu_mu);
+    for (int i = 0; i < emu_n; i++) {
+        if (emu_blocks[i].p == p) {
+            munmap(p, emu_blocks[i].n);
+            emu_blocks[i] = emu_blocks[--emu_n];
+            break;
+        }
+    }
+    if (emu_n == 0) {
+        sl__free(emu_blocks);
+        emu_blocks = NULL;
+        emu_cap = 0;
+    }
+    pthread_mutex_unlock(&emu_mu);
+}
+
 /* ---- pools ------------------------------------------------------------------------------ */
 
 typedef struct block {
@@ -101,7 +183,7 @@ static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
     void *p = NULL;
     __atomic_fetch_add(&g->alloc_calls, 1, __ATOMIC_RELAXED);
     if (g->emulated)
-        return sl__aligned_alloc(bytes);
+        return d == SL_DEVICE_GPU ? emu_dev_alloc(bytes) : sl__aligned_alloc(bytes);
     cudaSetDevice(g->device); /* batches grow on whichever pool thread allocates them */
     cudaError_t e = d == SL_DEVICE_GPU ? cudaMalloc(&p, bytes)
                                        : cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
@@ -114,7 +196,9 @@ static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
 
 static void raw_free(sl__gpu *g, sl_device d, void *p)
 {
-    if (g->emulated)
+    if (g->emulated && d == SL_DEVICE_GPU)
+        emu_dev_free(p);
+    else if (g->emulated)
         sl__free(p);
     else if (cudaSetDevice(g->device), d == SL_DEVICE_GPU)
         cudaFree(p);
@@ -135,6 +219,8 @@ static void *pool_alloc(void *ctx, sl_device d, size_t bytes)
     sl__gpu *g = (sl__gpu *)ctx;
     pool *pl = d == SL_DEVICE_GPU ? &g->dev : &g->pinned;
     void *p = NULL;
+    if (bytes == 0) /* an empty batch still gets storage: cudaMalloc(0) gives NULL */
+        bytes = 64;
     pthread_mutex_lock(&pl->mu);
     int best = -1;
     for (int i = 0; i < pl->nfree; i++) {
@@ -183,7 +269,9 @@ static sl_status pool_to_host(void *ctx, void *dst, const void *src, size_t byte
 {
     sl__gpu *g = (sl__gpu *)ctx;
     if (g->emulated) {
+        sl__gpu_emu_enter();
         memcpy(dst, src, bytes);
+        sl__gpu_emu_leave();
         return SL_OK;
     }
     cudaSetDevice(g->device);
@@ -302,7 +390,9 @@ extern "C" sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, 
     if (bytes == 0)
         return SL_OK;
     if (g->emulated) {
+        sl__gpu_emu_enter();
         memmove(dst, src, bytes);
+        sl__gpu_emu_leave();
         return SL_OK;
     }
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream);

@@ -7,8 +7,9 @@
  * events, and asynchronous copies. Everything is C-callable; the implementation is gpu.cu.
  *
  * Emulation: with SLUICE_GPU_EMULATE=1 in the environment, device 0 is emulated on the host:
- * "device" and "pinned" memory are ordinary host memory, copies happen at once, streams and
- * events are no-ops and kernels run on the calling thread (kernel.cuh). It exists so that the
+ * "pinned" memory is ordinary host memory, "device" memory is host pages that only emulated
+ * kernels and copies may touch (sl__gpu_emu_enter), copies happen at once, streams and events
+ * are no-ops and kernels run on the calling thread (kernel.cuh). It exists so that the
  * GPU stage — the executor's placement, staging, copies and every kernel's indexing and
  * arithmetic — is tested on machines without a GPU; it is never chosen silently.
  *
@@ -72,6 +73,14 @@ sl_status sl__gpu_stream_wait(void *stream, sl__gpu_event *e);
 sl_status sl__gpu_event_sync(sl__gpu_event *e);
 /* Blocks until everything queued on stream completed. */
 sl_status sl__gpu_stream_sync(void *stream);
+
+/* Emulation only: device memory is mapped PROT_NONE except between enter and leave, which
+ * bracket every emulated kernel and copy (kernel.cuh, the copies here) and serialise them
+ * process-wide. So host code that dereferences a device pointer — fine in an emulation that
+ * simply used host memory, a crash on a GPU — faults in the emulated tests too. No-ops when
+ * not emulated. */
+void sl__gpu_emu_enter(void);
+void sl__gpu_emu_leave(void);
 
 /* The last CUDA error's text (thread-local), for messages. */
 const char *sl__gpu_error_text(void);

@@ -1,6 +1,8 @@
 /* src/cuda/kernel.cuh: how an operator's run_gpu launches its kernels (CUDA C++, internal).
  *
- * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy and sl_gpu_params. A kernel is a functor F with
+ * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy, sl_gpu_memset and sl_gpu_params. Under emulation
+ * device memory is readable only inside these (src/cuda/gpu.h): do not touch it otherwise. A kernel
+ * is a functor F with
  *
  *     SL_HD int64_t count(int sample) const;          elements of that sample's work
  *     SL_HD void operator()(int sample, int64_t i) const;   element i of that sample
@@ -21,6 +23,7 @@
 #include <cuda_runtime.h>
 #include <string.h>
 
+#include "cuda/gpu.h"
 #include "sluice/op.h"
 
 #define SL_HD __host__ __device__ __forceinline__
@@ -43,11 +46,13 @@ static inline sl_status sl_gpu_each(sl_ctx *ctx, int nsamples, int64_t max_count
     if (nsamples <= 0 || max_count <= 0)
         return SL_OK;
     if (sl_ctx_gpu_emulated(ctx)) {
+        sl__gpu_emu_enter(); /* device memory is readable only in here */
         for (int s = 0; s < nsamples; s++) {
             const int64_t n = f.count(s);
             for (int64_t i = 0; i < n; i++)
                 f(s, i);
         }
+        sl__gpu_emu_leave();
         return SL_OK;
     }
     const int threads = 256;
@@ -73,13 +78,32 @@ static inline sl_status sl_gpu_memcpy(sl_ctx *ctx, void *dst, const void *src, s
     if (bytes == 0)
         return SL_OK;
     if (sl_ctx_gpu_emulated(ctx)) {
+        sl__gpu_emu_enter();
         memmove(dst, src, bytes);
+        sl__gpu_emu_leave();
         return SL_OK;
     }
     cudaError_t e =
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)sl_ctx_stream(ctx));
     if (e != cudaSuccess)
         return sl_fail(ctx, SL_EINTERNAL, "cudaMemcpyAsync failed: %s", cudaGetErrorString(e));
+    return SL_OK;
+}
+
+/* Asynchronous memset of device memory on the node's stream. */
+static inline sl_status sl_gpu_memset(sl_ctx *ctx, void *dst, int value, size_t bytes)
+{
+    if (bytes == 0)
+        return SL_OK;
+    if (sl_ctx_gpu_emulated(ctx)) {
+        sl__gpu_emu_enter();
+        memset(dst, value, bytes);
+        sl__gpu_emu_leave();
+        return SL_OK;
+    }
+    cudaError_t e = cudaMemsetAsync(dst, value, bytes, (cudaStream_t)sl_ctx_stream(ctx));
+    if (e != cudaSuccess)
+        return sl_fail(ctx, SL_EINTERNAL, "cudaMemsetAsync failed: %s", cudaGetErrorString(e));
     return SL_OK;
 }
 

@@ -7,7 +7,7 @@
  * while later iterations run; a corrupt file in a mixed decoder is reported at its iteration,
  * naming the file, and the pipeline goes on; placement errors (gpu input from a CPU node, CPU
  * input from a gpu node, mixed for an operator without it, gpu in a CPU-only pipeline) fail the
- * build naming the node.
+ * build naming the node; under emulation, reading device memory on the host crashes as on a GPU.
  * Data: the JPEG class tree of tests/data/make_tree.py (SLUICE_TEST_TREE).
  */
 #include <stdarg.h>
@@ -15,6 +15,10 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "exec/exec.h"
@@ -139,6 +143,31 @@ static void corrupt_file_in_mixed_decoder_names_it(void **state)
     free(dir);
 }
 
+/* Under emulation, host code that reads device memory crashes as it would on a GPU (the pages
+ * are PROT_NONE outside emulated kernels and copies): the emulated tests catch it. */
+static void emulated_device_memory_is_not_host_memory(void **state)
+{
+    if (!tu_gpu_emulated()) {
+        print_message("on a real device: nothing to check here\n");
+        return;
+    }
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        sl_pipeline *p = tu_gpu_build(reader_spec(2, 2), true);
+        if (sl_pipeline_run(p) != SL_OK)
+            _exit(3);
+        signal(SIGSEGV, SIG_DFL); /* cmocka's handler would catch it in the child */
+        const volatile uint8_t *d = sl_batch_data(sl_pipeline_output(p, 1));
+        uint8_t v = *d; /* a device pointer read on the host */
+        _exit(v == 255 ? 4 : 5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGSEGV);
+}
+
 /* Builds spec with device_id; returns the build status, the message in msg. */
 static sl_status build_status(const char *json, int device_id, char *msg, size_t n)
 {
@@ -203,6 +232,7 @@ int main(void)
         cmocka_unit_test(pinned_gpu_outputs_stay_unchanged),
         cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),
         cmocka_unit_test(placement_errors_name_the_node),
+        cmocka_unit_test(emulated_device_memory_is_not_host_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
