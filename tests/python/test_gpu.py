@@ -145,8 +145,8 @@ def test_pytorch_iterator_gives_device_tensors(emulated, tree):
         def pipe(gpu):
             jpegs, labels = fn.readers.file(file_root=ROOT, name="Reader")
             images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
-            images = fn.crop_mirror_normalize(images.gpu() if not gpu else images,
-                                              device="gpu" if gpu else "cpu", crop=(32, 32),
+            images = fn.crop_mirror_normalize(images, device="gpu" if gpu else "cpu",
+                                              crop=(32, 32),
                                               dtype=types.FLOAT, output_layout="CHW",
                                               mean=[120.0, 115.0, 100.0], std=[60.0, 61.0, 62.0])
             return images, labels.gpu() if gpu else labels

@@ -1,5 +1,5 @@
 /* random_resized_crop: crops a random window of random area and aspect ratio from each image
- * and resizes it to a fixed size (DALI's fn.random_resized_crop, CPU).
+ * and resizes it to a fixed size (DALI's fn.random_resized_crop, CPU and GPU).
  *
  * Exports: const sl_op_def sl_op_random_resized_crop.
  *
@@ -9,7 +9,8 @@
  * with the family helper (resample.h), treating the window as the whole image (crop, then
  * resize, as torchvision's resized_crop), so the output equals `resize` of the cropped image
  * (resize_x = W, resize_y = H, same filters). Results depend only on (seed, node, iteration,
- * sample).
+ * sample). run_gpu (device "gpu") resamples the same windows with the same plans on the GPU
+ * (resample.cu), giving the same bytes.
  *
  * Invariant: the window is drawn exactly once per sample and iteration (in setup_sample), and
  * always lies inside the image.
@@ -165,27 +166,38 @@ static sl_status rrc_setup_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
-static sl_status rrc_run_sample(sl_ctx *ctx, int i)
+/* The resampling of sample i's window as an image of its own (crop, then resize, as
+ * torchvision's resized_crop); *offset: elements from the sample's start to the window's
+ * corner. Shared by the CPU and GPU runs. */
+static void rrc_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *s = sl_batch_shape(in, i);
     const sl__window *win = (const sl__window *)sl_ctx_iter_data(ctx) + i;
     sl__resample_cfg cf;
-    sl__resample_plan p;
     int64_t out[2];
 
     sl__resample_cfg_get(ctx, &rargs, i, &cf);
     out_size(ctx, out);
-    /* The window is the image: crop, then resize (torchvision's resized_crop). */
-    p.y = (sl__resample_axis){.in = win->h, .out = out[0], .lo = 0, .hi = win->h};
-    p.x = (sl__resample_axis){.in = win->w, .out = out[1], .lo = 0, .hi = win->w};
-    p.y.filter = sl__resample_pick(cf.min_filter, cf.mag_filter, win->h, out[0]);
-    p.x.filter = sl__resample_pick(cf.min_filter, cf.mag_filter, win->w, out[1]);
-    p.y.antialias = p.x.antialias = cf.antialias;
-    p.c = s[2];
-    p.stride = s[1] * s[2];
-    p.in_type = sl_batch_dtype(in);
-    p.out_type = cf.out_type;
+    p->y = (sl__resample_axis){.in = win->h, .out = out[0], .lo = 0, .hi = win->h};
+    p->x = (sl__resample_axis){.in = win->w, .out = out[1], .lo = 0, .hi = win->w};
+    p->y.filter = sl__resample_pick(cf.min_filter, cf.mag_filter, win->h, out[0]);
+    p->x.filter = sl__resample_pick(cf.min_filter, cf.mag_filter, win->w, out[1]);
+    p->y.antialias = p->x.antialias = cf.antialias;
+    p->c = s[2];
+    p->stride = s[1] * s[2];
+    p->in_type = sl_batch_dtype(in);
+    p->out_type = cf.out_type;
+    *offset = ((int64_t)win->y * s[1] + win->x) * s[2];
+}
+
+static sl_status rrc_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    sl__resample_plan p;
+    int64_t offset;
+
+    rrc_plan(ctx, i, &p, &offset);
     sl__resample_plan_init(&p);
     if (!p.scratch)
         return SL_OK;
@@ -193,11 +205,20 @@ static sl_status rrc_run_sample(sl_ctx *ctx, int i)
     if (!scratch)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
                        p.scratch);
-    const char *src = (const char *)sl_batch_sample_data(in, i) +
-                      (size_t)((win->y * s[1] + win->x) * s[2]) * sl_dtype_size(p.in_type);
+    const char *src =
+        (const char *)sl_batch_sample_data(in, i) + (size_t)offset * sl_dtype_size(p.in_type);
     sl__resample_run(&p, src, sl_ctx_output_data(ctx, 0, i), scratch);
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* The window drawn by setup_sample, the plan and tables of the CPU run, the passes on the GPU
+ * (resample.cu). */
+static sl_status rrc_run_gpu(sl_ctx *ctx)
+{
+    return sl__resample_gpu(ctx, rrc_plan);
+}
+#endif
 
 const sl_op_def sl_op_random_resized_crop = {
     .name = "random_resized_crop",
@@ -211,6 +232,9 @@ const sl_op_def sl_op_random_resized_crop = {
            "exactly as `resize` would resize it as an image of its own (same filters, "
            "antialiasing and precision; pixels outside the window are never read). Windows "
            "depend only on the seed, the node, the iteration and the sample.\n\n"
+           "On device \"gpu\" the windows are still drawn on the CPU (the same windows as "
+           "device \"cpu\") and the resampling runs on the GPU, with the same bytes as the "
+           "CPU's (uint8 and float32).\n\n"
            "Differences from DALI: the window follows torchvision's get_params (DALI's fallback "
            "shrinks the whole image to random_area's upper bound instead of the central crop); "
            "filter taps stop at the window's edges (DALI samples the window as an ROI of the "
@@ -223,11 +247,14 @@ const sl_op_def sl_op_random_resized_crop = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_RANDOM,
     .iter_bytes_per_sample = sizeof(sl__window),
     .init = rrc_init,
     .setup = rrc_setup,
     .setup_sample = rrc_setup_sample,
     .run_sample = rrc_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = rrc_run_gpu,
+#endif
 };

@@ -592,6 +592,22 @@ void sl__resample_plan_init(sl__resample_plan *p)
     p->scratch = l.total;
 }
 
+void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
+                         void *w_x, double *tmp)
+{
+    const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
+    if (!p->skip_y)
+        axis_coeffs(&p->y, p->ky, p->y0, fixed, first_y, w_y, tmp);
+    if (!p->skip_x)
+        axis_coeffs(&p->x, p->kx, p->x0, fixed, first_x, w_x, tmp);
+}
+
+void sl__resample_nn_tables(const sl__resample_plan *p, int32_t *iy, int32_t *ix)
+{
+    nn_index(&p->y, iy);
+    nn_index(&p->x, ix);
+}
+
 void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, void *scratch)
 {
     scratch_map l;
@@ -600,8 +616,7 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     char *base = scratch;
     if (p->nn) {
         int32_t *iy = (int32_t *)base, *ix = (int32_t *)(base + align64((size_t)p->y.out * 4));
-        nn_index(&p->y, iy);
-        nn_index(&p->x, ix);
+        sl__resample_nn_tables(p, iy, ix);
         nn_gather(p, src, dst, iy, ix);
         return;
     }
@@ -611,10 +626,7 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     const size_t es = in_u8 ? 1 : 4;
     int32_t *fy = (int32_t *)(base + l.first_y), *fx = (int32_t *)(base + l.first_x);
     void *wy = base + l.w_y, *wx = base + l.w_x, *tmp = base + l.tmp;
-    if (!p->skip_y)
-        axis_coeffs(&p->y, p->ky, p->y0, fixed, fy, wy, tmp);
-    if (!p->skip_x)
-        axis_coeffs(&p->x, p->kx, p->x0, fixed, fx, wx, tmp);
+    sl__resample_tables(p, fy, wy, fx, wx, tmp);
     int32_t *wv = expand_size(p) ? (int32_t *)(base + l.wv_x) : NULL;
     bool wv_pairs = wv && sl__rs_expand(p->c, p->x.out, p->kx, wx, wv);
 

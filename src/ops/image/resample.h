@@ -28,8 +28,10 @@
  * (horizontal or vertical first) is the cheaper one for the sample's sizes.
  *
  * Exports: sl__filter and its parsing, the plan/run pair that resamples one image with scratch
- * memory from the caller (no allocation, no per-pixel branches in the inner loops), and the
- * argument glue both operators share (interp_type, mag_filter, min_filter, antialias, dtype).
+ * memory from the caller (no allocation, no per-pixel branches in the inner loops), the
+ * plan's coefficient tables for callers that run the passes elsewhere, the argument glue both
+ * operators share (interp_type, mag_filter, min_filter, antialias, dtype) and, in CUDA builds,
+ * their run_gpu (resample.cu + resample.cuh: the same plans, tables and arithmetic on the GPU).
  * Invariant: the kernels never read outside the input image nor write outside the output,
  * whatever the interval (huge, NaN-free, mirrored, outside the image).
  */
@@ -95,6 +97,17 @@ void sl__resample_plan_init(sl__resample_plan *p);
  * scratch: p->scratch bytes, 64-byte aligned (sl_ctx_scratch). Threads: reentrant. */
 void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, void *scratch);
 
+/* The coefficient tables sl__resample_run computes for a planned, non-NN resampling (p->scratch
+ * > 0, !p->nn), for callers that run the passes elsewhere (the GPU, resample.cu): per output
+ * pixel of an axis its first tap (relative to y0 / x0) and k weights, int32 22-bit fixed point
+ * for uint8 -> uint8, else float32. first_y: y.out, w_y: y.out * ky (x alike); a skipped axis
+ * (skip_y / skip_x) gets nothing. tmp: max(ky, kx) doubles. Threads: reentrant. */
+void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
+                         void *w_x, double *tmp);
+/* NN plans (p->nn): the source row of every output row (y.out) and the source column of every
+ * output column (x.out), as sl__resample_run gathers them. */
+void sl__resample_nn_tables(const sl__resample_plan *p, int32_t *iy, int32_t *ix);
+
 /* ---- argument glue shared by resize and random_resized_crop --------------------------------
  * Argument indices of the five common arguments in an operator's table. */
 typedef struct sl__resample_args {
@@ -117,6 +130,17 @@ void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sam
                           sl__resample_cfg *cf);
 /* Runs a plan for sample i of input 0 into output 0, taking scratch from ctx. */
 sl_status sl__resample_sample(sl_ctx *ctx, int i, sl__resample_plan *p);
+
+#ifdef SLUICE_HAVE_CUDA
+/* Plans sample i of input 0 for the GPU path: fills the axes, c, stride, in_type and out_type
+ * of *p (not yet initialised) and *offset, the elements from the sample's start to the plan's
+ * pixel (0, 0). Runs on the host, from sizes, arguments and iteration data only. */
+typedef void (*sl__resample_plan_fn)(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset);
+/* run_gpu of resize and random_resized_crop (resample.cu): plans every sample with `plan`,
+ * computes the coefficient tables on the host (the functions above, so the GPU output equals
+ * the CPU's) and enqueues the passes for the whole batch on the node's stream. */
+sl_status sl__resample_gpu(sl_ctx *ctx, sl__resample_plan_fn plan);
+#endif
 
 /* Docs of the common arguments. */
 #define SL__DOC_INTERP                                                                             \

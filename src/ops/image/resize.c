@@ -1,4 +1,4 @@
-/* resize: resamples HWC images to a requested size (DALI's fn.resize, CPU).
+/* resize: resamples HWC images to a requested size (DALI's fn.resize, CPU and GPU).
  *
  * Exports: const sl_op_def sl_op_resize.
  *
@@ -14,7 +14,8 @@
  *   output   max(1, round(|size|)) (halves away from zero; 0 allowed for empty inputs), a
  *            negative size mirrors the axis; subpixel_scale moves the ROI edges about its
  *            centre so the scale stays size / ROI extent instead of rounded size / ROI extent
- * run_sample resamples with the family helper (resample.h).
+ * run_sample resamples with the family helper (resample.h); run_gpu (device "gpu") plans the
+ * same way and runs the passes on the GPU (resample.cu), giving the same bytes.
  *
  * Invariant: the geometry is computed once per sample in setup_sample and kept in the
  * iteration data; run_sample only reads it, so the output shape and the pixels always agree.
@@ -388,17 +389,18 @@ static sl_status resize_setup_sample(sl_ctx *ctx, int i)
 
 /* ---- run --------------------------------------------------------------------------------- */
 
-static sl_status resize_run_sample(sl_ctx *ctx, int i)
+/* The resampling of sample i (from its geometry in the iteration data); *offset: 0, the plan
+ * covers the whole image. Shared by the CPU and GPU runs. */
+static void resize_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *s = sl_batch_shape(in, i);
     const geom *g = (const geom *)sl_ctx_iter_data(ctx) + i;
     sl__resample_cfg cf;
-    sl__resample_plan p;
 
     sl__resample_cfg_get(ctx, &rargs, i, &cf);
     for (int d = 0; d < 2; d++) {
-        sl__resample_axis *a = d ? &p.x : &p.y;
+        sl__resample_axis *a = d ? &p->x : &p->y;
         a->in = s[d];
         a->out = g->out[d];
         a->lo = g->lo[d];
@@ -406,12 +408,28 @@ static sl_status resize_run_sample(sl_ctx *ctx, int i)
         a->filter = sl__resample_pick(cf.min_filter, cf.mag_filter, g->hi[d] - g->lo[d], a->out);
         a->antialias = cf.antialias;
     }
-    p.c = s[2];
-    p.stride = 0;
-    p.in_type = sl_batch_dtype(in);
-    p.out_type = cf.out_type;
+    p->c = s[2];
+    p->stride = 0;
+    p->in_type = sl_batch_dtype(in);
+    p->out_type = cf.out_type;
+    *offset = 0;
+}
+
+static sl_status resize_run_sample(sl_ctx *ctx, int i)
+{
+    sl__resample_plan p;
+    int64_t offset;
+    resize_plan(ctx, i, &p, &offset);
     return sl__resample_sample(ctx, i, &p);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* The same plans and tables as the CPU run, the passes on the GPU (resample.cu). */
+static sl_status resize_run_gpu(sl_ctx *ctx)
+{
+    return sl__resample_gpu(ctx, resize_plan);
+}
+#endif
 
 const sl_op_def sl_op_resize = {
     .name = "resize",
@@ -429,6 +447,10 @@ const sl_op_def sl_op_resize = {
         "true, as DALI) keeps the exact scale factor when the output size is rounded; set it "
         "false to match PIL / OpenCV for computed, fractional sizes. With argument inputs the "
         "per-sample size arguments may differ per sample.\n\n"
+        "On device \"gpu\" the geometry, filters and coefficient tables are computed on the "
+        "host exactly as on the CPU and the passes run on the GPU with the CPU's arithmetic, "
+        "pass order and intermediate type, so the output equals the CPU's bit for bit (uint8 "
+        "and float32); argument inputs stay on the CPU.\n\n"
         "Differences from DALI: 2-D HWC images only (no resize_z, no volumes or sequences, "
         "no save_attrs, minibatch_size, temp_buffer_hint); pixels outside the image are "
         "dropped and the filter weights renormalised (PIL) instead of clamping coordinates, "
@@ -443,10 +465,13 @@ const sl_op_def sl_op_resize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = sizeof(geom),
     .init = resize_init,
     .setup = resize_setup,
     .setup_sample = resize_setup_sample,
     .run_sample = resize_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = resize_run_gpu,
+#endif
 };

@@ -1,0 +1,216 @@
+/* ops/image/resample.cu: the gpu run of the image family's resampling (resample.h), behind
+ * resize and random_resized_crop.
+ *
+ * Exports sl__resample_gpu.
+ *
+ * Per batch, on the host: each sample is planned by the operator's callback and
+ * sl__resample_plan_init (the CPU's plan: taps, rows and columns read, pass order, skipped
+ * axes), its coefficient tables are computed by sl__resample_tables / sl__resample_nn_tables
+ * (the CPU's own functions) into one host buffer, uploaded once (upload buffer 0), and its one
+ * or two passes are described in sl__rsg_pass structs (upload buffer 1). The intermediate
+ * images of all samples share device scratch buffer 0. Then two launches over the batch: every
+ * sample's first pass, then every sample's second one (resample.cuh). Nothing waits on the GPU.
+ * Host scratch: sl_ctx_scratch_n buffers 0 (plans), 1 (tables) and 2 (pass structs).
+ */
+#include "ops/image/resample.cuh"
+
+extern "C" {
+#include "ops/image/resample.h"
+}
+
+namespace {
+
+/* A planned sample and where its tables and intermediate go. */
+struct planned {
+    sl__resample_plan p;
+    int64_t offset;        /* elements from the sample's start to the plan's pixel (0, 0) */
+    size_t tab, ntab;      /* its tables: byte offset in the table buffer, bytes */
+    size_t tmp, ntmp;      /* its intermediate: byte offset in device scratch, bytes */
+    size_t fy, wy, fx, wx; /* table parts, byte offsets from tab (NN: fy rows, fx columns) */
+};
+
+size_t align_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+bool fixed_of(const sl__resample_plan *p)
+{
+    return p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
+}
+
+/* Sizes a planned sample's tables and intermediate (see resample.c's layout_of). */
+void size_parts(planned *q, int *kmax)
+{
+    const sl__resample_plan *p = &q->p;
+    q->fy = q->wy = q->fx = q->wx = q->ntab = q->ntmp = 0;
+    if (!p->scratch)
+        return;
+    size_t n = 0;
+    if (p->nn) {
+        q->fx = align_up((size_t)p->y.out * 4, 16);
+        q->ntab = q->fx + align_up((size_t)p->x.out * 4, 16);
+        return;
+    }
+    if (!p->skip_y) {
+        q->wy = align_up((size_t)p->y.out * 4, 16);
+        n = q->wy + align_up((size_t)p->y.out * (size_t)p->ky * 4, 16);
+    }
+    q->fx = n;
+    if (!p->skip_x) {
+        q->wx = n + align_up((size_t)p->x.out * 4, 16);
+        n = q->wx + align_up((size_t)p->x.out * (size_t)p->kx * 4, 16);
+    }
+    q->ntab = n;
+    if (!p->skip_x && !p->skip_y) {
+        size_t e = p->vertical_first ? (size_t)(p->y.out * (p->x1 - p->x0) * p->c)
+                                     : (size_t)((p->y1 - p->y0) * p->x.out * p->c);
+        q->ntmp = e * (fixed_of(p) ? 1 : 4);
+    }
+    *kmax = p->ky > *kmax ? p->ky : *kmax;
+    *kmax = p->kx > *kmax ? p->kx : *kmax;
+}
+
+int types_of(bool fixed, bool in_u8, bool out_u8)
+{
+    if (fixed)
+        return SL__RSG_FIXED;
+    if (in_u8)
+        return SL__RSG_U8_F32;
+    return out_u8 ? SL__RSG_F32_U8 : SL__RSG_F32_F32;
+}
+
+/* A weighted pass (resample.c's pass struct, with device pointers). */
+sl__rsg_pass pass_of(int kind, int types, const void *src, int64_t sstride, void *dst,
+                     int64_t dstride, int64_t rows, int64_t n, int64_t c, int k, const char *tab,
+                     size_t first, size_t w)
+{
+    sl__rsg_pass a = {};
+    a.kind = kind;
+    a.types = types;
+    a.k = k;
+    a.src = src;
+    a.sstride = sstride;
+    a.dst = dst;
+    a.dstride = dstride;
+    a.rows = rows;
+    a.n = n;
+    a.c = c;
+    a.count = rows * n * (kind == SL__RSG_H ? c : 1);
+    a.first = (const int32_t *)(tab + first);
+    a.w = tab + w;
+    return a;
+}
+
+/* The passes of one planned sample, in the order and with the types of sl__resample_run.
+ * src: the sample's pixel (0, 0) of the plan; tab, tmp: its device tables and intermediate. */
+void passes_of(const planned *q, const char *src, void *dst, const char *tab, void *tmp,
+               sl__rsg_pass out[2])
+{
+    const sl__resample_plan *p = &q->p;
+    const bool in_u8 = p->in_type == SL_DTYPE_UINT8, out_u8 = p->out_type == SL_DTYPE_UINT8;
+    const bool fixed = in_u8 && out_u8;
+    const size_t es = in_u8 ? 1 : 4;
+    const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
+    out[0] = out[1] = sl__rsg_pass{};
+    if (!p->scratch)
+        return;
+    if (p->nn) {
+        sl__rsg_pass &a = out[0];
+        a.kind = SL__RSG_GATHER;
+        a.types = in_u8 == out_u8 ? (in_u8 ? SL__RSG_U8_U8 : SL__RSG_F32_F32)
+                                  : (in_u8 ? SL__RSG_U8_F32 : SL__RSG_F32_U8);
+        a.src = src;
+        a.sstride = stride;
+        a.dst = dst;
+        a.rows = p->y.out;
+        a.n = ow;
+        a.c = C;
+        a.count = p->y.out * ow * C;
+        a.first = (const int32_t *)(tab + q->fy);
+        a.col = (const int32_t *)(tab + q->fx);
+        return;
+    }
+    const char *s0 = src + (size_t)(p->y0 * stride + p->x0 * C) * es;
+    if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
+        if (p->skip_x)
+            out[0] = pass_of(SL__RSG_V, types_of(fixed, in_u8, out_u8), s0, stride, dst, ow * C,
+                             p->y.out, ow * C, C, p->ky, tab, q->fy, q->wy);
+        else
+            out[0] = pass_of(SL__RSG_H, types_of(fixed, in_u8, out_u8), s0, stride, dst, ow * C,
+                             p->y.out, ow, C, p->kx, tab, q->fx, q->wx);
+    } else if (p->vertical_first) { /* y: input -> tmp (oh x (x1-x0)); x: tmp -> output */
+        const int64_t ts = (p->x1 - p->x0) * C;
+        out[0] = pass_of(SL__RSG_V, types_of(fixed, in_u8, fixed), s0, stride, tmp, ts, p->y.out,
+                         ts, C, p->ky, tab, q->fy, q->wy);
+        out[1] = pass_of(SL__RSG_H, types_of(fixed, fixed, out_u8), tmp, ts, dst, ow * C, p->y.out,
+                         ow, C, p->kx, tab, q->fx, q->wx);
+    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ow); y: tmp -> output */
+        out[0] = pass_of(SL__RSG_H, types_of(fixed, in_u8, fixed), s0, stride, tmp, ow * C,
+                         p->y1 - p->y0, ow, C, p->kx, tab, q->fx, q->wx);
+        out[1] = pass_of(SL__RSG_V, types_of(fixed, fixed, out_u8), tmp, ow * C, dst, ow * C,
+                         p->y.out, ow * C, C, p->ky, tab, q->fy, q->wy);
+    }
+}
+
+} // namespace
+
+extern "C" sl_status sl__resample_gpu(sl_ctx *ctx, sl__resample_plan_fn plan)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    if (n <= 0)
+        return SL_OK;
+    planned *qs = (planned *)sl_ctx_scratch_n(ctx, 0, sizeof(planned) * (size_t)n);
+    if (!qs)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d resampling plans", n);
+    size_t ntab = 0, ntmp = 0;
+    int kmax = 1;
+    for (int i = 0; i < n; i++) {
+        planned *q = &qs[i];
+        plan(ctx, i, &q->p, &q->offset);
+        sl__resample_plan_init(&q->p);
+        size_parts(q, &kmax);
+        q->tab = ntab;
+        q->tmp = ntmp;
+        ntab += align_up(q->ntab, 256);
+        ntmp += align_up(q->ntmp, 256);
+    }
+    /* the tables, then the doubles sl__resample_tables borrows (not uploaded) */
+    char *tabs = (char *)sl_ctx_scratch_n(ctx, 1, ntab + (size_t)kmax * sizeof(double));
+    sl__rsg_pass *passes = (sl__rsg_pass *)sl_ctx_scratch_n(ctx, 2, sizeof(sl__rsg_pass) * 2 * n);
+    if (!tabs || !passes)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling tables", ntab);
+    for (int i = 0; i < n; i++) {
+        planned *q = &qs[i];
+        char *t = tabs + q->tab;
+        if (q->p.scratch && q->p.nn)
+            sl__resample_nn_tables(&q->p, (int32_t *)(t + q->fy), (int32_t *)(t + q->fx));
+        else if (q->p.scratch)
+            sl__resample_tables(&q->p, (int32_t *)(t + q->fy), t + q->wy, (int32_t *)(t + q->fx),
+                                t + q->wx, (double *)(tabs + ntab));
+    }
+    const char *dtab = NULL;
+    char *dtmp = NULL;
+    if (ntab && !(dtab = (const char *)sl_ctx_gpu_upload(ctx, 0, tabs, ntab)))
+        return SL_ENOMEM;
+    if (ntmp && !(dtmp = (char *)sl_ctx_gpu_scratch(ctx, 0, ntmp)))
+        return SL_ENOMEM;
+    int64_t max0 = 0, max1 = 0;
+    for (int i = 0; i < n; i++) {
+        const planned *q = &qs[i];
+        const char *src = (const char *)sl_batch_sample_data(in, i) +
+                          (size_t)q->offset * sl_dtype_size(q->p.in_type);
+        passes_of(q, src, sl_ctx_output_data(ctx, 0, i), dtab + q->tab, dtmp + q->tmp,
+                  &passes[2 * i]);
+        max0 = passes[2 * i].count > max0 ? passes[2 * i].count : max0;
+        max1 = passes[2 * i + 1].count > max1 ? passes[2 * i + 1].count : max1;
+    }
+    const sl__rsg_pass *dp = sl_gpu_params(ctx, 1, passes, 2 * n);
+    if (!dp)
+        return SL_ENOMEM;
+    sl_status st = sl_gpu_each(ctx, n, max0, sl__rsg_kernel{dp, 0}, "resample (first pass)");
+    if (st == SL_OK)
+        st = sl_gpu_each(ctx, n, max1, sl__rsg_kernel{dp, 1}, "resample (second pass)");
+    return st;
+}

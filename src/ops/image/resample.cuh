@@ -1,0 +1,190 @@
+/* ops/image/resample.cuh: the GPU passes of the image family's separable resampling
+ * (resample.h), shared device code (CUDA C++, internal).
+ *
+ * Exports sl__rsg_pass (one pass of one sample, uploaded per sample), sl__rsg_kernel (the
+ * functor sl_gpu_each runs over the passes of a batch) and the element conversions.
+ *
+ * A sample's resampling is at most two passes, exactly those sl__resample_run makes on the
+ * CPU (resample.c): the same pass order, the same coefficient tables (computed on the host by
+ * sl__resample_tables and uploaded), the same intermediate type (uint8 for uint8 -> uint8,
+ * else float32) and, per output element, the same arithmetic in the same order: int32 sums
+ * of 22-bit fixed-point products rounded with HALF and clamped (uint8 -> uint8), or float32
+ * products accumulated tap by tap from 0 (built with --fmad=false, so nothing is contracted
+ * into an FMA), uint8 outputs rounded to nearest even and clamped as the CPU's cvt8. So the
+ * GPU's bytes equal the CPU's for every type. One thread per output element (consecutive
+ * threads write consecutive addresses); a pass reads only its source and its tables.
+ * Invariant (from resample.c): every tap first[o] + j lies inside the pass's source.
+ */
+#ifndef SLUICE_OPS_IMAGE_RESAMPLE_CUH
+#define SLUICE_OPS_IMAGE_RESAMPLE_CUH
+
+#include <stdint.h>
+
+#include "cuda/kernel.cuh"
+extern "C" {
+#include "ops/image/resample_simd.h" /* SL__RS_PREC, SL__RS_HALF */
+}
+
+/* sl__rsg_pass.kind */
+enum { SL__RSG_NONE, SL__RSG_H, SL__RSG_V, SL__RSG_GATHER };
+/* sl__rsg_pass.types: source -> destination element types (and arithmetic) */
+enum { SL__RSG_FIXED, SL__RSG_U8_F32, SL__RSG_F32_F32, SL__RSG_F32_U8, SL__RSG_U8_U8 };
+
+/* One pass of one sample. Strides and extents in elements.
+ *   H:      rows x n output pixels of c channels; pixel o of row r is the sum over j < k of
+ *           src[r * sstride + (first[o] + j) * c + ch] * w[o * k + j]
+ *   V:      rows x n elements; element e of row o is the sum over j < k of
+ *           src[(first[o] + j) * sstride + e] * w[o * k + j]
+ *   GATHER: rows x n pixels of c channels (NN); pixel (y, x) is the source pixel
+ *           (first[y], col[x]) of a source with rows sstride elements apart
+ * types: FIXED (uint8 -> uint8, int32 weights) or the float32 paths; GATHER also U8_U8 and
+ * F32_F32 (copies). Types and kind are the same for the whole sample, so a block (one sample)
+ * never diverges on them. */
+typedef struct sl__rsg_pass {
+    int kind, types, k;
+    const void *src; /* device */
+    int64_t sstride;
+    void *dst; /* device */
+    int64_t dstride;
+    int64_t rows, n, c;
+    int64_t count;        /* elements written: rows * n (* c for H and GATHER); 0: none */
+    const int32_t *first; /* device: per output pixel (H), row (V, GATHER) */
+    const void *w;        /* device: k weights per output pixel / row (int32 or float) */
+    const int32_t *col;   /* device, GATHER: source column per output column */
+} sl__rsg_pass;
+
+/* q = i / d, r = i % d, in 32 bits when both fit (cheaper on the device). */
+static SL_HD void sl__rsg_divmod(int64_t i, int64_t d, int64_t *q, int64_t *r)
+{
+    if ((uint64_t)i <= 0xffffffffu && (uint64_t)d <= 0xffffffffu) {
+        uint32_t a = (uint32_t)i, b = (uint32_t)d, t = a / b;
+        *q = t;
+        *r = a - t * b;
+    } else {
+        *q = i / d;
+        *r = i - *q * d;
+    }
+}
+
+/* resample.c's clip8: a fixed-point sum to uint8. */
+static SL_HD uint8_t sl__rsg_clip8(int32_t v)
+{
+    v >>= SL__RS_PREC;
+    v = v > 0 ? v : 0;
+    return (uint8_t)(v < 255 ? v : 255);
+}
+
+/* resample.c's cvt8: clamped (NaN -> 0), rounded to nearest, ties to even. */
+static SL_HD uint8_t sl__rsg_cvt8(float v)
+{
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
+    return (uint8_t)(int32_t)((v + 12582912.0f) - 12582912.0f);
+}
+
+static SL_HD void sl__rsg_st(float *p, float v)
+{
+    *p = v;
+}
+static SL_HD void sl__rsg_st(uint8_t *p, float v)
+{
+    *p = sl__rsg_cvt8(v);
+}
+
+/* Horizontal, element i = ((r * n) + o) * c + ch. FIXED: uint8 -> uint8 with int32 weights. */
+template <class TI, class TO, bool FIXED>
+static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
+{
+    int64_t t, ch, r, o;
+    sl__rsg_divmod(i, p.c, &t, &ch);
+    sl__rsg_divmod(t, p.n, &r, &o);
+    const TI *s = (const TI *)p.src + r * p.sstride + (int64_t)p.first[o] * p.c + ch;
+    TO *d = (TO *)p.dst + r * p.dstride + o * p.c + ch;
+    if constexpr (FIXED) {
+        const int32_t *w = (const int32_t *)p.w + o * p.k;
+        int32_t a = SL__RS_HALF;
+        for (int j = 0; j < p.k; j++)
+            a += (int32_t)s[j * p.c] * w[j];
+        *d = sl__rsg_clip8(a);
+    } else {
+        const float *w = (const float *)p.w + o * p.k;
+        float a = 0.0f;
+        for (int j = 0; j < p.k; j++)
+            a += (float)s[j * p.c] * w[j];
+        sl__rsg_st(d, a);
+    }
+}
+
+/* Vertical, element i = o * n + e. */
+template <class TI, class TO, bool FIXED>
+static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
+{
+    int64_t o, e;
+    sl__rsg_divmod(i, p.n, &o, &e);
+    const TI *s = (const TI *)p.src + (int64_t)p.first[o] * p.sstride + e;
+    TO *d = (TO *)p.dst + o * p.dstride + e;
+    if constexpr (FIXED) {
+        const int32_t *w = (const int32_t *)p.w + o * p.k;
+        int32_t a = SL__RS_HALF;
+        for (int j = 0; j < p.k; j++)
+            a += (int32_t)s[j * p.sstride] * w[j];
+        *d = sl__rsg_clip8(a);
+    } else {
+        const float *w = (const float *)p.w + o * p.k;
+        float a = 0.0f;
+        for (int j = 0; j < p.k; j++)
+            a += (float)s[j * p.sstride] * w[j];
+        sl__rsg_st(d, a);
+    }
+}
+
+/* NN gather, element i = ((y * n) + x) * c + ch; same types copy the bits (as memcpy). */
+static SL_HD void sl__rsg_gather(const sl__rsg_pass &p, int64_t i)
+{
+    int64_t t, ch, y, x;
+    sl__rsg_divmod(i, p.c, &t, &ch);
+    sl__rsg_divmod(t, p.n, &y, &x);
+    const int64_t si = (int64_t)p.first[y] * p.sstride + (int64_t)p.col[x] * p.c + ch;
+    switch (p.types) {
+    case SL__RSG_U8_U8: ((uint8_t *)p.dst)[i] = ((const uint8_t *)p.src)[si]; break;
+    case SL__RSG_F32_F32: ((uint32_t *)p.dst)[i] = ((const uint32_t *)p.src)[si]; break;
+    case SL__RSG_U8_F32: ((float *)p.dst)[i] = (float)((const uint8_t *)p.src)[si]; break;
+    default: ((uint8_t *)p.dst)[i] = sl__rsg_cvt8(((const float *)p.src)[si]); break;
+    }
+}
+
+/* Runs pass `which` (0: first, 1: second) of every sample: passes[2 * sample + which]. */
+struct sl__rsg_kernel {
+    const sl__rsg_pass *passes; /* device, 2 per sample */
+    int which;
+
+    SL_HD int64_t count(int s) const
+    {
+        return passes[2 * s + which].count;
+    }
+    SL_HD void operator()(int s, int64_t i) const
+    {
+        const sl__rsg_pass &p = passes[2 * s + which];
+        if (p.kind == SL__RSG_GATHER) {
+            sl__rsg_gather(p, i);
+            return;
+        }
+        const bool h = p.kind == SL__RSG_H;
+        switch (p.types) {
+        case SL__RSG_FIXED:
+            h ? sl__rsg_h<uint8_t, uint8_t, true>(p, i) : sl__rsg_v<uint8_t, uint8_t, true>(p, i);
+            break;
+        case SL__RSG_U8_F32:
+            h ? sl__rsg_h<uint8_t, float, false>(p, i) : sl__rsg_v<uint8_t, float, false>(p, i);
+            break;
+        case SL__RSG_F32_U8:
+            h ? sl__rsg_h<float, uint8_t, false>(p, i) : sl__rsg_v<float, uint8_t, false>(p, i);
+            break;
+        default:
+            h ? sl__rsg_h<float, float, false>(p, i) : sl__rsg_v<float, float, false>(p, i);
+            break;
+        }
+    }
+};
+
+#endif
