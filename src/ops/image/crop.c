@@ -1,7 +1,7 @@
 /* crop: cuts a window out of each image, padding or trimming where it reaches outside, with an
  * optional cast (DALI's fn.crop).
  *
- * Exports: const sl_op_def sl_op_crop ("crop", CPU).
+ * Exports: const sl_op_def sl_op_crop ("crop", CPU and GPU).
  *
  * Per sample i, with an H x W image of C channels (layout HWC, CHW, or none = HWC):
  *   window  the crop window of ops/image/window.h (shared with crop_mirror_normalize): crop
@@ -13,6 +13,8 @@
  *           element converted to `dtype` when given (DALI's saturating cast)
  * fill_values: one value for every channel, or one per channel (at least C), written as output
  * values converted to the output type.
+ * On the GPU each window is the tensor family's window copy (copy_kernels.cu), one kernel for
+ * the batch, planned on the host from the same windows and fill values.
  * Invariant: setup_sample computes each window once into the iteration data and run_sample only
  * reads it, so shapes and pixels agree; the op keeps no state.
  */
@@ -22,6 +24,7 @@
 
 #include "ops/image/window.h"
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum {
     A_CROP,
@@ -168,6 +171,41 @@ static sl_status crop_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status crop_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const sl__crop_window *win = sl_ctx_iter_data(ctx);
+    const int n = sl_ctx_batch_size(ctx);
+    const bool chw = is_chw(in);
+    const sl_dtype ot = out_type(ctx, in);
+    const size_t es = sl_dtype_size(ot), nn = (size_t)(n > 0 ? n : 1);
+    sl__gwin *w = sl_ctx_scratch_n(ctx, 0, sizeof(sl__gwin) * nn);
+    unsigned char *fill = sl_ctx_scratch_n(ctx, 1, SL__MAX_FILL * es * nn);
+    if (!w || !fill)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    int64_t nfill = 0; /* fill values so far; sample i's start there */
+    for (int i = 0; i < n; i++) {
+        const int64_t *in_shape = sl_batch_shape(in, i);
+        const int64_t C = in_shape[chw ? 0 : 2];
+        int64_t anchor[3] = {win[i].y0, win[i].x0, 0};
+        if (chw)
+            anchor[0] = 0, anchor[1] = win[i].y0, anchor[2] = win[i].x0;
+        int k = sl__fill_read(ctx, A_FILL_VALUES, i, ot, fill + (size_t)nfill * es, SL__MAX_FILL);
+        /* per channel as run_sample; more than SL__MAX_FILL channels only get one value, which
+         * no pixel uses: padding with per-channel values is refused for them at setup */
+        bool per_channel = k != 1 && C > 1 && C <= SL__MAX_FILL;
+        sl__gwin_plan(&w[i], 3, in_shape, anchor, sl_ctx_output_shape(ctx, 0, i),
+                      per_channel ? (chw ? 0 : 2) : -1);
+        w[i].in = sl_batch_sample_data(in, i);
+        w[i].out = sl_ctx_output_data(ctx, 0, i);
+        w[i].fill = nfill;
+        nfill += per_channel ? C : 1;
+    }
+    return sl__gpu_window(ctx, w, n, sl_batch_dtype(in), ot, fill, (size_t)nfill * es);
+}
+#endif
+
 const sl_op_def sl_op_crop = {
     .name = "crop",
     .doc = "Crops a window out of each image, with optional padding and cast (DALI's crop).\n\n"
@@ -177,6 +215,7 @@ const sl_op_def sl_op_crop = {
            "`fill_values` (one value, or one per channel) or is trimmed, per "
            "`out_of_bounds_policy`. Layouts HWC and CHW (unset: HWC), any element type; "
            "`dtype` converts the output with DALI's saturating cast.\n\n"
+           "`device=\"gpu\"` crops on the GPU (one kernel per batch) with the same results.\n\n"
            "Differs from DALI: volumes and sequences (crop_d, DHWC, FHWC ...) are not "
            "supported; an empty window at the image edge is allowed under \"error\".",
     .inputs = inputs,
@@ -186,10 +225,13 @@ const sl_op_def sl_op_crop = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = sizeof(sl__crop_window),
     .init = crop_init,
     .setup = crop_setup,
     .setup_sample = crop_setup_sample,
     .run_sample = crop_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = crop_run_gpu,
+#endif
 };

@@ -2,7 +2,7 @@
  * padding, layout change (HWC -> CHW) and cast, fused into one pass over each image.
  *
  * Exports: const sl_op_def sl_op_crop_mirror_normalize ("crop_mirror_normalize", DALI's
- * fn.crop_mirror_normalize, CPU).
+ * fn.crop_mirror_normalize, CPU and GPU).
  *
  * Per sample i, with input H x W x C (HWC, uint8 or float32):
  *   window   (ops/image/window.h, shared with crop) crop extents truncated to int (<= 0: the
@@ -19,6 +19,10 @@
  * output values (not normalised), as DALI does; fill_values has one value (all channels) or at
  * least C' (one per output channel), and mean / std one or exactly C: other lengths fail the
  * sample with an error naming the argument.
+ *
+ * On the GPU (crop_mirror_normalize.cu) one fused kernel runs the batch, a thread per output
+ * pixel, with the same windows, coefficients, arithmetic and conversions, so its outputs equal
+ * the CPU's.
  *
  * Invariant: setup_sample computes each sample's window once and keeps it in the iteration
  * data; run_sample only reads it, so the output shape and the pixels written always agree.
@@ -39,6 +43,7 @@
 #include "sluice/op.h"
 
 #include "core/half.h"
+#include "ops/image/crop_mirror_normalize.h"
 #include "ops/image/window.h"
 
 enum {
@@ -467,6 +472,17 @@ static void read_per_channel(sl_ctx *ctx, int arg, int i, int64_t n, double *tmp
         out[c] = (float)tmp[len == 1 ? 0 : c];
 }
 
+/* Sample i's normalisation: mean[c] and mul[c] = scale * float32(1 / std[c]) for c < C. tmp
+ * holds C doubles. */
+static void read_norm(sl_ctx *ctx, int i, int64_t C, double *tmp, float *mean, float *mul)
+{
+    const float scale = (float)sl_ctx_arg_float(ctx, A_SCALE, i);
+    read_per_channel(ctx, A_MEAN, i, C, tmp, mean);
+    read_per_channel(ctx, A_STD, i, C, tmp, mul);
+    for (int64_t c = 0; c < C; c++)
+        mul[c] = scale * (1.0f / mul[c]); /* float32(1/std), as DALI */
+}
+
 static sl_status cmn_run_sample(sl_ctx *ctx, int i)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -492,12 +508,8 @@ static sl_status cmn_run_sample(sl_ctx *ctx, int i)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu channels", nc);
     float *mean = (float *)(tmp + nc), *mul = mean + nc;
     unsigned char *fill = (unsigned char *)(mul + nc);
-    const float scale = (float)sl_ctx_arg_float(ctx, A_SCALE, i);
     const float shift = (float)sl_ctx_arg_float(ctx, A_SHIFT, i);
-    read_per_channel(ctx, A_MEAN, i, C, tmp, mean);
-    read_per_channel(ctx, A_STD, i, C, tmp, mul);
-    for (int64_t c = 0; c < C; c++)
-        mul[c] = scale * (1.0f / mul[c]); /* float32(1/std), as DALI */
+    read_norm(ctx, i, C, tmp, mean, mul);
     bool need_fill = cf.pad || OC > C;
     if (need_fill) {
         int len = sl_ctx_arg_floats(ctx, A_FILL_VALUES, i, tmp, (int)nc);
@@ -550,6 +562,56 @@ static sl_status cmn_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* Every sample's window (setup_sample's), mirror flag, shift and coefficients (mean[C], mul[C],
+ * fill[OC] as floats, converted in the kernel as store_one does) for the fused kernel. */
+static sl_status cmn_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const window *win = sl_ctx_iter_data(ctx);
+    const int n = sl_ctx_batch_size(ctx);
+    config cf;
+    read_config(ctx, &cf);
+    size_t ncoef = 0, maxc = 1;
+    for (int i = 0; i < n; i++) {
+        const int64_t C = sl_batch_shape(in, i)[2], OC = out_channels(&cf, C);
+        ncoef += (size_t)(2 * C + OC);
+        maxc = (size_t)OC > maxc ? (size_t)OC : maxc; /* OC >= C */
+    }
+    sl__cmn_gsample *s = sl_ctx_scratch_n(ctx, 0, sizeof(*s) * (size_t)(n > 0 ? n : 1));
+    float *coef = sl_ctx_scratch_n(ctx, 1, sizeof(float) * (ncoef ? ncoef : 1));
+    double *tmp = sl_ctx_scratch_n(ctx, 2, sizeof(double) * maxc);
+    if (!s || !coef || !tmp)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t *shape = sl_batch_shape(in, i);
+        const int64_t C = shape[2], OC = out_channels(&cf, C);
+        float *mean = coef + at, *mul = mean + C, *fill = mul + C;
+        read_norm(ctx, i, C, tmp, mean, mul);
+        if (cf.pad || OC > C)
+            read_per_channel(ctx, A_FILL_VALUES, i, OC, tmp, fill);
+        else
+            memset(fill, 0, sizeof(float) * (size_t)OC); /* no pixel uses them */
+        s[i] = (sl__cmn_gsample){.in = sl_batch_sample_data(in, i),
+                                 .out = sl_ctx_output_data(ctx, 0, i),
+                                 .H = shape[0],
+                                 .W = shape[1],
+                                 .C = C,
+                                 .OC = OC,
+                                 .y0 = win[i].y0,
+                                 .x0 = win[i].x0,
+                                 .oh = win[i].h,
+                                 .ow = win[i].w,
+                                 .coef = (int64_t)at,
+                                 .shift = (float)sl_ctx_arg_float(ctx, A_SHIFT, i),
+                                 .mirror = sl_ctx_arg_int(ctx, A_MIRROR, i) != 0};
+        at += (size_t)(2 * C + OC);
+    }
+    return sl__cmn_gpu(ctx, s, n, coef, ncoef ? ncoef : 1, sl_batch_dtype(in), cf.out_type, cf.chw);
+}
+#endif
+
 const sl_op_def sl_op_crop_mirror_normalize = {
     .name = "crop_mirror_normalize",
     .doc = "Crops, mirrors, normalises and casts images in one pass (DALI's "
@@ -563,7 +625,9 @@ const sl_op_def sl_op_crop_mirror_normalize = {
            "image is used. Windows reaching outside the image follow `out_of_bounds_policy`; "
            "pixels outside and padded channels hold `fill_values` as output values.\n\n"
            "Input: HWC uint8 or float32 images. Integer outputs are rounded (halves away from "
-           "zero) and saturated; float16 outputs saturate to +-65504.",
+           "zero) and saturated; float16 outputs saturate to +-65504.\n\n"
+           "`device=\"gpu\"` runs the same steps as one fused GPU kernel (a thread per output "
+           "pixel) with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -571,10 +635,13 @@ const sl_op_def sl_op_crop_mirror_normalize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = sizeof(window),
     .init = cmn_init,
     .setup = cmn_setup,
     .setup_sample = cmn_setup_sample,
     .run_sample = cmn_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = cmn_run_gpu,
+#endif
 };

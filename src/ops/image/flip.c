@@ -1,13 +1,14 @@
 /* flip: reverses images along W (horizontal), H (vertical) and D (depthwise) (DALI's fn.flip).
  *
- * Exports: const sl_op_def sl_op_flip ("flip", CPU).
+ * Exports: const sl_op_def sl_op_flip ("flip", CPU and GPU).
  *
  * The axes are found by letter in the input layout (HWC, CHW, FHWC, DHWC, FCHW, CDHW, ...; any
  * layout with H and W); an input without a layout is taken as HW (2-D), HWC (3-D) or DHWC
  * (4-D). Per sample, `horizontal`, `vertical`, `depthwise` (0 / non-zero, argument inputs
  * allowed) choose the axes; `depthwise` on a layout without D does nothing. The copy is a
  * strided gather (copy_kernels.c) with negative strides on the flipped axes, so any dtype
- * works and zero-extent samples give empty outputs.
+ * works and zero-extent samples give empty outputs. On the GPU the same gather runs as one
+ * kernel for the batch (copy_kernels.cu), its strides computed on the host.
  * Invariant: output shape, dtype and layout equal the input's.
  */
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "sluice/op.h"
 
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_HORIZONTAL, A_VERTICAL, A_DEPTHWISE, NUM_ARGS };
 
@@ -72,13 +74,14 @@ static sl_status flip_setup(sl_ctx *ctx)
     return SL_OK;
 }
 
-static sl_status flip_run_sample(sl_ctx *ctx, int i)
+/* Sample i's gather: input strides (elements, negative on flipped axes) and the offset of the
+ * input element the output starts from. Returns the number of elements. */
+static int64_t flip_strides(const sl_ctx *ctx, int i, int64_t *stride, int64_t *offset)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const char *l = axes_layout(in);
     const int ndim = sl_batch_ndim(in);
     const int64_t *shape = sl_batch_shape(in, i);
-    const size_t es = sl_dtype_size(sl_batch_dtype(in));
     bool flip[SL_MAX_NDIM] = {false};
     int w = sl__layout_find(l, 'W'), h = sl__layout_find(l, 'H'), d = sl__layout_find(l, 'D');
     flip[w] = sl_ctx_arg_int(ctx, A_HORIZONTAL, i) != 0;
@@ -86,19 +89,51 @@ static sl_status flip_run_sample(sl_ctx *ctx, int i)
     if (d >= 0)
         flip[d] = sl_ctx_arg_int(ctx, A_DEPTHWISE, i) != 0;
 
-    int64_t stride[SL_MAX_NDIM], s = 1, offset = 0;
+    int64_t s = 1;
+    *offset = 0;
     for (int k = ndim - 1; k >= 0; k--) {
         stride[k] = flip[k] ? -s : s;
         if (flip[k] && shape[k] > 0)
-            offset += (shape[k] - 1) * s;
+            *offset += (shape[k] - 1) * s;
         s *= shape[k];
     }
-    if (s == 0)
+    return s;
+}
+
+static sl_status flip_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    int64_t stride[SL_MAX_NDIM], offset;
+    if (flip_strides(ctx, i, stride, &offset) == 0)
         return SL_OK;
     const unsigned char *src = sl_batch_sample_data(in, i);
-    sl__gather(sl_ctx_output_data(ctx, 0, i), src + (size_t)offset * es, es, ndim, shape, stride);
+    sl__gather(sl_ctx_output_data(ctx, 0, i), src + (size_t)offset * es, es, sl_batch_ndim(in),
+               sl_batch_shape(in, i), stride);
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status flip_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    sl__ggather *g = sl_ctx_scratch(ctx, sizeof(sl__ggather) * (size_t)(n > 0 ? n : 1));
+    if (!g)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++) {
+        int64_t stride[SL_MAX_NDIM], offset;
+        int64_t count = flip_strides(ctx, i, stride, &offset);
+        /* a device pointer, offset here but never dereferenced (an empty sample: not moved) */
+        const unsigned char *src = sl_batch_sample_data(in, i);
+        sl__ggather_plan(&g[i], count ? src + (size_t)offset * es : src,
+                         sl_ctx_output_data(ctx, 0, i), sl_batch_ndim(in), sl_batch_shape(in, i),
+                         stride);
+    }
+    return sl__gpu_gather(ctx, g, n, es);
+}
+#endif
 
 const sl_op_def sl_op_flip = {
     .name = "flip",
@@ -108,6 +143,7 @@ const sl_op_def sl_op_flip = {
            "with H and W: HWC, CHW, FHWC, FCHW, DHWC, CDHW, ...); without a layout the input "
            "is taken as HW, HWC or DHWC by its dimensionality. Any element type; empty samples "
            "are allowed.\n\n"
+           "`device=\"gpu\"` flips on the GPU (one kernel per batch) with the same results.\n\n"
            "Differs from DALI: layouts are not limited to DALI's list, only H and W are "
            "required.",
     .inputs = inputs,
@@ -117,7 +153,10 @@ const sl_op_def sl_op_flip = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .setup = flip_setup,
     .run_sample = flip_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = flip_run_gpu,
+#endif
 };

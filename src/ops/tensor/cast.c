@@ -1,17 +1,21 @@
 /* cast: converts every element to another dtype (DALI's fn.cast).
  *
- * Exports: const sl_op_def sl_op_cast ("cast", CPU).
+ * Exports: const sl_op_def sl_op_cast ("cast", CPU and GPU).
  *
  * Output = input shape and layout, elements converted with DALI's ConvertSat rules (the
  * generated converter table of ops/tensor/convert.c): float -> integer rounds to nearest, halves
  * away from zero, and saturates; integer -> integer saturates; any -> bool is x != 0;
  * float -> float and integer -> float are IEEE casts (round to nearest even). All 12 dtypes, both
  * ways. Where DALI leaves NaN -> integer undefined, sluice gives 0.
+ * On the GPU (cast.cu) one kernel converts the whole batch, which is contiguous on both sides,
+ * with the same rules (tensor.cuh): the values equal the CPU's (a NaN stays a NaN; its payload
+ * may differ).
  * Invariant: one converter call per sample over its contiguous elements; no state.
  */
 #include "sluice/op.h"
 
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_DTYPE, NUM_ARGS };
 
@@ -47,6 +51,23 @@ static sl_status cast_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* The batch's samples lie back to back on both sides, so it is one conversion of all
+ * elements. */
+static sl_status cast_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += sl_batch_sample_numel(in, i);
+    if (total == 0)
+        return SL_OK;
+    return sl__gpu_convert(ctx, sl_ctx_output_data(ctx, 0, 0), sl_ctx_arg_dtype(ctx, A_DTYPE),
+                           sl_batch_data(in), sl_batch_dtype(in), total);
+}
+#endif
+
 const sl_op_def sl_op_cast = {
     .name = "cast",
     .doc = "Converts the elements of each sample to another type (DALI's cast).\n\n"
@@ -55,7 +76,9 @@ const sl_op_def sl_op_cast = {
            "type's range; integer to integer clamps; any type to bool gives x != 0; to a "
            "floating type the value is rounded to nearest even. All 12 types are supported "
            "both ways.\n\n"
-           "Differs from DALI: NaN converted to an integer type gives 0 (undefined in DALI).",
+           "Differs from DALI: NaN converted to an integer type gives 0 (undefined in DALI).\n\n"
+           "`device=\"gpu\"` converts on the GPU with the same rules and results (NaN payloads "
+           "aside).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -63,7 +86,10 @@ const sl_op_def sl_op_cast = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .setup = cast_setup,
     .run_sample = cast_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = cast_run_gpu,
+#endif
 };

@@ -1,7 +1,7 @@
 /* pad: pads samples at the end of chosen axes with a fill value, to the largest extent in the
  * batch, to a minimum shape and/or to a multiple of an alignment (DALI's fn.pad).
  *
- * Exports: const sl_op_def sl_op_pad ("pad", CPU).
+ * Exports: const sl_op_def sl_op_pad ("pad", CPU and GPU).
  *
  * For each padded axis a (the i-th of `axes` / `axis_names`, default all axes) of sample s:
  *   extent = max(in[a], shape[i])           when shape[i] > 0
@@ -9,12 +9,14 @@
  *   extent = ceil(extent / align[i]) * align[i]   (align: one value for all axes, or per axis)
  * Other axes keep their extent. The data sits at the start of every axis; the rest is
  * fill_value (per sample), converted to the input type. Any type and dimensionality.
+ * On the GPU the same window copy runs as one kernel for the batch (copy_kernels.cu).
  * Invariant: setup (serial) computes every output shape, since extents depend on the whole
  * batch; run copies with the window kernel (ops/tensor/copy_kernels.c), anchor 0.
  */
 #include "sluice/op.h"
 
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_FILL_VALUE, A_AXES, A_AXIS_NAMES, A_ALIGN, A_SHAPE, NUM_ARGS };
 
@@ -147,6 +149,31 @@ static sl_status pad_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* Every sample a window at anchor 0 of its output shape; fill value i is sample i's. */
+static sl_status pad_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx), ndim = sl_batch_ndim(in);
+    const sl_dtype t = sl_batch_dtype(in);
+    const int64_t anchor[SL_MAX_NDIM] = {0};
+    sl__gwin *w = sl_ctx_scratch_n(ctx, 0, sizeof(sl__gwin) * (size_t)(n > 0 ? n : 1));
+    unsigned char *fill = sl_ctx_scratch_n(ctx, 1, 8 * (size_t)(n > 0 ? n : 1));
+    if (!w || !fill)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++) {
+        sl__gwin_plan(&w[i], ndim, sl_batch_shape(in, i), anchor, sl_ctx_output_shape(ctx, 0, i),
+                      -1);
+        w[i].in = sl_batch_sample_data(in, i);
+        w[i].out = sl_ctx_output_data(ctx, 0, i);
+        w[i].fill = i;
+        sl__convert_scalar(t, sl_ctx_arg_float(ctx, A_FILL_VALUE, i),
+                           fill + (size_t)i * sl_dtype_size(t));
+    }
+    return sl__gpu_window(ctx, w, n, t, t, fill, (size_t)(n > 0 ? n : 1) * sl_dtype_size(t));
+}
+#endif
+
 const sl_op_def sl_op_pad = {
     .name = "pad",
     .doc = "Pads samples with a fill value to the largest extent in the batch, a minimum shape "
@@ -155,7 +182,8 @@ const sl_op_def sl_op_pad = {
            "largest extent of that axis in the batch, or `shape[i]` when that is positive (never "
            "smaller than the sample: pad does not crop), then is rounded up to a multiple of "
            "`align` (one value or one per axis). Data stays at the start; the rest is "
-           "`fill_value` converted to the input type. Any type and number of dimensions.",
+           "`fill_value` converted to the input type. Any type and number of dimensions.\n\n"
+           "`device=\"gpu\"` pads on the GPU (one kernel per batch) with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -163,8 +191,11 @@ const sl_op_def sl_op_pad = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = pad_init,
     .setup = pad_setup,
     .run_sample = pad_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = pad_run_gpu,
+#endif
 };

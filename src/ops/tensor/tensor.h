@@ -10,6 +10,8 @@
  *              reaches outside, converted to the output type), sl__gather (an N-d strided copy:
  *              transposes and flips), sl__join_copy (cat / stack), sl__deinterleave.
  *   join.c     sl__join_setup, sl__join_run: the whole of cat and stack but their schemas.
+ * The GPU twins of the copy kernels and converters are declared in tensor_gpu.h (device code:
+ * tensor.cuh; CUDA builds only).
  * Invariant: none of these allocate; callers pass scratch from sl_ctx_scratch where needed, so
  * they run per sample in any worker.
  */

@@ -1,12 +1,13 @@
 /* transpose: permutes the dimensions of each sample (DALI's fn.transpose).
  *
- * Exports: const sl_op_def sl_op_transpose ("transpose", CPU).
+ * Exports: const sl_op_def sl_op_transpose ("transpose", CPU and GPU).
  *
  * Output dimension d is input dimension perm[d]: out_shape[d] = in_shape[perm[d]], and the
  * element at out index k is the input element at the index with k[d] on axis perm[d]. The
  * output layout is `output_layout` when given, else the input layout permuted the same way
  * (transpose_layout, the default) or none. The copy is a strided gather (copy_kernels.c);
- * the image case HWC -> CHW (perm [2, 0, 1]) is one deinterleaving pass over the pixels.
+ * the image case HWC -> CHW (perm [2, 0, 1]) is one deinterleaving pass over the pixels. On
+ * the GPU every perm is the same gather, one kernel for the batch (copy_kernels.cu).
  * Invariant: perm is checked once at build (a permutation of 0..n-1) and its length against
  * the input at setup; run only copies.
  */
@@ -16,6 +17,7 @@
 #include "sluice/op.h"
 
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_PERM, A_TRANSPOSE_LAYOUT, A_OUTPUT_LAYOUT, NUM_ARGS };
 
@@ -95,20 +97,14 @@ static sl_status transpose_setup(sl_ctx *ctx)
     return SL_OK;
 }
 
-static sl_status transpose_run_sample(sl_ctx *ctx, int i)
+/* Sample i's gather: output shape and the input strides (elements) of the output axes.
+ * Returns the number of dimensions; perm receives the permutation. */
+static int transpose_strides(const sl_ctx *ctx, int i, int64_t *perm, int64_t *shape,
+                             int64_t *stride)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const int64_t *s = sl_batch_shape(in, i);
-    const size_t es = sl_dtype_size(sl_batch_dtype(in));
-    int64_t perm[SL_MAX_NDIM], in_stride[SL_MAX_NDIM], stride[SL_MAX_NDIM], shape[SL_MAX_NDIM];
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    int64_t in_stride[SL_MAX_NDIM];
     int n = sl_ctx_arg_ints(ctx, A_PERM, i, perm, SL_MAX_NDIM);
-    const void *src = sl_batch_sample_data(in, i);
-    void *dst = sl_ctx_output_data(ctx, 0, i);
-
-    if (n == 3 && perm[0] == 2 && perm[1] == 0 && perm[2] == 1) { /* HWC -> CHW */
-        sl__deinterleave(dst, src, es, s[0] * s[1], s[2]);
-        return SL_OK;
-    }
     int64_t acc = 1;
     for (int d = n - 1; d >= 0; d--) {
         in_stride[d] = acc;
@@ -118,9 +114,44 @@ static sl_status transpose_run_sample(sl_ctx *ctx, int i)
         shape[d] = s[perm[d]];
         stride[d] = in_stride[perm[d]];
     }
+    return n;
+}
+
+static sl_status transpose_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int64_t *s = sl_batch_shape(in, i);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    int64_t perm[SL_MAX_NDIM], stride[SL_MAX_NDIM], shape[SL_MAX_NDIM];
+    int n = transpose_strides(ctx, i, perm, shape, stride);
+    const void *src = sl_batch_sample_data(in, i);
+    void *dst = sl_ctx_output_data(ctx, 0, i);
+
+    if (n == 3 && perm[0] == 2 && perm[1] == 0 && perm[2] == 1) { /* HWC -> CHW */
+        sl__deinterleave(dst, src, es, s[0] * s[1], s[2]);
+        return SL_OK;
+    }
     sl__gather(dst, src, es, n, shape, stride);
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status transpose_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int nb = sl_ctx_batch_size(ctx);
+    sl__ggather *g = sl_ctx_scratch(ctx, sizeof(sl__ggather) * (size_t)(nb > 0 ? nb : 1));
+    if (!g)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", nb);
+    for (int i = 0; i < nb; i++) {
+        int64_t perm[SL_MAX_NDIM], stride[SL_MAX_NDIM], shape[SL_MAX_NDIM];
+        int n = transpose_strides(ctx, i, perm, shape, stride);
+        sl__ggather_plan(&g[i], sl_batch_sample_data(in, i), sl_ctx_output_data(ctx, 0, i), n,
+                         shape, stride);
+    }
+    return sl__gpu_gather(ctx, g, nb, sl_dtype_size(sl_batch_dtype(in)));
+}
+#endif
 
 const sl_op_def sl_op_transpose = {
     .name = "transpose",
@@ -128,7 +159,8 @@ const sl_op_def sl_op_transpose = {
            "Output dimension d is input dimension perm[d], so perm = [2, 0, 1] turns HWC images "
            "into CHW. The layout is permuted with the data (transpose_layout, default) or set "
            "with output_layout. Any element type and number of dimensions (up to 8); HWC -> "
-           "CHW takes a single deinterleaving pass.",
+           "CHW takes a single deinterleaving pass. `device=\"gpu\"` transposes on the GPU (one "
+           "kernel per batch) with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -136,8 +168,11 @@ const sl_op_def sl_op_transpose = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = transpose_init,
     .setup = transpose_setup,
     .run_sample = transpose_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = transpose_run_gpu,
+#endif
 };

@@ -1,0 +1,129 @@
+/* crop_mirror_normalize.cu: the GPU run of crop_mirror_normalize (crop_mirror_normalize.c):
+ * crop, mirror, normalisation, channel padding, layout and cast fused into one kernel.
+ *
+ * Exports (crop_mirror_normalize.h): sl__cmn_gpu.
+ *
+ * One thread per output pixel: it reads the pixel's C input channels once and writes all OC
+ * output channels, so in CHW consecutive threads write consecutive addresses of each plane and
+ * in HWC consecutive runs of OC values. Instantiated per input type (uint8, float32), output
+ * type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any C.
+ * Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation
+ * rounded (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_u8 / cv_i8 of
+ * crop_mirror_normalize.c) written for host and device: so every output equals the CPU's.
+ */
+#include <cuda_fp16.h>
+
+#include "ops/image/crop_mirror_normalize.h"
+#include "ops/tensor/tensor.cuh"
+
+/* The CPU's conversions of a normalised value (crop_mirror_normalize.c). */
+static SL_HD void cmn_store(float *p, float v)
+{
+    *p = v;
+}
+
+/* float16: saturated to +-65504 (NaN stays NaN), then rounded to nearest even. */
+static SL_HD void cmn_store(sl__gf16 *p, float v)
+{
+    v = v < -65504.0f ? -65504.0f : v > 65504.0f ? 65504.0f : v;
+    p->bits = __half_as_ushort(__float2half_rn(v));
+}
+
+/* uint8: clamped (NaN -> 0), halves away from zero (cv_u8's (int)(d + 0.5) on d >= 0; t and
+ * v - t are exact in float). */
+static SL_HD void cmn_store(uint8_t *p, float v)
+{
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
+    float t = truncf(v);
+    *p = (uint8_t)(int32_t)(v - t >= 0.5f ? t + 1.0f : t);
+}
+
+/* int8: clamped (NaN -> -128, as the CPU's max(v, lo)), halves away from zero. */
+static SL_HD void cmn_store(int8_t *p, float v)
+{
+    v = v > -128.0f ? v : -128.0f;
+    v = v < 127.0f ? v : 127.0f;
+    float t = truncf(v);
+    *p = (int8_t)(int32_t)(fabsf(v - t) >= 0.5f ? t + copysignf(1.0f, v) : t);
+}
+
+/* NC: the channel count when known at compile time (3), else 0 (read from the sample). */
+template <class I, class O, int NC> struct cmn_k {
+    const sl__cmn_gsample *s; /* device */
+    const float *coef;        /* device */
+    bool chw;
+
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].OC > 0 ? s[i].oh * s[i].ow : 0;
+    }
+    SL_HD void operator()(int si, int64_t i) const
+    {
+        const sl__cmn_gsample &p = s[si];
+        const int64_t C = NC ? NC : p.C, OC = p.OC;
+        int64_t y, x = sl__gdivmod(i, p.ow, &y);
+        const int64_t iy = p.y0 + y, ix = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
+        const float *mean = coef + p.coef, *mul = mean + C, *fill = mul + C;
+        const int64_t cs = chw ? p.oh * p.ow : 1; /* output channel stride */
+        O *o = (O *)p.out + (chw ? i : i * OC);
+        int64_t c = 0;
+        if ((uint64_t)iy < (uint64_t)p.H && (uint64_t)ix < (uint64_t)p.W) {
+            const I *px = (const I *)p.in + (iy * p.W + ix) * C;
+            for (; c < C; c++)
+                cmn_store(o + c * cs, ((float)px[c] - mean[c]) * mul[c] + p.shift);
+        }
+        for (; c < OC; c++)
+            cmn_store(o + c * cs, fill[c]);
+    }
+};
+
+template <class I, class O>
+static sl_status cmn_launch(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, int64_t max_count,
+                            const float *dc, bool chw, bool c3)
+{
+    if (c3) {
+        cmn_k<I, O, 3> k = {ds, dc, chw};
+        return sl_gpu_each(ctx, n, max_count, k, "crop_mirror_normalize");
+    }
+    cmn_k<I, O, 0> k = {ds, dc, chw};
+    return sl_gpu_each(ctx, n, max_count, k, "crop_mirror_normalize");
+}
+
+template <class I>
+static sl_status cmn_out(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, int64_t max_count,
+                         const float *dc, sl_dtype out_type, bool chw, bool c3)
+{
+    switch (out_type) {
+    case SL_DTYPE_FLOAT32: return cmn_launch<I, float>(ctx, ds, n, max_count, dc, chw, c3);
+    case SL_DTYPE_FLOAT16: return cmn_launch<I, sl__gf16>(ctx, ds, n, max_count, dc, chw, c3);
+    case SL_DTYPE_UINT8: return cmn_launch<I, uint8_t>(ctx, ds, n, max_count, dc, chw, c3);
+    case SL_DTYPE_INT8: return cmn_launch<I, int8_t>(ctx, ds, n, max_count, dc, chw, c3);
+    default:
+        return sl_fail(ctx, SL_EUNSUPPORTED, "output type %s has no GPU kernel",
+                       sl_dtype_name(out_type));
+    }
+}
+
+extern "C" sl_status sl__cmn_gpu(sl_ctx *ctx, const sl__cmn_gsample *s, int n, const float *coef,
+                                 size_t ncoef, sl_dtype in_type, sl_dtype out_type, bool chw)
+{
+    int64_t max_count = 0;
+    bool c3 = true;
+    for (int i = 0; i < n; i++) {
+        int64_t c = s[i].OC > 0 ? s[i].oh * s[i].ow : 0;
+        max_count = c > max_count ? c : max_count;
+        c3 = c3 && s[i].C == 3;
+    }
+    if (n <= 0 || max_count == 0)
+        return SL_OK;
+    const sl__cmn_gsample *ds = sl_gpu_params(ctx, 0, s, n);
+    const float *dc = ds ? sl_gpu_params(ctx, 1, coef, (int)ncoef) : NULL;
+    if (!dc)
+        return SL_ENOMEM; /* recorded by the upload */
+    if (in_type == SL_DTYPE_UINT8)
+        return cmn_out<uint8_t>(ctx, ds, n, max_count, dc, out_type, chw, c3);
+    if (in_type == SL_DTYPE_FLOAT32)
+        return cmn_out<float>(ctx, ds, n, max_count, dc, out_type, chw, c3);
+    return sl_fail(ctx, SL_EUNSUPPORTED, "input type %s has no GPU kernel", sl_dtype_name(in_type));
+}
