@@ -113,7 +113,9 @@ static double element(const void *base, sl_dtype t, size_t i)
     case SL_DTYPE_FLOAT16: {
         uint16_t h = ((const uint16_t *)base)[i];
         int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(m + 1024, e - 25);
+        double v = e == 0    ? ldexp(m, -24)
+                   : e == 31 ? (m ? NAN : INFINITY)
+                             : ldexp(m + 1024, e - 25);
         return h & 0x8000 ? -v : v;
     }
     default: fail_msg("dtype %d not comparable", (int)t);

@@ -1,11 +1,11 @@
 /* brightness: scales and shifts image brightness, element-wise (DALI's
  * fn.brightness).
  *
- * Exports: const sl_op_def sl_op_brightness ("brightness", CPU).
+ * Exports: const sl_op_def sl_op_brightness ("brightness", CPU, GPU).
  *
  * Per element: out = brightness_shift * R + brightness * in, R the output
  * type's range (255 for uint8, 1 for float32): brightness_contrast with
- * contrast 1 (color.h's sl__color_run_bc).
+ * contrast 1 (color.h's sl__color_bc_params).
  *
  * Invariant: no state.
  */
@@ -35,12 +35,23 @@ static sl_status brightness_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 0, 0, NULL);
 }
 
+static void brightness_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_bc_params(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
+                        sl_ctx_arg_float(ctx, A_BRIGHTNESS_SHIFT, i), 1.0, -1, p);
+}
+
 static sl_status brightness_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_bc(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
-                     sl_ctx_arg_float(ctx, A_BRIGHTNESS_SHIFT, i), 1.0, -1);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, brightness_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status brightness_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, brightness_params);
+}
+#endif
 
 const sl_op_def sl_op_brightness = {
     .name = "brightness",
@@ -48,6 +59,8 @@ const sl_op_def sl_op_brightness = {
            "out = brightness_shift * R + brightness * in, element-wise, with R the output type's "
            "range (255 for uint8, 1 for float32); computed in float32, uint8 outputs rounded and "
            "saturated, float32 outputs not clamped. Any number of channels.\n\n"
+           "On `device=\"gpu\"` the per-sample factors are computed on the host as on the CPU and "
+           "one kernel applies them to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
     .inputs = sl__bc_inputs,
     .min_inputs = 1,
@@ -56,9 +69,12 @@ const sl_op_def sl_op_brightness = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = brightness_init,
     .setup = brightness_setup,
     .setup_sample = brightness_setup_sample,
     .run_sample = brightness_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = brightness_run_gpu,
+#endif
 };

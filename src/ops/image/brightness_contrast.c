@@ -1,7 +1,7 @@
 /* brightness_contrast: adjusts brightness and contrast of images, element-wise (DALI's
  * fn.brightness_contrast).
  *
- * Exports: const sl_op_def sl_op_brightness_contrast ("brightness_contrast", CPU).
+ * Exports: const sl_op_def sl_op_brightness_contrast ("brightness_contrast", CPU, GPU).
  *
  * Per element, with every argument possibly per sample:
  *   out = brightness_shift * R + brightness * (contrast_center + contrast * (in - contrast_center))
@@ -37,13 +37,24 @@ static sl_status bc_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 0, 0, NULL);
 }
 
+static void bc_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_bc_params(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
+                        sl_ctx_arg_float(ctx, A_BRIGHTNESS_SHIFT, i),
+                        sl_ctx_arg_float(ctx, A_CONTRAST, i), A_CONTRAST_CENTER, p);
+}
+
 static sl_status bc_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_bc(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
-                     sl_ctx_arg_float(ctx, A_BRIGHTNESS_SHIFT, i),
-                     sl_ctx_arg_float(ctx, A_CONTRAST, i), A_CONTRAST_CENTER);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, bc_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status bc_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, bc_params);
+}
+#endif
 
 const sl_op_def sl_op_brightness_contrast = {
     .name = "brightness_contrast",
@@ -55,6 +66,8 @@ const sl_op_def sl_op_brightness_contrast = {
            "(brightness_shift * R + brightness * (contrast_center - contrast * "
            "contrast_center)); uint8 outputs are rounded and saturated, float32 outputs are "
            "not clamped. Any number of channels.\n\n"
+           "On `device=\"gpu\"` the per-sample factors are computed on the host as on the CPU and "
+           "one kernel applies them to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
     .inputs = sl__bc_inputs,
     .min_inputs = 1,
@@ -63,9 +76,12 @@ const sl_op_def sl_op_brightness_contrast = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = bc_init,
     .setup = bc_setup,
     .setup_sample = bc_setup_sample,
     .run_sample = bc_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = bc_run_gpu,
+#endif
 };

@@ -220,35 +220,37 @@ sl_status sl__color_setup_sample(sl_ctx *ctx, int i, int64_t need_c, int64_t out
     return SL_OK;
 }
 
-void sl__color_run(sl_ctx *ctx, int i, int dtype_arg, const sl__color_xform *x, float mul,
-                   float add)
+sl_status sl__color_run(sl_ctx *ctx, int i, int dtype_arg, sl__color_params_fn params)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const void *src = sl_batch_sample_data(in, i);
     void *dst = sl_ctx_output_data(ctx, 0, i);
     sl_dtype st = sl_batch_dtype(in), dt = sl__color_out_type(ctx, dtype_arg);
     int64_t n = sl_batch_sample_numel(in, i);
+    sl__color_params p;
     if (n == 0)
-        return;
-    if (x)
-        sl__color_apply(src, st, dst, dt, n / x->cin, x);
+        return SL_OK;
+    params(ctx, i, &p);
+    if (p.x.cin > 0)
+        sl__color_apply(src, st, dst, dt, n / p.x.cin, &p.x);
     else
-        sl__color_linear(src, st, dst, dt, n, mul, add);
+        sl__color_linear(src, st, dst, dt, n, p.mul, p.add);
+    return SL_OK;
 }
 
-void sl__color_run_yiq(sl_ctx *ctx, int i, int dtype_arg, double hue, double sat, double value,
-                       double brightness, double contrast, bool bgr)
+void sl__color_yiq_params(const sl_ctx *ctx, double hue, double sat, double value,
+                          double brightness, double contrast, bool bgr, sl__color_params *p)
 {
     const double grey = sl_batch_dtype(sl_ctx_input(ctx, 0)) == SL_DTYPE_UINT8 ? 128.0 : 0.5;
     double m[3][3];
-    sl__color_xform x;
     sl__color_yiq(hue, sat, value, m);
-    sl__color_xform_set(&x, m, brightness * contrast, (grey - grey * contrast) * brightness, bgr);
-    sl__color_run(ctx, i, dtype_arg, &x, 0, 0);
+    sl__color_xform_set(&p->x, m, brightness * contrast, (grey - grey * contrast) * brightness,
+                        bgr);
+    p->mul = p->add = 0;
 }
 
-void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
-                      double contrast, int center_arg)
+void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
+                         double contrast, int center_arg, sl__color_params *p)
 {
     const bool u8_in = sl_batch_dtype(sl_ctx_input(ctx, 0)) == SL_DTYPE_UINT8;
     const float range = sl__color_out_type(ctx, dtype_arg) == SL_DTYPE_UINT8 ? 255.0f : 1.0f;
@@ -256,9 +258,10 @@ void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, doub
     float center = u8_in ? 128.0f : 0.5f;
     if (center_arg >= 0 && sl_ctx_arg_is_set(ctx, center_arg))
         center = (float)sl_ctx_arg_float(ctx, center_arg, i);
+    memset(&p->x, 0, sizeof p->x); /* x.cin 0: the linear form */
     /* out = (shift * range + b * (center - c * center)) + (b * c) * in, DALI's arrangement */
-    const float add = (float)shift * range + b * (center - c * center);
-    sl__color_run(ctx, i, dtype_arg, NULL, b * c, add);
+    p->add = (float)shift * range + b * (center - c * center);
+    p->mul = b * c;
 }
 
 const sl_io_def sl__bc_inputs[1] = {

@@ -16,8 +16,10 @@
  *
  * Exports: the kernels, sl__color_yiq (the composed matrix), sl__color_xform_set (double
  * matrix -> kernel transform, optionally for BGR order), and operator glue
- * (sl__color_init / _setup / _setup_sample / _out_type / _run / _run_yiq / _run_bc) shared by
- * the ops.
+ * (sl__color_init / _setup / _setup_sample / _out_type / _run, the per-sample parameters
+ * sl__color_yiq_params / _bc_params, and the GPU run sl__color_run_gpu of color.cu) shared by
+ * the ops. An op supplies one function computing a sample's sl__color_params; the CPU run
+ * (sl__color_run) and the GPU run (sl__color_run_gpu, device code in color.cuh) both apply it.
  * Invariant: kernels read n pixels of cin channels and write n of cout, nothing else.
  */
 #ifndef SLUICE_OPS_IMAGE_COLOR_H
@@ -27,6 +29,10 @@
 #include <stdint.h>
 
 #include "sluice/op.h"
+
+#ifdef __cplusplus
+extern "C" { /* color.cu */
+#endif
 
 typedef struct sl__color_xform {
     int cin, cout; /* 1 or 3 each */
@@ -68,22 +74,39 @@ sl_dtype sl__color_out_type(const sl_ctx *ctx, int dtype_arg);
 sl_status sl__color_setup_sample(sl_ctx *ctx, int i, int64_t need_c, int64_t out_c,
                                  const char *what);
 
-/* run_sample: applies x (when x is not NULL) or out = in * mul + add to sample i. */
-void sl__color_run(sl_ctx *ctx, int i, int dtype_arg, const sl__color_xform *x, float mul,
-                   float add);
+/* Per-sample parameters of a colour op: the transform x when x.cin > 0, else out = in * mul +
+ * add on every element. Computed on the host from the sample's arguments, for the CPU run and
+ * the GPU run alike. */
+typedef struct sl__color_params {
+    sl__color_xform x;
+    float mul, add;
+} sl__color_params;
 
-/* run_sample of the YIQ ops (color_twist, hsv, hue, saturation): out = ((Y2R HS(hue, sat)
- * value R2Y in - grey) * contrast + grey) * brightness, grey 128 (uint8 input) or 0.5; bgr: the
+/* An op's parameters of sample i (may read arguments, never data). */
+typedef void (*sl__color_params_fn)(const sl_ctx *ctx, int i, sl__color_params *p);
+
+/* run_sample: applies params(ctx, i) to sample i. */
+sl_status sl__color_run(sl_ctx *ctx, int i, int dtype_arg, sl__color_params_fn params);
+
+/* Parameters of the YIQ ops (color_twist, hsv, hue, saturation): out = ((Y2R HS(hue, sat) value
+ * R2Y in - grey) * contrast + grey) * brightness, grey 128 (uint8 input) or 0.5; bgr: the
  * channels are B, G, R. */
-void sl__color_run_yiq(sl_ctx *ctx, int i, int dtype_arg, double hue, double sat, double value,
-                       double brightness, double contrast, bool bgr);
+void sl__color_yiq_params(const sl_ctx *ctx, double hue, double sat, double value,
+                          double brightness, double contrast, bool bgr, sl__color_params *p);
 
-/* run_sample of the brightness / contrast ops: out = shift * R + brightness * (center +
- * contrast * (in - center)) with R = 255 (uint8 output) or 1, center = argument center_arg when
- * set (center_arg >= 0), else 128 (uint8 input) or 0.5. mul and add are formed in float32, as
- * DALI does. */
-void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
-                      double contrast, int center_arg);
+/* Parameters of the brightness / contrast ops (sample i): out = shift * R + brightness * (center
+ * + contrast * (in - center)) with R = 255 (uint8 output) or 1, center = argument center_arg
+ * when set (center_arg >= 0), else 128 (uint8 input) or 0.5. mul and add are formed in float32,
+ * as DALI does. */
+void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
+                         double contrast, int center_arg, sl__color_params *p);
+
+#ifdef SLUICE_HAVE_CUDA
+/* run_gpu of a colour op (color.cu): params(ctx, i) of every sample computed on the host and
+ * uploaded, then one kernel for the batch doing what sl__color_run does per sample, with the
+ * same float32 arithmetic in the same order (bit-identical results). */
+sl_status sl__color_run_gpu(sl_ctx *ctx, int dtype_arg, sl__color_params_fn params);
+#endif
 
 /* ---- argument and io definitions shared by brightness, contrast, brightness_contrast ------ */
 #define SL__ARG_BRIGHTNESS_DEF                                                                     \
@@ -124,6 +147,10 @@ void sl__color_run_bc(sl_ctx *ctx, int i, int dtype_arg, double brightness, doub
     }
 extern const sl_io_def sl__bc_inputs[1];
 extern const sl_io_def sl__bc_outputs[1];
+
+#ifdef __cplusplus
+}
+#endif
 
 /* More argument definitions shared by the YIQ operators (hue, saturation, color_twist, ...). */
 #define SL__ARG_HUE_DEF                                                                            \

@@ -1,7 +1,7 @@
 /* color_space_conversion: converts images between RGB, BGR, GRAY and YCbCr (DALI's
  * fn.color_space_conversion).
  *
- * Exports: const sl_op_def sl_op_color_space_conversion ("color_space_conversion", CPU).
+ * Exports: const sl_op_def sl_op_color_space_conversion ("color_space_conversion", CPU, GPU).
  *
  * The coefficients are DALI's (kernels/imgproc/color_manipulation/color_space_conversion_impl.h):
  *   GRAY  = 0.299 R + 0.587 G + 0.114 B                     (JPEG / BT.601 luma, full range)
@@ -15,7 +15,8 @@
  *   0.859 = 0.257 + 0.504 + 0.098; GRAY -> RGB / BGR replicates the value.
  * For float32 images (values in [0, 1]) the offsets 16 and 128 become 0.0625 and 0.5, as in
  * DALI. Every conversion is one matrix + offset (sl__color_apply) composed through RGB in
- * double precision, then applied in float32; uint8 results are rounded and saturated.
+ * double precision, then applied in float32; uint8 results are rounded and saturated. The GPU
+ * run applies the same matrix with the same float32 arithmetic (color.cu).
  *
  * Invariant: no state; the transform depends only on the two (build-time) types and the input
  * element type.
@@ -146,16 +147,26 @@ static sl_status csc_setup_sample(sl_ctx *ctx, int i)
                                   channels(space_of(sl_ctx_arg_str(ctx, A_OUTPUT_TYPE))), what);
 }
 
-static sl_status csc_run_sample(sl_ctx *ctx, int i)
+static void csc_params(const sl_ctx *ctx, int i, sl__color_params *p)
 {
     const bool u8 = sl_batch_dtype(sl_ctx_input(ctx, 0)) == SL_DTYPE_UINT8;
-    sl__color_xform x;
     conversion(space_of(sl_ctx_arg_str(ctx, A_IMAGE_TYPE)),
                space_of(sl_ctx_arg_str(ctx, A_OUTPUT_TYPE)), u8 ? 16.0 : 0.0625, u8 ? 128.0 : 0.5,
-               &x);
-    sl__color_run(ctx, i, -1, &x, 0, 0);
-    return SL_OK;
+               &p->x);
+    p->mul = p->add = 0;
 }
+
+static sl_status csc_run_sample(sl_ctx *ctx, int i)
+{
+    return sl__color_run(ctx, i, -1, csc_params);
+}
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status csc_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, -1, csc_params);
+}
+#endif
 
 const sl_op_def sl_op_color_space_conversion = {
     .name = "color_space_conversion",
@@ -169,6 +180,8 @@ const sl_op_def sl_op_color_space_conversion = {
            "0.859 and GRAY -> YCbCr (0.859 g + 16, 128, 128). For float32 images (values in "
            "[0, 1]) the offsets 16 and 128 are 0.0625 and 0.5. Computed in float32; uint8 "
            "results are rounded and saturated. The output keeps the input's element type.\n\n"
+           "On `device=\"gpu\"` one kernel applies the same matrix to the whole batch; the results "
+           "are identical to the CPU's.\n\n"
            "Differences from DALI: GRAY -> YCbCr on uint8 adds 16 (DALI's uint8 path adds "
            "0.0625, a slip); uint8 and float32 only.",
     .inputs = inputs,
@@ -178,8 +191,11 @@ const sl_op_def sl_op_color_space_conversion = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .setup = csc_setup,
     .setup_sample = csc_setup_sample,
     .run_sample = csc_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = csc_run_gpu,
+#endif
 };

@@ -1,13 +1,14 @@
 /* color_twist: adjusts hue, saturation, brightness and contrast of RGB / BGR images in one
  * linear pass (DALI's fn.color_twist).
  *
- * Exports: const sl_op_def sl_op_color_twist ("color_twist", CPU).
+ * Exports: const sl_op_def sl_op_color_twist ("color_twist", CPU, GPU).
  *
  * Per sample (every argument may be per sample), in the YIQ model of color.h:
  *   out = brightness * (contrast * (Y2R * HS * R2Y) in + (1 - contrast) * grey)
  * i.e. ((HS in - grey) * contrast + grey) * brightness, where HS rotates the (I, Q) plane by
  * `hue` degrees and scales it by `saturation`, and grey = 128 for uint8 input, 0.5 for float32.
- * One 3x3 matrix + offset per sample (sl__color_run_yiq), float32 arithmetic.
+ * One 3x3 matrix + offset per sample (sl__color_yiq_params), float32 arithmetic; on the GPU
+ * the same matrices, computed on the host, applied by one kernel (color.cu).
  *
  * Invariant: no state; the matrix is rebuilt per sample from that sample's arguments.
  */
@@ -58,14 +59,25 @@ static sl_status ct_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 3, 0, "RGB or BGR images");
 }
 
+static void ct_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_yiq_params(
+        ctx, sl_ctx_arg_float(ctx, A_HUE, i), sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0,
+        sl_ctx_arg_float(ctx, A_BRIGHTNESS, i), sl_ctx_arg_float(ctx, A_CONTRAST, i),
+        strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0, p);
+}
+
 static sl_status ct_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_yiq(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_HUE, i),
-                      sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0,
-                      sl_ctx_arg_float(ctx, A_BRIGHTNESS, i), sl_ctx_arg_float(ctx, A_CONTRAST, i),
-                      strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, ct_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status ct_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, ct_params);
+}
+#endif
 
 const sl_op_def sl_op_color_twist = {
     .name = "color_twist",
@@ -78,6 +90,8 @@ const sl_op_def sl_op_color_twist = {
            "and 0.5 for float32. All of it is one 3x3 matrix and offset per sample, in "
            "float32; uint8 outputs are rounded and saturated, float32 outputs are not "
            "clamped.\n\n"
+           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
+           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI rounds it "
            "to 3 decimals, so its neutral settings shift values by up to 0.72 on uint8); 3-channel "
            "uint8 / float32 input only (grayscale is rejected); no per-frame arguments.",
@@ -88,9 +102,12 @@ const sl_op_def sl_op_color_twist = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = ct_init,
     .setup = ct_setup,
     .setup_sample = ct_setup_sample,
     .run_sample = ct_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = ct_run_gpu,
+#endif
 };

@@ -1,12 +1,12 @@
 /* hsv: adjusts hue, saturation and value of RGB images with a linear approximation (DALI's
  * fn.hsv).
  *
- * Exports: const sl_op_def sl_op_hsv ("hsv", CPU).
+ * Exports: const sl_op_def sl_op_hsv ("hsv", CPU, GPU).
  *
  * Per sample: out = value * Y2R * HS * R2Y * in, the YIQ model of color.h (HS rotates the
  * (I, Q) chroma plane by `hue` degrees and scales it by `saturation`; `value` scales all of
  * it), so not an exact HSV round trip: DALI's own approximation. One 3x3 matrix per sample,
- * no offset.
+ * no offset, computed on the host for the CPU and the GPU run (color.cu) alike.
  *
  * Invariant: no state; the matrix is rebuilt per sample from that sample's arguments.
  */
@@ -56,13 +56,24 @@ static sl_status hsv_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 3, 0, "RGB images");
 }
 
+static void hsv_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_yiq_params(ctx, sl_ctx_arg_float(ctx, A_HUE, i),
+                         sl_ctx_arg_float(ctx, A_SATURATION, i), sl_ctx_arg_float(ctx, A_VALUE, i),
+                         1.0, 1.0, false, p);
+}
+
 static sl_status hsv_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_yiq(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_HUE, i),
-                      sl_ctx_arg_float(ctx, A_SATURATION, i), sl_ctx_arg_float(ctx, A_VALUE, i),
-                      1.0, 1.0, false);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, hsv_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status hsv_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, hsv_params);
+}
+#endif
 
 const sl_op_def sl_op_hsv = {
     .name = "hsv",
@@ -73,6 +84,8 @@ const sl_op_def sl_op_hsv = {
            "`hue` and scaled by `saturation`, all three components scaled by `value`, and "
            "converted back; one 3x3 matrix per sample, in float32. uint8 outputs are rounded "
            "and saturated, float32 outputs are not clamped.\n\n"
+           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
+           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: unset `dtype` means the input type (DALI's signature "
            "defaults to uint8 even for float input, while its text says the input type); the "
            "YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 decimals); "
@@ -84,9 +97,12 @@ const sl_op_def sl_op_hsv = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = hsv_init,
     .setup = hsv_setup,
     .setup_sample = hsv_setup_sample,
     .run_sample = hsv_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = hsv_run_gpu,
+#endif
 };

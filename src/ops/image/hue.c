@@ -1,6 +1,6 @@
 /* hue: rotates the hue of RGB / BGR images (DALI's fn.hue).
  *
- * Exports: const sl_op_def sl_op_hue ("hue", CPU).
+ * Exports: const sl_op_def sl_op_hue ("hue", CPU, GPU).
  *
  * Per sample: color_twist with only `hue` (color.h's YIQ model): the (I, Q)
  * chroma plane is rotated by `hue` degrees; one 3x3 matrix per sample, no
@@ -43,12 +43,23 @@ static sl_status hue_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 3, 0, "RGB or BGR images");
 }
 
+static void hue_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_yiq_params(ctx, sl_ctx_arg_float(ctx, A_HUE, i), 1.0, 1.0, 1.0, 1.0,
+                         strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0, p);
+}
+
 static sl_status hue_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_yiq(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_HUE, i), 1.0, 1.0, 1.0, 1.0,
-                      strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, hue_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status hue_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, hue_params);
+}
+#endif
 
 const sl_op_def sl_op_hue = {
     .name = "hue",
@@ -56,6 +67,8 @@ const sl_op_def sl_op_hue = {
            "The same linear YIQ model as color_twist with only `hue` set: the chroma plane (I, Q) "
            "is rotated by `hue` degrees, in float32; uint8 outputs are rounded and saturated, "
            "float32 outputs are not clamped.\n\n"
+           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
+           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI's is rounded "
            "to 3 decimals); 3-channel uint8 / float32 input only; no per-frame arguments.",
     .inputs = inputs,
@@ -65,9 +78,12 @@ const sl_op_def sl_op_hue = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = hue_init,
     .setup = hue_setup,
     .setup_sample = hue_setup_sample,
     .run_sample = hue_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = hue_run_gpu,
+#endif
 };

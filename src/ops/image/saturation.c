@@ -1,7 +1,7 @@
 /* saturation: scales the colour saturation of RGB / BGR images (DALI's
  * fn.saturation).
  *
- * Exports: const sl_op_def sl_op_saturation ("saturation", CPU).
+ * Exports: const sl_op_def sl_op_saturation ("saturation", CPU, GPU).
  *
  * Per sample: color_twist with only `saturation` (color.h's YIQ model): the (I,
  * Q) chroma plane is scaled by `saturation`; one 3x3 matrix per sample, no
@@ -49,12 +49,23 @@ static sl_status saturation_setup_sample(sl_ctx *ctx, int i)
     return sl__color_setup_sample(ctx, i, 3, 0, "RGB or BGR images");
 }
 
+static void saturation_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_yiq_params(ctx, 0.0, sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0, 1.0, 1.0,
+                         strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0, p);
+}
+
 static sl_status saturation_run_sample(sl_ctx *ctx, int i)
 {
-    sl__color_run_yiq(ctx, i, A_DTYPE, 0.0, sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0, 1.0, 1.0,
-                      strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0);
-    return SL_OK;
+    return sl__color_run(ctx, i, A_DTYPE, saturation_params);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status saturation_run_gpu(sl_ctx *ctx)
+{
+    return sl__color_run_gpu(ctx, A_DTYPE, saturation_params);
+}
+#endif
 
 const sl_op_def sl_op_saturation = {
     .name = "saturation",
@@ -62,6 +73,8 @@ const sl_op_def sl_op_saturation = {
            "The same linear YIQ model as color_twist with only `saturation` set: the chroma plane "
            "(I, Q) is scaled by `saturation`, in float32; uint8 outputs are rounded and "
            "saturated, float32 outputs are not clamped.\n\n"
+           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
+           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
            "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI's is rounded "
            "to 3 decimals); 3-channel uint8 / float32 input only; no per-frame arguments.",
     .inputs = inputs,
@@ -71,9 +84,12 @@ const sl_op_def sl_op_saturation = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = saturation_init,
     .setup = saturation_setup,
     .setup_sample = saturation_setup_sample,
     .run_sample = saturation_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = saturation_run_gpu,
+#endif
 };

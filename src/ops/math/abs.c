@@ -18,16 +18,19 @@ const sl_op_def sl_op_math_abs = {
            "values pass unchanged, float types use fabs (abs(-0.0) is +0.0). bool inputs "
            "fail.\n\nDiffers from DALI, where math.abs is a Python function over the "
            "arithmetic operator: here it is a registered operator, the same as `arithmetic` "
-           "with op \"abs\".",
+           "with op \"abs\". Runs on the CPU and on the GPU (see `arithmetic` for the GPU run).",
     .inputs = sl__ew_unary_inputs,
     .min_inputs = 1,
     .max_inputs = 1,
     .outputs = sl__ew_outputs,
     .num_outputs = 1,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = abs_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,
     .setup_sample = sl__ew_setup_sample,
     .run_sample = sl__ew_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__ew_run_gpu,
+#endif
 };

@@ -88,6 +88,14 @@ const sl_op_def sl_op_arithmetic = {
            "leading extents are 1, each pair of extents equal or one of them 1; a per-sample "
            "scalar broadcasts to everything. The output layout is that of the operand with the "
            "most dimensions; two layouts must be equal or one a suffix of the other.\n\n"
+           "**GPU** (`device=\"gpu\"`): the same plan, broadcasting and constants, computed on "
+           "the host, and one kernel over the batch; integer and bool results and the IEEE-exact "
+           "float operations (+ - * /, fmod, floordiv, min, max, comparisons, clamp, abs, sqrt, "
+           "rsqrt, floor, ceil) are identical to the CPU's, the other functions (exp, log, pow, "
+           "atan2, trigonometric, hyperbolic, cbrt) use CUDA's and may differ by a few ulp; a "
+           "float16 NaN result is CUDA's canonical NaN. An integer divisor of 0 inside a tensor "
+           "gives 0 in that element on the GPU instead of failing the sample (a constant 0 "
+           "divisor fails as on the CPU).\n\n"
            "Differs from DALI: one operator with an `op` argument instead of an expression string "
            "(one operation per node, no fused expressions); constants are arguments, not "
            "`types.Constant` nodes, and only scalars (use a second input for a tensor constant); "
@@ -95,7 +103,7 @@ const sl_op_def sl_op_arithmetic = {
            "shifts; broadcasting has no 6-group limit; rsqrt is exact (1 / sqrt) where DALI's CPU "
            "uses an approximation; integer division by zero is an error rather than undefined; "
            "float mod is fmod as DALI documents (its CPU code calls std::remainder); abs(-0.0) is "
-           "+0.0; CPU only.",
+           "+0.0.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 2,
@@ -103,10 +111,13 @@ const sl_op_def sl_op_arithmetic = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = arith_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,
     .setup_sample = sl__ew_setup_sample,
     .run_sample = sl__ew_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__ew_run_gpu,
+#endif
 };

@@ -22,7 +22,7 @@ const sl_op_def sl_op_math_clamp = {
            "clip). The bounds may be per-sample argument inputs; they must fit their "
            "type.\n\nDiffers from DALI, where math.clamp is a Python function over the "
            "arithmetic operator: here it is a registered operator, the same as `arithmetic` "
-           "with op \"clamp\".",
+           "with op \"clamp\". Runs on the CPU and on the GPU (see `arithmetic` for the GPU run).",
     .inputs = sl__ew_unary_inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -30,10 +30,13 @@ const sl_op_def sl_op_math_clamp = {
     .num_outputs = 1,
     .args = sl__ew_clamp_args,
     .num_args = SL__EW_CLAMP_NARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = clamp_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,
     .setup_sample = sl__ew_setup_sample,
     .run_sample = sl__ew_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__ew_run_gpu,
+#endif
 };

@@ -1,7 +1,8 @@
 /* src/ops/math/elementwise.c: broadcasting and the chunked driver of the element-wise family
  * (see elementwise.h; what the types mean is decided in ew_plan.c).
  *
- * Exports sl__ew_setup, sl__ew_setup_sample, sl__ew_run_sample.
+ * Exports sl__ew_setup, sl__ew_setup_sample, sl__ew_run_sample and the host part of the GPU
+ * run, sl__ew_run_gpu (same plan, broadcasting and constants; kernels in elementwise.cu).
  *
  * Every operand is converted to the compute type chunk by chunk (CHUNK elements in per-worker
  * scratch, so nothing is allocated per sample) and one typed loop runs per chunk. Broadcasting
@@ -342,6 +343,128 @@ sl_status sl__ew_run_sample(sl_ctx *ctx, int i)
     }
     return SL_OK;
 }
+
+/* ---- the GPU run (host part) ------------------------------------------------------------ */
+
+#ifdef SLUICE_HAVE_CUDA
+static sl__ew_gpu_kind gpu_kind(ew_op op, const sl__ew_plan *pl)
+{
+    if (pl->clamp)
+        return SL__EW_GPU_CLAMP;
+    if (pl->un)
+        return SL__EW_GPU_UNARY;
+    if (op >= EW_EQ && op <= EW_GEQ)
+        return pl->in_ct[1] != pl->in_ct[0] ? SL__EW_GPU_MIXED : SL__EW_GPU_CMP;
+    return SL__EW_GPU_ARITH;
+}
+
+/* The operation the kernel runs: a comparison of a uint64 left operand with a signed one runs
+ * mirrored (mixed_compare in ew_plan.c swapped the arguments). */
+static ew_op gpu_op(ew_op op, const sl__ew_plan *pl)
+{
+    static const ew_op mirror[] = {EW_EQ, EW_NEQ, EW_GT, EW_GEQ, EW_LT, EW_LEQ};
+    return gpu_kind(op, pl) == SL__EW_GPU_MIXED && pl->order[0] == 1 ? mirror[op - EW_EQ] : op;
+}
+
+static bool int_divide(ew_op op, sl_dtype ct)
+{
+    return (op == EW_DIV || op == EW_FLOORDIV || op == EW_MOD) && ct != SL_DTYPE_FLOAT32 &&
+           ct != SL_DTYPE_FLOAT64;
+}
+
+/* Sample i's kernel arguments: pointers, strides over the merged dimensions, constants in their
+ * compute type (converted as run_sample converts them). Returns false on a constant integer
+ * divisor of 0 (the CPU run fails such a sample; so does this one). */
+static bool gpu_sample(sl_ctx *ctx, const sl__ew_operands *ops, const sl__ew_plan *pl, int i,
+                       const sl__ew_scalar *c, const int64_t *oshape, int nd, sl__ew_gpu_sample *g)
+{
+    const int nargs = pl->clamp ? 1 : ops->n;
+    const int64_t *shape[2] = {NULL, NULL};
+    int ndim[2] = {0, 0};
+    src s[2];
+    space sp;
+    memset(g, 0, sizeof *g);
+    memset(s, 0, sizeof s);
+    g->out = sl_ctx_output_data(ctx, 0, i);
+    for (int j = 0; j < nargs; j++) {
+        const int k = pl->order[j];
+        src b = {
+            .csize = sl_dtype_size(pl->in_ct[j]), .conv = pl->conv[j], .round16 = pl->round16[j]};
+        if (ops->input[k] < 0) {
+            convert(&b, (const uint8_t *)&c[0], &g->c[j], 1);
+            continue;
+        }
+        const sl_batch *in = sl_ctx_input(ctx, ops->input[k]);
+        g->arg[j] = sl_batch_sample_data(in, i);
+        shape[j] = sl_batch_shape(in, i);
+        ndim[j] = sl_batch_ndim(in);
+    }
+    if (pl->clamp) { /* the bounds in the compute type, like operand 1 */
+        src b = {
+            .csize = sl_dtype_size(pl->in_ct[1]), .conv = pl->conv[1], .round16 = pl->round16[1]};
+        convert(&b, (const uint8_t *)&c[0], &g->c[0], 1);
+        convert(&b, (const uint8_t *)&c[1], &g->c[1], 1);
+    }
+    merge_dims(oshape, nd, shape, ndim, nargs, &sp, s);
+    g->m = sp.m;
+    g->numel = 1;
+    for (int d = 0; d < sp.m; d++) {
+        g->ext[d] = sp.ext[d];
+        g->numel *= sp.ext[d];
+        for (int j = 0; j < nargs; j++)
+            g->stride[j][d] = s[j].stride[d];
+    }
+    if (nargs == 2 && !g->arg[1] &&
+        int_divide(((const sl__ew_state *)sl_ctx_state(ctx))->op, pl->ct)) {
+        sl__ew_scalar zero;
+        memset(&zero, 0, sizeof zero);
+        return memcmp(&g->c[1], &zero, sl_dtype_size(pl->ct)) != 0;
+    }
+    return true;
+}
+
+sl_status sl__ew_run_gpu(sl_ctx *ctx)
+{
+    const ew_op op = ((const sl__ew_state *)sl_ctx_state(ctx))->op;
+    const int n = sl_ctx_batch_size(ctx);
+    sl__ew_operands ops;
+    sl__ew_plan pl;
+    sl_status st = sl__ew_plan_iteration(ctx, &ops, &pl);
+    if (st != SL_OK || n <= 0)
+        return st;
+    sl__ew_gpu_sample *h = sl_ctx_scratch(ctx, sizeof(*h) * (size_t)n);
+    if (!h)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    const int nd = out_ndim(ctx, &ops);
+    int64_t max_numel = 0;
+    for (int i = 0; i < n; i++) {
+        sl__ew_scalar c[2];
+        if ((st = sl__ew_read_consts(ctx, &ops, i, c)) != SL_OK)
+            return st;
+        const int64_t *oshape = sl_ctx_output_shape(ctx, 0, i);
+        int64_t numel = 1;
+        for (int d = 0; d < nd; d++)
+            numel *= oshape[d];
+        if (numel == 0) {
+            memset(&h[i], 0, sizeof h[i]);
+            continue;
+        }
+        if (!gpu_sample(ctx, &ops, &pl, i, c, oshape, nd, &h[i]))
+            return sl_fail(ctx, SL_EINVAL,
+                           "integer division by zero in `%s` (%s) on %s: the divisor has a zero "
+                           "element",
+                           sl__ew_op_symbol(op), sl__ew_op_name(op), sl_dtype_name(pl.ct));
+        max_numel = h[i].numel > max_numel ? h[i].numel : max_numel;
+    }
+    sl__ew_gpu_job job = {
+        .kind = gpu_kind(op, &pl), .op = gpu_op(op, &pl), .ct = pl.ct, .out = pl.out};
+    for (int j = 0; j < (pl.clamp ? 1 : ops.n); j++) {
+        job.src[j] = ops.type[pl.order[j]];
+        job.round16[j] = pl.round16[j];
+    }
+    return sl__ew_gpu_launch(ctx, &job, h, n, max_numel);
+}
+#endif
 
 /* ---- setup ------------------------------------------------------------------------------ */
 

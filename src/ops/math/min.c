@@ -19,7 +19,8 @@ const sl_op_def sl_op_math_min = {
            "is `a < b ? a : b` as in DALI, so a NaN in a gives b and a NaN in b gives NaN. "
            "Two bool operands fail.\n\nDiffers from DALI, where math.min is a Python "
            "function over the arithmetic operator: here it is a registered operator, the "
-           "same as `arithmetic` with op \"min\".",
+           "same as `arithmetic` with op \"min\". Runs on the CPU and on the GPU (see `arithmetic` "
+           "for the GPU run).",
     .inputs = sl__ew_binary_inputs,
     .min_inputs = 1,
     .max_inputs = 2,
@@ -27,10 +28,13 @@ const sl_op_def sl_op_math_min = {
     .num_outputs = 1,
     .args = sl__ew_binary_args,
     .num_args = SL__EW_BINARY_NARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = min_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,
     .setup_sample = sl__ew_setup_sample,
     .run_sample = sl__ew_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__ew_run_gpu,
+#endif
 };

@@ -2,7 +2,7 @@
  * stddev given or computed over chosen axes per sample or over the whole batch (DALI's
  * fn.normalize).
  *
- * Exports: const sl_op_def sl_op_normalize ("normalize", CPU).
+ * Exports: const sl_op_def sl_op_normalize ("normalize", CPU, GPU).
  *
  * Reduced axes: `axes` / `axis_names`, default all. Statistics have one value per element of
  * the non-reduced axes (P values; P = 1 for a full reduction), laid out in C order.
@@ -16,6 +16,8 @@
  *            halves away from zero, saturated)
  * Statistics are accumulated in double (DALI: float32 with pairwise sums), so results agree
  * with a float64 reference to float32 precision.
+ * GPU (normalize.cu, host part in run_gpu below): the same statistics, given ones prepared on
+ * the host, computed ones reduced on the device (setup then reads no data, even with batch=True).
  * Invariant: per-sample statistics live in the worker's scratch during run_sample; batch
  * statistics are computed once in setup into the iteration data (at most STATS_PER_SAMPLE mean /
  * factor pairs per sample of the batch), which run_sample only reads.
@@ -25,6 +27,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/tensor/normalize_gpu.h"
 #include "ops/tensor/tensor.h"
 
 enum {
@@ -220,15 +223,6 @@ static void accumulate(const sl_batch *in, int i, const pwalk *w, const float *m
     pwalk_run(w, 0, 0, 0, stat_visit, j);
 }
 
-/* The factor for a variance over N elements (DALI's SumSquare2InvStdDev). */
-static float factor_from_var(double sumsq, int64_t N, int64_t ddof, double eps, double scale)
-{
-    double var = N > ddof ? sumsq / (double)(N - ddof) : 0;
-    if (N <= ddof && eps == 0)
-        return 0;
-    return var + eps > 0 ? (float)(scale / sqrt(var + eps)) : 0.0f;
-}
-
 static float factor_from_std(double sd, double eps, double scale)
 {
     if (eps != 0)
@@ -315,7 +309,7 @@ static sl_status compute_stats(sl_ctx *ctx, int i, const bool *reduced, int64_t 
     }
     int64_t ddof = sl_ctx_arg_int(ctx, A_DDOF, si);
     for (int64_t p = 0; p < P; p++)
-        factor[p] = factor_from_var(acc[p], N, ddof, eps, scale);
+        factor[p] = sl__norm_factor(acc[p], N, ddof, eps, scale);
     return SL_OK;
 }
 
@@ -357,6 +351,8 @@ static sl_status setup_batch(sl_ctx *ctx, const sl_batch *in, const bool *reduce
                        "batch=True supports at most %d statistics per sample of the batch (%lld "
                        "here); reduce more axes",
                        STATS_PER_SAMPLE, (long long)P);
+    if (sl_batch_device(in) == SL_DEVICE_GPU)
+        return SL_OK; /* the gpu run computes the statistics on the device */
     double *scratch = sl_ctx_scratch(ctx, stats_scratch_bytes(P));
     if (!scratch)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %lld statistics", (long long)P);
@@ -452,6 +448,132 @@ static sl_status normalize_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+/* ---- run_gpu (host part; kernels in normalize.cu) ------------------------------------------ */
+
+#ifdef SLUICE_HAVE_CUDA
+/* Partial sums per statistic for N reduced elements: about 64 elements each, at most 1024. */
+static int64_t partials_for(int64_t N)
+{
+    int64_t T = (N + 63) / 64;
+    return T < 1 ? 1 : T > 1024 ? 1024 : T;
+}
+
+/* Sample i's pointers and merged dimensions. */
+static void gpu_sample(sl_ctx *ctx, const sl_batch *in, int i, const bool *reduced,
+                       sl__norm_gsample *g)
+{
+    pwalk w;
+    pwalk_init(&w, sl_batch_ndim(in), sl_batch_shape(in, i), reduced);
+    memset(g, 0, sizeof *g);
+    g->in = sl_batch_sample_data(in, i);
+    g->out = sl_ctx_output_data(ctx, 0, i);
+    g->numel = sl_batch_sample_numel(in, i);
+    g->n = w.n;
+    for (int d = 0; d < w.n; d++) {
+        g->shape[d] = w.shape[d];
+        g->estride[d] = w.estride[d];
+        g->pstride[d] = w.pstride[d];
+    }
+    g->P = w.P;
+    g->N = w.N;
+    g->shift = (float)sl_ctx_arg_float(ctx, A_SHIFT, i);
+}
+
+/* The given statistics of a set (argument values of sample si), as compute_stats reads them:
+ * mean[P] and / or factor[P]; tmp holds P doubles. */
+static sl_status gpu_given(sl_ctx *ctx, int si, int64_t P, float *mean, float *factor, double *tmp)
+{
+    const double scale = sl_ctx_arg_float(ctx, A_SCALE, si),
+                 eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
+    sl_status st;
+    if (sl_ctx_arg_is_set(ctx, A_MEAN) && (st = read_given(ctx, A_MEAN, si, P, mean, tmp)) != SL_OK)
+        return st;
+    if (!sl_ctx_arg_is_set(ctx, A_STDDEV))
+        return SL_OK;
+    if ((st = read_given(ctx, A_STDDEV, si, P, factor, tmp)) != SL_OK)
+        return st;
+    for (int64_t p = 0; p < P; p++)
+        factor[p] = factor_from_std(factor[p], eps, scale);
+    return SL_OK;
+}
+
+/* The statistics set of sample i (per-sample mode) or of the batch (set 0, i = -1). */
+static void gpu_set(sl_ctx *ctx, int i, int n, int64_t P, int64_t stats, sl__norm_gset *set)
+{
+    const int si = i < 0 ? 0 : i;
+    set->P = P;
+    set->stats = stats;
+    set->first = i < 0 ? 0 : i;
+    set->last = i < 0 ? n : i + 1;
+    set->ddof = sl_ctx_arg_int(ctx, A_DDOF, si);
+    set->eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
+    set->scale = sl_ctx_arg_float(ctx, A_SCALE, si);
+}
+
+/* Samples, sets and the sizes of the job (no data is read). */
+static void gpu_plan(sl_ctx *ctx, const bool *reduced, bool batch, sl__norm_gsample *g,
+                     sl__norm_gset *sets, sl__norm_gjob *job)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    for (int i = 0; i < n; i++) {
+        gpu_sample(ctx, in, i, reduced, &g[i]);
+        if (g[i].numel == 0 && !batch) { /* nothing to do, no statistics (as run_sample) */
+            memset(&sets[i], 0, sizeof sets[i]);
+            continue;
+        }
+        if (!batch || i == 0) {
+            gpu_set(ctx, batch ? -1 : i, n, g[i].P, job->nstats, &sets[batch ? 0 : i]);
+            job->nstats += 2 * g[i].P;
+        }
+        g[i].stats = sets[batch ? 0 : i].stats;
+        g[i].T = g[i].numel > 0 && (job->mean || job->var) ? partials_for(g[i].N) : 0;
+        g[i].part = job->nparts;
+        job->nparts += g[i].P * g[i].T;
+        job->max_numel = g[i].numel > job->max_numel ? g[i].numel : job->max_numel;
+        job->max_parts = g[i].P * g[i].T > job->max_parts ? g[i].P * g[i].T : job->max_parts;
+        job->max_P = g[i].P > job->max_P ? g[i].P : job->max_P;
+    }
+}
+
+/* Everything per sample is planned here from shapes and arguments; statistics that are not
+ * given are reduced on the device (normalize.cu), never read back. */
+static sl_status normalize_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    const bool batch = sl_ctx_arg_bool(ctx, A_BATCH, 0);
+    bool reduced[SL_MAX_NDIM];
+    if (n <= 0)
+        return SL_OK;
+    reduced_axes(ctx, in, reduced); /* checked in setup */
+    sl__norm_gjob job = {.in = sl_batch_dtype(in),
+                         .out = sl_ctx_arg_dtype(ctx, A_DTYPE),
+                         .mean = !sl_ctx_arg_is_set(ctx, A_MEAN),
+                         .var = !sl_ctx_arg_is_set(ctx, A_STDDEV),
+                         .nsets = batch ? 1 : n};
+    sl__norm_gsample *g = sl_ctx_scratch_n(ctx, 0, sizeof(*g) * (size_t)n);
+    sl__norm_gset *sets = sl_ctx_scratch_n(ctx, 1, sizeof(*sets) * (size_t)n);
+    if (!g || !sets)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    memset(sets, 0, sizeof(*sets) * (size_t)n);
+    gpu_plan(ctx, reduced, batch, g, sets, &job);
+    float *stats = sl_ctx_scratch_n(ctx, 2, sizeof(float) * (size_t)(job.nstats + 1));
+    double *tmp = sl_ctx_scratch_n(ctx, 3, sizeof(double) * (size_t)(job.max_P + 1));
+    if (!stats || !tmp)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %lld statistics", (long long)job.nstats);
+    for (int k = 0; k < job.nsets; k++) {
+        const sl__norm_gset *set = &sets[k];
+        sl_status st;
+        if ((batch || g[k].numel > 0) &&
+            (st = gpu_given(ctx, batch ? 0 : k, set->P, stats + set->stats,
+                            stats + set->stats + set->P, tmp)) != SL_OK)
+            return st;
+    }
+    return sl__norm_gpu_launch(ctx, &job, g, n, sets, stats);
+}
+#endif
+
 const sl_op_def sl_op_normalize = {
     .name = "normalize",
     .doc = "Normalises data: (x - mean) / stddev * scale + shift, with statistics given or "
@@ -463,6 +585,10 @@ const sl_op_def sl_op_normalize = {
            "the computed variance divides by N - ddof, and a zero divisor gives a factor of 0 "
            "(output = shift), as DALI. Computed in float32 (statistics in double); integer "
            "outputs are rounded and saturated.\n\n"
+           "On `device=\"gpu\"` given statistics are prepared on the host as on the CPU and "
+           "the rest is computed on the device: reductions in double by partial sums, whose "
+           "order of addition differs from the CPU's, so a computed mean or factor may differ "
+           "in its last float32 bit (given statistics give identical results).\n\n"
            "Differs from DALI: given mean / stddev are flat lists (not tensors whose shape "
            "selects the reduced axes: use axes); with batch=True at most 128 statistics per "
            "sample of the batch.",
@@ -473,9 +599,12 @@ const sl_op_def sl_op_normalize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = STATS_PER_SAMPLE * 2 * sizeof(float),
     .init = normalize_init,
     .setup = normalize_setup,
     .run_sample = normalize_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = normalize_run_gpu,
+#endif
 };
