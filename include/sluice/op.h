@@ -245,7 +245,8 @@ SL_API void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t byte
  * upload buffers); NULL on failure. */
 SL_API void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes);
 /* True when the GPU is emulated on the host (SLUICE_GPU_EMULATE=1, tests): kernels then run on
- * the calling thread and device pointers are host pointers. */
+ * the calling thread; device pointers are host addresses that only emulated kernels and copies
+ * (src/cuda/kernel.cuh) may touch — anything else faults, as on a GPU. */
 SL_API bool sl_ctx_gpu_emulated(const sl_ctx *ctx);
 
 /* run_batch / run_gpu, which work on the whole batch: the errors sl_fail records from now on

@@ -61,8 +61,9 @@ def _depth(prefetch_queue_depth, exec_pipelined):
         # sluice's iteration frames carry both stages (the CPU stage's intermediates are stored
         # once for all frames, exec/pool.c), so the deeper of the two queues sets how many
         # iterations are in flight
-        depth = max(int(prefetch_queue_depth.get("cpu_size", 2)),
-                    int(prefetch_queue_depth.get("gpu_size", 2)))
+        depth = int(prefetch_queue_depth.get("cpu_size", 2))
+        if "gpu_size" in prefetch_queue_depth:
+            depth = max(depth, int(prefetch_queue_depth["gpu_size"]))
     else:
         depth = int(prefetch_queue_depth)
     return 1 if not exec_pipelined else depth
@@ -537,7 +538,8 @@ class Pipeline:
         return {n: self._pipe.reader_meta(n) for n in self._reader_names()}
 
     def executor_statistics(self):
-        """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms)}."""
+        """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms, gpu_ms)}
+        (gpu_ms: device time of a mixed or gpu node's copies and kernels)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
     # ---- serialisation ------------------------------------------------------------------------

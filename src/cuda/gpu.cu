@@ -76,6 +76,32 @@ extern "C" bool sl__gpu_probe(int device_id, char *why, size_t whylen)
     return true;
 }
 
+/* ---- the calling thread's device -------------------------------------------------------- */
+
+/* Makes `device` current on this thread; returns the device that was, or -1 (nothing to
+ * restore) when it already was or the call failed. */
+static int push_device(int device)
+{
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) {
+        cudaGetLastError();
+        prev = -1;
+    }
+    if (prev == device)
+        return -1;
+    if (cudaSetDevice(device) != cudaSuccess) {
+        cuda_fail(cudaGetLastError(), "cudaSetDevice");
+        return -1;
+    }
+    return prev;
+}
+
+static void pop_device(int prev)
+{
+    if (prev >= 0)
+        cudaSetDevice(prev);
+}
+
 /* ---- emulated device memory ------------------------------------------------------------- */
 
 typedef struct emu_block {
@@ -184,9 +210,10 @@ static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
     __atomic_fetch_add(&g->alloc_calls, 1, __ATOMIC_RELAXED);
     if (g->emulated)
         return d == SL_DEVICE_GPU ? emu_dev_alloc(bytes) : sl__aligned_alloc(bytes);
-    cudaSetDevice(g->device); /* batches grow on whichever pool thread allocates them */
+    int prev = push_device(g->device); /* any thread may grow a batch; the user's keeps its own */
     cudaError_t e = d == SL_DEVICE_GPU ? cudaMalloc(&p, bytes)
                                        : cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+    pop_device(prev);
     if (e != cudaSuccess) {
         cuda_fail(e, d == SL_DEVICE_GPU ? "cudaMalloc" : "cudaHostAlloc");
         return NULL;
@@ -196,14 +223,20 @@ static void *raw_alloc(sl__gpu *g, sl_device d, size_t bytes)
 
 static void raw_free(sl__gpu *g, sl_device d, void *p)
 {
-    if (g->emulated && d == SL_DEVICE_GPU)
+    if (g->emulated && d == SL_DEVICE_GPU) {
         emu_dev_free(p);
-    else if (g->emulated)
+        return;
+    }
+    if (g->emulated) {
         sl__free(p);
-    else if (cudaSetDevice(g->device), d == SL_DEVICE_GPU)
+        return;
+    }
+    int prev = push_device(g->device);
+    if (d == SL_DEVICE_GPU)
         cudaFree(p);
     else
         cudaFreeHost(p);
+    pop_device(prev);
 }
 
 /* Frees every cached block of pl. Needs pl->mu. */
@@ -274,8 +307,9 @@ static sl_status pool_to_host(void *ctx, void *dst, const void *src, size_t byte
         sl__gpu_emu_leave();
         return SL_OK;
     }
-    cudaSetDevice(g->device);
+    int prev = push_device(g->device);
     cudaError_t e = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+    pop_device(prev);
     return e == cudaSuccess ? SL_OK
                             : sl__last_error_set(cuda_fail(e, "cudaMemcpy"), "%s", last_text);
 }
@@ -298,11 +332,11 @@ extern "C" sl_status sl__gpu_create(int device_id, sl__gpu **out, char *err, siz
     pthread_mutex_init(&g->pinned.mu, NULL);
     g->mem = sl__devmem{pool_alloc, pool_free, pool_to_host, g};
     if (!g->emulated) {
-        cudaError_t e = cudaSetDevice(device_id);
-        if (e == cudaSuccess)
-            e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+        int prev = push_device(device_id); /* the caller's current device is left as it was */
+        cudaError_t e = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
         if (e == cudaSuccess)
             e = cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking);
+        pop_device(prev);
         if (e != cudaSuccess) {
             sl_status st = cuda_fail(e, "creating the pipeline's CUDA streams");
             snprintf(err, errlen, "%s", last_text);
@@ -318,8 +352,8 @@ extern "C" void sl__gpu_destroy(sl__gpu *g)
 {
     if (!g)
         return;
+    int prev = g->emulated ? -1 : push_device(g->device);
     if (!g->emulated) {
-        cudaSetDevice(g->device);
         if (g->stream)
             cudaStreamSynchronize(g->stream);
         if (g->copy_stream)
@@ -337,6 +371,7 @@ extern "C" void sl__gpu_destroy(sl__gpu *g)
         if (g->copy_stream)
             cudaStreamDestroy(g->copy_stream);
     }
+    pop_device(prev);
     sl__free(g->dev.free_list);
     sl__free(g->pinned.free_list);
     pthread_mutex_destroy(&g->dev.mu);
@@ -374,12 +409,15 @@ extern "C" uint64_t sl__gpu_alloc_calls(const sl__gpu *g)
     return __atomic_load_n(&g->alloc_calls, __ATOMIC_RELAXED);
 }
 
-extern "C" sl_status sl__gpu_bind(const sl__gpu *g)
+extern "C" int sl__gpu_enter(const sl__gpu *g)
 {
-    if (g->emulated)
-        return SL_OK;
-    cudaError_t e = cudaSetDevice(g->device);
-    return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaSetDevice");
+    return g->emulated ? -1 : push_device(g->device);
+}
+
+extern "C" void sl__gpu_leave(int prev)
+{
+    if (!sl__gpu_emulated())
+        pop_device(prev);
 }
 
 /* ---- copies and events ------------------------------------------------------------------- */
@@ -405,7 +443,9 @@ extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
     if (g->emulated)
         return SL_OK;
     cudaEvent_t ev;
-    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    /* blocking: a consumer waiting in share_outputs sleeps instead of spinning on a core the
+     * CPU stage could use */
+    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming | cudaEventBlockingSync);
     if (e != cudaSuccess)
         return cuda_fail(e, "cudaEventCreate");
     *out = (sl__gpu_event *)ev;

@@ -51,9 +51,11 @@ void *sl__gpu_copy_stream(const sl__gpu *g);
 const sl__devmem *sl__gpu_devmem(sl__gpu *g);
 /* Calls of cudaMalloc + cudaHostAlloc made so far (the pools' misses), for tests. */
 uint64_t sl__gpu_alloc_calls(const sl__gpu *g);
-/* Makes the calling thread use g's device (cudaSetDevice); threads of the pool call it before
- * GPU work. */
-sl_status sl__gpu_bind(const sl__gpu *g);
+/* Makes g's device current on the calling thread for the CUDA calls that follow; returns what
+ * sl__gpu_leave needs to give the thread its previous device back (the user's threads keep
+ * theirs: torch.cuda.current_device() is not changed by sluice). */
+int sl__gpu_enter(const sl__gpu *g);
+void sl__gpu_leave(int prev);
 
 /* Asynchronous copies on `stream` (void * cudaStream_t); kind by the pointers' devices. host
  * memory should be pinned for the copy to be asynchronous. */

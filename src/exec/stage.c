@@ -47,6 +47,7 @@ struct sl__gpuslot {
     sl__gpu_event *done;     /* recorded on the compute stream when the frame is complete */
     sl__gpu_event *released; /* recorded on the consumer's stream when its last view died */
     bool release_pending;    /* (mu) released was recorded and not yet waited for */
+    bool done_ok;            /* (mu) `done` was recorded for the current frame */
     void *consumer_stream;   /* (mu) set by sl_outputs_set_stream while pinned */
 };
 
@@ -103,7 +104,7 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
             goto oom;
         if (sl__gpu_event_create(p->gpu, &slot->gs->done) != SL_OK ||
             sl__gpu_event_create(p->gpu, &slot->gs->released) != SL_OK) {
-            snprintf(err, errlen, "%s", sl__gpu_error_text());
+            snprintf(err, errlen, "creating CUDA events: %s", sl__gpu_error_text());
             return SL_EINTERNAL;
         }
         for (int j = 0; j < p->plan->n; j++) {
@@ -189,9 +190,8 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
     sl_pipeline *p = ctx->p;
     sl__snode *sn = ctx->sn;
     void *stream = sl__gpu_copy_stream(p->gpu);
-    sl_status st = sl__gpu_bind(p->gpu);
-    if (st == SL_OK)
-        st = sl__gpu_event_record(sn->gn->t0, stream);
+    int prev = sl__gpu_enter(p->gpu);
+    sl_status st = sl__gpu_event_record(sn->gn->t0, stream);
     for (int o = 0; st == SL_OK && o < ctx->pn->op->num_outputs; o++) {
         const sl_batch *h = &sn->host_outs[o];
         st = sl__gpu_copy(p->gpu, sn->outs[o].data, h->data, h->offsets[h->size], stream);
@@ -201,6 +201,7 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
     if (st == SL_OK)
         st = sl__gpu_event_record(sn->gn->copied, stream);
     sn->gn->timed = st == SL_OK;
+    sl__gpu_leave(prev);
     if (st != SL_OK)
         return sl_fail(ctx, st, "copying the outputs to the GPU: %s", sl__gpu_error_text());
     return SL_OK;
@@ -210,19 +211,23 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
 {
     sl_pipeline *p = ctx->p;
     void *stream = sl__gpu_stream(p->gpu);
-    sl_status st = sl__gpu_bind(p->gpu);
+    int prev = sl__gpu_enter(p->gpu);
+    sl_status st = SL_OK;
     for (int k = 0; st == SL_OK && k < ctx->pn->ninputs; k++) {
         const sl__snode *pr = &ctx->slot->nodes[ctx->pn->inputs[k].node];
         if (p->plan->nodes[pr->node].stage == SL__STAGE_MIXED)
             st = sl__gpu_stream_wait(stream, pr->gn->copied);
     }
-    if (st != SL_OK)
+    if (st != SL_OK) {
+        sl__gpu_leave(prev);
         return sl_fail(ctx, st, "ordering the GPU work: %s", sl__gpu_error_text());
+    }
     ctx->stream = stream;
     sl__gpu_event_record(ctx->sn->gn->t0, stream);
     st = ctx->pn->op->run_gpu(ctx);
     ctx->sn->gn->timed = sl__gpu_event_record(ctx->sn->gn->t1, stream) == SL_OK && st == SL_OK;
     ctx->stream = NULL;
+    sl__gpu_leave(prev);
     return st;
 }
 
@@ -240,9 +245,13 @@ void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
     }
     if (!slot->gs->release_pending)
         return;
-    /* the consumer's kernels on the previous outputs of this slot come first */
-    sl__gpu_stream_wait(sl__gpu_stream(p->gpu), slot->gs->released);
-    sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), slot->gs->released);
+    /* the consumer's kernels on the previous outputs of this slot come first; if the device
+     * cannot order that, the host waits for them */
+    int prev = sl__gpu_enter(p->gpu);
+    if (sl__gpu_stream_wait(sl__gpu_stream(p->gpu), slot->gs->released) != SL_OK ||
+        sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), slot->gs->released) != SL_OK)
+        sl__gpu_event_sync(slot->gs->released);
+    sl__gpu_leave(prev);
     slot->gs->release_pending = false;
 }
 
@@ -251,20 +260,38 @@ void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot)
     if (!p->gpu)
         return;
     void *stream = sl__gpu_stream(p->gpu);
-    sl__gpu_bind(p->gpu);
-    for (int j = 0; j < p->plan->n; j++) {
+    int prev = sl__gpu_enter(p->gpu);
+    sl_status st = SL_OK;
+    for (int j = 0; st == SL_OK && j < p->plan->n; j++) {
         if (p->plan->nodes[j].stage == SL__STAGE_MIXED)
-            sl__gpu_stream_wait(stream, slot->nodes[j].gn->copied);
+            st = sl__gpu_stream_wait(stream, slot->nodes[j].gn->copied);
     }
-    sl__gpu_event_record(slot->gs->done, stream);
+    if (st == SL_OK)
+        st = sl__gpu_event_record(slot->gs->done, stream);
+    /* without its event the frame cannot be waited for: fail it (frame_sync then waits for the
+     * whole streams) rather than hand out outputs the GPU may still be writing */
+    slot->gs->done_ok = st == SL_OK;
+    if (st != SL_OK && !atomic_load(&slot->failed)) {
+        sl__error_set(&slot->err, SL_EINTERNAL, NULL, NULL, slot->iteration, -1, NULL,
+                      "ordering the GPU work of this iteration failed: %s", sl__gpu_error_text());
+        atomic_store(&slot->failed, true);
+    }
+    sl__gpu_leave(prev);
 }
 
 sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
 {
     if (!p->gpu)
         return SL_OK;
-    sl__gpu_bind(p->gpu);
-    if (sl__gpu_event_sync(slot->gs->done) != SL_OK) /* a kernel fault: the context is lost */
+    int prev = sl__gpu_enter(p->gpu);
+    sl_status st = slot->gs->done_ok ? sl__gpu_event_sync(slot->gs->done) : SL_OK;
+    if (!slot->gs->done_ok) { /* no event to wait for: wait for everything queued */
+        st = sl__gpu_stream_sync(sl__gpu_stream(p->gpu));
+        if (st == SL_OK)
+            st = sl__gpu_stream_sync(sl__gpu_copy_stream(p->gpu));
+    }
+    sl__gpu_leave(prev);
+    if (st != SL_OK) /* a kernel fault: the context is lost */
         return sl__error_set(&p->error, SL_EINTERNAL, NULL, NULL, slot->iteration, -1, NULL,
                              "GPU work of this iteration failed: %s", sl__gpu_error_text());
     return SL_OK;
@@ -286,9 +313,12 @@ void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot)
 {
     if (!p->gpu || !slot->gs->consumer_stream)
         return;
-    sl__gpu_bind(p->gpu);
+    int prev = sl__gpu_enter(p->gpu);
     if (sl__gpu_event_record(slot->gs->released, slot->gs->consumer_stream) == SL_OK)
         slot->gs->release_pending = true;
+    else /* cannot order the reuse after the consumer's stream on the device: wait here */
+        sl__gpu_stream_sync(slot->gs->consumer_stream);
+    sl__gpu_leave(prev);
     slot->gs->consumer_stream = NULL;
 }
 
