@@ -244,6 +244,12 @@ SL_API void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t byte
 /* Device scratch memory of the node for this iteration (k < SL_GPU_UPLOADS, independent of the
  * upload buffers); NULL on failure. */
 SL_API void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes);
+/* A per-sample error only the device can see (an integer division by zero inside a tensor):
+ * a device int for this iteration that the node's kernels set with sl_gpu_flag_sample
+ * (src/cuda/kernel.cuh; the lowest sample wins). When the iteration's GPU work is done, a set
+ * flag fails the iteration with `message` (copied), naming the node, the sample and its file,
+ * as a CPU failure would. Returns NULL on failure (error recorded). Threads: run_gpu only. */
+SL_API int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message);
 /* True when the GPU is emulated on the host (SLUICE_GPU_EMULATE=1, tests): kernels then run on
  * the calling thread; device pointers are host addresses that only emulated kernels and copies
  * (src/cuda/kernel.cuh) may touch — anything else faults, as on a GPU. */

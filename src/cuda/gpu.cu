@@ -437,6 +437,21 @@ extern "C" sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, 
     return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaMemcpyAsync");
 }
 
+extern "C" sl_status sl__gpu_memset(const sl__gpu *g, void *dst, int value, size_t bytes,
+                                    void *stream)
+{
+    if (bytes == 0)
+        return SL_OK;
+    if (g->emulated) {
+        sl__gpu_emu_enter();
+        memset(dst, value, bytes);
+        sl__gpu_emu_leave();
+        return SL_OK;
+    }
+    cudaError_t e = cudaMemsetAsync(dst, value, bytes, (cudaStream_t)stream);
+    return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaMemsetAsync");
+}
+
 extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
 {
     *out = NULL;

@@ -60,6 +60,8 @@ void sl__gpu_leave(int prev);
 /* Asynchronous copies on `stream` (void * cudaStream_t); kind by the pointers' devices. host
  * memory should be pinned for the copy to be asynchronous. */
 sl_status sl__gpu_copy(const sl__gpu *g, void *dst, const void *src, size_t bytes, void *stream);
+/* Asynchronous memset of device memory on `stream`. */
+sl_status sl__gpu_memset(const sl__gpu *g, void *dst, int value, size_t bytes, void *stream);
 
 sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out);
 /* An event that can time (sl__gpu_elapsed_ms); NULL when emulated. */

@@ -72,6 +72,17 @@ static inline sl_status sl_gpu_each(sl_ctx *ctx, int nsamples, int64_t max_count
     return SL_OK;
 }
 
+/* In a kernel: reports that `sample` failed (see sl_ctx_gpu_error_flag); the lowest wins. */
+SL_HD void sl_gpu_flag_sample(int *flag, int sample)
+{
+#ifdef __CUDA_ARCH__
+    atomicMin(flag, sample);
+#else
+    if (sample < *flag) /* emulated kernels run one at a time */
+        *flag = sample;
+#endif
+}
+
 /* Asynchronous device-to-device (or any-direction) copy on the node's stream. */
 static inline sl_status sl_gpu_memcpy(sl_ctx *ctx, void *dst, const void *src, size_t bytes)
 {

@@ -204,8 +204,9 @@ void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* nee
 void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot);  /* needs mu */
 /* Waits until the frame's GPU work is complete (share_outputs, without mu). */
 sl_status sl__stage_frame_sync(struct sl_pipeline *p, sl__slot *slot);
-/* After frame_sync: adds the frame's device times to the node stats. Needs mu. */
-void sl__stage_frame_stats_locked(struct sl_pipeline *p, sl__slot *slot);
+/* After frame_sync: adds the frame's device times to the node stats and fails the frame when
+ * a kernel set its node's error flag (sl_ctx_gpu_error_flag). Needs mu. */
+void sl__stage_frame_finish_locked(struct sl_pipeline *p, sl__slot *slot);
 /* The slot's last view died: order its reuse after the consumer's stream. Needs mu. */
 void sl__stage_unpinned_locked(struct sl_pipeline *p, sl__slot *slot);
 

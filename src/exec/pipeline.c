@@ -321,7 +321,7 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
         sl_status gst = sl__stage_frame_sync(p, &p->slots[it % p->depth]);
         pthread_mutex_lock(&p->mu);
         sl__slot *slot = &p->slots[it % p->depth];
-        sl__stage_frame_stats_locked(p, slot);
+        sl__stage_frame_finish_locked(p, slot);
         if (gst != SL_OK && !atomic_load(&slot->failed)) {
             slot->err = p->error;
             atomic_store(&slot->failed, true);

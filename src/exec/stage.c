@@ -40,6 +40,9 @@ struct sl__gpunode {
     bool timed;             /* t0/t1 were recorded in the slot's current frame */
     gbuf up[SL_GPU_UPLOADS];
     unsigned up_used; /* bit k: upload buffer k was filled in the current frame */
+    gbuf flag;        /* sl_ctx_gpu_error_flag: one int on the device and its pinned copy */
+    bool flag_armed;  /* the flag was asked for in the current frame */
+    char flag_msg[256];
     gbuf scratch[SL_GPU_UPLOADS];
 };
 
@@ -147,6 +150,7 @@ void sl__stage_fini_slots(sl_pipeline *p)
             sl__gpu_event_destroy(sn->gn->copied);
             sl__gpu_event_destroy(sn->gn->t0);
             sl__gpu_event_destroy(sn->gn->t1);
+            free_gbuf(p->gpu, &sn->gn->flag);
             for (int k = 0; k < SL_GPU_UPLOADS; k++) {
                 free_gbuf(p->gpu, &sn->gn->up[k]);
                 free_gbuf(p->gpu, &sn->gn->scratch[k]);
@@ -225,7 +229,10 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
     ctx->stream = stream;
     sl__gpu_event_record(ctx->sn->gn->t0, stream);
     st = ctx->pn->op->run_gpu(ctx);
-    ctx->sn->gn->timed = sl__gpu_event_record(ctx->sn->gn->t1, stream) == SL_OK && st == SL_OK;
+    struct sl__gpunode *gn = ctx->sn->gn;
+    if (st == SL_OK && gn->flag_armed) /* read when the frame is done (frame_finish) */
+        st = sl__gpu_copy(p->gpu, gn->flag.host, gn->flag.dev, sizeof(int), stream);
+    gn->timed = sl__gpu_event_record(gn->t1, stream) == SL_OK && st == SL_OK;
     ctx->stream = NULL;
     sl__gpu_leave(prev);
     return st;
@@ -241,6 +248,7 @@ void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
         if (slot->nodes[j].gn) {
             slot->nodes[j].gn->timed = false;
             slot->nodes[j].gn->up_used = 0;
+            slot->nodes[j].gn->flag_armed = false;
         }
     }
     if (!slot->gs->release_pending)
@@ -297,7 +305,24 @@ sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
     return SL_OK;
 }
 
-void sl__stage_frame_stats_locked(sl_pipeline *p, sl__slot *slot)
+#define FLAG_CLEAR 0x7f7f7f7f /* memset byte 0x7f: above any sample index */
+
+/* A device error flag that a kernel set: the frame fails as a CPU sample would. Needs mu. */
+static void check_flag(sl_pipeline *p, sl__slot *slot, int j)
+{
+    struct sl__gpunode *gn = slot->nodes[j].gn;
+    int sample = *(const int *)gn->flag.host;
+    if (sample == FLAG_CLEAR || atomic_load(&slot->failed))
+        return;
+    const sl__pnode *pn = &p->plan->nodes[j];
+    const sl_batch *out = pn->op->num_outputs ? &slot->nodes[j].outs[0] : NULL;
+    const char *src = out && sample >= 0 && sample < out->size ? out->sources[sample] : NULL;
+    sl__error_set(&slot->err, SL_EINVAL, pn->op->name, pn->name, slot->iteration, sample, src, "%s",
+                  gn->flag_msg);
+    atomic_store(&slot->failed, true);
+}
+
+void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot)
 {
     if (!p->gpu)
         return;
@@ -306,6 +331,8 @@ void sl__stage_frame_stats_locked(sl_pipeline *p, sl__slot *slot)
         float ms;
         if (gn && gn->timed && sl__gpu_elapsed_ms(gn->t0, gn->t1, &ms) == SL_OK)
             p->stats[j].gpu_ns += (int64_t)((double)ms * 1e6);
+        if (gn && gn->flag_armed && gn->timed)
+            check_flag(p, slot, j);
     }
 }
 
@@ -386,6 +413,27 @@ void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
     return b->dev;
 }
 
+int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message)
+{
+    struct sl__gpunode *gn = ctx->sn->gn;
+    if (!gn || ctx->pn->stage != SL__STAGE_GPU) {
+        sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_error_flag outside run_gpu");
+        return NULL;
+    }
+    if (!reserve(ctx->p, &gn->flag, sizeof(int), true)) {
+        sl_fail(ctx, SL_ENOMEM, "out of GPU or pinned memory for an error flag");
+        return NULL;
+    }
+    if (!gn->flag_armed &&
+        sl__gpu_memset(ctx->p->gpu, gn->flag.dev, 0x7f, sizeof(int), ctx->stream) != SL_OK) {
+        sl_fail(ctx, SL_EINTERNAL, "clearing an error flag: %s", sl__gpu_error_text());
+        return NULL;
+    }
+    gn->flag_armed = true;
+    snprintf(gn->flag_msg, sizeof gn->flag_msg, "%s", message ? message : "failed on the GPU");
+    return (int *)gn->flag.dev;
+}
+
 void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
 {
     if (!ctx->sn->gn || k < 0 || k >= SL_GPU_UPLOADS) {
@@ -430,7 +478,7 @@ sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
 {
     return SL_OK;
 }
-void sl__stage_frame_stats_locked(sl_pipeline *p, sl__slot *slot) {}
+void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot) {}
 void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot) {}
 void sl_outputs_set_stream(sl_outputs *o, void *stream) {}
 void *sl_ctx_stream(const sl_ctx *ctx)
@@ -447,6 +495,11 @@ void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
     return NULL;
 }
 void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
+{
+    sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+    return NULL;
+}
+int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message)
 {
     sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
     return NULL;

@@ -505,6 +505,40 @@ static void zero_divisor_fails(void **state)
     }
 }
 
+/* A zero inside a divisor tensor fails the iteration on the GPU as on the CPU, naming the
+ * first failing sample and its file (the device error flag, sl_ctx_gpu_error_flag). */
+static void zero_in_divisor_tensor_fails(void **state)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"pipeline\": {\"batch_size\": 3, \"num_threads\": 2, \"prefetch_queue_depth\": 2},"
+             " \"nodes\": [{\"name\": \"reader\", \"op\": \"readers.file\", \"args\": "
+             "{\"file_root\": \"%s\"}},"
+             " {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\", "
+             "\"inputs\": [\"reader:0\"]},"
+             " {\"name\": \"z\", \"op\": \"arithmetic\", \"device\": \"$GPU\", \"inputs\": "
+             "[\"dec\"], \"args\": {\"op\": \"mul\", \"scalar_int\": 0}},"
+             " {\"name\": \"q\", \"op\": \"arithmetic\", \"device\": \"$GPU\", \"inputs\": "
+             "[\"dec\", \"z\"], \"args\": {\"op\": \"mod\"}}],"
+             " \"outputs\": [\"q\"]}",
+             tu_env_dir("SLUICE_TEST_TREE"));
+    char first[1024] = "";
+    for (int gpu = 0; gpu < 2; gpu++) {
+        sl_pipeline *p = tu_gpu_build(json, gpu);
+        assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+        const char *msg = sl_pipeline_error(p);
+        print_message("%s: %s\n", gpu ? "gpu" : "cpu", msg);
+        assert_non_null(strstr(msg, "integer division by zero"));
+        assert_non_null(strstr(msg, "iteration 0, sample 0, file"));
+        if (!gpu)
+            snprintf(first, sizeof first, "%s", msg);
+        else
+            assert_string_equal(msg, first);             /* the same words on both devices */
+        assert_int_equal(sl_pipeline_run(p), SL_EINVAL); /* and the next iteration too */
+        sl_pipeline_destroy(p);
+    }
+}
+
 int main(void)
 {
     tu_gpu_require();
@@ -517,6 +551,7 @@ int main(void)
         cmocka_unit_test(math_operators),
         cmocka_unit_test(normalize_gpu),
         cmocka_unit_test(zero_divisor_fails),
+        cmocka_unit_test(zero_in_divisor_tensor_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

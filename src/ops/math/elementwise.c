@@ -449,6 +449,7 @@ sl_status sl__ew_run_gpu(sl_ctx *ctx)
             memset(&h[i], 0, sizeof h[i]);
             continue;
         }
+        sl_ctx_focus_sample(ctx, i);
         if (!gpu_sample(ctx, &ops, &pl, i, c, oshape, nd, &h[i]))
             return sl_fail(ctx, SL_EINVAL,
                            "integer division by zero in `%s` (%s) on %s: the divisor has a zero "
@@ -456,8 +457,17 @@ sl_status sl__ew_run_gpu(sl_ctx *ctx)
                            sl__ew_op_symbol(op), sl__ew_op_name(op), sl_dtype_name(pl.ct));
         max_numel = h[i].numel > max_numel ? h[i].numel : max_numel;
     }
+    sl_ctx_focus_sample(ctx, -1);
     sl__ew_gpu_job job = {
         .kind = gpu_kind(op, &pl), .op = gpu_op(op, &pl), .ct = pl.ct, .out = pl.out};
+    if (int_divide(op, pl.ct)) { /* a zero inside a divisor tensor fails its sample, as here */
+        char msg[192];
+        snprintf(msg, sizeof msg,
+                 "integer division by zero in `%s` (%s) on %s: the divisor has a zero element",
+                 sl__ew_op_symbol(op), sl__ew_op_name(op), sl_dtype_name(pl.ct));
+        if (!(job.flag = sl_ctx_gpu_error_flag(ctx, msg)))
+            return SL_ENOMEM;
+    }
     for (int j = 0; j < (pl.clamp ? 1 : ops.n); j++) {
         job.src[j] = ops.type[pl.order[j]];
         job.round16[j] = pl.round16[j];

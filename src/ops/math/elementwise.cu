@@ -16,9 +16,9 @@
  * glibc's by a few ulp on the device (on the host, when the GPU is emulated, they are glibc's).
  * Float16 results: float32 results rounded with __float2half_rn (nearest even, as core/half.h;
  * a NaN becomes CUDA's canonical NaN instead of keeping its payload).
- * Differs from the CPU run: an integer divisor of 0 in a tensor gives 0 in that element
- * instead of failing the sample (the kernel cannot fail the sample without the host waiting for
- * it); a constant divisor of 0 fails in sl__ew_run_gpu as on the CPU.
+ * An integer divisor of 0 in a tensor gives 0 in that element and sets the node's device error
+ * flag (sl_ctx_gpu_error_flag), so the iteration fails naming the sample, as on the CPU; a
+ * constant divisor of 0 fails in sl__ew_run_gpu.
  * Invariant: a thread reads its element's operands and writes its one output element.
  */
 #include <cuda_fp16.h>
@@ -336,7 +336,12 @@ template <int KIND, int CT> struct ew_k {
         off0 += r * g.stride[0][0];
         off1 += r * g.stride[1][0];
         if constexpr (KIND == SL__EW_GPU_ARITH) {
-            store(g.out, e, ew_ops<CT>::arith(job.op, arg<T>(g, 0, off0), arg<T>(g, 1, off1)));
+            const T y = arg<T>(g, 1, off1);
+            if constexpr (!ew_ops<CT>::is_float && !ew_ops<CT>::is_bool) {
+                if (y == 0 && job.flag) /* div, floordiv, mod: the sample fails (stage.c) */
+                    sl_gpu_flag_sample(job.flag, i);
+            }
+            store(g.out, e, ew_ops<CT>::arith(job.op, arg<T>(g, 0, off0), y));
         } else if constexpr (KIND == SL__EW_GPU_CMP) {
             ((uint8_t *)g.out)[e] =
                 ew_ops<CT>::compare(job.op, arg<T>(g, 0, off0), arg<T>(g, 1, off1));

@@ -263,6 +263,7 @@ typedef struct sl__ew_gpu_job {
     sl_dtype out;    /* result element type: ct, bool (comparisons) or float16 */
     sl_dtype src[2]; /* element type of each kernel argument's tensor */
     bool round16[2]; /* round the argument to float16 after converting it (sl__ew_plan) */
+    int *flag;       /* integer div/floordiv/mod: the device error flag a zero divisor sets */
 } sl__ew_gpu_job;
 
 /* One sample: kernel argument j reads the tensor arg[j] (element offset sum_d idx[d] *
