@@ -242,7 +242,7 @@ SL_API void *sl_ctx_stream(const sl_ctx *ctx);
 #define SL_GPU_UPLOADS 4
 SL_API void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes);
 /* Device scratch memory of the node for this iteration (k < SL_GPU_UPLOADS, independent of the
- * upload buffers); NULL on failure. */
+ * upload buffers); NULL on failure. Ask for each k once per run_gpu (with its largest size). */
 SL_API void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes);
 /* A per-sample error only the device can see (an integer division by zero inside a tensor):
  * a device int for this iteration that the node's kernels set with sl_gpu_flag_sample

@@ -40,6 +40,7 @@ struct sl__gpunode {
     bool timed;             /* t0/t1 were recorded in the slot's current frame */
     gbuf up[SL_GPU_UPLOADS];
     unsigned up_used; /* bit k: upload buffer k was filled in the current frame */
+    unsigned sc_used; /* bit k: scratch buffer k was handed out in the current frame */
     gbuf flag;        /* sl_ctx_gpu_error_flag: one int on the device and its pinned copy */
     bool flag_armed;  /* the flag was asked for in the current frame */
     char flag_msg[256];
@@ -248,6 +249,7 @@ void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
         if (slot->nodes[j].gn) {
             slot->nodes[j].gn->timed = false;
             slot->nodes[j].gn->up_used = 0;
+            slot->nodes[j].gn->sc_used = 0;
             slot->nodes[j].gn->flag_armed = false;
         }
     }
@@ -440,6 +442,13 @@ void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
         sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_scratch outside the GPU stage or k=%d", k);
         return NULL;
     }
+    /* growing it frees the old block, which another node may take while kernels enqueued
+     * earlier still use it: one size per buffer and iteration */
+    if ((ctx->sn->gn->sc_used & (1u << k)) && bytes > ctx->sn->gn->scratch[k].cap) {
+        sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_scratch: buffer %d grown twice in one iteration", k);
+        return NULL;
+    }
+    ctx->sn->gn->sc_used |= 1u << k;
     gbuf *b = &ctx->sn->gn->scratch[k];
     if (!reserve(ctx->p, b, bytes ? bytes : 1, false)) {
         sl_fail(ctx, SL_ENOMEM, "out of GPU memory for %zu bytes of scratch", bytes);
