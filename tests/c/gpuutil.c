@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpuutil.h"
+#include "testutil.h"
 
 #ifdef SLUICE_HAVE_CUDA
 #include "cuda/gpu.h"
@@ -191,4 +192,77 @@ tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
     sl_pipeline_destroy(pc);
     sl_pipeline_destroy(pg);
     return d;
+}
+
+/* The sources every image test may use (see tu_gpu_source_json). */
+static const tu_gpu_source common[] = {
+    {"rgb", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
+            "[\"reader:0\"], \"args\": {\"output_type\": \"RGB\"}}"},
+    {"gray", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
+             "[\"reader:0\"], \"args\": {\"output_type\": \"GRAY\"}}"},
+    {"tiny", "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
+             "{\"name\": \"s_r\", \"op\": \"resize\", \"inputs\": [\"s_d\"], \"args\": "
+             "{\"resize_x\": 1, \"resize_y\": 1}},"
+             "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
+             "[\"s_r\"]}"},
+    {"rgba", "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
+             "{\"name\": \"s_g\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"], "
+             "\"args\": {\"output_type\": \"GRAY\"}},"
+             "{\"name\": \"s_c\", \"op\": \"cat\", \"inputs\": [\"s_d\", \"s_g\"], \"args\": "
+             "{\"axis\": 2}},"
+             "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
+             "[\"s_c\"]}"},
+};
+
+const char *tu_gpu_source_json(const tu_gpu_source *own, size_t n, const char *kind)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(own[k].kind, kind))
+            return own[k].json;
+    for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
+        if (!strcmp(common[k].kind, kind))
+            return common[k].json;
+    fail_msg("unknown source %s", kind);
+    return NULL;
+}
+
+const char *tu_gpu_tree_spec(int batch, int seed, int reader_seed, const char *outputs,
+                             const char *fmt, ...)
+{
+    static char spec[16384], nodes[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(nodes, sizeof nodes, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof nodes);
+    n = snprintf(spec, sizeof spec,
+                 "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, "
+                 "\"prefetch_queue_depth\": 2, \"seed\": %d},"
+                 " \"nodes\": ["
+                 "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+                 "\"%s\", \"random_shuffle\": true, \"seed\": %d}},"
+                 "  %s],"
+                 " \"outputs\": [%s]}",
+                 batch, seed, tu_env_dir("SLUICE_TEST_TREE"), reader_seed, nodes, outputs);
+    assert_true(n > 0 && (size_t)n < sizeof spec);
+    return spec;
+}
+
+void tu_gpu_expect_error(const char *spec, bool gpu, sl_status code, ...)
+{
+    sl_pipeline *p = tu_gpu_build(spec, gpu);
+    sl_status st = sl_pipeline_run(p);
+    const char *msg = sl_pipeline_error(p);
+    print_message("%s\n", msg);
+    if (code == TU_ANY_FAILURE)
+        assert_int_not_equal(st, SL_OK);
+    else
+        assert_int_equal(st, code);
+    va_list ap;
+    va_start(ap, code);
+    for (const char *w; (w = va_arg(ap, const char *)) != NULL;)
+        if (!strstr(msg, w))
+            fail_msg("message \"%s\" lacks \"%s\"", msg, w);
+    va_end(ap);
+    sl_pipeline_destroy(p);
 }

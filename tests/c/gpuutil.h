@@ -7,12 +7,15 @@
  * tu_gpu_compare() is the usual check of a GPU operator: one JSON spec written with device
  * placeholders is built twice — "$MIX" and "$GPU" become "cpu" in the reference pipeline and
  * "mixed" / "gpu" in the GPU pipeline — and every output of several iterations is compared
- * sample by sample (shape, dtype, then values within `tol`, 0 for exact).
+ * sample by sample (shape, dtype, then values within `tol`, 0 for exact). tu_gpu_tree_spec()
+ * and tu_gpu_source_json() write such specs over the JPEG tree, tu_gpu_expect_error() checks a
+ * run that must fail.
  */
 #ifndef SLUICE_TEST_GPUUTIL_H
 #define SLUICE_TEST_GPUUTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sluice/sluice.h"
 
@@ -38,5 +41,30 @@ typedef struct tu_diff {
 /* Runs both pipelines `iterations` times and compares all outputs; fails the test when a shape
  * or dtype differs or any element differs by more than tol. Returns the differences seen. */
 tu_diff tu_gpu_compare(const char *spec, int iterations, double tol);
+
+/* A way to make node "in" from the reader's output "reader:0": the spec nodes of one kind. */
+typedef struct tu_gpu_source {
+    const char *kind, *json;
+} tu_gpu_source;
+
+/* The nodes of source `kind`: one of the test's own n sources, else a common one: "rgb",
+ * "gray" (decoders.image RGB / GRAY on $MIX), "tiny" (1x1 RGB, resized on the CPU) or "rgba"
+ * (cat of RGB and GRAY on the CPU), the last two copied with $MIX. Fails the test otherwise. */
+const char *tu_gpu_source_json(const tu_gpu_source *own, size_t n, const char *kind);
+
+/* A spec over the JPEG tree (SLUICE_TEST_TREE): `batch` samples, 2 threads, prefetch depth 2,
+ * pipeline seed `seed`; node "reader" (readers.file, shuffled with seed reader_seed), then the
+ * nodes printf'd from fmt (JSON objects, comma-separated), and outputs `outputs` (the body of a
+ * JSON list). Returns a static buffer (16 KiB, overwritten by the next call). */
+const char *tu_gpu_tree_spec(int batch, int seed, int reader_seed, const char *outputs,
+                             const char *fmt, ...);
+
+/* tu_gpu_expect_error's code that accepts any failure. */
+#define TU_ANY_FAILURE SL_OK
+
+/* Builds the spec's cpu (gpu false) or gpu pipeline, runs it once and expects the status code
+ * (TU_ANY_FAILURE: any but SL_OK) and a message, printed, holding each of the strings that
+ * follow, up to a NULL. */
+void tu_gpu_expect_error(const char *spec, bool gpu, sl_status code, ...);
 
 #endif

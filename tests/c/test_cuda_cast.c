@@ -8,7 +8,7 @@
  * values; NaN and -inf made on the CPU by math.log of non-positive values; decoded images
  * (uint8) halved into exact .5 values. Each is cast on the GPU to every dtype, and each of those
  * again to every dtype, so every pair sees values of every range.
- * Exact: the GPU applies convert.c's rules (tensor.cuh, written for host and device), so every
+ * Exact: the GPU applies the functions convert.c calls (convert.h, through tensor.cuh), so every
  * element has the CPU's bits, except that a NaN only has to be a NaN (its payload is not
  * compared). The comparison is this file's own (bits_equal), as tu_gpu_compare's |cpu - gpu|
  * cannot compare infinities, which most of these casts produce.

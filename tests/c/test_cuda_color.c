@@ -26,18 +26,13 @@
 
 enum { BATCH = 4, ITERS = 3 };
 
-/* The nodes producing GPU node "in" from the reader's output "reader:0", per input kind. */
+/* The nodes producing GPU node "in" from the reader's output "reader:0", per input kind: these
+ * and gpuutil's common ones (rgb, gray, tiny, rgba). */
 static const char *source(const char *kind)
 {
-    static const struct {
-        const char *kind, *json;
-    } src[] = {
-        {"rgb", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
-                "[\"reader:0\"], \"args\": {\"output_type\": \"RGB\"}}"},
+    static const tu_gpu_source src[] = {
         {"bgr", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
                 "[\"reader:0\"], \"args\": {\"output_type\": \"BGR\"}}"},
-        {"gray", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
-                 "[\"reader:0\"], \"args\": {\"output_type\": \"GRAY\"}}"},
         {"frgb",
          "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
          "{\"name\": \"s_f\", \"op\": \"arithmetic\", \"inputs\": [\"s_d\"], \"args\": "
@@ -49,18 +44,6 @@ static const char *source(const char *kind)
          "{\"name\": \"s_f\", \"op\": \"arithmetic\", \"inputs\": [\"s_d\"], \"args\": "
          "{\"op\": \"fdiv\", \"scalar\": 255.0}},"
          "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": [\"s_f\"]}"},
-        {"tiny",
-         "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
-         "{\"name\": \"s_r\", \"op\": \"resize\", \"inputs\": [\"s_d\"], \"args\": "
-         "{\"resize_x\": 1, \"resize_y\": 1}},"
-         "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": [\"s_r\"]}"},
-        {"rgba",
-         "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
-         "{\"name\": \"s_g\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"], "
-         "\"args\": {\"output_type\": \"GRAY\"}},"
-         "{\"name\": \"s_c\", \"op\": \"cat\", \"inputs\": [\"s_d\", \"s_g\"], \"args\": "
-         "{\"axis\": 2}},"
-         "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": [\"s_c\"]}"},
         {"part", /* 0..3 columns of each image (random.uniform rel_shape): some are empty */
          "{\"name\": \"s_z\", \"op\": \"random.uniform\", \"args\": {\"range\": [0, 0.03], "
          "\"shape\": [2]}},"
@@ -74,11 +57,7 @@ static const char *source(const char *kind)
          "\"args\": {\"image_type\": \"RGB\", \"output_type\": \"YCbCr\"}},"
          "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": [\"s_y\"]}"},
     };
-    for (size_t k = 0; k < sizeof src / sizeof src[0]; k++)
-        if (!strcmp(src[k].kind, kind))
-            return src[k].json;
-    fail_msg("unknown source %s", kind);
-    return NULL;
+    return tu_gpu_source_json(src, sizeof src / sizeof src[0], kind);
 }
 
 /* A per-sample float argument input: random.uniform node `name` over [lo, hi]. */
@@ -94,20 +73,10 @@ static char *uniform(char *buf, size_t n, const char *name, double lo, double hi
  * input "in" and the given "op", "args" and "arg_inputs" members (op_json); output "op". */
 static const char *spec_of(const char *kind, const char *extra, const char *op_json)
 {
-    static char spec[8192];
-    int n =
-        snprintf(spec, sizeof spec,
-                 "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, "
-                 "\"prefetch_queue_depth\": 2, \"seed\": 7},"
-                 " \"nodes\": ["
-                 "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
-                 "\"%s\", \"random_shuffle\": true, \"seed\": 3}},"
-                 "  %s, %s"
-                 "  {\"name\": \"op\", \"device\": \"$GPU\", \"inputs\": [\"in\"], %s}],"
-                 " \"outputs\": [\"op\"]}",
-                 BATCH, tu_env_dir("SLUICE_TEST_TREE"), source(kind), extra ? extra : "", op_json);
-    assert_true(n > 0 && (size_t)n < sizeof spec);
-    return spec;
+    return tu_gpu_tree_spec(
+        BATCH, 7, 3, "\"op\"",
+        "%s, %s{\"name\": \"op\", \"device\": \"$GPU\", \"inputs\": [\"in\"], %s}", source(kind),
+        extra ? extra : "", op_json);
 }
 
 /* Compares the gpu run of op_json on `kind` inputs with the CPU's: bit-identical. */
@@ -222,13 +191,9 @@ static void color_space_conversion_gpu(void **state)
 /* A YIQ operator on grayscale images fails on the GPU as on the CPU, naming itself. */
 static void gray_rejected_like_the_cpu(void **state)
 {
-    sl_pipeline *p = tu_gpu_build(spec_of("gray", NULL, "\"op\": \"color_twist\""), true);
-    assert_int_not_equal(sl_pipeline_run(p), SL_OK);
-    const char *msg = sl_pipeline_error(p);
-    print_message("%s\n", msg);
-    assert_non_null(strstr(msg, "color_twist"));
-    assert_non_null(strstr(msg, "expected RGB or BGR images (3 channels), got 1 channel"));
-    sl_pipeline_destroy(p);
+    tu_gpu_expect_error(spec_of("gray", NULL, "\"op\": \"color_twist\""), true, TU_ANY_FAILURE,
+                        "color_twist", "expected RGB or BGR images (3 channels), got 1 channel",
+                        NULL);
 }
 
 int main(void)

@@ -36,8 +36,6 @@ typedef enum src_kind {
     U8_C5,    /* cat(RGB, GRAY, GRAY) */
 } src_kind;
 
-static char spec[16384];
-
 static const char *source_nodes(src_kind k)
 {
     static char s[2048];
@@ -72,17 +70,7 @@ static const char *source_nodes(src_kind k)
 /* reader -> "img" (source_nodes) -> the test's nodes; outputs as given (a JSON list body). */
 static const char *make_spec(int batch, src_kind k, const char *nodes, const char *outputs)
 {
-    int n = snprintf(spec, sizeof spec,
-                     "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, "
-                     "\"prefetch_queue_depth\": 2, \"seed\": 11},"
-                     " \"nodes\": ["
-                     "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
-                     "\"%s\", \"random_shuffle\": true, \"seed\": 3}},"
-                     "  %s, %s],"
-                     " \"outputs\": [%s]}",
-                     batch, tu_env_dir("SLUICE_TEST_TREE"), source_nodes(k), nodes, outputs);
-    assert_true(n > 0 && (size_t)n < sizeof spec);
-    return spec;
+    return tu_gpu_tree_spec(batch, 11, 3, outputs, "%s, %s", source_nodes(k), nodes);
 }
 
 /* Compares and checks that a meaningful number of elements went through. */
@@ -263,23 +251,6 @@ static void tiny_and_empty_images(void **state)
 /* ---- errors ------------------------------------------------------------------------------------
  */
 
-/* Runs the gpu pipeline of s once; expects status code and every NULL-terminated word. */
-static void expect_gpu_error(const char *s, sl_status code, ...)
-{
-    sl_pipeline *p = tu_gpu_build(s, true);
-    sl_status st = sl_pipeline_run(p);
-    const char *msg = sl_pipeline_error(p);
-    print_message("%s\n", msg);
-    assert_int_equal(st, code);
-    va_list ap;
-    va_start(ap, code);
-    for (const char *w; (w = va_arg(ap, const char *)) != NULL;)
-        if (!strstr(msg, w))
-            fail_msg("message \"%s\" lacks \"%s\"", msg, w);
-    va_end(ap);
-    sl_pipeline_destroy(p);
-}
-
 static void errors_name_the_operator(void **state)
 {
     const char *mtx =
@@ -288,19 +259,19 @@ static void errors_name_the_operator(void **state)
         "{\"name\": \"gm\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": [\"m\"]},"
         "{\"name\": \"w\", \"op\": \"warp_affine\", \"device\": \"$GPU\", \"inputs\": [\"img\", "
         "\"gm\"]}";
-    expect_gpu_error(make_spec(2, U8_RGB, mtx, "\"w\""), SL_EUNSUPPORTED, "warp_affine",
-                     "`mtx` input", "`matrix` argument", NULL);
+    tu_gpu_expect_error(make_spec(2, U8_RGB, mtx, "\"w\""), true, SL_EUNSUPPORTED, "warp_affine",
+                        "`mtx` input", "`matrix` argument", NULL);
     const char *singular =
         "{\"name\": \"w\", \"op\": \"warp_affine\", \"device\": \"$GPU\", \"inputs\": [\"img\"],"
         " \"args\": {\"matrix\": [1, 2, 0, 2, 4, 0], \"inverse_map\": false}}";
     /* the sample and its file are named, as on the CPU (sl_ctx_focus_sample) */
-    expect_gpu_error(make_spec(2, U8_RGB, singular, "\"w\""), SL_EINVAL, "warp_affine",
-                     "iteration 0, sample 0, file", ".jpg", "not invertible", NULL);
+    tu_gpu_expect_error(make_spec(2, U8_RGB, singular, "\"w\""), true, SL_EINVAL, "warp_affine",
+                        "iteration 0, sample 0, file", ".jpg", "not invertible", NULL);
     const char *fill =
         "{\"name\": \"r\", \"op\": \"rotate\", \"device\": \"$GPU\", \"inputs\": [\"img\"],"
         " \"args\": {\"angle\": 10, \"fill_value\": [1, 2]}}";
-    expect_gpu_error(make_spec(2, U8_RGB, fill, "\"r\""), SL_EINVAL, "rotate", "sample 0",
-                     "fill_value has 2 values", NULL);
+    tu_gpu_expect_error(make_spec(2, U8_RGB, fill, "\"r\""), true, SL_EINVAL, "rotate", "sample 0",
+                        "fill_value has 2 values", NULL);
 }
 
 int main(void)

@@ -28,16 +28,11 @@
 
 enum { BATCH = 5, ITERS = 2 };
 
-/* The nodes producing GPU node "in" from the reader's output "reader:0", per input kind. */
+/* The nodes producing GPU node "in" from the reader's output "reader:0", per input kind: these
+ * and gpuutil's common ones (rgb, gray, tiny, rgba). */
 static const char *source(const char *kind)
 {
-    static const struct {
-        const char *kind, *json;
-    } src[] = {
-        {"rgb", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
-                "[\"reader:0\"], \"args\": {\"output_type\": \"RGB\"}}"},
-        {"gray", "{\"name\": \"in\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
-                 "[\"reader:0\"], \"args\": {\"output_type\": \"GRAY\"}}"},
+    static const tu_gpu_source src[] = {
         /* CHW uint8, made by a gpu transpose */
         {"chw", "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"device\": \"$MIX\", "
                 "\"inputs\": [\"reader:0\"]},"
@@ -57,18 +52,6 @@ static const char *source(const char *kind)
                 "{\"dtype\": \"float16\"}},"
                 "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
                 "[\"s_h\"]}"},
-        {"tiny", "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
-                 "{\"name\": \"s_r\", \"op\": \"resize\", \"inputs\": [\"s_d\"], \"args\": "
-                 "{\"resize_x\": 1, \"resize_y\": 1}},"
-                 "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
-                 "[\"s_r\"]}"},
-        {"rgba", "{\"name\": \"s_d\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
-                 "{\"name\": \"s_g\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"], "
-                 "\"args\": {\"output_type\": \"GRAY\"}},"
-                 "{\"name\": \"s_c\", \"op\": \"cat\", \"inputs\": [\"s_d\", \"s_g\"], \"args\": "
-                 "{\"axis\": 2}},"
-                 "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
-                 "[\"s_c\"]}"},
         /* float64, 4-D (DHWC by default), extents 1, 2, 3 or 5 per sample */
         {"vol", "{\"name\": \"s_s\", \"op\": \"random.uniform\", \"args\": {\"values\": [1, 2, 3, "
                 "5], \"shape\": [4]}},"
@@ -84,11 +67,7 @@ static const char *source(const char *kind)
                    "{\"name\": \"in\", \"op\": \"copy\", \"device\": \"$MIX\", \"inputs\": "
                    "[\"s_v\"]}"},
     };
-    for (size_t k = 0; k < sizeof src / sizeof src[0]; k++)
-        if (!strcmp(src[k].kind, kind))
-            return src[k].json;
-    fail_msg("unknown source %s", kind);
-    return NULL;
+    return tu_gpu_source_json(src, sizeof src / sizeof src[0], kind);
 }
 
 /* Argument-input nodes (CPU) the specs may name: coin flips, positions, sizes, values. */
@@ -109,19 +88,10 @@ static const char *const arg_nodes =
  * "op", "args" and "arg_inputs" members (op_json); output "op". */
 static const char *spec_of(const char *kind, const char *op_json)
 {
-    static char spec[8192];
-    int n = snprintf(spec, sizeof spec,
-                     "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, "
-                     "\"prefetch_queue_depth\": 2, \"seed\": 11},"
-                     " \"nodes\": ["
-                     "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
-                     "\"%s\", \"random_shuffle\": true, \"seed\": 5}},"
-                     "  %s, %s"
-                     "  {\"name\": \"op\", \"device\": \"$GPU\", \"inputs\": [\"in\"], %s}],"
-                     " \"outputs\": [\"op\"]}",
-                     BATCH, tu_env_dir("SLUICE_TEST_TREE"), source(kind), arg_nodes, op_json);
-    assert_true(n > 0 && (size_t)n < sizeof spec);
-    return spec;
+    return tu_gpu_tree_spec(
+        BATCH, 11, 5, "\"op\"",
+        "%s, %s{\"name\": \"op\", \"device\": \"$GPU\", \"inputs\": [\"in\"], %s}", source(kind),
+        arg_nodes, op_json);
 }
 
 /* Compares the gpu run of op_json on `kind` inputs with the CPU's: bit-identical. Returns the

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "cuda/kernel.cuh"
+#include "ops/image/store_u8.h"
 
 /* One sample of the batch; device pointers. */
 typedef struct sl__affine_job {
@@ -40,13 +41,11 @@ static SL_HD float sl__aff_clampf(float v, float lo, float hi)
     return fminf(v, hi);
 }
 
-/* float32 -> output element: as sl__cv_u8 (store_u8.h) for uint8 (saturated, NaN -> 0,
- * halves up), unchanged for float32. */
+/* float32 -> output element: store_u8.h's sl__cv_u8 for uint8 (saturated, NaN -> 0, halves
+ * up), as affine.c; unchanged for float32. */
 static SL_HD void sl__aff_store(uint8_t *d, float v)
 {
-    v = v > 0.0f ? v : 0.0f;
-    v = v < 255.0f ? v : 255.0f;
-    *d = (uint8_t)(int)(v + 0.49999997f);
+    *d = sl__cv_u8(v);
 }
 static SL_HD void sl__aff_store(float *d, float v)
 {

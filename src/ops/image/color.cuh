@@ -7,7 +7,7 @@
  *                                           + off[k] for CIN -> COUT channels (1 or 3 each)
  *   sl__color_linear_k<IN, OUT>             one thread per element: out = in * mul + add
  * The float32 expressions are color.c's, term by term in the same order, and uint8 outputs go
- * through sl__color_u8 (store_u8.h's rounding); with nvcc's --fmad=false nothing is contracted,
+ * through store_u8.h's sl__cv_u8, as on the CPU; with nvcc's --fmad=false nothing is contracted,
  * so each result is bit-identical to the CPU operator's.
  * Invariant: a functor reads sample s's src and writes its dst, count(s) pixels (or elements),
  * nothing else; it holds only a device pointer to the uploaded sample array.
@@ -19,6 +19,7 @@
 
 #include "cuda/kernel.cuh"
 #include "ops/image/color.h"
+#include "ops/image/store_u8.h"
 
 /* One sample of a colour launch (uploaded with sl_gpu_params). */
 typedef struct sl__color_sample {
@@ -28,14 +29,6 @@ typedef struct sl__color_sample {
     sl__color_params p;
 } sl__color_sample;
 
-/* float32 -> uint8 as store_u8.h's sl__cv_u8: saturated to [0, 255] (NaN -> 0), halves up. */
-SL_HD uint8_t sl__color_u8(float v)
-{
-    v = v > 0.0f ? v : 0.0f; /* NaN -> 0 */
-    v = v < 255.0f ? v : 255.0f;
-    return (uint8_t)(int)(v + 0.49999997f);
-}
-
 SL_HD void sl__color_store(float *d, float v)
 {
     *d = v;
@@ -43,7 +36,7 @@ SL_HD void sl__color_store(float *d, float v)
 
 SL_HD void sl__color_store(uint8_t *d, float v)
 {
-    *d = sl__color_u8(v);
+    *d = sl__cv_u8(v); /* saturated to [0, 255] (NaN -> 0), halves up */
 }
 
 template <class IN, class OUT, int CIN, int COUT> struct sl__color_apply_k {

@@ -252,21 +252,6 @@ static void nn_index(const sl__resample_axis *a, int32_t *idx)
 
 typedef sl__rs_pass pass;
 
-static inline uint8_t clip8(int32_t v)
-{
-    v >>= PREC;
-    v = v > 0 ? v : 0;
-    return (uint8_t)(v < 255 ? v : 255);
-}
-
-/* Float to uint8: clamped (NaN -> 0), rounded to nearest, ties to even (exact below 2^22). */
-static inline uint8_t cvt8(float v)
-{
-    v = v > 0.0f ? v : 0.0f;
-    v = v < 255.0f ? v : 255.0f;
-    return (uint8_t)(int32_t)((v + 12582912.0f) - 12582912.0f);
-}
-
 static inline __attribute__((always_inline)) float ld(const void *p, ptrdiff_t i, bool u8)
 {
     return u8 ? (float)((const uint8_t *)p)[i] : ((const float *)p)[i];
@@ -275,7 +260,7 @@ static inline __attribute__((always_inline)) float ld(const void *p, ptrdiff_t i
 static inline __attribute__((always_inline)) void st(void *p, ptrdiff_t i, float v, bool u8)
 {
     if (u8)
-        ((uint8_t *)p)[i] = cvt8(v);
+        ((uint8_t *)p)[i] = sl__rs_cvt8(v);
     else
         ((float *)p)[i] = v;
 }
@@ -296,15 +281,15 @@ h_fixed_row(const uint8_t *restrict s, uint8_t *restrict d, int64_t n, int k, in
                 a1 += sp[3 * j + 1] * w[j];
                 a2 += sp[3 * j + 2] * w[j];
             }
-            d[3 * o] = clip8(a0);
-            d[3 * o + 1] = clip8(a1);
-            d[3 * o + 2] = clip8(a2);
+            d[3 * o] = sl__rs_clip8(a0);
+            d[3 * o + 1] = sl__rs_clip8(a1);
+            d[3 * o + 2] = sl__rs_clip8(a2);
         } else {
             for (int64_t ch = 0; ch < C; ch++) {
                 int32_t a = HALF;
                 for (int j = 0; j < k; j++)
                     a += sp[j * C + ch] * w[j];
-                d[o * C + ch] = clip8(a);
+                d[o * C + ch] = sl__rs_clip8(a);
             }
         }
     }
@@ -392,14 +377,14 @@ static void v_fixed_block(const pass *p, int64_t o, int64_t e0, int64_t m)
             for (int e = 0; e < BLK; e++)
                 acc[e] += s[e] * w[j];
         for (int e = 0; e < BLK; e++)
-            d[e] = clip8(acc[e]);
+            d[e] = sl__rs_clip8(acc[e]);
         return;
     }
     for (int64_t e = 0; e < m; e++) {
         int32_t a = HALF;
         for (int j = 0; j < p->k; j++)
             a += s[j * p->sstride + e] * w[j];
-        d[e] = clip8(a);
+        d[e] = sl__rs_clip8(a);
     }
 }
 
@@ -496,7 +481,7 @@ static void nn_gather(const sl__resample_plan *p, const void *src, void *dst, co
                     float v = in_u8 ? (float)((const uint8_t *)s)[ix[x] * C + c]
                                     : ((const float *)s)[ix[x] * C + c];
                     if (out_u8)
-                        ((uint8_t *)d)[x * C + c] = cvt8(v);
+                        ((uint8_t *)d)[x * C + c] = sl__rs_cvt8(v);
                     else
                         ((float *)d)[x * C + c] = v;
                 }

@@ -2,7 +2,7 @@
  * (resample.h), shared device code (CUDA C++, internal).
  *
  * Exports sl__rsg_pass (one pass of one sample, uploaded per sample), sl__rsg_kernel (the
- * functor sl_gpu_each runs over the passes of a batch) and the element conversions.
+ * functor sl_gpu_each runs over the passes of a batch) and the element stores.
  *
  * A sample's resampling is at most two passes, exactly those sl__resample_run makes on the
  * CPU (resample.c): the same pass order, the same coefficient tables (computed on the host by
@@ -10,10 +10,10 @@
  * else float32) and, per output element, the same arithmetic in the same order: int32 sums
  * of 22-bit fixed-point products rounded with HALF and clamped (uint8 -> uint8), or float32
  * products accumulated tap by tap from 0 (built with --fmad=false, so nothing is contracted
- * into an FMA), uint8 outputs rounded to nearest even and clamped as the CPU's cvt8. So the
- * GPU's bytes equal the CPU's for every type. One thread per output element (consecutive
- * threads write consecutive addresses); a pass reads only its source and its tables.
- * Invariant (from resample.c): every tap first[o] + j lies inside the pass's source.
+ * into an FMA), uint8 outputs clamped and rounded by the CPU's own sl__rs_clip8 / sl__rs_cvt8
+ * (resample_simd.h). So the GPU's bytes equal the CPU's for every type. One thread per output
+ * element (consecutive threads write consecutive addresses); a pass reads only its source and its
+ * tables. Invariant (from resample.c): every tap first[o] + j lies inside the pass's source.
  */
 #ifndef SLUICE_OPS_IMAGE_RESAMPLE_CUH
 #define SLUICE_OPS_IMAGE_RESAMPLE_CUH
@@ -22,7 +22,7 @@
 
 #include "cuda/kernel.cuh"
 extern "C" {
-#include "ops/image/resample_simd.h" /* SL__RS_PREC, SL__RS_HALF */
+#include "ops/image/resample_simd.h" /* SL__RS_HALF, sl__rs_clip8, sl__rs_cvt8 */
 }
 
 /* sl__rsg_pass.kind */
@@ -66,29 +66,13 @@ static SL_HD void sl__rsg_divmod(int64_t i, int64_t d, int64_t *q, int64_t *r)
     }
 }
 
-/* resample.c's clip8: a fixed-point sum to uint8. */
-static SL_HD uint8_t sl__rsg_clip8(int32_t v)
-{
-    v >>= SL__RS_PREC;
-    v = v > 0 ? v : 0;
-    return (uint8_t)(v < 255 ? v : 255);
-}
-
-/* resample.c's cvt8: clamped (NaN -> 0), rounded to nearest, ties to even. */
-static SL_HD uint8_t sl__rsg_cvt8(float v)
-{
-    v = v > 0.0f ? v : 0.0f;
-    v = v < 255.0f ? v : 255.0f;
-    return (uint8_t)(int32_t)((v + 12582912.0f) - 12582912.0f);
-}
-
 static SL_HD void sl__rsg_st(float *p, float v)
 {
     *p = v;
 }
 static SL_HD void sl__rsg_st(uint8_t *p, float v)
 {
-    *p = sl__rsg_cvt8(v);
+    *p = sl__rs_cvt8(v);
 }
 
 /* Horizontal, element i = ((r * n) + o) * c + ch. FIXED: uint8 -> uint8 with int32 weights. */
@@ -105,7 +89,7 @@ static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
         int32_t a = SL__RS_HALF;
         for (int j = 0; j < p.k; j++)
             a += (int32_t)s[j * p.c] * w[j];
-        *d = sl__rsg_clip8(a);
+        *d = sl__rs_clip8(a);
     } else {
         const float *w = (const float *)p.w + o * p.k;
         float a = 0.0f;
@@ -128,7 +112,7 @@ static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
         int32_t a = SL__RS_HALF;
         for (int j = 0; j < p.k; j++)
             a += (int32_t)s[j * p.sstride] * w[j];
-        *d = sl__rsg_clip8(a);
+        *d = sl__rs_clip8(a);
     } else {
         const float *w = (const float *)p.w + o * p.k;
         float a = 0.0f;
@@ -149,7 +133,7 @@ static SL_HD void sl__rsg_gather(const sl__rsg_pass &p, int64_t i)
     case SL__RSG_U8_U8: ((uint8_t *)p.dst)[i] = ((const uint8_t *)p.src)[si]; break;
     case SL__RSG_F32_F32: ((uint32_t *)p.dst)[i] = ((const uint32_t *)p.src)[si]; break;
     case SL__RSG_U8_F32: ((float *)p.dst)[i] = (float)((const uint8_t *)p.src)[si]; break;
-    default: ((uint8_t *)p.dst)[i] = sl__rsg_cvt8(((const float *)p.src)[si]); break;
+    default: ((uint8_t *)p.dst)[i] = sl__rs_cvt8(((const float *)p.src)[si]); break;
     }
 }
 

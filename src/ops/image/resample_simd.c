@@ -99,13 +99,6 @@ bool sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *w, int32_t *wv)
 
 #if HAVE_X86
 
-static inline uint8_t clip8(int32_t v)
-{
-    v >>= PREC;
-    v = v > 0 ? v : 0;
-    return (uint8_t)(v < 255 ? v : 255);
-}
-
 /* One output pixel the scalar way (near the end of the readable row). */
 static void h_pixel(const uint8_t *sp, uint8_t *d, int k, int c, const int32_t *w)
 {
@@ -113,7 +106,7 @@ static void h_pixel(const uint8_t *sp, uint8_t *d, int k, int c, const int32_t *
         int32_t a = HALF;
         for (int j = 0; j < k; j++)
             a += sp[j * c + ch] * w[j];
-        d[ch] = clip8(a);
+        d[ch] = sl__rs_clip8(a);
     }
 }
 

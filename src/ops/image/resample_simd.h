@@ -1,8 +1,9 @@
 /* ops/image/resample_simd.h: the passes of resample.c and their SIMD (SSE4.1 / AVX2) kernels
  * for uint8 -> uint8 (22-bit fixed point), chosen at run time (private to ops/image).
  *
- * Exports the pass description shared by resample.c and resample_x86.c, the kernels, and the
- * instruction-set knob the tests use to compare every kernel with the scalar one.
+ * Exports the pass description shared by resample.c and resample_simd.c, the kernels, the
+ * instruction-set knob the tests use to compare every kernel with the scalar one, and the
+ * uint8 output conversions sl__rs_clip8 / sl__rs_cvt8 (SL__HD: the GPU passes use them too).
  * Invariant: a SIMD kernel gives bit-identical results to the scalar one (the same int32
  * products and sums; integer addition in another order gives the same total) and reads and
  * writes no byte the scalar kernel would not, except inside the source row (see `readable`).
@@ -14,8 +15,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/hd.h"
+
 #define SL__RS_PREC 22 /* fixed-point bits of uint8 coefficients (PIL's PRECISION_BITS) */
 #define SL__RS_HALF (1 << (SL__RS_PREC - 1))
+
+/* uint8 outputs of the passes, on the CPU (resample.c, the scalar tails here) and the GPU
+ * (resample.cuh) alike. sl__rs_clip8: a fixed-point sum (HALF added) to uint8, clamped. */
+SL__HD uint8_t sl__rs_clip8(int32_t v)
+{
+    v >>= SL__RS_PREC;
+    v = v > 0 ? v : 0;
+    return (uint8_t)(v < 255 ? v : 255);
+}
+
+/* Float to uint8: clamped (NaN -> 0), rounded to nearest, ties to even (exact below 2^22). */
+SL__HD uint8_t sl__rs_cvt8(float v)
+{
+    v = v > 0.0f ? v : 0.0f;
+    v = v < 255.0f ? v : 255.0f;
+    return (uint8_t)(int32_t)((v + 12582912.0f) - 12582912.0f);
+}
 
 /* One pass. Horizontal: `rows` rows of `n` output pixels, each a weighted sum of k source
  * pixels from first[o]. Vertical: `rows` output rows of `n` elements, each a weighted sum of k

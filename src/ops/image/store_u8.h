@@ -1,29 +1,31 @@
-/* ops/image/store_u8.h: float32 -> uint8 conversion of a run of values, shared by the image
- * family helpers (affine.c, color.c).
+/* ops/image/store_u8.h: float32 -> uint8 conversion of a value and of a run of values, shared
+ * by the image family helpers (affine.c, color.c) and their GPU kernels (affine.cuh, color.cuh).
  *
- * Exports the static inline sl__store_u8. Values are saturated to [0, 255] (NaN -> 0) and
- * rounded halves up: adding 0.49999997f (0.5 - 2^-25) and truncating equals floor(v + 0.5) for
- * every float in [0, 255] (checked exhaustively), where adding 0.5f would round 0.49999997f up.
- * On x86 an SSE2 loop converts 16 values per step (GCC keeps the scalar clamps as branches and
- * does not vectorise them); elsewhere, and for the tail, the scalar form.
+ * Exports sl__cv_u8 (SL__HD: C and CUDA C++) and, in C only, the static inline sl__store_u8.
+ * Values are saturated to [0, 255] (NaN -> 0) and rounded halves up: adding 0.49999997f (0.5 -
+ * 2^-25) and truncating equals floor(v + 0.5) for every float in [0, 255] (checked
+ * exhaustively), where adding 0.5f would round 0.49999997f up. On x86 an SSE2 loop converts 16
+ * values per step (GCC keeps the scalar clamps as branches and does not vectorise them);
+ * elsewhere, and for the tail, the scalar form.
  */
 #ifndef SLUICE_OPS_IMAGE_STORE_U8_H
 #define SLUICE_OPS_IMAGE_STORE_U8_H
 
 #include <stdint.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "ops/hd.h"
 
-static inline uint8_t sl__cv_u8(float v)
+SL__HD uint8_t sl__cv_u8(float v)
 {
     v = v > 0.0f ? v : 0.0f; /* NaN -> 0 */
     v = v < 255.0f ? v : 255.0f;
     return (uint8_t)(int)(v + 0.49999997f);
 }
 
+#ifndef __CUDACC__
 #if defined(__SSE2__)
+#include <emmintrin.h>
+
 /* 4 values -> 4 int32 in [0, 255]; MAXPS returns its second operand for NaN, so NaN -> 0. */
 static inline __m128i sl__cv4_u8(const float *v)
 {
@@ -47,5 +49,6 @@ static inline void sl__store_u8(const float *restrict v, uint8_t *restrict out, 
     for (; k < n; k++)
         out[k] = sl__cv_u8(v[k]);
 }
+#endif /* __CUDACC__ */
 
 #endif

@@ -136,19 +136,6 @@ template <class T> SL_HD T ew_floordiv(T a, T b)
     return div - fl > (T)0.5 ? fl + 1 : fl;
 }
 
-/* Exponentiation by squaring modulo 2^64 (ew_kernels.c's ipow). */
-SL_HD uint64_t ew_ipow(uint64_t base, uint64_t e)
-{
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1)
-            r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return r;
-}
-
 /* ---- operations per compute type ------------------------------------------------------------ */
 
 template <int CT> struct ew_ops {
@@ -211,9 +198,9 @@ template <int CT> struct ew_ops {
             case EW_BITXOR: return (T)(x ^ y);
             case EW_POW:
                 if constexpr (is_signed)
-                    return y < 0 ? (T)0 : (T)ew_ipow((uint64_t)x, (uint64_t)y);
+                    return y < 0 ? (T)0 : (T)sl__ew_ipow((uint64_t)x, (uint64_t)y);
                 else
-                    return (T)ew_ipow(x, y);
+                    return (T)sl__ew_ipow(x, y);
             default: return divide(op, x, y); /* div, floordiv, mod */
             }
         }

@@ -14,7 +14,8 @@
  * type, plus conversions between element types, so the driver picks function pointers once per
  * chunk and no loop switches on types per element. GPU (device "gpu", run_gpu =
  * sl__ew_run_gpu): elementwise.c plans each sample on the host exactly as run_sample does and
- * elementwise.cu runs the same expressions on the device, one thread per output element.
+ * elementwise.cu runs the same expressions on the device, one thread per output element; the
+ * integer pow of both is sl__ew_ipow below (SL__HD).
  *
  * Invariant: the operation and the argument map are fixed at init (the state is read-only
  * afterwards, so concurrent iterations share it); everything that depends on input types is
@@ -26,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/hd.h"
 #include "sluice/op.h"
 
 #ifdef __cplusplus
@@ -287,6 +289,21 @@ sl_status sl__ew_run_gpu(sl_ctx *ctx);
 sl_status sl__ew_gpu_launch(sl_ctx *ctx, const sl__ew_gpu_job *job, const sl__ew_gpu_sample *h,
                             int n, int64_t max_numel);
 #endif
+
+/* Exponentiation by squaring modulo 2^64; truncating the result to a narrower type gives the
+ * product modulo that type's 2^bits. The integer pow of the CPU loops (ew_kernels.c) and of the
+ * kernel (elementwise.cu). */
+SL__HD uint64_t sl__ew_ipow(uint64_t base, uint64_t e)
+{
+    uint64_t r = 1;
+    while (e) {
+        if (e & 1)
+            r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
 
 #ifdef __cplusplus
 }

@@ -118,20 +118,6 @@
     BIN_LOOP(atan2_##N, T, T, atan2_##N##_fn(x, y))                                                \
     BIN_LOOP(floordiv_##N, T, T, floordiv_##N##_fn(x, y))
 
-/* Exponentiation by squaring modulo 2^64; truncating the result to a narrower type gives the
- * product modulo that type's 2^bits. */
-static inline uint64_t ipow(uint64_t base, uint64_t e)
-{
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1)
-            r *= base;
-        base *= base;
-        e >>= 1;
-    }
-    return r;
-}
-
 #define fmod_f32 fmodf
 #define fmod_f64 fmod
 #define pow_f32_fn powf
@@ -161,8 +147,9 @@ FLOORDIV_FN(f64, double, fmod, floor, copysign)
 INT_TYPES(INT_ARITH)
 FLOAT_TYPES(FLOAT_ARITH)
 
-#define SINT_POW(N, T, UT, DT) BIN_LOOP(pow_##N, T, T, y < 0 ? 0 : ipow((uint64_t)x, (uint64_t)y))
-#define UINT_POW(N, T, UT, DT) BIN_LOOP(pow_##N, T, T, ipow(x, y))
+#define SINT_POW(N, T, UT, DT)                                                                     \
+    BIN_LOOP(pow_##N, T, T, y < 0 ? 0 : sl__ew_ipow((uint64_t)x, (uint64_t)y))
+#define UINT_POW(N, T, UT, DT) BIN_LOOP(pow_##N, T, T, sl__ew_ipow(x, y))
 SINT_TYPES(SINT_POW)
 UINT_TYPES(UINT_POW)
 

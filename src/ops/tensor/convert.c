@@ -4,9 +4,10 @@
  *
  * Every input type is read into one of four "families" (U: uint64_t, S: int64_t, F: float,
  * D: double; float16 reads as F, bool as U 0/1), and every output type has one function per
- * family: cv_<out>_<in> = <out>_from_<family>(load(x)). That gives the 144 converters of the
- * table from 12 + 12 * 4 small functions. Semantics are DALI's ConvertSat (see tensor.h), with
- * NaN -> 0 for integer outputs, where DALI's is undefined.
+ * family: cv_<out>_<in> = sl__conv_<out>_from_<family>(load(x)). That gives the 144 converters
+ * of the table from 12 + 12 * 4 small functions. The rules (DALI's ConvertSat, see tensor.h,
+ * with NaN -> 0 for integer outputs, where DALI's is undefined) are convert.h's, which the GPU's
+ * converters (tensor.cuh) call too; only float16 outputs are computed here.
  *
  * Invariant: every converter is a plain loop over n elements without allocation; the
  * same-type entries copy bytes.
@@ -16,113 +17,10 @@
 #include <string.h>
 
 #include "core/half.h"
+#include "ops/tensor/convert.h"
 #include "ops/tensor/tensor.h"
 
-/* ---- output functions, per family ------------------------------------------------------- */
-
-/* Rounds half away from zero (C's round) and saturates into [lo, hi]; NaN -> 0. lo and hi are
- * exact in double (integers of at most 32 bits). */
-static inline double round_sat(double d, double lo, double hi)
-{
-    if (d != d)
-        return 0;
-    d = round(d);
-    return d < lo ? lo : d > hi ? hi : d;
-}
-
-/* Integer outputs of at most 32 bits: every value is exact in double. From float / half
- * inputs the rounding is branch-free and vectorisable: after clamping, d + copysign(0.5, d) is
- * exact in double for any float d (24 significant bits), so truncating it rounds half away from
- * zero. CVT is an integer type that holds every output value (the truncating conversion). */
-#define SMALL_INT(TAG, T, LO, HI, CVT)                                                             \
-    static inline T TAG##_from_U(uint64_t u)                                                       \
-    {                                                                                              \
-        return u > (uint64_t)(HI) ? (T)(HI) : (T)u;                                                \
-    }                                                                                              \
-    static inline T TAG##_from_S(int64_t s)                                                        \
-    {                                                                                              \
-        return s < (int64_t)(LO) ? (T)(LO) : s > (int64_t)(HI) ? (T)(HI) : (T)s;                   \
-    }                                                                                              \
-    static inline T TAG##_from_D(double d)                                                         \
-    {                                                                                              \
-        return (T)round_sat(d, (double)(LO), (double)(HI));                                        \
-    }                                                                                              \
-    static inline T TAG##_from_F(float f)                                                          \
-    {                                                                                              \
-        double d = f == f ? (double)f : 0.0;                                                       \
-        d = d < (double)(LO) ? (double)(LO) : d;                                                   \
-        d = d > (double)(HI) ? (double)(HI) : d;                                                   \
-        return (T)(CVT)(d + copysign(0.5, d));                                                     \
-    }
-
-SMALL_INT(u8, uint8_t, 0, UINT8_MAX, int32_t)
-SMALL_INT(u16, uint16_t, 0, UINT16_MAX, int32_t)
-SMALL_INT(u32, uint32_t, 0, UINT32_MAX, int64_t)
-SMALL_INT(i8, int8_t, INT8_MIN, INT8_MAX, int32_t)
-SMALL_INT(i16, int16_t, INT16_MIN, INT16_MAX, int32_t)
-SMALL_INT(i32, int32_t, INT32_MIN, INT32_MAX, int32_t)
-
-/* 64-bit integer outputs: the bounds are compared as powers of two, exact in double. */
-static inline int64_t i64_from_U(uint64_t u)
-{
-    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-}
-static inline int64_t i64_from_S(int64_t s)
-{
-    return s;
-}
-static inline int64_t i64_from_D(double d)
-{
-    if (d != d)
-        return 0;
-    d = round(d);
-    return d >= 0x1p63 ? INT64_MAX : d < -0x1p63 ? INT64_MIN : (int64_t)d;
-}
-static inline int64_t i64_from_F(float f)
-{
-    return i64_from_D(f);
-}
-static inline uint64_t u64_from_U(uint64_t u)
-{
-    return u;
-}
-static inline uint64_t u64_from_S(int64_t s)
-{
-    return s < 0 ? 0 : (uint64_t)s;
-}
-static inline uint64_t u64_from_D(double d)
-{
-    if (d != d)
-        return 0;
-    d = round(d);
-    return d >= 0x1p64 ? UINT64_MAX : d <= 0 ? 0 : (uint64_t)d;
-}
-static inline uint64_t u64_from_F(float f)
-{
-    return u64_from_D(f);
-}
-
-/* Floating outputs: IEEE casts. */
-#define FLOAT_OUT(TAG, T)                                                                          \
-    static inline T TAG##_from_U(uint64_t u)                                                       \
-    {                                                                                              \
-        return (T)u;                                                                               \
-    }                                                                                              \
-    static inline T TAG##_from_S(int64_t s)                                                        \
-    {                                                                                              \
-        return (T)s;                                                                               \
-    }                                                                                              \
-    static inline T TAG##_from_F(float f)                                                          \
-    {                                                                                              \
-        return (T)f;                                                                               \
-    }                                                                                              \
-    static inline T TAG##_from_D(double d)                                                         \
-    {                                                                                              \
-        return (T)d;                                                                               \
-    }
-
-FLOAT_OUT(f32, float)
-FLOAT_OUT(f64, double)
+/* ---- float16 outputs (the others are convert.h's) ------------------------------------------ */
 
 /* double -> half with one rounding: round to odd into float (truncate toward zero, then set
  * the last bit if anything was dropped), then float -> half to nearest even. Float keeps 13
@@ -141,38 +39,22 @@ static inline uint16_t half_from_double(double d)
     return sl__half_from_float(f);
 }
 
-static inline uint16_t f16_from_U(uint64_t u)
+/* Named like convert.h's functions, for DEF_CONV. */
+static inline uint16_t sl__conv_f16_from_U(uint64_t u)
 {
     return half_from_double((double)u); /* past 2^53 the result is infinity anyway */
 }
-static inline uint16_t f16_from_S(int64_t s)
+static inline uint16_t sl__conv_f16_from_S(int64_t s)
 {
     return half_from_double((double)s);
 }
-static inline uint16_t f16_from_F(float f)
+static inline uint16_t sl__conv_f16_from_F(float f)
 {
     return sl__half_from_float(f);
 }
-static inline uint16_t f16_from_D(double d)
+static inline uint16_t sl__conv_f16_from_D(double d)
 {
     return half_from_double(d);
-}
-
-static inline uint8_t b_from_U(uint64_t u)
-{
-    return u != 0;
-}
-static inline uint8_t b_from_S(int64_t s)
-{
-    return s != 0;
-}
-static inline uint8_t b_from_F(float f)
-{
-    return f != 0; /* NaN -> 1, as C++'s bool(NaN) and NumPy */
-}
-static inline uint8_t b_from_D(double d)
-{
-    return d != 0;
 }
 
 /* ---- input loads ---------------------------------------------------------------------------- */
@@ -220,7 +102,7 @@ static inline uint8_t b_from_D(double d)
         OT *restrict d = dst;                                                                      \
         const IT *restrict s = src;                                                                \
         for (int64_t k = 0; k < n; k++)                                                            \
-            d[k] = O##_from_##FAM(LD(s[k]));                                                       \
+            d[k] = sl__conv_##O##_from_##FAM(LD(s[k]));                                            \
     }
 #define DEF_ROW(O, OT) INPUTS(DEF_CONV, O, OT)
 OUTPUTS(DEF_ROW)

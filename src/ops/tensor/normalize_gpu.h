@@ -19,18 +19,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ops/hd.h"
 #include "sluice/batch.h"
 #include "sluice/op.h"
 
-#ifdef __CUDACC__
-#define SL__NORM_HD static inline __host__ __device__
-#else
-#define SL__NORM_HD static inline
-#endif
-
 /* The factor for a variance over N elements (DALI's SumSquare2InvStdDev): scale / sqrt(var +
  * eps) with var = sumsq / (N - ddof); 0 when var + eps is 0, or N <= ddof without epsilon. */
-SL__NORM_HD float sl__norm_factor(double sumsq, int64_t N, int64_t ddof, double eps, double scale)
+SL__HD float sl__norm_factor(double sumsq, int64_t N, int64_t ddof, double eps, double scale)
 {
     double var = N > ddof ? sumsq / (double)(N - ddof) : 0;
     if (N <= ddof && eps == 0)

@@ -3,8 +3,8 @@
  *
  * Exports:
  *   sl__gf16, sl__gbool     storage types of float16 and bool elements (distinct C++ types)
- *   sl__gconvert<O>(x)      DALI's ConvertSat from any element type to O, the rules of
- *                           ops/tensor/convert.c (see tensor.h) written for host and device
+ *   sl__gconvert<O>(x)      DALI's ConvertSat from any element type to O: convert.h's
+ *                           rules, the functions ops/tensor/convert.c calls (see tensor.h)
  *   sl__gload<O>(p, k, t)   element k of a t-typed array, converted to O (t known at run time)
  *   sl__gdivmod             index division in 32 bits where the operands allow
  *   sl__gwindow_k, sl__ggather_k   the functors of sl__gpu_window / sl__gpu_gather
@@ -13,12 +13,10 @@
  * Everything is SL_HD: the same code runs on the device and in the host emulation
  * (SLUICE_GPU_EMULATE=1), where the tests compare it with the CPU operators.
  *
- * Exactness: convert.c computes in double; here 8- and 16-bit integer outputs from float round
- * in float instead (the bounds are exact in float and f - trunc(f) is exact, so rounding half
- * away from zero gives the same integer without double arithmetic, which is slow on most GPUs);
- * every other conversion is the same expression as convert.c's. float16 goes through
- * cuda_fp16's round-to-nearest-even conversions (NaN payloads may differ from core/half.h's;
- * a NaN stays a NaN). Built with --fmad=false, so nothing is contracted into an FMA.
+ * Exactness: every conversion but to float16 is convert.h's function, the one convert.c calls.
+ * float16 goes through cuda_fp16's round-to-nearest-even conversions (NaN payloads may differ
+ * from core/half.h's; a NaN stays a NaN). Built with --fmad=false, so nothing is contracted
+ * into an FMA.
  */
 #ifndef SLUICE_OPS_TENSOR_CUH
 #define SLUICE_OPS_TENSOR_CUH
@@ -28,6 +26,7 @@
 #include <stdint.h>
 
 #include "cuda/kernel.cuh"
+#include "ops/tensor/convert.h"
 #include "ops/tensor/tensor_gpu.h"
 
 typedef struct sl__gf16 {
@@ -91,146 +90,44 @@ static SL_HD uint64_t sl__gfam(sl__gbool x)
     return x.v != 0;
 }
 
-/* Clamps f into [lo, hi] (NaN -> 0) and rounds half away from zero, all in float; lo and hi
- * are integers exact in float. Equals convert.c's trunc(d + copysign(0.5, d)) on the clamped
- * double d: t = trunc(f) and f - t are exact. */
-static SL_HD float sl__gclamp_round(float f, float lo, float hi)
-{
-    f = f == f ? f : 0.0f;
-    f = f < lo ? lo : f;
-    f = f > hi ? hi : f;
-    float t = truncf(f);
-    return fabsf(f - t) >= 0.5f ? t + copysignf(1.0f, f) : t;
-}
-
-/* convert.c's SMALL_INT for 32-bit outputs: clamped in double, rounded by truncating
- * d + copysign(0.5, d) (exact in double). */
-static SL_HD double sl__gclamp_round_d(float f, double lo, double hi)
-{
-    double d = f == f ? (double)f : 0.0;
-    d = d < lo ? lo : d;
-    d = d > hi ? hi : d;
-    return d + copysign(0.5, d);
-}
-
-/* convert.c's round_sat: NaN -> 0, round half away from zero, saturate. */
-static SL_HD double sl__ground_sat(double d, double lo, double hi)
-{
-    if (d != d)
-        return 0;
-    d = round(d);
-    return d < lo ? lo : d > hi ? hi : d;
-}
-
+/* Every output type but float16 converts by convert.h's rules, the functions convert.c calls:
+ * sl__gout<T>::from(x) = sl__conv_<tag of T>_from_<family of x>(x). */
 template <class T> struct sl__gout;
 
-#define SL__GSMALL_COMMON(T, LO, HI)                                                               \
-    static SL_HD T from(uint64_t u)                                                                \
-    {                                                                                              \
-        return u > (uint64_t)(HI) ? (T)(HI) : (T)u;                                                \
-    }                                                                                              \
-    static SL_HD T from(int64_t s)                                                                 \
-    {                                                                                              \
-        return s < (int64_t)(LO) ? (T)(LO) : s > (int64_t)(HI) ? (T)(HI) : (T)s;                   \
-    }                                                                                              \
-    static SL_HD T from(double d)                                                                  \
-    {                                                                                              \
-        return (T)sl__ground_sat(d, (double)(LO), (double)(HI));                                   \
-    }
-
-/* 8- and 16-bit integers: float inputs round in float (see above). */
-#define SL__GSMALL(T, LO, HI)                                                                      \
-    template <> struct sl__gout<T> {                                                               \
-        SL__GSMALL_COMMON(T, LO, HI)                                                               \
-        static SL_HD T from(float f)                                                               \
-        {                                                                                          \
-            return (T)(int32_t)sl__gclamp_round(f, (float)(LO), (float)(HI));                      \
-        }                                                                                          \
-    };
-/* 32-bit integers: float inputs round in double, through CVT (an integer type that holds every
- * output value), as convert.c. */
-#define SL__GMID(T, LO, HI, CVT)                                                                   \
-    template <> struct sl__gout<T> {                                                               \
-        SL__GSMALL_COMMON(T, LO, HI)                                                               \
-        static SL_HD T from(float f)                                                               \
-        {                                                                                          \
-            return (T)(CVT)sl__gclamp_round_d(f, (double)(LO), (double)(HI));                      \
-        }                                                                                          \
-    };
-
-SL__GSMALL(uint8_t, 0, UINT8_MAX)
-SL__GSMALL(uint16_t, 0, UINT16_MAX)
-SL__GSMALL(int8_t, INT8_MIN, INT8_MAX)
-SL__GSMALL(int16_t, INT16_MIN, INT16_MAX)
-SL__GMID(uint32_t, 0, UINT32_MAX, int64_t)
-SL__GMID(int32_t, INT32_MIN, INT32_MAX, int32_t)
-
-template <> struct sl__gout<int64_t> {
-    static SL_HD int64_t from(uint64_t u)
-    {
-        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    static SL_HD int64_t from(int64_t s)
-    {
-        return s;
-    }
-    static SL_HD int64_t from(double d)
-    {
-        if (d != d)
-            return 0;
-        d = round(d);
-        return d >= 0x1p63 ? INT64_MAX : d < -0x1p63 ? INT64_MIN : (int64_t)d;
-    }
-    static SL_HD int64_t from(float f)
-    {
-        return from((double)f);
-    }
-};
-
-template <> struct sl__gout<uint64_t> {
-    static SL_HD uint64_t from(uint64_t u)
-    {
-        return u;
-    }
-    static SL_HD uint64_t from(int64_t s)
-    {
-        return s < 0 ? 0 : (uint64_t)s;
-    }
-    static SL_HD uint64_t from(double d)
-    {
-        if (d != d)
-            return 0;
-        d = round(d);
-        return d >= 0x1p64 ? UINT64_MAX : d <= 0 ? 0 : (uint64_t)d;
-    }
-    static SL_HD uint64_t from(float f)
-    {
-        return from((double)f);
-    }
-};
-
-/* Floating outputs: IEEE casts (round to nearest even). */
-#define SL__GFLOAT(T)                                                                              \
+#define SL__GOUT(T, TAG)                                                                           \
     template <> struct sl__gout<T> {                                                               \
         static SL_HD T from(uint64_t u)                                                            \
         {                                                                                          \
-            return (T)u;                                                                           \
+            T r = {sl__conv_##TAG##_from_U(u)};                                                    \
+            return r;                                                                              \
         }                                                                                          \
         static SL_HD T from(int64_t s)                                                             \
         {                                                                                          \
-            return (T)s;                                                                           \
+            T r = {sl__conv_##TAG##_from_S(s)};                                                    \
+            return r;                                                                              \
         }                                                                                          \
         static SL_HD T from(float f)                                                               \
         {                                                                                          \
-            return (T)f;                                                                           \
+            T r = {sl__conv_##TAG##_from_F(f)};                                                    \
+            return r;                                                                              \
         }                                                                                          \
         static SL_HD T from(double d)                                                              \
         {                                                                                          \
-            return (T)d;                                                                           \
+            T r = {sl__conv_##TAG##_from_D(d)};                                                    \
+            return r;                                                                              \
         }                                                                                          \
     };
-SL__GFLOAT(float)
-SL__GFLOAT(double)
+SL__GOUT(uint8_t, u8)
+SL__GOUT(uint16_t, u16)
+SL__GOUT(uint32_t, u32)
+SL__GOUT(uint64_t, u64)
+SL__GOUT(int8_t, i8)
+SL__GOUT(int16_t, i16)
+SL__GOUT(int32_t, i32)
+SL__GOUT(int64_t, i64)
+SL__GOUT(float, f32)
+SL__GOUT(double, f64)
+SL__GOUT(sl__gbool, b)
 
 /* float16: one correctly rounded conversion from float or double (convert.c's half_from_double
  * rounds once too); integers go through double, exact below 2^53 (above, the result is
@@ -253,15 +150,6 @@ template <> struct sl__gout<sl__gf16> {
     {
         sl__gf16 h = {__half_as_ushort(__double2half(d))};
         return h;
-    }
-};
-
-/* bool: x != 0 (NaN -> 1). */
-template <> struct sl__gout<sl__gbool> {
-    template <class F> static SL_HD sl__gbool from(F x)
-    {
-        sl__gbool b = {(uint8_t)(x != 0)};
-        return b;
     }
 };
 
