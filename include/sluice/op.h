@@ -84,6 +84,9 @@ typedef struct sl_io_def {
 #define SL_OP_STATEFUL 0x2u /* iterations must run in order (readers) */
 #define SL_OP_RANDOM 0x4u   /* draws from sl_ctx_rng; has a `seed` argument */
 #define SL_OP_SIDE_EFFECTS 0x8u /* never pruned, even when no output is used */
+/* Copies its one input unchanged (copy). On device "cpu" it may read GPU data: the executor
+ * then copies the batch from the device itself (DataNode.cpu()). */
+#define SL_OP_TRANSFER 0x10u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;

@@ -69,15 +69,14 @@ class DataNode:
         return fn.copy(self, device="mixed")
 
     def cpu(self):
-        """This data on the CPU. Data flows cpu -> mixed -> gpu inside a pipeline (DALI's
-        classic executor), so a GPU node cannot come back: take its output and call as_cpu()
-        on the TensorListGPU instead."""
+        """This data on the CPU: itself when it is there, else a ``copy`` node on device "cpu"
+        that brings the batch back from the GPU (DALI's ``.cpu()``), which CPU operators can
+        then read. The copy waits for the GPU work that produced the data."""
         if self.device == "cpu":
             return self
-        raise _sluice.UnsupportedError(
-            f"DataNode.cpu() ({self.name}): moving GPU data back to the CPU inside a pipeline is "
-            "not supported (data flows cpu -> mixed -> gpu); make it a pipeline output and call "
-            "as_cpu() on the TensorListGPU")
+        from . import fn
+
+        return fn.copy(self, device="cpu")
 
     def __bool__(self):
         raise TypeError("a DataNode has no truth value (it stands for a batch computed later); "

@@ -200,6 +200,9 @@ sl_status sl__stage_alloc_mixed(sl_ctx *ctx);
 sl_status sl__stage_copy_mixed(sl_ctx *ctx);
 /* Gpu node: order after its mixed producers' copies, then run_gpu. */
 sl_status sl__stage_run_gpu(sl_ctx *ctx);
+/* A cpu transfer node reading GPU data (pn->to_host): copy its input to its output, on the
+ * compute stream after the producer's work, and wait for that copy. */
+sl_status sl__stage_to_host(sl_ctx *ctx);
 void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* needs mu */
 void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot);  /* needs mu */
 /* Waits until the frame's GPU work is complete (share_outputs, without mu). */

@@ -176,12 +176,12 @@ static void run_allocated(sl__snode *sn, int worker)
         complete_node(sn);
         return;
     }
-    if (ctx.pn->stage == SL__STAGE_GPU) {
+    if (ctx.pn->stage == SL__STAGE_GPU || ctx.pn->to_host) {
         int64_t t0 = sl__now_ns();
-        sl_status st = sl__stage_run_gpu(&ctx);
+        sl_status st = ctx.pn->to_host ? sl__stage_to_host(&ctx) : sl__stage_run_gpu(&ctx);
         add_busy(sn, t0);
         if (st != SL_OK)
-            op_failed(&ctx, st, "run_gpu");
+            op_failed(&ctx, st, ctx.pn->to_host ? "the copy from the GPU" : "run_gpu");
         complete_node(sn);
         return;
     }

@@ -60,6 +60,16 @@ static bool gpu_stage(const sl__pnode *pn)
     return pn->stage != SL__STAGE_CPU;
 }
 
+/* A cpu node copying GPU data back (DataNode.cpu()): host outputs, an event for its copy. */
+static sl_status init_to_host(sl_pipeline *p, sl__slot *slot, int j)
+{
+    sl__snode *sn = &slot->nodes[j];
+    sn->gn = sl__calloc(1, sizeof(*sn->gn));
+    if (!sn->gn)
+        return SL_ENOMEM;
+    return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+}
+
 bool sl__stage_has_gpu(const sl_pipeline *p)
 {
     return p->gpu != NULL;
@@ -113,6 +123,8 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
         }
         for (int j = 0; j < p->plan->n; j++) {
             if (gpu_stage(&p->plan->nodes[j]) && init_node(p, slot, j) != SL_OK)
+                goto oom;
+            if (p->plan->nodes[j].to_host && init_to_host(p, slot, j) != SL_OK)
                 goto oom;
         }
     }
@@ -237,6 +249,28 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
     ctx->stream = NULL;
     sl__gpu_leave(prev);
     return st;
+}
+
+sl_status sl__stage_to_host(sl_ctx *ctx)
+{
+    sl_pipeline *p = ctx->p;
+    void *stream = sl__gpu_stream(p->gpu);
+    const sl__snode *pr = &ctx->slot->nodes[ctx->pn->inputs[0].node];
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    int prev = sl__gpu_enter(p->gpu);
+    sl_status st = SL_OK;
+    if (p->plan->nodes[pr->node].stage == SL__STAGE_MIXED)
+        st = sl__gpu_stream_wait(stream, pr->gn->copied);
+    if (st == SL_OK && sl_batch_size(in) > 0)
+        st = sl__gpu_copy(p->gpu, ctx->sn->outs[0].data, in->data, sl_batch_nbytes(in), stream);
+    if (st == SL_OK)
+        st = sl__gpu_event_record(ctx->sn->gn->copied, stream);
+    if (st == SL_OK) /* the CPU consumers read it next: the one place a worker waits for the GPU */
+        st = sl__gpu_event_sync(ctx->sn->gn->copied);
+    sl__gpu_leave(prev);
+    if (st != SL_OK)
+        return sl_fail(ctx, st, "copying the input from the GPU: %s", sl__gpu_error_text());
+    return SL_OK;
 }
 
 /* ---- frames --------------------------------------------------------------------------------- */

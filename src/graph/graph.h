@@ -117,6 +117,7 @@ typedef struct sl__pnode {
     const sl_op_def *op;
     char *name;
     sl__stage stage;
+    bool to_host; /* a cpu SL_OP_TRANSFER node reading GPU data: the executor copies it */
     int ninputs;
     sl__ref *inputs;
     int nargs; /* sl_op_num_args(op) */

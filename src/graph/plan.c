@@ -94,10 +94,13 @@ static sl_status check_input_stages(build *b, int i, const sl__ref *refs)
                         "input %d comes from CPU node \"%s\"; a gpu operator reads GPU data: "
                         "move it with .gpu() or run the producer on a mixed or gpu device",
                         k, pname);
+        if (b->stages[i] == SL__STAGE_CPU && from != SL__STAGE_CPU &&
+            (b->ops[i]->flags & SL_OP_TRANSFER))
+            continue; /* the way back to the host (DataNode.cpu()) */
         if (b->stages[i] != SL__STAGE_GPU && from != SL__STAGE_CPU)
             return fail(b, i, SL_EINVAL,
                         "input %d comes from node \"%s\" on %s; a %s operator reads CPU data "
-                        "(data flows cpu -> mixed -> gpu)",
+                        "(move it back with .cpu() first)",
                         k, pname, sl__stage_name(from), sl__stage_name(b->stages[i]));
     }
     return SL_OK;
@@ -345,6 +348,9 @@ static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
         remap[i] = plan->n++;
         pn->op = b->ops[i];
         pn->stage = b->stages[i];
+        pn->to_host = pn->stage == SL__STAGE_CPU && (pn->op->flags & SL_OP_TRANSFER) &&
+                      gp->inputs[i] && b->g->nodes[i].ninputs == 1 &&
+                      b->stages[gp->inputs[i][0].node] != SL__STAGE_CPU;
         pn->name = sl__strdup(b->g->nodes[i].name);
         pn->seed = node_seed(b, gp, i); /* before the arguments move into the plan */
         pn->ninputs = b->g->nodes[i].ninputs;

@@ -56,6 +56,33 @@ static void mixed_decode_equals_cpu(void **state)
     assert_true(d.max_abs == 0);
 }
 
+/* DataNode.cpu(): GPU data copied back (copy on "cpu" reading a gpu node) feeds CPU operators. */
+static void gpu_data_back_to_the_cpu(void **state)
+{
+    snprintf(spec, sizeof spec,
+             "{\"pipeline\": {\"batch_size\": 6, \"num_threads\": 2, \"prefetch_queue_depth\": 2},"
+             " \"nodes\": ["
+             "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+             "\"%s\", \"random_shuffle\": true, \"seed\": 5}},"
+             "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\","
+             "   \"inputs\": [\"reader:0\"]},"
+             "  {\"name\": \"flip\", \"op\": \"flip\", \"device\": \"$GPU\", \"inputs\": "
+             "[\"dec\"]},"
+             "  {\"name\": \"back\", \"op\": \"copy\", \"inputs\": [\"flip\"]},"
+             "  {\"name\": \"back_mixed\", \"op\": \"copy\", \"inputs\": [\"dec\"]},"
+             "  {\"name\": \"f\", \"op\": \"cast\", \"inputs\": [\"back\"], \"args\": "
+             "{\"dtype\": \"float32\"}}],"
+             " \"outputs\": [\"f\", \"back_mixed\", \"back\"]}",
+             tu_env_dir("SLUICE_TEST_TREE"));
+    tu_diff d = tu_gpu_compare(spec, 5, 0);
+    assert_true(d.elements > 100000 && d.max_abs == 0);
+    sl_pipeline *p = tu_gpu_build(spec, true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    for (int o = 0; o < 3; o++) /* CPU batches: readable on the host directly */
+        assert_int_equal(sl_batch_device(sl_pipeline_output(p, o)), SL_DEVICE_CPU);
+    sl_pipeline_destroy(p);
+}
+
 static void outputs_live_on_the_gpu(void **state)
 {
     sl_pipeline *p = tu_gpu_build(reader_spec(4, 2), true);
@@ -204,7 +231,7 @@ static void placement_errors_name_the_node(void **state)
         " \"outputs\": [\"back\"]}";
     assert_int_equal(build_status(gpu_into_cpu, 0, msg, sizeof msg), SL_EINVAL);
     assert_non_null(strstr(msg, "\"back\""));
-    assert_non_null(strstr(msg, "cpu -> mixed -> gpu"));
+    assert_non_null(strstr(msg, ".cpu()"));
     const char *no_mixed = "{\"nodes\": [{\"name\": \"u\", \"op\": \"random.uniform\", "
                            "\"device\": \"mixed\"}], \"outputs\": [\"u\"]}";
     assert_int_equal(build_status(no_mixed, 0, msg, sizeof msg), SL_EUNSUPPORTED);
@@ -228,6 +255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mixed_decode_equals_cpu),
         cmocka_unit_test(outputs_live_on_the_gpu),
+        cmocka_unit_test(gpu_data_back_to_the_cpu),
         cmocka_unit_test(steady_state_allocates_no_device_memory),
         cmocka_unit_test(pinned_gpu_outputs_stay_unchanged),
         cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),

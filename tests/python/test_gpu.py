@@ -212,11 +212,33 @@ def test_data_node_placement():
         g = u.gpu()
         assert g.device == "mixed" and g.op == "copy"
         assert g.gpu() is g
-        with pytest.raises(sluice.SluiceError, match="as_cpu"):
-            g.cpu()
+        back = g.cpu()
+        assert back.device == "cpu" and back.op == "copy"
         return g
 
     pipe()
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_cpu_brings_gpu_data_back(emulated, tree):
+    run_child('''
+        @pipeline_def(batch_size=4, num_threads=2, device_id=0, seed=2)
+        def pipe(gpu):
+            jpegs, _ = fn.readers.file(file_root=ROOT)
+            images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
+            flipped = fn.flip(images, device="gpu" if gpu else "cpu", horizontal=1)
+            back = flipped.cpu()
+            return fn.cast(back, dtype=types.FLOAT), back
+
+        pc, pg = pipe(False), pipe(True)
+        for _ in range(4):
+            (fc, bc), (fg, bg) = pc.run(), pg.run()
+            assert type(bg).__name__ == "TensorListCPU" and type(fg).__name__ == "TensorListCPU"
+            for i in range(4):
+                assert np.array_equal(bc.at(i), bg.at(i))
+                assert np.array_equal(fc.at(i), fg.at(i))
+        print("ok")
+    ''', emulated, tree)
 
 
 def test_placement_errors_at_build():

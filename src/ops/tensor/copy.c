@@ -5,7 +5,8 @@
  * Output = input (shape, dtype, layout, sources). On "cpu" each sample is copied by a task; on
  * "mixed" the same copy lands in pinned memory and the executor moves the batch to the GPU in
  * one asynchronous transfer (this is DataNode.gpu()); on "gpu" one device-to-device copy of the
- * contiguous batch (copy.cu).
+ * contiguous batch (copy.cu); on "cpu" with GPU input (SL_OP_TRANSFER: DataNode.cpu()) the
+ * executor copies the batch back from the device.
  * Invariant: the output's bytes equal the input's; no state.
  */
 #include <string.h>
@@ -43,13 +44,15 @@ const sl_op_def sl_op_copy = {
            "`device=\"mixed\"` moves CPU data to the GPU (this is what `DataNode.gpu()` "
            "inserts): the samples are gathered into pinned host memory and sent in one "
            "asynchronous transfer. `device=\"gpu\"` copies GPU data on the device; "
-           "`device=\"cpu\"` copies CPU data.",
+           "`device=\"cpu\"` copies CPU data, or brings GPU data back to the host (this is what "
+           "`DataNode.cpu()` inserts: CPU operators can then read it).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
     .outputs = outputs,
     .num_outputs = 1,
     .devices = SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU,
+    .flags = SL_OP_TRANSFER,
     .setup = copy_setup,
     .run_sample = copy_run_sample,
 #ifdef SLUICE_HAVE_CUDA
