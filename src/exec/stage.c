@@ -515,6 +515,10 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
 {
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
 }
+sl_status sl__stage_to_host(sl_ctx *ctx)
+{
+    return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
 void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot) {}
 void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot) {}
 sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
