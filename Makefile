@@ -4,7 +4,8 @@
 #                       (RelWithDebInfo with assertions on, warnings are errors)
 #   make check          build, then run ctest in build/
 #   make test           lint, check, then the ASan+UBSan build (build-asan/: labels unit ops exec
-#                       cli) and the TSan build (build-tsan/: label exec); what CI runs
+#                       cli gpu-emulated) and the TSan build (build-tsan/: label exec); what CI
+#                       runs
 #   make test-asan / make test-tsan   one sanitizer configuration alone
 #   make demo           build, make the demo data set once, run DEMO_CMD
 #   make bench          build, then bench/run: sluice against torchvision, OpenCV and the
@@ -58,9 +59,13 @@ BENCH_OPS_ARGS ?=
 # Every configuration made here keeps assert() on (SLUICE_ASSERT drops -DNDEBUG).
 CONFIG_ARGS := -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
                -DSLUICE_BUILD_TESTS=ON $(CMAKE_ARGS)
-# Sanitizer builds skip CUDA: it saves time, and the CUDA runtime and ASan do not mix well.
 SAN_ARGS    := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASSERT=ON -DSLUICE_WERROR=$(WERROR) \
-               -DSLUICE_BUILD_TESTS=ON -DSLUICE_CUDA=OFF $(CMAKE_ARGS)
+               -DSLUICE_BUILD_TESTS=ON $(CMAKE_ARGS)
+# The ASan+UBSan build keeps CUDA (when nvcc is there) to run the GPU stage's tests emulated
+# (label gpu-emulated: no driver is touched, and the executor's C side is instrumented); the
+# real-device tests stay out of it, as the CUDA driver and ASan do not mix well. TSan skips CUDA.
+ASAN_ARGS   := $(SAN_ARGS)
+TSAN_ARGS   := $(SAN_ARGS) -DSLUICE_CUDA=OFF
 
 export ASAN_OPTIONS  := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
@@ -94,13 +99,13 @@ check: build
 test: setup lint check test-asan test-tsan
 
 test-asan: setup
-	$(CMAKE) -S . -B $(ASAN_DIR) $(SAN_ARGS) -DSLUICE_SANITIZE=address,undefined
+	$(CMAKE) -S . -B $(ASAN_DIR) $(ASAN_ARGS) -DSLUICE_SANITIZE=address,undefined
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
-	    -L '^(unit|ops|exec|cli)$$' -LE '^python$$' $(CTEST_ARGS)
+	    -L '^(unit|ops|exec|cli|gpu-emulated)$$' -LE '^python$$' $(CTEST_ARGS)
 
 test-tsan: setup
-	$(CMAKE) -S . -B $(TSAN_DIR) $(SAN_ARGS) -DSLUICE_SANITIZE=thread
+	$(CMAKE) -S . -B $(TSAN_DIR) $(TSAN_ARGS) -DSLUICE_SANITIZE=thread
 	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
 	cd $(TSAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
 	    -L '^exec$$' $(CTEST_ARGS)
