@@ -379,11 +379,6 @@ extern "C" void sl__gpu_destroy(sl__gpu *g)
     sl__free(g);
 }
 
-extern "C" int sl__gpu_device(const sl__gpu *g)
-{
-    return g->device;
-}
-
 extern "C" bool sl__gpu_is_emulated(const sl__gpu *g)
 {
     return g->emulated;
@@ -452,32 +447,29 @@ extern "C" sl_status sl__gpu_memset(const sl__gpu *g, void *dst, int value, size
     return e == cudaSuccess ? SL_OK : cuda_fail(e, "cudaMemsetAsync");
 }
 
-extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
+static sl_status make_event(const sl__gpu *g, unsigned flags, sl__gpu_event **out)
 {
     *out = NULL;
     if (g->emulated)
         return SL_OK;
     cudaEvent_t ev;
-    /* blocking: a consumer waiting in share_outputs sleeps instead of spinning on a core the
-     * CPU stage could use */
-    cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming | cudaEventBlockingSync);
+    cudaError_t e = cudaEventCreateWithFlags(&ev, flags);
     if (e != cudaSuccess)
         return cuda_fail(e, "cudaEventCreate");
     *out = (sl__gpu_event *)ev;
     return SL_OK;
 }
 
+extern "C" sl_status sl__gpu_event_create(const sl__gpu *g, sl__gpu_event **out)
+{
+    /* blocking: a consumer waiting in share_outputs sleeps instead of spinning on a core the
+     * CPU stage could use */
+    return make_event(g, cudaEventDisableTiming | cudaEventBlockingSync, out);
+}
+
 extern "C" sl_status sl__gpu_timer_create(const sl__gpu *g, sl__gpu_event **out)
 {
-    *out = NULL;
-    if (g->emulated)
-        return SL_OK;
-    cudaEvent_t ev;
-    cudaError_t e = cudaEventCreate(&ev);
-    if (e != cudaSuccess)
-        return cuda_fail(e, "cudaEventCreate");
-    *out = (sl__gpu_event *)ev;
-    return SL_OK;
+    return make_event(g, cudaEventDefault, out);
 }
 
 extern "C" sl_status sl__gpu_elapsed_ms(sl__gpu_event *from, sl__gpu_event *to, float *ms)

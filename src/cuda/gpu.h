@@ -42,7 +42,6 @@ bool sl__gpu_emulated(void);
 sl_status sl__gpu_create(int device_id, sl__gpu **out, char *err, size_t errlen);
 /* Waits for the streams, frees every pooled block. */
 void sl__gpu_destroy(sl__gpu *g);
-int sl__gpu_device(const sl__gpu *g);
 bool sl__gpu_is_emulated(const sl__gpu *g);
 /* The cudaStream_t (as void *) for kernels and for host-to-device copies. */
 void *sl__gpu_stream(const sl__gpu *g);

@@ -1,6 +1,6 @@
 /* src/cuda/kernel.cuh: how an operator's run_gpu launches its kernels (CUDA C++, internal).
  *
- * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy, sl_gpu_memset and sl_gpu_params. Under emulation
+ * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy, sl_gpu_flag_sample and sl_gpu_params. Under emulation
  * device memory is readable only inside these (src/cuda/gpu.h): do not touch it otherwise. A kernel
  * is a functor F with
  *
@@ -98,23 +98,6 @@ static inline sl_status sl_gpu_memcpy(sl_ctx *ctx, void *dst, const void *src, s
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)sl_ctx_stream(ctx));
     if (e != cudaSuccess)
         return sl_fail(ctx, SL_EINTERNAL, "cudaMemcpyAsync failed: %s", cudaGetErrorString(e));
-    return SL_OK;
-}
-
-/* Asynchronous memset of device memory on the node's stream. */
-static inline sl_status sl_gpu_memset(sl_ctx *ctx, void *dst, int value, size_t bytes)
-{
-    if (bytes == 0)
-        return SL_OK;
-    if (sl_ctx_gpu_emulated(ctx)) {
-        sl__gpu_emu_enter();
-        memset(dst, value, bytes);
-        sl__gpu_emu_leave();
-        return SL_OK;
-    }
-    cudaError_t e = cudaMemsetAsync(dst, value, bytes, (cudaStream_t)sl_ctx_stream(ctx));
-    if (e != cudaSuccess)
-        return sl_fail(ctx, SL_EINTERNAL, "cudaMemsetAsync failed: %s", cudaGetErrorString(e));
     return SL_OK;
 }
 

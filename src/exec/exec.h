@@ -189,7 +189,6 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
 
 /* stage.c: the mixed and gpu stages (stubs without CUDA). */
-bool sl__stage_has_gpu(const struct sl_pipeline *p);
 /* At build, after the slots: the GPU context, device batches, events. */
 sl_status sl__stage_create(struct sl_pipeline *p, char *err, size_t errlen);
 void sl__stage_fini_slots(struct sl_pipeline *p); /* before the slots' batches are freed */

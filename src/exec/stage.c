@@ -60,35 +60,29 @@ static bool gpu_stage(const sl__pnode *pn)
     return pn->stage != SL__STAGE_CPU;
 }
 
-/* A cpu node copying GPU data back (DataNode.cpu()): host outputs, an event for its copy. */
-static sl_status init_to_host(sl_pipeline *p, sl__slot *slot, int j)
+/* The node's events: its copies' (mixed, to_host) and the timing pair. */
+static sl_status new_gnode(sl_pipeline *p, sl__snode *sn)
 {
-    sl__snode *sn = &slot->nodes[j];
     sn->gn = sl__calloc(1, sizeof(*sn->gn));
-    if (!sn->gn)
+    if (!sn->gn || sl__gpu_timer_create(p->gpu, &sn->gn->t0) != SL_OK ||
+        sl__gpu_timer_create(p->gpu, &sn->gn->t1) != SL_OK)
         return SL_ENOMEM;
     return sl__gpu_event_create(p->gpu, &sn->gn->copied);
 }
 
-bool sl__stage_has_gpu(const sl_pipeline *p)
-{
-    return p->gpu != NULL;
-}
-
+/* A mixed or gpu node: device outputs (mixed: written through pinned staging). */
 static sl_status init_node(sl_pipeline *p, sl__slot *slot, int j)
 {
     const sl__pnode *pn = &p->plan->nodes[j];
     sl__snode *sn = &slot->nodes[j];
     int nout = pn->op->num_outputs;
     const sl__devmem *mem = sl__gpu_devmem(p->gpu);
-    sn->gn = sl__calloc(1, sizeof(*sn->gn));
-    if (!sn->gn || sl__gpu_timer_create(p->gpu, &sn->gn->t0) != SL_OK ||
-        sl__gpu_timer_create(p->gpu, &sn->gn->t1) != SL_OK)
+    if (new_gnode(p, sn) != SL_OK)
         return SL_ENOMEM;
     for (int o = 0; o < nout; o++)
         sl__batch_set_device(&sn->outs[o], SL_DEVICE_GPU, mem);
     if (pn->stage != SL__STAGE_MIXED)
-        return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+        return SL_OK;
     sn->host_outs = sl__calloc((size_t)nout, sizeof(sl_batch));
     if (!sn->host_outs)
         return SL_ENOMEM;
@@ -98,7 +92,7 @@ static sl_status init_node(sl_pipeline *p, sl__slot *slot, int j)
             return SL_ENOMEM;
     }
     sn->wouts = sn->host_outs;
-    return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+    return SL_OK;
 }
 
 sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
@@ -124,7 +118,8 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
         for (int j = 0; j < p->plan->n; j++) {
             if (gpu_stage(&p->plan->nodes[j]) && init_node(p, slot, j) != SL_OK)
                 goto oom;
-            if (p->plan->nodes[j].to_host && init_to_host(p, slot, j) != SL_OK)
+            /* a cpu node copying GPU data back (DataNode.cpu()): host outputs, events */
+            if (p->plan->nodes[j].to_host && new_gnode(p, &slot->nodes[j]) != SL_OK)
                 goto oom;
         }
     }
@@ -493,10 +488,6 @@ void *sl_ctx_gpu_scratch(sl_ctx *ctx, int k, size_t bytes)
 
 #else /* no CUDA: the plan refuses mixed and gpu nodes, so only these remain */
 
-bool sl__stage_has_gpu(const sl_pipeline *p)
-{
-    return false;
-}
 sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
 {
     return SL_OK;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "gpuutil.h"
 #include "testutil.h"
 
@@ -111,14 +112,7 @@ static double element(const void *base, sl_dtype t, size_t i)
     case SL_DTYPE_FLOAT32: return ((const float *)base)[i];
     case SL_DTYPE_FLOAT64: return ((const double *)base)[i];
     case SL_DTYPE_BOOL: return ((const uint8_t *)base)[i];
-    case SL_DTYPE_FLOAT16: {
-        uint16_t h = ((const uint16_t *)base)[i];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0    ? ldexp(m, -24)
-                   : e == 31 ? (m ? NAN : INFINITY)
-                             : ldexp(m + 1024, e - 25);
-        return h & 0x8000 ? -v : v;
-    }
+    case SL_DTYPE_FLOAT16: return sl__half_to_float(((const uint16_t *)base)[i]);
     default: fail_msg("dtype %d not comparable", (int)t);
     }
     return 0;
