@@ -392,14 +392,15 @@ static void print_stats(const sl_pipeline *p)
         wn = (int)strlen(s.name) > wn ? (int)strlen(s.name) : wn;
         wo = (int)strlen(s.op) > wo ? (int)strlen(s.op) : wo;
     }
-    printf("\n%-*s  %-*s  %-6s  %10s  %12s  %12s  %6s  %10s\n", wn, "NODE", wo, "OP", "DEVICE",
-           "ITERATIONS", "TOTAL MS", "BUSY MS", "BUSY %", "GPU MS");
+    printf("\n%-*s  %-*s  %-6s  %10s  %12s  %12s  %6s  %10s  %s\n", wn, "NODE", wo, "OP", "DEVICE",
+           "ITERATIONS", "TOTAL MS", "BUSY MS", "BUSY %", "GPU MS", "FUSED INTO");
     for (int i = 0; i < n; i++) {
         if (sl_pipeline_node_stats(p, i, &s) != SL_OK)
             continue;
-        printf("%-*s  %-*s  %-6s  %10lld  %12.2f  %12.2f  %6.1f  %10.2f\n", wn, s.name, wo, s.op,
-               s.device ? s.device : "", (long long)s.iterations, s.total_ms, s.busy_ms,
-               busy > 0.0 ? 100.0 * s.busy_ms / busy : 0.0, s.gpu_ms);
+        printf("%-*s  %-*s  %-6s  %10lld  %12.2f  %12.2f  %6.1f  %10.2f  %s\n", wn, s.name, wo,
+               s.op, s.device ? s.device : "", (long long)s.iterations, s.total_ms, s.busy_ms,
+               busy > 0.0 ? 100.0 * s.busy_ms / busy : 0.0, s.gpu_ms,
+               s.fused_into ? s.fused_into : "-");
     }
 }
 

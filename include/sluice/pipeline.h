@@ -35,6 +35,11 @@ typedef struct sl_pipeline_options {
     int prefetch_queue_depth; /* iterations in flight or waiting (default 2) */
     int64_t seed;             /* pipeline seed (default -1: a fixed default, 0x5eed) */
     int device_id;            /* CUDA device, -1 for a CPU-only pipeline (default -1) */
+    /* Sample fusion (default 1): a CPU node whose one output only feeds an SL_OP_SAMPLEWISE
+     * consumer runs sample by sample with it, the intermediate sample in per-thread scratch
+     * instead of a whole batch (less memory, the sample still in cache). 0 runs every node
+     * batch by batch; the outputs are the same either way. */
+    int fuse_samples;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */
@@ -124,6 +129,8 @@ typedef struct sl_node_stats {
     double busy_ms;     /* thread time spent in its functions, summed over threads */
     double gpu_ms;      /* mixed and gpu nodes: device time of its copies / kernels (CUDA events),
                          * summed; 0 for CPU nodes and when the GPU is emulated */
+    const char *fused_into; /* the node this one runs sample by sample with (its output then
+                             * never exists as a batch), NULL when not fused */
 } sl_node_stats;
 /* Per-node timing of the built pipeline's nodes in execution order (0 <= i < num_nodes). */
 SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);

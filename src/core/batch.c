@@ -27,6 +27,7 @@ void sl__batch_fini(sl_batch *b)
     sl__free(b->shapes);
     sl__free(b->offsets);
     sl__free((void *)b->sources);
+    sl__free(b->sample_ptrs);
     free_data(b, b->data);
     sl__batch_init(b);
 }
@@ -44,15 +45,21 @@ sl_status sl__batch_reserve_samples(sl_batch *b, int n)
     int64_t *shapes = sl__calloc((size_t)n * SL_MAX_NDIM, sizeof(int64_t));
     size_t *offsets = sl__calloc((size_t)n + 1, sizeof(size_t));
     const char **sources = sl__calloc((size_t)n, sizeof(char *));
-    if (!shapes || !offsets || !sources) {
+    uint8_t **ptrs = b->sample_ptrs ? sl__calloc((size_t)n + 1, sizeof(uint8_t *)) : NULL;
+    if (!shapes || !offsets || !sources || (b->sample_ptrs && !ptrs)) {
         sl__free(shapes);
         sl__free(offsets);
         sl__free((void *)sources);
+        sl__free(ptrs);
         return SL_ENOMEM;
     }
     sl__free(b->shapes);
     sl__free(b->offsets);
     sl__free((void *)b->sources);
+    if (ptrs) {
+        sl__free(b->sample_ptrs);
+        b->sample_ptrs = ptrs;
+    }
     b->shapes = shapes;
     b->offsets = offsets;
     b->sources = sources;
@@ -81,6 +88,14 @@ static int64_t numel(const sl_batch *b, int i)
     for (int d = 0; d < b->ndim; d++)
         n *= s[d];
     return n;
+}
+
+sl_status sl__batch_scatter(sl_batch *b)
+{
+    if (b->sample_ptrs)
+        return SL_OK;
+    b->sample_ptrs = sl__calloc((size_t)b->capacity + 1, sizeof(uint8_t *));
+    return b->sample_ptrs ? SL_OK : SL_ENOMEM;
 }
 
 sl_status sl__batch_alloc(sl_batch *b)
@@ -185,6 +200,8 @@ const void *sl_batch_sample_data(const sl_batch *b, int i)
 {
     if (!b || i < 0 || i >= b->size)
         return NULL;
+    if (b->sample_ptrs)
+        return b->sample_ptrs[i];
     return b->data + b->offsets[i];
 }
 

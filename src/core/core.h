@@ -87,6 +87,10 @@ struct sl_batch {
     /* Where `data` lives when device is not SL_DEVICE_CPU (pinned host or GPU memory): the
      * allocator that owns it. NULL for pageable host memory (sl__aligned_alloc). */
     const struct sl__devmem *mem;
+    /* Scattered storage (a fused node's output, src/exec/sched.c): sample i lives at
+     * sample_ptrs[i] (per-thread scratch, valid only while its fused task runs), data is NULL.
+     * capacity entries; NULL for a normal batch. */
+    uint8_t **sample_ptrs;
 };
 
 /* A device-memory allocator (src/cuda implements it; core knows nothing about CUDA). alloc
@@ -99,6 +103,9 @@ typedef struct sl__devmem {
     void *ctx;
 } sl__devmem;
 
+/* Makes b's storage scattered (sample_ptrs, kept across sl__batch_reserve_samples); b must
+ * have no data. */
+sl_status sl__batch_scatter(sl_batch *b);
 /* Prepares an empty batch (no allocation). */
 void sl__batch_init(sl_batch *b);
 /* Makes b's storage live on `device` through `mem` (NULL: pageable host memory). Only on a

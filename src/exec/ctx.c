@@ -158,6 +158,8 @@ void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source)
 void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample)
 {
     sl_batch *b = &ctx->sn->wouts[o];
+    if (b->sample_ptrs) /* a fused node's output: the sample's scratch */
+        return b->sample_ptrs[sample];
     return b->data + b->offsets[sample];
 }
 
@@ -174,7 +176,11 @@ void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
 void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes)
 {
     assert(k >= 0 && k < SL_SCRATCH_BUFFERS);
-    sl__scratch *s = &ctx->p->scratch[ctx->worker * SL_SCRATCH_BUFFERS + k];
+    return sl__scratch_get(&ctx->p->scratch[ctx->worker * SL_SCRATCH_BUFFERS + k], bytes);
+}
+
+void *sl__scratch_get(sl__scratch *s, size_t bytes)
+{
     if (bytes <= s->cap)
         return s->buf;
     size_t cap = bytes + bytes / 4;

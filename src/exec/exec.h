@@ -121,7 +121,9 @@ struct sl_pipeline {
     int depth;
     sl__slot *slots;
     sl__tpool *pool;
-    sl__scratch *scratch; /* SL_SCRATCH_BUFFERS per worker */
+    sl__scratch *scratch;       /* SL_SCRATCH_BUFFERS per worker */
+    sl__scratch *fuse_scratch;  /* 2 per worker: fused chains' intermediate samples (sched.c) */
+    atomic_size_t fuse_high[2]; /* the largest sample either fuse_scratch buffer has needed */
 
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* a slot became READY or FREE, or stopping */
@@ -187,6 +189,8 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
+/* ctx.c: s's buffer, grown (contents lost) to at least `bytes`; NULL when out of memory. */
+void *sl__scratch_get(sl__scratch *s, size_t bytes);
 
 /* stage.c: the mixed and gpu stages (stubs without CUDA). */
 /* At build, after the slots: the GPU context, device batches, events. */

@@ -21,6 +21,7 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->prefetch_queue_depth = 2;
     o->seed = -1;
     o->device_id = -1;
+    o->fuse_samples = 1;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -120,6 +121,9 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
             if (sl__batch_reserve_samples(&sn->outs[o], p->opt.batch_size) != SL_OK)
                 return SL_ENOMEM;
         }
+        /* fused into its consumer: its samples live in the threads' scratch (sched.c) */
+        if (p->plan->nodes[j].fuse_into >= 0 && sl__batch_scatter(&sn->outs[0]) != SL_OK)
+            return SL_ENOMEM;
     }
     return SL_OK;
 }
@@ -132,7 +136,9 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
     p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
-    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch)
+    p->fuse_scratch = sl__calloc((size_t)p->opt.num_threads * 2, sizeof(sl__scratch));
+    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch ||
+        !p->fuse_scratch)
         return fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
         if (init_slot(p, &p->slots[s], s) != SL_OK)
@@ -206,6 +212,9 @@ void sl_pipeline_destroy(sl_pipeline *p)
     for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
         sl__free(p->scratch[w].buf);
     sl__free(p->scratch);
+    for (int w = 0; p->fuse_scratch && w < p->opt.num_threads * 2; w++)
+        sl__free(p->fuse_scratch[w].buf);
+    sl__free(p->fuse_scratch);
     sl__free(p->states);
     sl__free(p->shared);
     sl__free(p->stateful_next);

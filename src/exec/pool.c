@@ -59,8 +59,10 @@ sl_status sl__pool_create(sl_pipeline *p)
         if (!pl->pooled || !pl->store)
             return SL_ENOMEM;
         for (int o = 0; o < nout; o++) {
-            /* CPU memory only; GPU-stage outputs keep their own storage */
-            pl->pooled[o] = pn->stage == SL__STAGE_CPU && !is_pipeline_output(plan, j, o);
+            /* CPU memory only; GPU-stage outputs keep their own storage, a fused node's
+             * output has none (its samples live in the threads' scratch, sched.c) */
+            pl->pooled[o] =
+                pn->stage == SL__STAGE_CPU && pn->fuse_into < 0 && !is_pipeline_output(plan, j, o);
             pl->npooled += pl->pooled[o];
         }
         for (int k = 0; k < pn->nsucc; k++)

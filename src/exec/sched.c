@@ -8,6 +8,13 @@
  * per-sample setup and allocation; the completion that frees the storage resumes it. Once a frame
  * has failed, the remaining work of that frame is skipped (not its bookkeeping), so the frame still
  * completes and the error is delivered in order.
+ *
+ * Sample fusion (pn->fuse_into, plan.c): a fused node runs its setup phases as usual, then,
+ * instead of allocating and running, releases its one consumer (which needs only its shapes).
+ * The chain's tail, after its own allocation, runs one task per sample that calls run_sample
+ * of every node of the chain, head first, each intermediate sample in the worker's scratch
+ * (ping-pong between two buffers), and its completion completes the whole chain, head first:
+ * a fused node's producers stay alive until then.
  */
 #include <assert.h>
 #include <string.h>
@@ -17,6 +24,7 @@
 static void node_task(void *arg, int64_t i, int worker);
 static void setup_sample_task(void *arg, int64_t i, int worker);
 static void run_sample_task(void *arg, int64_t i, int worker);
+static void fused_run_task(void *arg, int64_t i, int worker);
 static void resume_task(void *arg, int64_t i, int worker);
 
 /* Older iterations first; within one, producers before consumers. */
@@ -26,6 +34,9 @@ static uint64_t prio(const sl__snode *sn)
 }
 
 static void complete_node_locked(sl__snode *sn, int64_t end);
+
+/* A fused node's setup is done (or skipped): its consumer may count it. Needs mu. */
+static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn);
 
 /* Queues node sn's setup task. Needs mu. If the queue cannot grow, the frame fails here and
  * the node completes without running, so the frame still finishes and the error is delivered. */
@@ -45,10 +56,22 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     }
     sn->t_start = sl__now_ns();
     atomic_store(&sn->busy_ns, 0);
+    /* a fused node completes with its chain's tail, which must still run */
+    if (pn->fuse_into >= 0) {
+        release_fused_consumer_locked(p, sn);
+        return;
+    }
     /* its turn on shared output storage must still pass in order: parked, it completes when
      * resumed (run_allocated sees the failed frame) */
     if (!p->pools[sn->node].npooled || sl__pool_acquire_locked(p, sn))
         complete_node_locked(sn, sn->t_start);
+}
+
+static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn)
+{
+    sl__snode *c = &sn->slot->nodes[p->plan->nodes[sn->node].fuse_into];
+    if (--c->pending == 0)
+        submit_node(p, c);
 }
 
 /* Submits `n` per-sample tasks of fn for node sn, all or none (one pool call on the node's
@@ -93,15 +116,17 @@ static void release_stateful_successor(sl_pipeline *p, int node, int64_t iterati
 }
 
 /* Marks sn done: stats, consumers' pending counts, the stateful successor, frame readiness.
- * Needs mu. */
+ * The tail of a fused chain completes the chain's nodes first (head first). Needs mu. */
 static void complete_node_locked(sl__snode *sn, int64_t end)
 {
     sl_pipeline *p = sn->p;
     const sl__pnode *pn = &p->plan->nodes[sn->node];
+    if (pn->fused_from >= 0)
+        complete_node_locked(&sn->slot->nodes[pn->fused_from], end);
     sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
     sn->done = true;
     sl__pool_node_done_locked(p, sn); /* before the slot can become READY and be reused */
-    for (int k = 0; k < pn->nsucc; k++) {
+    for (int k = 0; pn->fuse_into < 0 && k < pn->nsucc; k++) { /* fused: released at setup */
         sl__snode *s = &sn->slot->nodes[pn->succ[k]];
         if (--s->pending == 0)
             submit_node(p, s);
@@ -188,7 +213,8 @@ static void run_allocated(sl__snode *sn, int worker)
     int n = sl_ctx_batch_size(&ctx);
     if (op->run_sample && n > 0) {
         sn->phase = PHASE_RUN_SAMPLE;
-        if (submit_samples(sn->p, sn, run_sample_task, n) == SL_OK)
+        sl__task_fn fn = ctx.pn->fused_from >= 0 ? fused_run_task : run_sample_task;
+        if (submit_samples(sn->p, sn, fn, n) == SL_OK)
             return;
         sl_fail(&ctx, SL_ENOMEM, "out of memory while queueing work");
         complete_node(sn);
@@ -204,11 +230,28 @@ static void run_allocated(sl__snode *sn, int worker)
     finish_node(sn, worker);
 }
 
+/* A fused node after its setup phases: checks what they declared, then lets its consumer
+ * start (the chain's tail will run it per sample and complete it). */
+static void fused_setup_done(sl__snode *sn, int worker)
+{
+    sl_pipeline *p = sn->p;
+    sl_ctx ctx = make_ctx(sn, -1, worker);
+    if (!atomic_load(&sn->slot->failed) && sn->outs[0].size != sl_ctx_batch_size(&ctx))
+        sl_fail(&ctx, SL_EINTERNAL, "setup did not declare output 0");
+    pthread_mutex_lock(&p->mu);
+    release_fused_consumer_locked(p, sn);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* After setup (and per-sample setup): takes the node's shared output storage (pool.c), or
  * parks the node until the completion that frees it resumes it (resume_task), then goes on. */
 static void alloc_and_run(sl__snode *sn, int worker)
 {
     sl_pipeline *p = sn->p;
+    if (p->plan->nodes[sn->node].fuse_into >= 0) {
+        fused_setup_done(sn, worker);
+        return;
+    }
     if (p->pools[sn->node].npooled) {
         pthread_mutex_lock(&p->mu);
         bool go = sl__pool_acquire_locked(p, sn);
@@ -302,6 +345,63 @@ static void run_sample_task(void *arg, int64_t i, int worker)
 {
     sl__snode *sn = arg;
     if (sample_step(sn, (int)i, worker, sn->p->plan->nodes[sn->node].op->run_sample, "run_sample"))
+        finish_node(sn, worker);
+}
+
+/* Runs sample `sample` of the fused chain ending at sn: its producers first (head first),
+ * then sn; a fused node writes the sample into worker scratch, alternating between the two
+ * buffers along the chain so that a node never writes what it reads. Returns sn's position in
+ * the chain (0: the head), or -1 when a node failed (the frame's error is recorded). */
+static int run_chain_sample(sl__snode *sn, int sample, int worker)
+{
+    sl_pipeline *p = sn->p;
+    const sl__pnode *pn = &p->plan->nodes[sn->node];
+    int pos = 0;
+    if (pn->fused_from >= 0) {
+        pos = run_chain_sample(&sn->slot->nodes[pn->fused_from], sample, worker);
+        if (pos < 0)
+            return -1;
+        pos++;
+    }
+    sl_ctx ctx = make_ctx(sn, sample, worker);
+    int64_t t0 = sl__now_ns();
+    if (pn->fuse_into >= 0) {
+        sl_batch *b = &sn->outs[0];
+        size_t bytes = (size_t)sl_batch_sample_numel(b, sample) * sl_dtype_size(b->dtype);
+        /* Grown to the largest sample any worker has needed, not just this one: a worker then
+         * grows at most once after the largest sample of the data set, wherever it ran, and
+         * steady state allocates nothing. Never NULL: an empty sample still has an address. */
+        size_t want = bytes > 64 ? bytes : 64;
+        size_t hw = atomic_load_explicit(&p->fuse_high[pos & 1], memory_order_relaxed);
+        while (hw < want &&
+               !atomic_compare_exchange_weak_explicit(&p->fuse_high[pos & 1], &hw, want,
+                                                      memory_order_relaxed, memory_order_relaxed))
+            ;
+        uint8_t *buf =
+            sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], hw > want ? hw : want);
+        if (!buf) {
+            sl_fail(&ctx, SL_ENOMEM, "out of memory for output 0 of sample %d (%zu bytes)", sample,
+                    bytes);
+            return -1;
+        }
+        b->sample_ptrs[sample] = buf;
+    }
+    sl_status st = pn->op->run_sample(&ctx, sample);
+    add_busy(sn, t0);
+    if (st != SL_OK) {
+        op_failed(&ctx, st, "run_sample");
+        return -1;
+    }
+    return pos;
+}
+
+/* The per-sample task of a fused chain's tail (after the tail's allocation). */
+static void fused_run_task(void *arg, int64_t i, int worker)
+{
+    sl__snode *sn = arg;
+    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed))
+        run_chain_sample(sn, (int)i, worker);
+    if (atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1)
         finish_node(sn, worker);
 }
 

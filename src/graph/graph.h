@@ -126,6 +126,11 @@ typedef struct sl__pnode {
     int nsucc;
     int npred; /* distinct producer nodes */
     uint64_t seed;
+    /* Sample fusion (plan.c): fuse_into is the one consumer this node runs sample by sample
+     * with (its one output lives in per-thread scratch), fused_from the producer fused into
+     * this node; -1 when none. A chain runs head to tail in the tail's per-sample tasks. */
+    int fuse_into;
+    int fused_from;
 } sl__pnode;
 
 typedef struct sl__plan {

@@ -444,6 +444,45 @@ static void gplan_fini(const build *b, gplan *gp)
     sl__free(gp->order);
 }
 
+static bool is_output(const sl__plan *plan, int node)
+{
+    for (int k = 0; k < plan->noutputs; k++)
+        if (plan->outputs[k].node == node)
+            return true;
+    return false;
+}
+
+/* True when node j reads node i only through data inputs (never an argument input). */
+static bool data_only(const sl__pnode *c, int i)
+{
+    for (int a = 0; a < c->nargs; a++)
+        if (c->args[a].input.node == i)
+            return false;
+    return true;
+}
+
+/* Sample fusion: node i (CPU, per sample, one output that nothing but one SL_OP_SAMPLEWISE CPU
+ * consumer reads, as data) runs sample by sample with that consumer. Sources and stateful
+ * nodes keep their batches (they run ahead of the others), as do the GPU stage and the
+ * pipeline's outputs. Chains form where a fused consumer is itself fusable. */
+static void fuse(sl__plan *plan)
+{
+    for (int i = 0; i < plan->n; i++) {
+        const sl__pnode *pn = &plan->nodes[i];
+        unsigned not_fusable = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS;
+        if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample ||
+            pn->op->num_outputs != 1 || (pn->op->flags & not_fusable) || pn->nsucc != 1 ||
+            is_output(plan, i))
+            continue;
+        sl__pnode *c = &plan->nodes[pn->succ[0]];
+        if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
+            !c->op->run_sample || c->fused_from >= 0 || !data_only(c, i))
+            continue;
+        plan->nodes[i].fuse_into = pn->succ[0];
+        c->fused_from = i;
+    }
+}
+
 sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__plan **out,
                          sl__error *err)
 {
@@ -476,6 +515,12 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
             mark(&b, &gp, i);
     if (st == SL_OK)
         st = assemble(&b, &gp, plan, remap);
+    if (st == SL_OK) {
+        for (int j = 0; j < plan->n; j++)
+            plan->nodes[j].fuse_into = plan->nodes[j].fused_from = -1;
+        if (o->fuse_samples)
+            fuse(plan);
+    }
     gplan_fini(&b, &gp);
     sl__free(b.stages);
     sl__free(b.ops);

@@ -318,6 +318,7 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
                  : strcmp(key, "num_threads") == 0          ? &o->num_threads
                  : strcmp(key, "prefetch_queue_depth") == 0 ? &o->prefetch_queue_depth
                  : strcmp(key, "device_id") == 0            ? &o->device_id
+                 : strcmp(key, "fuse_samples") == 0         ? &o->fuse_samples
                                                             : NULL;
     if (!field)
         return fail(SL_EINTERNAL, where, "no field for \"%s\"", key);
@@ -327,8 +328,8 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
     return SL_OK;
 }
 
-static const char *const option_keys[] = {"batch_size", "num_threads", "prefetch_queue_depth",
-                                          "seed",       "device_id",   NULL};
+static const char *const option_keys[] = {
+    "batch_size", "num_threads", "prefetch_queue_depth", "seed", "device_id", "fuse_samples", NULL};
 
 sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o)
 {
@@ -537,8 +538,10 @@ static void put_options(text *t, const sl_pipeline_options *o)
     put(t, "    \"num_threads\": %d,\n", o->num_threads);
     put(t, "    \"prefetch_queue_depth\": %d,\n", o->prefetch_queue_depth);
     put(t, "    \"seed\": %lld,\n", (long long)o->seed);
-    put(t, "    \"device_id\": %d\n", o->device_id);
-    put(t, "  },\n");
+    put(t, "    \"device_id\": %d", o->device_id);
+    if (!o->fuse_samples) /* written only when not the default */
+        put(t, ",\n    \"fuse_samples\": 0");
+    put(t, "\n  },\n");
 }
 
 /* Fails when an argument holds a float JSON cannot write (inf, nan). */

@@ -18,8 +18,9 @@
 #include "exec/exec.h"
 #include "testutil.h"
 
-/* reader (no shuffle unless seed >= 0) -> decoder -> cmn 24x24 mirrored by a coin flip. */
-static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
+/* reader (no shuffle unless seed >= 0) -> decoder -> [resize shorter 40 -> vertical flip, when
+ * chain] -> cmn crop x crop (pad outside, or an error when chain) mirrored by a coin flip. */
+static sl_graph *make_graph_with(const char *root, int64_t shuffle_seed, bool chain, double crop)
 {
     sl_graph *g = NULL;
     assert_int_equal(sl_graph_create(&g), SL_OK);
@@ -32,21 +33,40 @@ static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
     assert_int_equal(sl_graph_add(g, "decoders.image", "dec", NULL), SL_OK);
     assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
     assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
+    if (chain) {
+        assert_int_equal(sl_graph_add(g, "resize", "resize", NULL), SL_OK);
+        assert_int_equal(sl_graph_input(g, "resize", "dec"), SL_OK);
+        assert_int_equal(sl_graph_arg_float(g, "resize", "resize_shorter", 40), SL_OK);
+        assert_int_equal(sl_graph_add(g, "flip", "flip", NULL), SL_OK);
+        assert_int_equal(sl_graph_input(g, "flip", "resize"), SL_OK);
+        assert_int_equal(sl_graph_arg_int(g, "flip", "vertical", 1), SL_OK);
+    }
     assert_int_equal(sl_graph_add(g, "crop_mirror_normalize", "cmn", NULL), SL_OK);
-    assert_int_equal(sl_graph_input(g, "cmn", "dec"), SL_OK);
-    double crop[2] = {24, 24};
-    assert_int_equal(sl_graph_arg_floats(g, "cmn", "crop", crop, 2), SL_OK);
-    assert_int_equal(sl_graph_arg_str(g, "cmn", "out_of_bounds_policy", "pad"), SL_OK);
+    assert_int_equal(sl_graph_input(g, "cmn", chain ? "flip" : "dec"), SL_OK);
+    double crops[2] = {crop, crop};
+    assert_int_equal(sl_graph_arg_floats(g, "cmn", "crop", crops, 2), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "cmn", "out_of_bounds_policy", chain ? "error" : "pad"),
+                     SL_OK);
     assert_int_equal(sl_graph_arg_input(g, "cmn", "mirror", "coin"), SL_OK);
     assert_int_equal(sl_graph_output(g, "cmn"), SL_OK);
     assert_int_equal(sl_graph_output(g, "reader:1"), SL_OK);
     return g;
 }
 
+static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
+{
+    return make_graph_with(root, shuffle_seed, false, 24);
+}
+
+/* sl_pipeline_options.fuse_samples of the pipelines make_pipeline builds. */
+static int g_fuse = 1;
+
 static sl_pipeline *make_pipeline(const sl_graph *g, int batch, int threads, int depth)
 {
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
+    assert_int_equal(o.fuse_samples, 1); /* the default */
+    o.fuse_samples = g_fuse;
     o.batch_size = batch;
     o.num_threads = threads;
     o.prefetch_queue_depth = depth;
@@ -147,6 +167,9 @@ static void test_determinism(void **state)
         for (int d = 1; d <= 4; d++)
             assert_true(run_hash(g, threads[t], d, 8) == ref);
     }
+    g_fuse = 0; /* the decoder runs fused into cmn by default: batch by batch, the same */
+    assert_true(run_hash(g, 2, 2, 8) == ref);
+    g_fuse = 1;
     sl_graph_arg_int(g, "reader", "seed", 8); /* a different seed gives different data */
     assert_true(run_hash(g, 2, 2, 8) != ref);
     sl_graph_destroy(g);
@@ -210,11 +233,14 @@ static void test_error_delivery(void **state)
     char *dir = make_corrupt_tree(bad, sizeof bad);
     sl_graph *g = make_graph(dir, -1);
     int configs[][2] = {{1, 1}, {2, 2}, {4, 4}};
-    for (int c = 0; c < 3; c++) {
-        sl_pipeline *p = make_pipeline(g, 4, configs[c][0], configs[c][1]);
-        check_error_at_2(p, bad);
-        sl_pipeline_destroy(p);
+    for (g_fuse = 1; g_fuse >= 0; g_fuse--) { /* the decoder fused into cmn, then not */
+        for (int c = 0; c < 3; c++) {
+            sl_pipeline *p = make_pipeline(g, 4, configs[c][0], configs[c][1]);
+            check_error_at_2(p, bad);
+            sl_pipeline_destroy(p);
+        }
     }
+    g_fuse = 1;
     sl_graph_destroy(g);
     tu_rmtree(dir);
     free(dir);
@@ -301,6 +327,7 @@ static void test_steady_state_no_alloc(void **state)
  * reader:1) keep one per slot. Checked with iterations shared, in flight and done. */
 static void test_intermediates_share_storage(void **state)
 {
+    g_fuse = 0; /* fused, the decoder would have no storage at all (test_sample_fusion) */
     sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 3);
     sl_pipeline *p = make_pipeline(g, 5, 4, 3);
     const sl__plan *plan = p->plan;
@@ -335,7 +362,107 @@ static void test_intermediates_share_storage(void **state)
     sl_pipeline_destroy(p);
     /* and the results are those of depth 1 (test_determinism covers the other depths) */
     assert_true(run_hash(g, 4, 3, 8) == run_hash(g, 1, 1, 8));
+    g_fuse = 1;
     sl_graph_destroy(g);
+}
+
+/* The chain dec -> resize -> flip -> cmn fuses: three intermediates, both scratch buffers in
+ * turn. */
+static sl_graph *make_chain_graph(const char *root, double crop)
+{
+    return make_graph_with(root, 5, true, crop);
+}
+
+static const char *fused_into(const sl_pipeline *p, const char *name)
+{
+    for (int i = 0; i < sl_pipeline_num_nodes(p); i++) {
+        sl_node_stats s;
+        assert_int_equal(sl_pipeline_node_stats(p, i, &s), SL_OK);
+        if (strcmp(s.name, name) == 0)
+            return s.fused_into ? s.fused_into : "(none)";
+    }
+    fail_msg("no node %s", name);
+    return NULL;
+}
+
+/* Sample fusion: a node whose one output only feeds a per-sample consumer runs sample by
+ * sample with it. The outputs are those of the unfused pipeline for every thread count and
+ * depth, the intermediates never exist as batches, and nothing is allocated in steady state. */
+static void test_sample_fusion(void **state)
+{
+    sl_graph *g = make_chain_graph(tu_env_dir("SLUICE_TEST_TREE"), 32);
+    g_fuse = 0;
+    uint64_t ref = run_hash(g, 1, 1, 9);
+    sl_pipeline *p = make_pipeline(g, 6, 2, 2);
+    assert_string_equal(fused_into(p, "dec"), "(none)");
+    sl_pipeline_destroy(p);
+    g_fuse = 1;
+    int configs[][2] = {{1, 1}, {2, 2}, {4, 3}, {3, 1}};
+    for (int c = 0; c < 4; c++)
+        assert_true(run_hash(g, configs[c][0], configs[c][1], 9) == ref);
+
+    p = make_pipeline(g, 6, 2, 2);
+    assert_string_equal(fused_into(p, "dec"), "resize");
+    assert_string_equal(fused_into(p, "resize"), "flip");
+    assert_string_equal(fused_into(p, "flip"), "cmn");
+    assert_string_equal(fused_into(p, "cmn"), "(none)");    /* a pipeline output */
+    assert_string_equal(fused_into(p, "reader"), "(none)"); /* a source: runs ahead */
+    assert_string_equal(fused_into(p, "coin"), "(none)");   /* an argument input */
+    for (int it = 0; it < 2 * (int)sl_pipeline_epoch_size(p, "reader") / 6 + 1; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK); /* every worker has seen the largest */
+    uint64_t before = sl__alloc_count();
+    for (int it = 0; it < 6; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl__alloc_count() - before, 0);
+    pthread_mutex_lock(&p->mu);
+    for (int j = 0; j < p->plan->n; j++) {
+        bool fused = p->plan->nodes[j].fuse_into >= 0;
+        assert_true(fused == (strcmp(p->plan->nodes[j].name, "dec") == 0 ||
+                              strcmp(p->plan->nodes[j].name, "resize") == 0 ||
+                              strcmp(p->plan->nodes[j].name, "flip") == 0));
+        for (int s = 0; fused && s < p->depth; s++) {
+            assert_null(p->slots[s].nodes[j].outs[0].data);
+            assert_non_null(p->slots[s].nodes[j].outs[0].sample_ptrs);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    sl_node_stats st;
+    for (int i = 0; i < sl_pipeline_num_nodes(p); i++) {
+        assert_int_equal(sl_pipeline_node_stats(p, i, &st), SL_OK);
+        assert_true(st.iterations >= 12);
+        assert_true(st.busy_ms > 0);
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
+/* A failure inside a fused chain names the node that failed (here the tail's setup: the crop
+ * does not fit the resized images), not its fused producers, and the chain's nodes all
+ * complete (no hang, nothing leaked). Then a corrupt file fails the head, named as such. */
+static void test_sample_fusion_errors(void **state)
+{
+    sl_graph *g = make_chain_graph(tu_env_dir("SLUICE_TEST_TREE"), 64);
+    sl_pipeline *p = make_pipeline(g, 4, 2, 2);
+    assert_string_equal(fused_into(p, "flip"), "cmn");
+    for (int it = 0; it < 3; it++) {
+        assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+        const char *msg = sl_pipeline_error(p);
+        if (!strstr(msg, "crop_mirror_normalize") || !strstr(msg, "node \"cmn\"") ||
+            !strstr(msg, ".jpg"))
+            fail_msg("unexpected error: %s", msg);
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+
+    char bad[1300];
+    char *dir = make_corrupt_tree(bad, sizeof bad);
+    g = make_chain_graph(dir, 32);
+    p = make_pipeline(g, 4, 2, 2);
+    check_error_at_2(p, bad);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 /* Per-node stats count iterations; the trace is valid JSON with one span per node run. */
@@ -539,6 +666,8 @@ int main(void)
         cmocka_unit_test(test_variable_batch_size),
         cmocka_unit_test(test_lent_feed),
         cmocka_unit_test(test_intermediates_share_storage),
+        cmocka_unit_test(test_sample_fusion),
+        cmocka_unit_test(test_sample_fusion_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

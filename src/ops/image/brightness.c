@@ -70,6 +70,7 @@ const sl_op_def sl_op_brightness = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = brightness_init,
     .setup = brightness_setup,
     .setup_sample = brightness_setup_sample,

@@ -77,6 +77,7 @@ const sl_op_def sl_op_brightness_contrast = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = bc_init,
     .setup = bc_setup,
     .setup_sample = bc_setup_sample,

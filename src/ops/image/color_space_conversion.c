@@ -192,6 +192,7 @@ const sl_op_def sl_op_color_space_conversion = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .setup = csc_setup,
     .setup_sample = csc_setup_sample,
     .run_sample = csc_run_sample,

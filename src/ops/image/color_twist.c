@@ -103,6 +103,7 @@ const sl_op_def sl_op_color_twist = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = ct_init,
     .setup = ct_setup,
     .setup_sample = ct_setup_sample,

@@ -72,6 +72,7 @@ const sl_op_def sl_op_contrast = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = contrast_init,
     .setup = contrast_setup,
     .setup_sample = contrast_setup_sample,

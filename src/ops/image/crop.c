@@ -226,6 +226,7 @@ const sl_op_def sl_op_crop = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(sl__crop_window),
     .init = crop_init,
     .setup = crop_setup,

@@ -636,6 +636,7 @@ const sl_op_def sl_op_crop_mirror_normalize = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(window),
     .init = cmn_init,
     .setup = cmn_setup,

@@ -98,6 +98,7 @@ const sl_op_def sl_op_hsv = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = hsv_init,
     .setup = hsv_setup,
     .setup_sample = hsv_setup_sample,

@@ -79,6 +79,7 @@ const sl_op_def sl_op_hue = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = hue_init,
     .setup = hue_setup,
     .setup_sample = hue_setup_sample,

@@ -466,6 +466,7 @@ const sl_op_def sl_op_resize = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(geom),
     .init = resize_init,
     .setup = resize_setup,

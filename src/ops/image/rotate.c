@@ -193,6 +193,7 @@ const sl_op_def sl_op_rotate = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = rotate_init,
     .setup = rotate_setup,
     .setup_sample = rotate_setup_sample,

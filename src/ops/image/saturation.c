@@ -85,6 +85,7 @@ const sl_op_def sl_op_saturation = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = saturation_init,
     .setup = saturation_setup,
     .setup_sample = saturation_setup_sample,

@@ -112,6 +112,7 @@ const sl_op_def sl_op_arithmetic = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = arith_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,

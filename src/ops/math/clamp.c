@@ -31,6 +31,7 @@ const sl_op_def sl_op_math_clamp = {
     .args = sl__ew_clamp_args,
     .num_args = SL__EW_CLAMP_NARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = clamp_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,

@@ -29,6 +29,7 @@ const sl_op_def sl_op_math_max = {
     .args = sl__ew_binary_args,
     .num_args = SL__EW_BINARY_NARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = max_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,

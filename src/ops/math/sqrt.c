@@ -25,6 +25,7 @@ const sl_op_def sl_op_math_sqrt = {
     .outputs = sl__ew_outputs,
     .num_outputs = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = sqrt_init,
     .fini = sl__ew_fini,
     .setup = sl__ew_setup,

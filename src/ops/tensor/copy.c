@@ -52,7 +52,7 @@ const sl_op_def sl_op_copy = {
     .outputs = outputs,
     .num_outputs = 1,
     .devices = SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU,
-    .flags = SL_OP_TRANSFER,
+    .flags = SL_OP_SAMPLEWISE | SL_OP_TRANSFER,
     .setup = copy_setup,
     .run_sample = copy_run_sample,
 #ifdef SLUICE_HAVE_CUDA

@@ -192,6 +192,7 @@ const sl_op_def sl_op_pad = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = pad_init,
     .setup = pad_setup,
     .run_sample = pad_run_sample,

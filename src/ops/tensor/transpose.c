@@ -169,6 +169,7 @@ const sl_op_def sl_op_transpose = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
+    .flags = SL_OP_SAMPLEWISE,
     .init = transpose_init,
     .setup = transpose_setup,
     .run_sample = transpose_run_sample,
