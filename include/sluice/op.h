@@ -158,6 +158,12 @@ typedef struct sl_op_def {
      * device memory; per-sample parameters go to the device with sl_ctx_gpu_upload. Must not
      * wait for the GPU. Only in builds with CUDA (SLUICE_HAVE_CUDA). */
     sl_status (*run_gpu)(sl_ctx *ctx);
+    /* Optional, SL_OP_SAMPLEWISE operators: tells with sl_ctx_input_roi which part of input
+     * samples run_sample(sample) will read, from shapes, arguments, iteration data and
+     * sl_ctx_output_roi. Called only where the node's producer runs fused into it (sample
+     * fusion), per sample, after every setup and before the fused chain runs that sample,
+     * the chain's tail first; the producer may then write only that part. */
+    sl_status (*roi_sample)(sl_ctx *ctx, int sample);
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */
@@ -216,6 +222,14 @@ SL_API void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source
 /* run: where sample i of output o is written (allocated by the executor after setup). */
 SL_API void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample);
 SL_API const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample);
+/* roi_sample: run_sample(sample) reads only the box [lo, hi) (ndim extents each, clipped to
+ * the sample's shape) of sample `sample` of input i. Several calls for one input make the
+ * box that covers them. Ignored unless input i's producer runs fused into this node. */
+SL_API void sl_ctx_input_roi(sl_ctx *ctx, int i, int sample, const int64_t *lo, const int64_t *hi);
+/* run_sample and roi_sample: true when only the box [lo, hi) (ndim extents each) of sample
+ * `sample` of output o will ever be read (its one consumer said so with sl_ctx_input_roi);
+ * the rest of the sample may then be left unwritten. false: write all of it. */
+SL_API bool sl_ctx_output_roi(const sl_ctx *ctx, int o, int sample, int64_t *lo, int64_t *hi);
 
 /* Argument values for a sample: the argument input's value when one is connected, otherwise
  * the constant (or default). The executor has already checked types and lengths. */

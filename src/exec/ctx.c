@@ -168,6 +168,44 @@ const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample)
     return sl_batch_shape(&ctx->sn->wouts[o], sample);
 }
 
+void sl_ctx_input_roi(sl_ctx *ctx, int i, int sample, const int64_t *lo, const int64_t *hi)
+{
+    if (i < 0 || i >= ctx->pn->ninputs || sample < 0 || sample >= sl_ctx_batch_size(ctx))
+        return;
+    const sl__ref *r = &ctx->pn->inputs[i];
+    if (ctx->p->plan->nodes[r->node].fuse_into != ctx->sn->node)
+        return; /* its producer writes the whole sample anyway */
+    sl__snode *pr = &ctx->slot->nodes[r->node];
+    const sl_batch *b = &pr->outs[0];
+    const int64_t *shape = sl_batch_shape(b, sample);
+    int64_t *box = pr->roi + (size_t)sample * 2 * SL_MAX_NDIM;
+    for (int d = 0; d < b->ndim; d++) {
+        int64_t l = lo[d] < 0 ? 0 : lo[d] > shape[d] ? shape[d] : lo[d];
+        int64_t h = hi[d] < l ? l : hi[d] > shape[d] ? shape[d] : hi[d];
+        if (pr->roi_set[sample]) { /* the box covering both */
+            l = l < box[d] ? l : box[d];
+            h = h > box[SL_MAX_NDIM + d] ? h : box[SL_MAX_NDIM + d];
+        }
+        box[d] = l;
+        box[SL_MAX_NDIM + d] = h;
+    }
+    pr->roi_set[sample] = true;
+}
+
+bool sl_ctx_output_roi(const sl_ctx *ctx, int o, int sample, int64_t *lo, int64_t *hi)
+{
+    const sl__snode *sn = ctx->sn;
+    if (o != 0 || !sn->roi || sample < 0 || sample >= sl_ctx_batch_size(ctx) ||
+        !sn->roi_set[sample])
+        return false;
+    const int64_t *box = sn->roi + (size_t)sample * 2 * SL_MAX_NDIM;
+    for (int d = 0; d < sn->outs[0].ndim; d++) {
+        lo[d] = box[d];
+        hi[d] = box[SL_MAX_NDIM + d];
+    }
+    return true;
+}
+
 void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
 {
     return sl_ctx_scratch_n(ctx, 0, bytes);

@@ -54,6 +54,11 @@ typedef struct sl__snode {
     bool holds;                  /* (mu) its pooled outputs borrow the node's storage */
     bool parked;                 /* (mu) waits for the node's storage (pool.c) */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
+    /* Fused nodes: per sample, the box of output 0 its consumer reads (sl_ctx_input_roi), 2 *
+     * SL_MAX_NDIM extents (lo, hi), valid when roi_set; written and read by the sample's fused
+     * task only. NULL for other nodes. */
+    int64_t *roi;
+    bool *roi_set;
 } sl__snode;
 
 struct sl_outputs {

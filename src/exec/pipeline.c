@@ -122,8 +122,12 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
                 return SL_ENOMEM;
         }
         /* fused into its consumer: its samples live in the threads' scratch (sched.c) */
-        if (p->plan->nodes[j].fuse_into >= 0 && sl__batch_scatter(&sn->outs[0]) != SL_OK)
-            return SL_ENOMEM;
+        if (p->plan->nodes[j].fuse_into >= 0) {
+            sn->roi = sl__calloc((size_t)p->opt.batch_size * 2 * SL_MAX_NDIM, sizeof(int64_t));
+            sn->roi_set = sl__calloc((size_t)p->opt.batch_size, sizeof(bool));
+            if (!sn->roi || !sn->roi_set || sl__batch_scatter(&sn->outs[0]) != SL_OK)
+                return SL_ENOMEM;
+        }
     }
     return SL_OK;
 }
@@ -186,6 +190,8 @@ static void free_slots(sl_pipeline *p)
             sl__free(sn->outs);
             sl__free(sn->tasks);
             sl__free(sn->iter_data);
+            sl__free(sn->roi);
+            sl__free(sn->roi_set);
         }
         sl__free(slot->nodes);
     }

@@ -14,7 +14,9 @@
  * The chain's tail, after its own allocation, runs one task per sample that calls run_sample
  * of every node of the chain, head first, each intermediate sample in the worker's scratch
  * (ping-pong between two buffers), and its completion completes the whole chain, head first:
- * a fused node's producers stay alive until then.
+ * a fused node's producers stay alive until then. Before a sample runs, the chain's nodes say,
+ * tail first, which part of their fused input they will read (roi_sample); a producer may
+ * then compute only that part of its sample (sl_ctx_output_roi).
  */
 #include <assert.h>
 #include <string.h>
@@ -395,11 +397,37 @@ static int run_chain_sample(sl__snode *sn, int sample, int worker)
     return pos;
 }
 
+/* Asks the chain ending at sn, tail first, which part of each fused intermediate sample its
+ * consumer reads (op roi_sample, sl_ctx_input_roi). Returns false when one failed. */
+static bool chain_rois(sl__snode *tail, int sample, int worker)
+{
+    sl_pipeline *p = tail->p;
+    for (int j = tail->node; j >= 0; j = p->plan->nodes[j].fused_from)
+        if (p->plan->nodes[j].fuse_into >= 0)
+            tail->slot->nodes[j].roi_set[sample] = false;
+    for (int j = tail->node; p->plan->nodes[j].fused_from >= 0; j = p->plan->nodes[j].fused_from) {
+        sl__snode *sn = &tail->slot->nodes[j];
+        const sl_op_def *op = p->plan->nodes[j].op;
+        if (!op->roi_sample)
+            continue;
+        sl_ctx ctx = make_ctx(sn, sample, worker);
+        int64_t t0 = sl__now_ns();
+        sl_status st = op->roi_sample(&ctx, sample);
+        add_busy(sn, t0);
+        if (st != SL_OK) {
+            op_failed(&ctx, st, "roi_sample");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The per-sample task of a fused chain's tail (after the tail's allocation). */
 static void fused_run_task(void *arg, int64_t i, int worker)
 {
     sl__snode *sn = arg;
-    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed))
+    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
+        chain_rois(sn, (int)i, worker))
         run_chain_sample(sn, (int)i, worker);
     if (atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1)
         finish_node(sn, worker);

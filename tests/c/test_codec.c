@@ -347,17 +347,19 @@ static uint32_t lcg(uint32_t *s)
 static int make_rois(int w, int h, uint32_t seed, sl__roi *r)
 {
     int n = 0;
-    r[n++] = (sl__roi){0, 0, w, h};
-    r[n++] = (sl__roi){w - 1, h - 1, 1, 1};
-    r[n++] = (sl__roi){0, h - 1, w, 1};
-    r[n++] = (sl__roi){w / 2, 0, w - w / 2, h};
-    r[n++] = (sl__roi){w / 3, h / 3, (w + 2) / 3, (h + 2) / 3};
+    r[n++] = (sl__roi){.x = 0, .y = 0, .w = w, .h = h};
+    r[n++] = (sl__roi){.x = w - 1, .y = h - 1, .w = 1, .h = 1};
+    r[n++] = (sl__roi){.x = 0, .y = h - 1, .w = w, .h = 1};
+    r[n++] = (sl__roi){.x = w / 2, .y = 0, .w = w - w / 2, .h = h};
+    r[n++] = (sl__roi){.x = w / 3, .y = h / 3, .w = (w + 2) / 3, .h = (h + 2) / 3};
     if (w > 2 && h > 2)
-        r[n++] = (sl__roi){1, 1, w - 2, h - 2};
+        r[n++] = (sl__roi){.x = 1, .y = 1, .w = w - 2, .h = h - 2};
     for (int i = 0; i < 12; i++) {
         int x = (int)(lcg(&seed) % (uint32_t)w), y = (int)(lcg(&seed) % (uint32_t)h);
-        r[n++] = (sl__roi){x, y, 1 + (int)(lcg(&seed) % (uint32_t)(w - x)),
-                           1 + (int)(lcg(&seed) % (uint32_t)(h - y))};
+        r[n++] = (sl__roi){.x = x,
+                           .y = y,
+                           .w = 1 + (int)(lcg(&seed) % (uint32_t)(w - x)),
+                           .h = 1 + (int)(lcg(&seed) % (uint32_t)(h - y))};
     }
     return n;
 }
@@ -375,6 +377,30 @@ static bool roi_matches(const uint8_t *d, size_t n, const image *full, sl__color
         print_error("%s color %d roi x=%d y=%d w=%d h=%d: %s\n", file, (int)color, r->x, r->y, r->w,
                     r->h, win.status ? win.err : "differs from the crop of the full decode");
     free(win.px);
+    if (!ok)
+        return false;
+    /* The same window with rows a full image row apart (stride), written in its place in a
+     * full-size buffer: the window's bytes are the full decode's, every other byte untouched. */
+    size_t bytes = (size_t)full->w * full->h * full->c, stride = (size_t)full->w * full->c;
+    uint8_t *buf = malloc(bytes);
+    memset(buf, GUARD_BYTE, bytes);
+    sl__roi rs = *r;
+    rs.stride = stride;
+    scratch s = {0};
+    char err[256];
+    size_t at = ((size_t)r->y * full->w + r->x) * full->c;
+    ok = sl__image_decode(d, n, color, 0, &rs, buf + at, scratch_get, &s, err, sizeof err) == SL_OK;
+    for (size_t i = 0; ok && i < bytes; i++) {
+        size_t y = i / stride, x = i % stride / full->c;
+        bool inside = y >= (size_t)r->y && y < (size_t)(r->y + r->h) && x >= (size_t)r->x &&
+                      x < (size_t)(r->x + r->w);
+        ok = inside ? buf[i] == full->px[i] : buf[i] == GUARD_BYTE;
+    }
+    if (!ok)
+        print_error("%s color %d roi x=%d y=%d w=%d h=%d with a stride: differs\n", file,
+                    (int)color, r->x, r->y, r->w, r->h);
+    free(s.p);
+    free(buf);
     return ok;
 }
 
@@ -416,9 +442,11 @@ static void test_roi_invalid(void **state)
     int w = ij.width < ip.width ? ij.width : ip.width;
     int h = ij.height < ip.height ? ij.height : ip.height;
     const sl__roi bad[] = {
-        {-1, 0, 4, 4},    {0, -1, 4, 4},           {0, 0, 0, 4},        {0, 0, 4, 0},
-        {0, 0, -4, 4},    {w + 1000, 0, 1, 1},     {0, h + 1000, 1, 1}, {1, 0, 65535, 1},
-        {0, 1, 1, 65535}, {2147483600, 0, 100, 1},
+        {-1, 0, 4, 4, 0},       {0, -1, 4, 4, 0},
+        {0, 0, 0, 4, 0},        {0, 0, 4, 0, 0},
+        {0, 0, -4, 4, 0},       {w + 1000, 0, 1, 1, 0},
+        {0, h + 1000, 1, 1, 0}, {1, 0, 65535, 1, 0},
+        {0, 1, 1, 65535, 0},    {2147483600, 0, 100, 1, 0},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         image a = decode(jpg, nj, SL__COLOR_RGB, 0, &bad[k]);
@@ -617,7 +645,7 @@ static void test_scratch_enomem(void **state)
         sl__image_info info;
         uint8_t *d = read_data(files[k], &n);
         assert_int_equal(sl__image_peek(d, n, &info, err, sizeof err), SL_OK);
-        sl__roi r = {1, 1, info.width - 2, info.height - 2};
+        sl__roi r = {.x = 1, .y = 1, .w = info.width - 2, .h = info.height - 2};
         uint8_t *out = malloc((size_t)info.width * info.height * 3);
         scratch s = {.fail = true};
         assert_int_equal(

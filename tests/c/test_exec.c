@@ -18,9 +18,13 @@
 #include "exec/exec.h"
 #include "testutil.h"
 
-/* reader (no shuffle unless seed >= 0) -> decoder -> [resize shorter 40 -> vertical flip, when
- * chain] -> cmn crop x crop (pad outside, or an error when chain) mirrored by a coin flip. */
-static sl_graph *make_graph_with(const char *root, int64_t shuffle_seed, bool chain, double crop)
+enum chain { CHAIN_NONE, CHAIN_RESIZE, CHAIN_RRC, CHAIN_VAL };
+
+/* reader (no shuffle unless seed >= 0) -> decoder -> [CHAIN_RESIZE: resize shorter 40 ->
+ * vertical flip; CHAIN_RRC: random_resized_crop 40 x 40; CHAIN_VAL: resize shorter 40] -> cmn
+ * crop x crop (pad outside, or an error with a chain) mirrored by a coin flip. */
+static sl_graph *make_graph_with(const char *root, int64_t shuffle_seed, enum chain chain,
+                                 double crop)
 {
     sl_graph *g = NULL;
     assert_int_equal(sl_graph_create(&g), SL_OK);
@@ -33,16 +37,25 @@ static sl_graph *make_graph_with(const char *root, int64_t shuffle_seed, bool ch
     assert_int_equal(sl_graph_add(g, "decoders.image", "dec", NULL), SL_OK);
     assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
     assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
-    if (chain) {
+    if (chain == CHAIN_RRC) {
+        assert_int_equal(sl_graph_add(g, "random_resized_crop", "rrc", NULL), SL_OK);
+        assert_int_equal(sl_graph_input(g, "rrc", "dec"), SL_OK);
+        double size[2] = {40, 40};
+        assert_int_equal(sl_graph_arg_floats(g, "rrc", "size", size, 2), SL_OK);
+    }
+    if (chain == CHAIN_RESIZE || chain == CHAIN_VAL) {
         assert_int_equal(sl_graph_add(g, "resize", "resize", NULL), SL_OK);
         assert_int_equal(sl_graph_input(g, "resize", "dec"), SL_OK);
         assert_int_equal(sl_graph_arg_float(g, "resize", "resize_shorter", 40), SL_OK);
+    }
+    if (chain == CHAIN_RESIZE) {
         assert_int_equal(sl_graph_add(g, "flip", "flip", NULL), SL_OK);
         assert_int_equal(sl_graph_input(g, "flip", "resize"), SL_OK);
         assert_int_equal(sl_graph_arg_int(g, "flip", "vertical", 1), SL_OK);
     }
     assert_int_equal(sl_graph_add(g, "crop_mirror_normalize", "cmn", NULL), SL_OK);
-    assert_int_equal(sl_graph_input(g, "cmn", chain ? "flip" : "dec"), SL_OK);
+    const char *last[] = {"dec", "flip", "rrc", "resize"};
+    assert_int_equal(sl_graph_input(g, "cmn", last[chain]), SL_OK);
     double crops[2] = {crop, crop};
     assert_int_equal(sl_graph_arg_floats(g, "cmn", "crop", crops, 2), SL_OK);
     assert_int_equal(sl_graph_arg_str(g, "cmn", "out_of_bounds_policy", chain ? "error" : "pad"),
@@ -55,7 +68,7 @@ static sl_graph *make_graph_with(const char *root, int64_t shuffle_seed, bool ch
 
 static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
 {
-    return make_graph_with(root, shuffle_seed, false, 24);
+    return make_graph_with(root, shuffle_seed, CHAIN_NONE, 24);
 }
 
 /* sl_pipeline_options.fuse_samples of the pipelines make_pipeline builds. */
@@ -372,7 +385,7 @@ static void test_intermediates_share_storage(void **state)
  * turn. */
 static sl_graph *make_chain_graph(const char *root, double crop)
 {
-    return make_graph_with(root, 5, true, crop);
+    return make_graph_with(root, 5, CHAIN_RESIZE, crop);
 }
 
 static const char *fused_into(const sl_pipeline *p, const char *name)
@@ -402,6 +415,23 @@ static void test_sample_fusion(void **state)
     int configs[][2] = {{1, 1}, {2, 2}, {4, 3}, {3, 1}};
     for (int c = 0; c < 4; c++)
         assert_true(run_hash(g, configs[c][0], configs[c][1], 9) == ref);
+
+    /* Regions of interest: random_resized_crop tells the fused decoder which part of the
+     * image it reads, and the decoder decodes only that; cmn tells resize which part of its
+     * output it crops, resize computes only those pixels and tells the decoder what they need
+     * (sl_ctx_input_roi / sl_ctx_output_roi). The same results. */
+    for (enum chain ch = CHAIN_RRC; ch <= CHAIN_VAL; ch++) {
+        sl_graph *rg = make_graph_with(tu_env_dir("SLUICE_TEST_TREE"), 5, ch, 32);
+        g_fuse = 0;
+        uint64_t rref = run_hash(rg, 2, 2, 9);
+        g_fuse = 1;
+        for (int c = 0; c < 4; c++)
+            assert_true(run_hash(rg, configs[c][0], configs[c][1], 9) == rref);
+        p = make_pipeline(rg, 6, 2, 2);
+        assert_string_equal(fused_into(p, "dec"), ch == CHAIN_RRC ? "rrc" : "resize");
+        sl_pipeline_destroy(p);
+        sl_graph_destroy(rg);
+    }
 
     p = make_pipeline(g, 6, 2, 2);
     assert_string_equal(fused_into(p, "dec"), "resize");

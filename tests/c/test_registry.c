@@ -282,6 +282,8 @@ static void check_op(const sl_op_def *op)
     if ((op->flags & SL_OP_SAMPLEWISE) &&
         (!op->run_sample || (op->flags & (SL_OP_SOURCE | SL_OP_STATEFUL)) || op->min_inputs < 1))
         problem(op, NULL, "SL_OP_SAMPLEWISE on an operator that is not per sample with inputs");
+    if (op->roi_sample && !(op->flags & SL_OP_SAMPLEWISE))
+        problem(op, NULL, "roi_sample without SL_OP_SAMPLEWISE (it is called in fused chains)");
     /* a transfer copies its one input unchanged: anything else would break DataNode.cpu() */
     if ((op->flags & SL_OP_TRANSFER) && (op->min_inputs != 1 || op->max_inputs != 1 ||
                                          op->num_outputs != 1 || strcmp(op->name, "copy") != 0))

@@ -51,7 +51,7 @@ sl_status sl__roi_resolve(const sl__roi *roi, int width, int height, sl__roi *ou
                           size_t errlen)
 {
     if (roi == NULL) {
-        *out = (sl__roi){0, 0, width, height};
+        *out = (sl__roi){.x = 0, .y = 0, .w = width, .h = height};
         return SL_OK;
     }
     /* Compared in int64_t: x + w must not overflow on a hostile roi. */

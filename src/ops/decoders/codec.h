@@ -34,6 +34,7 @@ typedef struct sl__image_info {
 /* A window inside the image, in pixels: columns [x, x + w), rows [y, y + h); w, h >= 1. */
 typedef struct sl__roi {
     int x, y, w, h;
+    size_t stride; /* bytes from one output row to the next; 0: w pixels (rows packed) */
 } sl__roi;
 
 /* Per-worker memory of at least `bytes`; the caller never frees it. NULL on ENOMEM. A decode

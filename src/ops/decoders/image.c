@@ -79,7 +79,25 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     if (s != SL_OK)
         return s;
     unsigned flags = sl_ctx_arg_bool(ctx, ARG_USE_FAST_IDCT, i) ? SL__DECODE_FAST_IDCT : 0;
-    return sl__decoder_decode(ctx, i, color, flags, NULL, sl_ctx_output_data(ctx, 0, i));
+    uint8_t *out = sl_ctx_output_data(ctx, 0, i);
+    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
+    int64_t lo[3], hi[3];
+    /* Fused into a consumer that reads only part of the image (a crop, a resize that computes
+     * only a crop's pixels): decode only its columns (jpeg_crop_scanline) from its first row,
+     * into the image's place in the full-size layout; the rest is never read. Rows above are
+     * still entropy-decoded (jpeg_skip_scanlines) and rows below decoded, so a truncated or
+     * corrupt file fails exactly as a full decode does. */
+    if (sl_ctx_output_roi(ctx, 0, i, lo, hi) && hi[0] > lo[0] && hi[1] > lo[1] &&
+        (lo[0] > 0 || hi[1] - lo[1] < shape[1])) {
+        sl__roi r = {.x = (int)lo[1],
+                     .y = (int)lo[0],
+                     .w = (int)(hi[1] - lo[1]),
+                     .h = (int)(shape[0] - lo[0]),
+                     .stride = (size_t)(shape[1] * shape[2])};
+        out += (size_t)((lo[0] * shape[1] + lo[1]) * shape[2]);
+        return sl__decoder_decode(ctx, i, color, flags, &r, out);
+    }
+    return sl__decoder_decode(ctx, i, color, flags, NULL, out);
 }
 
 const sl_op_def sl_op_decoders_image = {

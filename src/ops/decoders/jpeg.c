@@ -222,14 +222,15 @@ static void cmyk_row(const uint8_t *in, int w, sl__color color, uint8_t *out)
     }
 }
 
-/* Rows straight into out, several per call (libjpeg returns as many as it has ready). */
-static sl_status read_direct(job *j, int h, size_t row_bytes)
+/* Rows straight into out, `stride` bytes apart, several per call (libjpeg returns as many as
+ * it has ready). */
+static sl_status read_direct(job *j, int h, size_t stride)
 {
     JSAMPROW rows[16];
     for (int y = 0; y < h;) {
         int n = h - y < 16 ? h - y : 16;
         for (int i = 0; i < n; i++)
-            rows[i] = j->out + (size_t)(y + i) * row_bytes;
+            rows[i] = j->out + (size_t)(y + i) * stride;
         JDIMENSION got = jpeg_read_scanlines(&j->cinfo, rows, (JDIMENSION)n);
         if (got == 0) /* only a suspending source returns 0; ours never suspends */
             return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
@@ -249,7 +250,7 @@ static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size
         return sl__codec_fail(j->err, j->errlen, SL_ENOMEM, "out of memory for a %zu-byte JPEG row",
                               in_bytes);
     for (int y = 0; y < r->h; y++) {
-        uint8_t *dst = j->out + (size_t)y * row_bytes;
+        uint8_t *dst = j->out + (size_t)y * (r->stride ? r->stride : row_bytes);
         if (jpeg_read_scanlines(c, &buf, 1) != 1)
             return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
         if (cmyk)
@@ -283,7 +284,7 @@ static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
     size_t row_bytes = (size_t)r->w * (j->color == SL__COLOR_GRAY ? 1 : 3);
     int dx = r->x - (int)x0;
     if (!cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w)
-        return read_direct(j, r->h, row_bytes);
+        return read_direct(j, r->h, r->stride ? r->stride : row_bytes);
     return read_buffered(j, r, dx, cmyk, row_bytes);
 }
 

@@ -40,7 +40,8 @@ typedef struct job {
     int fmt;   /* SPNG_FMT_RGB8 or SPNG_FMT_RGBA16 */
     size_t px; /* bytes per pixel of fmt: 3 or 8 */
     uint8_t *out;
-    size_t out_row; /* bytes per output row */
+    size_t out_row;    /* bytes per output row */
+    size_t out_stride; /* bytes from one output row to the next (>= out_row) */
     sl__scratch_fn scratch;
     void *scratch_ctx;
     char *err;
@@ -185,7 +186,7 @@ static sl_status decode_rows(job *j)
         return SL_ENOMEM;
     for (int y = 0; y < j->r.y + j->r.h; y++) {
         /* Rows above the window land in the first output row and are overwritten. */
-        uint8_t *dst = j->out + (y > j->r.y ? (size_t)(y - j->r.y) * j->out_row : 0);
+        uint8_t *dst = j->out + (y > j->r.y ? (size_t)(y - j->r.y) * j->out_stride : 0);
         rc = spng_decode_row(j->ctx, buf ? buf : dst, row_len);
         if (rc != 0 && !(rc == SPNG_EOI && (uint32_t)y + 1 == j->ihdr.height))
             return fail_spng(j->err, j->errlen, rc);
@@ -202,7 +203,8 @@ static sl_status decode_whole(job *j)
     int rc = spng_decoded_image_size(j->ctx, j->fmt, &len);
     if (rc != 0)
         return fail_spng(j->err, j->errlen, rc);
-    bool into_out = direct(j) && j->r.y == 0 && (uint32_t)j->r.h == j->ihdr.height;
+    bool into_out = direct(j) && j->r.y == 0 && (uint32_t)j->r.h == j->ihdr.height &&
+                    j->out_stride == j->out_row;
     uint8_t *buf = into_out ? j->out : get_scratch(j, len);
     if (buf == NULL)
         return SL_ENOMEM;
@@ -210,7 +212,7 @@ static sl_status decode_whole(job *j)
     if (rc != 0)
         return fail_spng(j->err, j->errlen, rc);
     for (int y = 0; y < j->r.h && !into_out; y++)
-        put_row(j, buf + (size_t)(j->r.y + y) * row_len, j->out + (size_t)y * j->out_row);
+        put_row(j, buf + (size_t)(j->r.y + y) * row_len, j->out + (size_t)y * j->out_stride);
     return SL_OK;
 }
 
@@ -232,6 +234,7 @@ sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, cons
         j.fmt = j.ihdr.bit_depth == 16 ? SPNG_FMT_RGBA16 : SPNG_FMT_RGB8;
         j.px = j.ihdr.bit_depth == 16 ? 8 : 3;
         j.out_row = (size_t)j.r.w * (color == SL__COLOR_GRAY ? 1 : 3);
+        j.out_stride = j.r.stride ? j.r.stride : j.out_row;
         s = j.ihdr.interlace_method ? decode_whole(&j) : decode_rows(&j);
     }
     spng_ctx_free(j.ctx);

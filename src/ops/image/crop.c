@@ -106,6 +106,11 @@ static sl_status crop_setup(sl_ctx *ctx)
     return SL_OK;
 }
 
+static sl_status crop_roi_sample(sl_ctx *ctx, int i)
+{
+    return sl__crop_window_roi(ctx, i, is_chw(sl_ctx_input(ctx, 0)));
+}
+
 static sl_status crop_setup_sample(sl_ctx *ctx, int i)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -232,6 +237,7 @@ const sl_op_def sl_op_crop = {
     .setup = crop_setup,
     .setup_sample = crop_setup_sample,
     .run_sample = crop_run_sample,
+    .roi_sample = crop_roi_sample,
 #ifdef SLUICE_HAVE_CUDA
     .run_gpu = crop_run_gpu,
 #endif

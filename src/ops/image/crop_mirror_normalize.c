@@ -483,6 +483,12 @@ static void read_norm(sl_ctx *ctx, int i, int64_t C, double *tmp, float *mean, f
         mul[c] = scale * (1.0f / mul[c]); /* float32(1/std), as DALI */
 }
 
+/* The input is HWC (setup checks it): only the window's rows and columns are read. */
+static sl_status cmn_roi_sample(sl_ctx *ctx, int i)
+{
+    return sl__crop_window_roi(ctx, i, false);
+}
+
 static sl_status cmn_run_sample(sl_ctx *ctx, int i)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -642,6 +648,7 @@ const sl_op_def sl_op_crop_mirror_normalize = {
     .setup = cmn_setup,
     .setup_sample = cmn_setup_sample,
     .run_sample = cmn_run_sample,
+    .roi_sample = cmn_roi_sample,
 #ifdef SLUICE_HAVE_CUDA
     .run_gpu = cmn_run_gpu,
 #endif

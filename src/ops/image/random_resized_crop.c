@@ -191,6 +191,23 @@ static void rrc_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset)
     *offset = ((int64_t)win->y * s[1] + win->x) * s[2];
 }
 
+/* Only the rows and columns of the window that the resampling reads (a decoder fused before
+ * it then decodes just those: ROI decoding without a dedicated decoder operator). */
+static sl_status rrc_roi_sample(sl_ctx *ctx, int i)
+{
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    const sl__window *win = (const sl__window *)sl_ctx_iter_data(ctx) + i;
+    sl__resample_plan p;
+    int64_t offset;
+    rrc_plan(ctx, i, &p, &offset);
+    sl__resample_plan_init(&p);
+    if (!p.scratch)
+        return SL_OK; /* nothing to compute: nothing to declare */
+    int64_t lo[3] = {win->y + p.y0, win->x + p.x0, 0}, hi[3] = {win->y + p.y1, win->x + p.x1, s[2]};
+    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+    return SL_OK;
+}
+
 static sl_status rrc_run_sample(sl_ctx *ctx, int i)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -254,6 +271,7 @@ const sl_op_def sl_op_random_resized_crop = {
     .setup = rrc_setup,
     .setup_sample = rrc_setup_sample,
     .run_sample = rrc_run_sample,
+    .roi_sample = rrc_roi_sample,
 #ifdef SLUICE_HAVE_CUDA
     .run_gpu = rrc_run_gpu,
 #endif

@@ -12,9 +12,14 @@
  * SSE4.1 / AVX2 kernels of resample_simd.c where the CPU has them (3-4.5x faster, the same
  * bytes); these scalar passes are their reference and the fallback.
  *
+ * An output window (sl__resample_plan_window) keeps the whole plan's K per axis and pass order
+ * and computes the rows of the whole tables for its pixels only (the same formulas with the same
+ * o), over the input rows / columns those rows need, so its pixels are the whole run's bytes.
+ *
  * Invariant: every tap index first[o] + k lies in [0, extent) of its source, so no kernel can
  * read outside the input or the intermediate image.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -164,8 +169,10 @@ static int64_t nn_next(nn_walk *w)
     return i;
 }
 
-/* Taps K of an axis and the input range [lo, hi) its windows read. */
-static void axis_scan(const sl__resample_axis *a, int *k, int64_t *lo, int64_t *hi)
+/* Taps K of an axis (its widest window over all outputs) and the input range [lo, hi) the
+ * windows of outputs [o0, o1) read (o0 < o1). */
+static void axis_scan(const sl__resample_axis *a, int64_t o0, int64_t o1, int *k, int64_t *lo,
+                      int64_t *hi)
 {
     axis_geo g;
     nn_walk w;
@@ -178,11 +185,13 @@ static void axis_scan(const sl__resample_axis *a, int *k, int64_t *lo, int64_t *
     }
     *lo = a->in;
     *hi = 0;
-    for (int64_t o = 0; o < a->out; o++) {
+    for (int64_t o = g.nn ? 0 : o0; o < o1; o++) { /* NN positions accumulate from o = 0 */
         if (g.nn)
             b = nn_next(&w);
         else
             window(&g, o, &b, &e);
+        if (o < o0)
+            continue;
         b = b < a->in - kmax ? b : a->in - kmax;
         *lo = b < *lo ? b : *lo;
         *hi = b + kmax > *hi ? b + kmax : *hi;
@@ -190,18 +199,21 @@ static void axis_scan(const sl__resample_axis *a, int *k, int64_t *lo, int64_t *
     *k = (int)kmax;
 }
 
-/* Fills first[o] (relative to `origin`) and k weights per output pixel, normalised to sum 1;
- * fixed: as 22-bit fixed point (rounded halves away from zero, as PIL), else float. tmp: k
- * doubles. */
-static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, bool fixed,
-                        int32_t *first, void *weights, double *tmp)
+/* Fills first[o - o0] (relative to `origin`) and k weights per output pixel o of [o0, o1),
+ * normalised to sum 1; fixed: as 22-bit fixed point (rounded halves away from zero, as PIL),
+ * else float. Each row is the one the whole axis has for o. tmp: k doubles. */
+static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, int64_t o0, int64_t o1,
+                        bool fixed, int32_t *first, void *weights, double *tmp)
 {
     axis_geo g;
     nn_walk nw;
     int64_t b, e;
     geo_init(&g, a);
     nn_begin(&nw, &g);
-    for (int64_t o = 0; o < a->out; o++) {
+    for (int64_t o = 0; o < o0 && g.nn; o++) /* NN positions accumulate from o = 0 */
+        nn_next(&nw);
+    first -= o0;
+    for (int64_t o = o0; o < o1; o++) {
         double c = 0.0, sum = 0.0, sum_abs = 0.0;
         if (g.nn)
             b = e = nn_next(&nw);
@@ -230,22 +242,44 @@ static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, bool 
         for (int j = 0; j < k; j++) {
             double w = tmp[j] / sum;
             if (fixed)
-                ((int32_t *)weights)[o * k + j] = (int32_t)(w * (1 << PREC) + (w < 0 ? -0.5 : 0.5));
+                ((int32_t *)weights)[(o - o0) * k + j] =
+                    (int32_t)(w * (1 << PREC) + (w < 0 ? -0.5 : 0.5));
             else
-                ((float *)weights)[o * k + j] = (float)w;
+                ((float *)weights)[(o - o0) * k + j] = (float)w;
         }
     }
 }
 
-/* NN source index of every output pixel of an axis. */
-static void nn_index(const sl__resample_axis *a, int32_t *idx)
+/* NN source index of output pixels [o0, o1) of an axis, into idx[0 .. o1 - o0). */
+static void nn_index(const sl__resample_axis *a, int64_t o0, int64_t o1, int32_t *idx)
 {
     axis_geo g;
     nn_walk w;
     geo_init(&g, a);
     nn_begin(&w, &g);
-    for (int64_t o = 0; o < a->out; o++)
-        idx[o] = (int32_t)nn_next(&w);
+    for (int64_t o = 0; o < o1; o++) {
+        int64_t i = nn_next(&w);
+        if (o >= o0)
+            idx[o - o0] = (int32_t)i;
+    }
+}
+
+/* The input range [lo, hi) NN output pixels [o0, o1) of an axis gather from (o0 < o1). */
+static void nn_range(const sl__resample_axis *a, int64_t o0, int64_t o1, int64_t *lo, int64_t *hi)
+{
+    axis_geo g;
+    nn_walk w;
+    geo_init(&g, a);
+    nn_begin(&w, &g);
+    *lo = a->in;
+    *hi = 0;
+    for (int64_t o = 0; o < o1; o++) {
+        int64_t i = nn_next(&w);
+        if (o >= o0) {
+            *lo = i < *lo ? i : *lo;
+            *hi = i + 1 > *hi ? i + 1 : *hi;
+        }
+    }
 }
 
 /* ---- passes ------------------------------------------------------------------------------ */
@@ -459,24 +493,25 @@ static pass_fn pick_pass(bool horizontal, bool fixed, bool in_u8, bool out_u8)
 
 /* ---- NN gather --------------------------------------------------------------------------- */
 
-/* out[y][x] = in[iy[y]][ix[x]], converting the type when it changes. */
+/* out[wy0 + y][wx0 + x] = in[iy[y]][ix[x]] over the window, converting the type when it
+ * changes. */
 static void nn_gather(const sl__resample_plan *p, const void *src, void *dst, const int32_t *iy,
                       const int32_t *ix)
 {
-    const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
+    const int64_t C = p->c, nx = p->wx1 - p->wx0, stride = p->stride ? p->stride : p->x.in * C;
     const bool in_u8 = p->in_type == SL_DTYPE_UINT8, out_u8 = p->out_type == SL_DTYPE_UINT8;
     const size_t es = in_u8 ? 1 : 4;
-    for (int64_t y = 0; y < p->y.out; y++) {
+    for (int64_t y = 0; y < p->wy1 - p->wy0; y++) {
         const char *s = (const char *)src + (size_t)(iy[y] * stride) * es;
-        char *d = (char *)dst + (size_t)(y * ow * C) * (out_u8 ? 1 : 4);
+        char *d = (char *)dst + (size_t)(((p->wy0 + y) * p->x.out + p->wx0) * C) * (out_u8 ? 1 : 4);
         if (in_u8 == out_u8 && C == 3 && in_u8) {
-            for (int64_t x = 0; x < ow; x++)
+            for (int64_t x = 0; x < nx; x++)
                 memcpy(d + 3 * x, s + 3 * (ptrdiff_t)ix[x], 3);
         } else if (in_u8 == out_u8) {
-            for (int64_t x = 0; x < ow; x++)
+            for (int64_t x = 0; x < nx; x++)
                 memcpy(d + (size_t)(x * C) * es, s + (size_t)(ix[x] * C) * es, (size_t)C * es);
         } else {
-            for (int64_t x = 0; x < ow; x++)
+            for (int64_t x = 0; x < nx; x++)
                 for (int64_t c = 0; c < C; c++) {
                     float v = in_u8 ? (float)((const uint8_t *)s)[ix[x] * C + c]
                                     : ((const float *)s)[ix[x] * C + c];
@@ -505,23 +540,24 @@ typedef struct scratch_map {
 static size_t expand_size(const sl__resample_plan *p)
 {
     const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
-    return fixed && !p->skip_x ? sl__rs_expand_size(p->c, p->x.out, p->kx) : 0;
+    return fixed && !p->skip_x ? sl__rs_expand_size(p->c, p->wx1 - p->wx0, p->kx) : 0;
 }
 
 static void layout_of(const sl__resample_plan *p, scratch_map *l)
 {
     const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
     const size_t ts = fixed ? 1 : 4;
-    size_t tmp = p->vertical_first ? (size_t)(p->y.out * (p->x1 - p->x0) * p->c)
-                                   : (size_t)((p->y1 - p->y0) * p->x.out * p->c);
+    const size_t oy = (size_t)(p->wy1 - p->wy0), ox = (size_t)(p->wx1 - p->wx0); /* the window */
+    size_t tmp = p->vertical_first ? oy * (size_t)((p->x1 - p->x0) * p->c)
+                                   : (size_t)((p->y1 - p->y0) * p->c) * ox;
     if (p->skip_x || p->skip_y) /* one pass, straight into the output */
         tmp = 0;
     size_t kmax = (size_t)(p->ky > p->kx ? p->ky : p->kx);
     l->first_y = 0;
-    l->w_y = l->first_y + align64((size_t)p->y.out * 4);
-    l->first_x = l->w_y + align64((size_t)p->y.out * (size_t)p->ky * 4);
-    l->w_x = l->first_x + align64((size_t)p->x.out * 4);
-    l->wv_x = l->w_x + align64((size_t)p->x.out * (size_t)p->kx * 4);
+    l->w_y = l->first_y + align64(oy * 4);
+    l->first_x = l->w_y + align64(oy * (size_t)p->ky * 4);
+    l->w_x = l->first_x + align64(ox * 4);
+    l->wv_x = l->w_x + align64(ox * (size_t)p->kx * 4);
     l->tmp = l->wv_x + align64(expand_size(p) * 4);
     /* axis_coeffs' k doubles borrow the intermediate's space before the passes run */
     size_t t = tmp * ts > kmax * sizeof(double) ? tmp * ts : kmax * sizeof(double);
@@ -549,6 +585,12 @@ static bool choose_vertical_first(const sl__resample_plan *p)
     return vh < hv;
 }
 
+/* Whether the plan has anything to compute at all (whatever the window). */
+static bool plan_empty(const sl__resample_plan *p)
+{
+    return p->y.out <= 0 || p->x.out <= 0 || p->c <= 0 || p->y.in <= 0 || p->x.in <= 0;
+}
+
 void sl__resample_plan_init(sl__resample_plan *p)
 {
     scratch_map l;
@@ -562,35 +604,93 @@ void sl__resample_plan_init(sl__resample_plan *p)
     p->y1 = p->y.in;
     p->x1 = p->x.in;
     p->vertical_first = false;
-    if (p->y.out <= 0 || p->x.out <= 0 || p->c <= 0 || p->y.in <= 0 || p->x.in <= 0)
+    p->window = false;
+    p->wy0 = p->wx0 = 0;
+    p->wy1 = p->y.out > 0 ? p->y.out : 0;
+    p->wx1 = p->x.out > 0 ? p->x.out : 0;
+    if (plan_empty(p))
         return;
     if (p->nn) {
         p->scratch = align64((size_t)p->y.out * 4) + align64((size_t)p->x.out * 4);
         return;
     }
     if (!p->skip_y)
-        axis_scan(&p->y, &p->ky, &p->y0, &p->y1);
+        axis_scan(&p->y, 0, p->y.out, &p->ky, &p->y0, &p->y1);
     if (!p->skip_x)
-        axis_scan(&p->x, &p->kx, &p->x0, &p->x1);
+        axis_scan(&p->x, 0, p->x.out, &p->kx, &p->x0, &p->x1);
     p->vertical_first = p->skip_x || (!p->skip_y && choose_vertical_first(p));
     layout_of(p, &l);
     p->scratch = l.total;
 }
 
-void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
-                         void *w_x, double *tmp)
+static int64_t clamp_out(int64_t v, int64_t out)
+{
+    return v < 0 ? 0 : v < out ? v : out;
+}
+
+void sl__resample_plan_window(sl__resample_plan *p, int64_t wy0, int64_t wy1, int64_t wx0,
+                              int64_t wx1)
+{
+    scratch_map l;
+    const int64_t oy = p->y.out > 0 ? p->y.out : 0, ox = p->x.out > 0 ? p->x.out : 0;
+    wy0 = clamp_out(wy0, oy), wy1 = clamp_out(wy1, oy);
+    wx0 = clamp_out(wx0, ox), wx1 = clamp_out(wx1, ox);
+    wy1 = wy1 > wy0 ? wy1 : wy0;
+    wx1 = wx1 > wx0 ? wx1 : wx0;
+    if (wy0 == 0 && wy1 == oy && wx0 == 0 && wx1 == ox) {
+        sl__resample_plan_init(p); /* the whole output (a window asked before is dropped) */
+        return;
+    }
+    p->window = true;
+    p->wy0 = wy0, p->wy1 = wy1, p->wx0 = wx0, p->wx1 = wx1;
+    if (plan_empty(p)) /* init left nothing to do */
+        return;
+    if (wy0 == wy1 || wx0 == wx1) { /* nothing to compute, nothing read */
+        p->y0 = p->y1 = p->x0 = p->x1 = 0;
+        p->scratch = 0;
+        return;
+    }
+    /* ky, kx, vertical_first, skip_* and nn stay the whole plan's (axis_scan finds the same K) */
+    if (p->nn) {
+        nn_range(&p->y, wy0, wy1, &p->y0, &p->y1);
+        nn_range(&p->x, wx0, wx1, &p->x0, &p->x1);
+        p->scratch = align64((size_t)(wy1 - wy0) * 4) + align64((size_t)(wx1 - wx0) * 4);
+        return;
+    }
+    if (p->skip_y) /* an identity axis reads what it writes */
+        p->y0 = wy0, p->y1 = wy1;
+    else
+        axis_scan(&p->y, wy0, wy1, &p->ky, &p->y0, &p->y1);
+    if (p->skip_x)
+        p->x0 = wx0, p->x1 = wx1;
+    else
+        axis_scan(&p->x, wx0, wx1, &p->kx, &p->x0, &p->x1);
+    layout_of(p, &l);
+    p->scratch = l.total;
+}
+
+/* The tables of the window's pixels (rows of the whole tables). */
+static void window_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
+                          void *w_x, double *tmp)
 {
     const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
     if (!p->skip_y)
-        axis_coeffs(&p->y, p->ky, p->y0, fixed, first_y, w_y, tmp);
+        axis_coeffs(&p->y, p->ky, p->y0, p->wy0, p->wy1, fixed, first_y, w_y, tmp);
     if (!p->skip_x)
-        axis_coeffs(&p->x, p->kx, p->x0, fixed, first_x, w_x, tmp);
+        axis_coeffs(&p->x, p->kx, p->x0, p->wx0, p->wx1, fixed, first_x, w_x, tmp);
+}
+
+void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
+                         void *w_x, double *tmp)
+{
+    assert(!p->window); /* whole-output tables: callers that run them elsewhere set no window */
+    window_tables(p, first_y, w_y, first_x, w_x, tmp);
 }
 
 void sl__resample_nn_tables(const sl__resample_plan *p, int32_t *iy, int32_t *ix)
 {
-    nn_index(&p->y, iy);
-    nn_index(&p->x, ix);
+    nn_index(&p->y, 0, p->y.out, iy);
+    nn_index(&p->x, 0, p->x.out, ix);
 }
 
 void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, void *scratch)
@@ -599,9 +699,11 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     if (!p->scratch)
         return;
     char *base = scratch;
+    const int64_t oy = p->wy1 - p->wy0, ox = p->wx1 - p->wx0; /* the window */
     if (p->nn) {
-        int32_t *iy = (int32_t *)base, *ix = (int32_t *)(base + align64((size_t)p->y.out * 4));
-        sl__resample_nn_tables(p, iy, ix);
+        int32_t *iy = (int32_t *)base, *ix = (int32_t *)(base + align64((size_t)oy * 4));
+        nn_index(&p->y, p->wy0, p->wy1, iy);
+        nn_index(&p->x, p->wx0, p->wx1, ix);
         nn_gather(p, src, dst, iy, ix);
         return;
     }
@@ -611,38 +713,40 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     const size_t es = in_u8 ? 1 : 4;
     int32_t *fy = (int32_t *)(base + l.first_y), *fx = (int32_t *)(base + l.first_x);
     void *wy = base + l.w_y, *wx = base + l.w_x, *tmp = base + l.tmp;
-    sl__resample_tables(p, fy, wy, fx, wx, tmp);
+    window_tables(p, fy, wy, fx, wx, tmp);
     int32_t *wv = expand_size(p) ? (int32_t *)(base + l.wv_x) : NULL;
-    bool wv_pairs = wv && sl__rs_expand(p->c, p->x.out, p->kx, wx, wv);
+    bool wv_pairs = wv && sl__rs_expand(p->c, ox, p->kx, wx, wv);
 
     const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
     const char *s0 = (const char *)src + (size_t)(p->y0 * stride + p->x0 * C) * es;
-    /* the horizontal pass reads input rows from x0 (uint8: always the first pass) */
+    char *d0 = (char *)dst + (size_t)((p->wy0 * ow + p->wx0) * C) * (out_u8 ? 1 : 4);
+    /* the horizontal pass reads input rows from x0 (uint8: always the first pass), no further
+     * than x1 (the SIMD kernels' wide loads included) */
     pass a = {.src = s0,
               .sstride = (ptrdiff_t)stride,
               .dst = tmp,
               .c = C,
               .wv = wv,
               .wv_pairs = wv_pairs,
-              .readable = (p->x.in - p->x0) * C};
-    pass b = {.src = tmp, .dst = dst, .dstride = (ptrdiff_t)(ow * C), .c = C};
+              .readable = (p->x1 - p->x0) * C};
+    pass b = {.src = tmp, .dst = d0, .dstride = (ptrdiff_t)(ow * C), .c = C};
     if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
-        a.dst = dst, a.dstride = (ptrdiff_t)(ow * C), a.rows = p->y.out;
-        a.n = p->skip_x ? ow * C : ow;
+        a.dst = d0, a.dstride = (ptrdiff_t)(ow * C), a.rows = oy;
+        a.n = p->skip_x ? ox * C : ox;
         a.k = p->skip_x ? p->ky : p->kx;
         a.first = p->skip_x ? fy : fx;
         a.w = p->skip_x ? wy : wx;
         pick_pass(p->skip_y, fixed, in_u8, out_u8)(&a);
-    } else if (p->vertical_first) { /* y: input -> tmp (oh x (x1-x0)); x: tmp -> output */
+    } else if (p->vertical_first) { /* y: input -> tmp (oy x (x1-x0)); x: tmp -> output */
         a.dstride = b.sstride = (ptrdiff_t)((p->x1 - p->x0) * C);
-        a.rows = p->y.out, a.n = a.dstride, a.k = p->ky, a.first = fy, a.w = wy;
-        b.rows = p->y.out, b.n = ow, b.k = p->kx, b.first = fx, b.w = wx;
+        a.rows = oy, a.n = a.dstride, a.k = p->ky, a.first = fy, a.w = wy;
+        b.rows = oy, b.n = ox, b.k = p->kx, b.first = fx, b.w = wx;
         pick_pass(false, fixed, in_u8, fixed)(&a);
         pick_pass(true, fixed, fixed, out_u8)(&b);
-    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ow); y: tmp -> output */
-        a.dstride = b.sstride = (ptrdiff_t)(ow * C);
-        a.rows = p->y1 - p->y0, a.n = ow, a.k = p->kx, a.first = fx, a.w = wx;
-        b.rows = p->y.out, b.n = ow * C, b.k = p->ky, b.first = fy, b.w = wy;
+    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ox); y: tmp -> output */
+        a.dstride = b.sstride = (ptrdiff_t)(ox * C);
+        a.rows = p->y1 - p->y0, a.n = ox, a.k = p->kx, a.first = fx, a.w = wx;
+        b.rows = oy, b.n = ox * C, b.k = p->ky, b.first = fy, b.w = wy;
         pick_pass(true, fixed, in_u8, fixed)(&a);
         pick_pass(false, fixed, fixed, out_u8)(&b);
     }
@@ -695,18 +799,4 @@ void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sam
     const sl_batch *in = sl_ctx_input(ctx, 0);
     cf->out_type =
         sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : sl_batch_dtype(in);
-}
-
-sl_status sl__resample_sample(sl_ctx *ctx, int i, sl__resample_plan *p)
-{
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    sl__resample_plan_init(p);
-    if (!p->scratch)
-        return SL_OK;
-    void *scratch = sl_ctx_scratch(ctx, p->scratch);
-    if (!scratch)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
-                       p->scratch);
-    sl__resample_run(p, sl_batch_sample_data(in, i), sl_ctx_output_data(ctx, 0, i), scratch);
-    return SL_OK;
 }

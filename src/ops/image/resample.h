@@ -32,8 +32,12 @@
  * plan's coefficient tables for callers that run the passes elsewhere, the argument glue both
  * operators share (interp_type, mag_filter, min_filter, antialias, dtype) and, in CUDA builds,
  * their run_gpu (resample.cu + resample.cuh: the same plans, tables and arithmetic on the GPU).
+ * Output window (sl__resample_plan_window): a plan may compute only a rectangle of its output,
+ * each pixel byte-identical to what the whole plan computes there (same centres, windows,
+ * weights, taps and pass order), reading only the input rows / columns that rectangle needs.
  * Invariant: the kernels never read outside the input image nor write outside the output,
- * whatever the interval (huge, NaN-free, mirrored, outside the image).
+ * whatever the interval (huge, NaN-free, mirrored, outside the image); they read only input rows
+ * [y0, y1) x columns [x0, x1) of the plan and write only its output window.
  */
 #ifndef SLUICE_OPS_IMAGE_RESAMPLE_H
 #define SLUICE_OPS_IMAGE_RESAMPLE_H
@@ -88,24 +92,43 @@ typedef struct sl__resample_plan {
     bool skip_x, skip_y; /* identity axes (same size, interval [0, in)): no pass, as PIL */
     bool nn;             /* both axes NN or identities: a direct gather, no passes */
     size_t scratch;      /* bytes of scratch sl__resample_run needs (0: nothing to do) */
+    /* The output window: rows [wy0, wy1) x columns [wx0, wx1) are computed. init: the whole
+     * output (window false); sl__resample_plan_window: the rectangle asked, clamped. */
+    bool window;
+    int64_t wy0, wy1, wx0, wx1;
 } sl__resample_plan;
 
-/* Completes *p (whose axes, c and types the caller set) and sizes its scratch. Cheap: O(out). */
+/* Completes *p (whose axes, c and types the caller set; the other fields may hold anything) and
+ * sizes its scratch, for the whole output. Cheap: O(out). */
 void sl__resample_plan_init(sl__resample_plan *p);
+/* Restricts a plan completed by sl__resample_plan_init to output rows [wy0, wy1) x columns
+ * [wx0, wx1) (each clamped to [0, out); an empty one computes nothing: scratch 0). Afterwards
+ * y0, y1, x0, x1 are the input rows / columns the window's pixels need (empty for an empty
+ * window) and scratch what the window needs (<= the whole plan's); ky, kx, vertical_first,
+ * skip_* and nn stay the whole plan's, so the window's pixels are byte-identical to the whole
+ * run's, whatever the filter, types and instruction set. sl__resample_run then writes exactly the
+ * window's pixels of dst (whose layout stays the whole output's) and no other byte of it, for
+ * every plan (NN gathers and identity axes included: there is no fallback to the whole output).
+ * May be called again on the same plan (the last window counts). Cheap: O(out). Not for plans
+ * whose tables run elsewhere (sl__resample_tables, the GPU): they stay whole. */
+void sl__resample_plan_window(sl__resample_plan *p, int64_t wy0, int64_t wy1, int64_t wx0,
+                              int64_t wx1);
 /* Resamples src (p->y.in rows of p->x.in x p->c elements, p->stride apart) into dst (p->y.out x
- * p->x.out x p->c, contiguous).
+ * p->x.out x p->c, contiguous): the plan's window of it (the whole output unless
+ * sl__resample_plan_window restricted it), reading input rows [y0, y1) x columns [x0, x1) only.
  * scratch: p->scratch bytes, 64-byte aligned (sl_ctx_scratch). Threads: reentrant. */
 void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, void *scratch);
 
 /* The coefficient tables sl__resample_run computes for a planned, non-NN resampling (p->scratch
- * > 0, !p->nn), for callers that run the passes elsewhere (the GPU, resample.cu): per output
- * pixel of an axis its first tap (relative to y0 / x0) and k weights, int32 22-bit fixed point
- * for uint8 -> uint8, else float32. first_y: y.out, w_y: y.out * ky (x alike); a skipped axis
- * (skip_y / skip_x) gets nothing. tmp: max(ky, kx) doubles. Threads: reentrant. */
+ * > 0, !p->nn) of the whole output (no window: asserted), for callers that run the passes
+ * elsewhere (the GPU, resample.cu): per output pixel of an axis its first tap (relative to y0 /
+ * x0) and k weights, int32 22-bit fixed point for uint8 -> uint8, else float32. first_y: y.out,
+ * w_y: y.out * ky (x alike); a skipped axis (skip_y / skip_x) gets nothing. tmp: max(ky, kx)
+ * doubles. Threads: reentrant. */
 void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y, int32_t *first_x,
                          void *w_x, double *tmp);
 /* NN plans (p->nn): the source row of every output row (y.out) and the source column of every
- * output column (x.out), as sl__resample_run gathers them. */
+ * output column (x.out), as sl__resample_run gathers them (whatever the window). */
 void sl__resample_nn_tables(const sl__resample_plan *p, int32_t *iy, int32_t *ix);
 
 /* ---- argument glue shared by resize and random_resized_crop --------------------------------
@@ -128,8 +151,6 @@ sl_status sl__resample_init_check(sl_op_init *ini, const sl__resample_args *a);
 sl_status sl__resample_setup(sl_ctx *ctx, const sl__resample_args *a);
 void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sample,
                           sl__resample_cfg *cf);
-/* Runs a plan for sample i of input 0 into output 0, taking scratch from ctx. */
-sl_status sl__resample_sample(sl_ctx *ctx, int i, sl__resample_plan *p);
 
 #ifdef SLUICE_HAVE_CUDA
 /* Plans sample i of input 0 for the GPU path: fills the axes, c, stride, in_type and out_type

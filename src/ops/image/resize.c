@@ -415,12 +415,44 @@ static void resize_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offse
     *offset = 0;
 }
 
+/* Sample i's CPU plan, restricted to what a fused consumer reads of the output (a crop of
+ * it: sl_ctx_output_roi), so that only those pixels are computed. */
+static void resize_cpu_plan(sl_ctx *ctx, int i, sl__resample_plan *p)
+{
+    int64_t offset, lo[3], hi[3];
+    resize_plan(ctx, i, p, &offset);
+    sl__resample_plan_init(p);
+    if (sl_ctx_output_roi(ctx, 0, i, lo, hi))
+        sl__resample_plan_window(p, lo[0], hi[0], lo[1], hi[1]);
+}
+
+/* The input rows and columns the (windowed) plan reads: a decoder fused before it decodes
+ * only those. */
+static sl_status resize_roi_sample(sl_ctx *ctx, int i)
+{
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    sl__resample_plan p;
+    resize_cpu_plan(ctx, i, &p);
+    if (!p.scratch)
+        return SL_OK; /* nothing to compute: nothing to declare */
+    int64_t lo[3] = {p.y0, p.x0, 0}, hi[3] = {p.y1, p.x1, s[2]};
+    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+    return SL_OK;
+}
+
 static sl_status resize_run_sample(sl_ctx *ctx, int i)
 {
     sl__resample_plan p;
-    int64_t offset;
-    resize_plan(ctx, i, &p, &offset);
-    return sl__resample_sample(ctx, i, &p);
+    resize_cpu_plan(ctx, i, &p);
+    if (!p.scratch)
+        return SL_OK;
+    void *scratch = sl_ctx_scratch(ctx, p.scratch);
+    if (!scratch)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
+                       p.scratch);
+    sl__resample_run(&p, sl_batch_sample_data(sl_ctx_input(ctx, 0), i),
+                     sl_ctx_output_data(ctx, 0, i), scratch);
+    return SL_OK;
 }
 
 #ifdef SLUICE_HAVE_CUDA
@@ -472,6 +504,7 @@ const sl_op_def sl_op_resize = {
     .setup = resize_setup,
     .setup_sample = resize_setup_sample,
     .run_sample = resize_run_sample,
+    .roi_sample = resize_roi_sample,
 #ifdef SLUICE_HAVE_CUDA
     .run_gpu = resize_run_gpu,
 #endif

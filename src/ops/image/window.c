@@ -66,3 +66,14 @@ bool sl__crop_window_get(const sl_ctx *ctx, const sl__crop_args *a, int i, int64
     win->h = shape[0], win->w = shape[1];
     return true;
 }
+
+sl_status sl__crop_window_roi(sl_ctx *ctx, int i, bool chw)
+{
+    const sl__crop_window *win = (const sl__crop_window *)sl_ctx_iter_data(ctx) + i;
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {s[0], s[1], s[2]};
+    lo[chw] = win->y0, hi[chw] = win->y0 + win->h; /* clipped to the image by the executor */
+    lo[chw + 1] = win->x0, hi[chw + 1] = win->x0 + win->w;
+    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+    return SL_OK;
+}

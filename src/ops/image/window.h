@@ -41,6 +41,10 @@ sl_status sl__crop_init_check(sl_op_init *ini, const sl__crop_args *a);
 bool sl__crop_window_get(const sl_ctx *ctx, const sl__crop_args *a, int i, int64_t H, int64_t W,
                          sl__crop_window *win);
 
+/* roi_sample of operators that keep sample i's window (sl__crop_window at iteration data i)
+ * of an HWC (or CHW, chw true) image: they read only the window's rows and columns of it. */
+sl_status sl__crop_window_roi(sl_ctx *ctx, int i, bool chw);
+
 /* ---- shared argument definitions --------------------------------------------------------- */
 
 #define SL__ARG_CROP                                                                               \
