@@ -87,11 +87,15 @@ typedef struct sl_io_def {
 /* Copies its one input unchanged (copy). On device "cpu" it may read GPU data: the executor
  * then copies the batch from the device itself (DataNode.cpu()). */
 #define SL_OP_TRANSFER 0x10u
-/* Sample by sample (a run_sample operator): setup and setup_sample read only the shapes, dtypes
- * and sources of its data inputs, never their data, and run_sample(i) reads only sample i of
- * them. The executor may then fuse it with the producer of an input that nothing else reads:
+/* Sample by sample (a run_sample operator): setup, setup_sample and roi_sample read only the
+ * shapes, dtypes, layouts and sources of its data inputs, never their data (no
+ * sl_batch_sample_data there), and run_sample(i) reads only sample i of them, through
+ * sl_batch_sample_data (never sl_batch_data, offsets or nbytes, meaningless for a fused
+ * input). The executor may then fuse it with the producer of an input that nothing else reads:
  * both run per sample in one task, the intermediate sample in the thread's scratch instead of
- * a batch (sample fusion, sl_pipeline_options.fuse_samples). */
+ * a batch (sample fusion, sl_pipeline_options.fuse_samples). Any run_sample operator may be
+ * such a producer, which is why run_sample(i) must write only sample i of its outputs, through
+ * sl_ctx_output_data(ctx, o, i), and only during that call. */
 #define SL_OP_SAMPLEWISE 0x20u
 
 typedef struct sl_op_init sl_op_init;

@@ -40,7 +40,7 @@ _PIPELINE_ARGS = (
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
-    "max_batch_size")
+    "max_batch_size", "fuse_samples")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -83,6 +83,9 @@ class Pipeline:
     loads_kwargs); None: pickle, with lambdas and local functions saved by value) and
     py_worker_init (sluice's addition: called as py_worker_init(worker_id) in each worker, after
     seeding) configure the worker processes of parallel external sources.
+    fuse_samples (sluice's addition, default True): sample fusion, a node whose one output only
+    a per-sample operator reads runs sample by sample with it (less memory; the same outputs);
+    False runs every node batch by batch.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -94,7 +97,7 @@ class Pipeline:
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
-                 concurrency=None, max_batch_size=None):
+                 concurrency=None, max_batch_size=None, fuse_samples=True):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -115,6 +118,7 @@ class Pipeline:
         self._num_threads = -1 if num_threads is None else int(num_threads)
         self._device_id = None if device_id in (None, -1) else int(device_id)
         self._seed = -1 if seed is None else int(seed)
+        self._fuse_samples = bool(fuse_samples)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth = _depth(prefetch_queue_depth, exec_pipelined)
@@ -220,7 +224,8 @@ class Pipeline:
         threads = self._num_threads if self._num_threads > 0 else (os.cpu_count() or 1)
         return {"batch_size": self._batch_size, "num_threads": threads,
                 "prefetch_queue_depth": self._depth, "seed": self._seed,
-                "device_id": -1 if self._device_id is None else self._device_id}
+                "device_id": -1 if self._device_id is None else self._device_id,
+                "fuse_samples": int(self._fuse_samples)}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -236,7 +241,8 @@ class Pipeline:
         self.start_py_workers()  # before the pipeline's threads exist (fork)
         try:
             pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                    o["prefetch_queue_depth"], o["seed"], o["device_id"])
+                                    o["prefetch_queue_depth"], o["seed"], o["device_id"],
+                                    o["fuse_samples"])
             pipe.build()
         except BaseException:
             self._close_pool()
@@ -538,8 +544,9 @@ class Pipeline:
         return {n: self._pipe.reader_meta(n) for n in self._reader_names()}
 
     def executor_statistics(self):
-        """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms, gpu_ms)}
-        (gpu_ms: device time of a mixed or gpu node's copies and kernels)."""
+        """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms, gpu_ms,
+        fused_into)} (gpu_ms: device time of a mixed or gpu node's copies and kernels;
+        fused_into: the node it runs sample by sample with, see fuse_samples, or None)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
     # ---- serialisation ------------------------------------------------------------------------
@@ -579,6 +586,7 @@ class Pipeline:
         self._depth = self._prefetch_queue_depth = o["prefetch_queue_depth"]
         self._seed = o["seed"]
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
+        self._fuse_samples = o["fuse_samples"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 

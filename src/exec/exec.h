@@ -88,6 +88,9 @@ typedef struct sl__span {
 
 #define SL__TRACE_SPANS 512
 
+/* The default of sl_pipeline.fuse_keep. */
+#define SL__FUSE_KEEP ((size_t)16 << 20)
+
 typedef struct sl__node_stat {
     int64_t iterations;
     int64_t total_ns;
@@ -126,9 +129,11 @@ struct sl_pipeline {
     int depth;
     sl__slot *slots;
     sl__tpool *pool;
-    sl__scratch *scratch;       /* SL_SCRATCH_BUFFERS per worker */
-    sl__scratch *fuse_scratch;  /* 2 per worker: fused chains' intermediate samples (sched.c) */
-    atomic_size_t fuse_high[2]; /* the largest sample either fuse_scratch buffer has needed */
+    sl__scratch *scratch;      /* SL_SCRATCH_BUFFERS per worker */
+    sl__scratch *fuse_scratch; /* 2 per worker: fused chains' intermediate samples (sched.c) */
+    /* A fused intermediate sample larger than this gets a buffer of its own for its task
+     * instead of growing the worker's scratch, which every worker would then keep. */
+    size_t fuse_keep;
 
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* a slot became READY or FREE, or stopping */

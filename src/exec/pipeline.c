@@ -35,6 +35,9 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64)
         return sl__last_error_set(SL_EINVAL, "prefetch_queue_depth must be in [1, 64], got %d",
                                   o->prefetch_queue_depth);
+    if (o->fuse_samples != 0 && o->fuse_samples != 1)
+        return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
+                                  o->fuse_samples);
     return SL_OK;
 }
 
@@ -141,6 +144,7 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
     p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
     p->fuse_scratch = sl__calloc((size_t)p->opt.num_threads * 2, sizeof(sl__scratch));
+    p->fuse_keep = SL__FUSE_KEEP;
     if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch ||
         !p->fuse_scratch)
         return fail(p, SL_ENOMEM, "out of memory");

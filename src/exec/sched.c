@@ -350,64 +350,61 @@ static void run_sample_task(void *arg, int64_t i, int worker)
         finish_node(sn, worker);
 }
 
-/* Runs sample `sample` of the fused chain ending at sn: its producers first (head first),
- * then sn; a fused node writes the sample into worker scratch, alternating between the two
- * buffers along the chain so that a node never writes what it reads. Returns sn's position in
- * the chain (0: the head), or -1 when a node failed (the frame's error is recorded). */
-static int run_chain_sample(sl__snode *sn, int sample, int worker)
-{
-    sl_pipeline *p = sn->p;
-    const sl__pnode *pn = &p->plan->nodes[sn->node];
-    int pos = 0;
-    if (pn->fused_from >= 0) {
-        pos = run_chain_sample(&sn->slot->nodes[pn->fused_from], sample, worker);
-        if (pos < 0)
-            return -1;
-        pos++;
-    }
-    sl_ctx ctx = make_ctx(sn, sample, worker);
-    int64_t t0 = sl__now_ns();
-    if (pn->fuse_into >= 0) {
-        sl_batch *b = &sn->outs[0];
-        size_t bytes = (size_t)sl_batch_sample_numel(b, sample) * sl_dtype_size(b->dtype);
-        /* Grown to the largest sample any worker has needed, not just this one: a worker then
-         * grows at most once after the largest sample of the data set, wherever it ran, and
-         * steady state allocates nothing. Never NULL: an empty sample still has an address. */
-        size_t want = bytes > 64 ? bytes : 64;
-        size_t hw = atomic_load_explicit(&p->fuse_high[pos & 1], memory_order_relaxed);
-        while (hw < want &&
-               !atomic_compare_exchange_weak_explicit(&p->fuse_high[pos & 1], &hw, want,
-                                                      memory_order_relaxed, memory_order_relaxed))
-            ;
-        uint8_t *buf =
-            sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], hw > want ? hw : want);
-        if (!buf) {
-            sl_fail(&ctx, SL_ENOMEM, "out of memory for output 0 of sample %d (%zu bytes)", sample,
-                    bytes);
-            return -1;
-        }
-        b->sample_ptrs[sample] = buf;
-    }
-    sl_status st = pn->op->run_sample(&ctx, sample);
-    add_busy(sn, t0);
-    if (st != SL_OK) {
-        op_failed(&ctx, st, "run_sample");
-        return -1;
-    }
-    return pos;
-}
-
-/* Asks the chain ending at sn, tail first, which part of each fused intermediate sample its
- * consumer reads (op roi_sample, sl_ctx_input_roi). Returns false when one failed. */
-static bool chain_rois(sl__snode *tail, int sample, int worker)
+/* Runs sample `sample` of every node of a fused chain (chain[0] the tail, chain[len - 1] the
+ * head), head first. A fused node writes the sample into worker scratch, alternating between
+ * the worker's two buffers along the chain so that a node never writes what it reads; a
+ * sample larger than p->fuse_keep gets a buffer of its own, freed as soon as its consumer has
+ * run, so that the threads' scratch stays small whatever outliers the data holds. Returns
+ * false when a node failed (the frame's error is recorded). */
+static bool run_chain_sample(sl__snode *tail, const int *chain, int len, int sample, int worker)
 {
     sl_pipeline *p = tail->p;
-    for (int j = tail->node; j >= 0; j = p->plan->nodes[j].fused_from)
-        if (p->plan->nodes[j].fuse_into >= 0)
-            tail->slot->nodes[j].roi_set[sample] = false;
-    for (int j = tail->node; p->plan->nodes[j].fused_from >= 0; j = p->plan->nodes[j].fused_from) {
-        sl__snode *sn = &tail->slot->nodes[j];
-        const sl_op_def *op = p->plan->nodes[j].op;
+    uint8_t *own[2] = {NULL, NULL}; /* per buffer parity: a one-off buffer, or NULL */
+    bool ok = true;
+    for (int k = len - 1, pos = 0; ok && k >= 0; k--, pos++) {
+        sl__snode *sn = &tail->slot->nodes[chain[k]];
+        sl_ctx ctx = make_ctx(sn, sample, worker);
+        int64_t t0 = sl__now_ns();
+        if (k > 0) { /* fused: its output goes to scratch, where buffer pos & 1 is dead now */
+            sl_batch *b = &sn->outs[0];
+            size_t bytes = (size_t)sl_batch_sample_numel(b, sample) * sl_dtype_size(b->dtype);
+            size_t want = bytes > 64 ? bytes : 64; /* an empty sample still has an address */
+            sl__free(own[pos & 1]);
+            own[pos & 1] = want > p->fuse_keep ? sl__aligned_alloc(want) : NULL;
+            uint8_t *buf = own[pos & 1] ? own[pos & 1]
+                           : want > p->fuse_keep
+                               ? NULL
+                               : sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], want);
+            if (!buf) {
+                sl_fail(&ctx, SL_ENOMEM, "out of memory for output 0 of sample %d (%zu bytes)",
+                        sample, want);
+                ok = false;
+                break;
+            }
+            b->sample_ptrs[sample] = buf;
+        }
+        sl_status st = p->plan->nodes[chain[k]].op->run_sample(&ctx, sample);
+        add_busy(sn, t0);
+        if (st != SL_OK) {
+            op_failed(&ctx, st, "run_sample");
+            ok = false;
+        }
+    }
+    sl__free(own[0]);
+    sl__free(own[1]);
+    return ok;
+}
+
+/* Asks the chain (as run_chain_sample), tail first, which part of each fused intermediate
+ * sample its consumer reads (op roi_sample, sl_ctx_input_roi). Returns false when one failed. */
+static bool chain_rois(sl__snode *tail, const int *chain, int len, int sample, int worker)
+{
+    sl_pipeline *p = tail->p;
+    for (int k = 1; k < len; k++)
+        tail->slot->nodes[chain[k]].roi_set[sample] = false;
+    for (int k = 0; k < len - 1; k++) { /* the head's inputs are whole batches */
+        sl__snode *sn = &tail->slot->nodes[chain[k]];
+        const sl_op_def *op = p->plan->nodes[chain[k]].op;
         if (!op->roi_sample)
             continue;
         sl_ctx ctx = make_ctx(sn, sample, worker);
@@ -426,9 +423,13 @@ static bool chain_rois(sl__snode *tail, int sample, int worker)
 static void fused_run_task(void *arg, int64_t i, int worker)
 {
     sl__snode *sn = arg;
+    const sl__plan *plan = sn->p->plan;
+    int chain[SL__MAX_CHAIN], len = 0; /* the tail first */
+    for (int j = sn->node; j >= 0; j = plan->nodes[j].fused_from)
+        chain[len++] = j;
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
-        chain_rois(sn, (int)i, worker))
-        run_chain_sample(sn, (int)i, worker);
+        chain_rois(sn, chain, len, (int)i, worker))
+        run_chain_sample(sn, chain, len, (int)i, worker);
     if (atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1)
         finish_node(sn, worker);
 }

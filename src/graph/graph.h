@@ -133,6 +133,9 @@ typedef struct sl__pnode {
     int fused_from;
 } sl__pnode;
 
+/* The longest fused chain (plan.c stops a chain there; sched.c walks it on the stack). */
+#define SL__MAX_CHAIN 16
+
 typedef struct sl__plan {
     sl__pnode *nodes; /* topological order */
     int n;

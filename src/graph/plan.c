@@ -478,6 +478,11 @@ static void fuse(sl__plan *plan)
         if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
             !c->op->run_sample || c->fused_from >= 0 || !data_only(c, i))
             continue;
+        int len = 2; /* the chain i would join: i, c and i's fused producers */
+        for (int j = pn->fused_from; j >= 0; j = plan->nodes[j].fused_from)
+            len++;
+        if (len > SL__MAX_CHAIN)
+            continue;
         plan->nodes[i].fuse_into = pn->succ[0];
         c->fused_from = i;
     }

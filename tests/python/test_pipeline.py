@@ -156,6 +156,35 @@ def test_serialize_round_trip_gives_identical_outputs(tree, tmp_path):
     assert_same(run_n(other, 3), expected)
 
 
+@pipeline_def(batch_size=8, device_id=None, seed=7)
+def val_pipe(root):
+    jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")
+    images = fn.resize(fn.decoders.image(jpegs), resize_shorter=40)
+    return fn.crop_mirror_normalize(images, crop=(32, 32), dtype=types.FLOAT,
+                                    mean=[128.0, 128.0, 128.0], std=[64.0, 64.0, 64.0]), labels
+
+
+def test_fuse_samples_off_gives_the_same_outputs_and_survives_serialisation(tree):
+    fused = val_pipe(str(tree), num_threads=2)
+    plain = val_pipe(str(tree), num_threads=2, fuse_samples=False)
+    assert_same(run_n(fused, 4), run_n(plain, 4))
+    stats = fused.executor_statistics()
+    into = {s["op"]: s["fused_into"] for s in stats.values()}  # decoder -> resize -> cmn
+    assert stats[into["decoders.image"]]["op"] == "resize"
+    assert stats[into["resize"]]["op"] == "crop_mirror_normalize"
+    assert into["crop_mirror_normalize"] is None and into["readers.file"] is None
+    assert all(s["fused_into"] is None for s in plain.executor_statistics().values())
+    text = plain.serialize()
+    assert json.loads(text)["pipeline"]["fuse_samples"] == 0
+    assert "fuse_samples" not in json.loads(fused.serialize())["pipeline"]  # the default
+    again = sluice.Pipeline.deserialize(text)
+    again.build()
+    assert all(s["fused_into"] is None for s in again.executor_statistics().values())
+    other = sluice.Pipeline(batch_size=1)
+    other.deserialize_and_build(text)
+    assert all(s["fused_into"] is None for s in other.executor_statistics().values())
+
+
 def test_serialized_spec_runs_with_the_cli(tree, tmp_path):
     cli = os.environ.get("SLUICE_CLI")
     if not cli:

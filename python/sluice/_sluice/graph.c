@@ -158,9 +158,9 @@ static PyObject *graph_output(PyObject *self, PyObject *ref)
 static int options_from_dict(PyObject *d, sl_pipeline_options *o)
 {
     sl_pipeline_options_init(o);
-    static const char *const keys[] = {"batch_size", "num_threads", "prefetch_queue_depth", "seed",
-                                       "device_id"};
-    for (int k = 0; k < 5; k++) {
+    static const char *const keys[] = {"batch_size", "num_threads", "prefetch_queue_depth",
+                                       "seed",       "device_id",   "fuse_samples"};
+    for (int k = 0; k < 6; k++) {
         PyObject *v = PyDict_GetItemString(d, keys[k]);
         if (!v || v == Py_None)
             continue;
@@ -173,8 +173,8 @@ static int options_from_dict(PyObject *d, sl_pipeline_options *o)
         }
         if (x < INT_MIN || x > INT_MAX)
             return PyErr_Format(PyExc_OverflowError, "%s is out of range", keys[k]), -1;
-        int *field[] = {&o->batch_size, &o->num_threads, &o->prefetch_queue_depth, NULL,
-                        &o->device_id};
+        int *field[] = {&o->batch_size, &o->num_threads, &o->prefetch_queue_depth,
+                        NULL,           &o->device_id,   &o->fuse_samples};
         *field[k] = (int)x;
     }
     return 0;
@@ -267,9 +267,10 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     sl_status rc = sl_pipeline_options_from_json(s, &o);
     if (rc != SL_OK)
         return slpy_raise_last(st, rc);
-    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i}", "batch_size", o.batch_size, "num_threads",
+    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i,s:O}", "batch_size", o.batch_size, "num_threads",
                          o.num_threads, "prefetch_queue_depth", o.prefetch_queue_depth, "seed",
-                         (long long)o.seed, "device_id", o.device_id);
+                         (long long)o.seed, "device_id", o.device_id, "fuse_samples",
+                         o.fuse_samples ? Py_True : Py_False);
 }
 
 static PyMethodDef graph_methods[] = {

@@ -29,16 +29,16 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"graph", "batch_size", "num_threads", "prefetch_queue_depth",
-                             "seed",  "device_id",  NULL};
+    static char *kwlist[] = {"graph", "batch_size", "num_threads",  "prefetch_queue_depth",
+                             "seed",  "device_id",  "fuse_samples", NULL};
     slpy_state *st = slpy_state_of_type(type);
     PyObject *graph;
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     long long seed = o.seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLi:Pipeline", kwlist, st->graph_type,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLii:Pipeline", kwlist, st->graph_type,
                                      &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
-                                     &seed, &o.device_id))
+                                     &seed, &o.device_id, &o.fuse_samples))
         return NULL;
     o.seed = seed;
     if (o.num_threads <= 0) { /* DALI's -1: the default */
@@ -175,8 +175,8 @@ static PyObject *pipeline_reader_meta(PyObject *self, PyObject *args)
                          m.stick_to_shard ? Py_True : Py_False);
 }
 
-/* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms, gpu_ms)] in execution
- * order. */
+/* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms, gpu_ms, fused_into)] in
+ * execution order (fused_into: a node name or None). */
 static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
 {
     sl_pipeline *p = ((slpy_pipeline *)self)->p;
@@ -187,9 +187,9 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
         if (sl_pipeline_node_stats(p, i, &s) != SL_OK)
             continue;
         PyObject *d =
-            Py_BuildValue("{s:s,s:s,s:s,s:L,s:d,s:d,s:d}", "name", s.name, "op", s.op, "device",
+            Py_BuildValue("{s:s,s:s,s:s,s:L,s:d,s:d,s:d,s:z}", "name", s.name, "op", s.op, "device",
                           s.device, "iterations", (long long)s.iterations, "total_ms", s.total_ms,
-                          "busy_ms", s.busy_ms, "gpu_ms", s.gpu_ms);
+                          "busy_ms", s.busy_ms, "gpu_ms", s.gpu_ms, "fused_into", s.fused_into);
         if (!d || PyList_Append(l, d) < 0)
             Py_CLEAR(l);
         Py_XDECREF(d);
