@@ -216,16 +216,9 @@ static sl_status rrc_run_sample(sl_ctx *ctx, int i)
 
     rrc_plan(ctx, i, &p, &offset);
     sl__resample_plan_init(&p);
-    if (!p.scratch)
-        return SL_OK;
-    void *scratch = sl_ctx_scratch(ctx, p.scratch);
-    if (!scratch)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
-                       p.scratch);
     const char *src =
         (const char *)sl_batch_sample_data(in, i) + (size_t)offset * sl_dtype_size(p.in_type);
-    sl__resample_run(&p, src, sl_ctx_output_data(ctx, 0, i), scratch);
-    return SL_OK;
+    return sl__resample_sample(ctx, i, &p, src);
 }
 
 #ifdef SLUICE_HAVE_CUDA

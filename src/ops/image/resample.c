@@ -250,36 +250,34 @@ static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, int64
     }
 }
 
-/* NN source index of output pixels [o0, o1) of an axis, into idx[0 .. o1 - o0). */
-static void nn_index(const sl__resample_axis *a, int64_t o0, int64_t o1, int32_t *idx)
+/* NN source indices of output pixels [o0, o1) of an axis (o0 < o1): into idx[0 .. o1 - o0)
+ * unless idx is NULL, and their range [*lo, *hi) unless lo is NULL. */
+static void nn_walk_axis(const sl__resample_axis *a, int64_t o0, int64_t o1, int32_t *idx,
+                         int64_t *lo, int64_t *hi)
 {
     axis_geo g;
     nn_walk w;
+    int64_t l = a->in, h = 0;
     geo_init(&g, a);
     nn_begin(&w, &g);
     for (int64_t o = 0; o < o1; o++) {
         int64_t i = nn_next(&w);
-        if (o >= o0)
+        if (o < o0)
+            continue;
+        if (idx)
             idx[o - o0] = (int32_t)i;
+        l = i < l ? i : l;
+        h = i + 1 > h ? i + 1 : h;
+    }
+    if (lo) {
+        *lo = l;
+        *hi = h;
     }
 }
 
-/* The input range [lo, hi) NN output pixels [o0, o1) of an axis gather from (o0 < o1). */
-static void nn_range(const sl__resample_axis *a, int64_t o0, int64_t o1, int64_t *lo, int64_t *hi)
+static void nn_index(const sl__resample_axis *a, int64_t o0, int64_t o1, int32_t *idx)
 {
-    axis_geo g;
-    nn_walk w;
-    geo_init(&g, a);
-    nn_begin(&w, &g);
-    *lo = a->in;
-    *hi = 0;
-    for (int64_t o = 0; o < o1; o++) {
-        int64_t i = nn_next(&w);
-        if (o >= o0) {
-            *lo = i < *lo ? i : *lo;
-            *hi = i + 1 > *hi ? i + 1 : *hi;
-        }
-    }
+    nn_walk_axis(a, o0, o1, idx, NULL, NULL);
 }
 
 /* ---- passes ------------------------------------------------------------------------------ */
@@ -652,8 +650,8 @@ void sl__resample_plan_window(sl__resample_plan *p, int64_t wy0, int64_t wy1, in
     }
     /* ky, kx, vertical_first, skip_* and nn stay the whole plan's (axis_scan finds the same K) */
     if (p->nn) {
-        nn_range(&p->y, wy0, wy1, &p->y0, &p->y1);
-        nn_range(&p->x, wx0, wx1, &p->x0, &p->x1);
+        nn_walk_axis(&p->y, wy0, wy1, NULL, &p->y0, &p->y1);
+        nn_walk_axis(&p->x, wx0, wx1, NULL, &p->x0, &p->x1);
         p->scratch = align64((size_t)(wy1 - wy0) * 4) + align64((size_t)(wx1 - wx0) * 4);
         return;
     }
@@ -799,4 +797,16 @@ void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sam
     const sl_batch *in = sl_ctx_input(ctx, 0);
     cf->out_type =
         sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : sl_batch_dtype(in);
+}
+
+sl_status sl__resample_sample(sl_ctx *ctx, int i, const sl__resample_plan *p, const void *src)
+{
+    if (!p->scratch)
+        return SL_OK;
+    void *scratch = sl_ctx_scratch(ctx, p->scratch);
+    if (!scratch)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
+                       p->scratch);
+    sl__resample_run(p, src, sl_ctx_output_data(ctx, 0, i), scratch);
+    return SL_OK;
 }

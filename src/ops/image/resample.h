@@ -151,6 +151,9 @@ sl_status sl__resample_init_check(sl_op_init *ini, const sl__resample_args *a);
 sl_status sl__resample_setup(sl_ctx *ctx, const sl__resample_args *a);
 void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sample,
                           sl__resample_cfg *cf);
+/* Runs a completed plan (init, and a window if any) on src into output 0 of sample i, taking
+ * scratch from ctx. */
+sl_status sl__resample_sample(sl_ctx *ctx, int i, const sl__resample_plan *p, const void *src);
 
 #ifdef SLUICE_HAVE_CUDA
 /* Plans sample i of input 0 for the GPU path: fills the axes, c, stride, in_type and out_type

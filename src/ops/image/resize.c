@@ -444,15 +444,7 @@ static sl_status resize_run_sample(sl_ctx *ctx, int i)
 {
     sl__resample_plan p;
     resize_cpu_plan(ctx, i, &p);
-    if (!p.scratch)
-        return SL_OK;
-    void *scratch = sl_ctx_scratch(ctx, p.scratch);
-    if (!scratch)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for %zu bytes of resampling scratch",
-                       p.scratch);
-    sl__resample_run(&p, sl_batch_sample_data(sl_ctx_input(ctx, 0), i),
-                     sl_ctx_output_data(ctx, 0, i), scratch);
-    return SL_OK;
+    return sl__resample_sample(ctx, i, &p, sl_batch_sample_data(sl_ctx_input(ctx, 0), i));
 }
 
 #ifdef SLUICE_HAVE_CUDA
