@@ -40,6 +40,19 @@ static void complete_node_locked(sl__snode *sn, int64_t end);
 /* A fused node's setup is done (or skipped): its consumer may count it. Needs mu. */
 static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn);
 
+/* A task of node sn could not be queued: fails its frame (first error wins) with that. Needs
+ * mu. Returns sn's plan node. */
+static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
+{
+    const sl__pnode *pn = &p->plan->nodes[sn->node];
+    if (!atomic_load(&sn->slot->failed)) {
+        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
+                      NULL, "out of memory while queueing work");
+        atomic_store(&sn->slot->failed, true);
+    }
+    return pn;
+}
+
 /* Queues node sn's setup task. Needs mu. If the queue cannot grow, the frame fails here and
  * the node completes without running, so the frame still finishes and the error is delivered. */
 static void submit_node(sl_pipeline *p, sl__snode *sn)
@@ -50,12 +63,7 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     sn->submitted = true;
     if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
         return;
-    const sl__pnode *pn = &p->plan->nodes[sn->node];
-    if (!atomic_load(&sn->slot->failed)) {
-        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
-                      NULL, "out of memory while queueing work");
-        atomic_store(&sn->slot->failed, true);
-    }
+    const sl__pnode *pn = queue_failed_locked(p, sn);
     sn->t_start = sl__now_ns();
     atomic_store(&sn->busy_ns, 0);
     /* a fused node completes with its chain's tail, which must still run */
@@ -274,12 +282,7 @@ void sl__exec_resume_locked(sl_pipeline *p, sl__snode *sn)
     sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn)};
     if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
         return;
-    const sl__pnode *pn = &p->plan->nodes[sn->node];
-    if (!atomic_load(&sn->slot->failed)) {
-        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
-                      NULL, "out of memory while queueing work");
-        atomic_store(&sn->slot->failed, true);
-    }
+    queue_failed_locked(p, sn);
     complete_node_locked(sn, sl__now_ns());
 }
 
@@ -369,12 +372,13 @@ static bool run_chain_sample(sl__snode *tail, const int *chain, int len, int sam
             sl_batch *b = &sn->outs[0];
             size_t bytes = (size_t)sl_batch_sample_numel(b, sample) * sl_dtype_size(b->dtype);
             size_t want = bytes > 64 ? bytes : 64; /* an empty sample still has an address */
+            uint8_t *buf;
             sl__free(own[pos & 1]);
-            own[pos & 1] = want > p->fuse_keep ? sl__aligned_alloc(want) : NULL;
-            uint8_t *buf = own[pos & 1] ? own[pos & 1]
-                           : want > p->fuse_keep
-                               ? NULL
-                               : sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], want);
+            own[pos & 1] = NULL;
+            if (want > p->fuse_keep)
+                buf = own[pos & 1] = sl__aligned_alloc(want);
+            else
+                buf = sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], want);
             if (!buf) {
                 sl_fail(&ctx, SL_ENOMEM, "out of memory for output 0 of sample %d (%zu bytes)",
                         sample, want);

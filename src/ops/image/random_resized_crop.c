@@ -195,16 +195,12 @@ static void rrc_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset)
  * it then decodes just those: ROI decoding without a dedicated decoder operator). */
 static sl_status rrc_roi_sample(sl_ctx *ctx, int i)
 {
-    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     const sl__window *win = (const sl__window *)sl_ctx_iter_data(ctx) + i;
     sl__resample_plan p;
     int64_t offset;
     rrc_plan(ctx, i, &p, &offset);
     sl__resample_plan_init(&p);
-    if (!p.scratch)
-        return SL_OK; /* nothing to compute: nothing to declare */
-    int64_t lo[3] = {win->y + p.y0, win->x + p.x0, 0}, hi[3] = {win->y + p.y1, win->x + p.x1, s[2]};
-    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+    sl__resample_input_roi(ctx, i, &p, win->y, win->x);
     return SL_OK;
 }
 

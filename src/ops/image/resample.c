@@ -810,3 +810,11 @@ sl_status sl__resample_sample(sl_ctx *ctx, int i, const sl__resample_plan *p, co
     sl__resample_run(p, src, sl_ctx_output_data(ctx, 0, i), scratch);
     return SL_OK;
 }
+
+void sl__resample_input_roi(sl_ctx *ctx, int i, const sl__resample_plan *p, int64_t y, int64_t x)
+{
+    if (!p->scratch)
+        return; /* nothing to compute: nothing to declare */
+    int64_t lo[3] = {y + p->y0, x + p->x0, 0}, hi[3] = {y + p->y1, x + p->x1, p->c};
+    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+}

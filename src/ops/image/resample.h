@@ -154,6 +154,10 @@ void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sam
 /* Runs a completed plan (init, and a window if any) on src into output 0 of sample i, taking
  * scratch from ctx. */
 sl_status sl__resample_sample(sl_ctx *ctx, int i, const sl__resample_plan *p, const void *src);
+/* roi_sample glue: declares (sl_ctx_input_roi) that sample i of input 0 is read only where the
+ * completed plan reads, its pixel (0, 0) at input row y, column x; nothing when the plan
+ * computes nothing. */
+void sl__resample_input_roi(sl_ctx *ctx, int i, const sl__resample_plan *p, int64_t y, int64_t x);
 
 #ifdef SLUICE_HAVE_CUDA
 /* Plans sample i of input 0 for the GPU path: fills the axes, c, stride, in_type and out_type

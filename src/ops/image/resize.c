@@ -430,13 +430,9 @@ static void resize_cpu_plan(sl_ctx *ctx, int i, sl__resample_plan *p)
  * only those. */
 static sl_status resize_roi_sample(sl_ctx *ctx, int i)
 {
-    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     sl__resample_plan p;
     resize_cpu_plan(ctx, i, &p);
-    if (!p.scratch)
-        return SL_OK; /* nothing to compute: nothing to declare */
-    int64_t lo[3] = {p.y0, p.x0, 0}, hi[3] = {p.y1, p.x1, s[2]};
-    sl_ctx_input_roi(ctx, 0, i, lo, hi);
+    sl__resample_input_roi(ctx, i, &p, 0, 0);
     return SL_OK;
 }
 
