@@ -5,7 +5,8 @@
  * asked-for iteration and lends its outputs; sl_pipeline_release_outputs() gives them back.
  * sl_pipeline_run() = release the previously shared outputs (if any) + schedule_run +
  * share_outputs. Iterations run concurrently on the pipeline's threads, up to
- * prefetch_queue_depth of them, and are delivered strictly in order.
+ * prefetch_queue_depth of them (cpu_queue_depth + gpu_queue_depth with separated queues), and
+ * are delivered strictly in order.
  *
  * An error inside iteration k (a corrupt file, say) is returned by the share_outputs() that
  * delivers k, with sl_pipeline_error() naming operator, node, iteration, sample and file; the
@@ -40,6 +41,14 @@ typedef struct sl_pipeline_options {
      * instead of a whole batch (less memory, the sample still in cache). 0 runs every node
      * batch by batch; the outputs are the same either way. */
     int fuse_samples;
+    /* Separated queues, DALI's prefetch_queue_depth=dict(cpu_size=, gpu_size=) (default 0, 0:
+     * one queue of prefetch_queue_depth iterations for both stages). Both >= 1: the mixed and
+     * gpu stages get gpu_queue_depth buffer sets (device outputs, pinned staging), taken in
+     * iteration order and given back as the consumer releases (and unpins) outputs, and the
+     * CPU stage may run cpu_queue_depth iterations beyond them: cpu + gpu iterations in
+     * flight (the first schedule_run asks for all of them); prefetch_queue_depth is ignored. */
+    int cpu_queue_depth;
+    int gpu_queue_depth;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */

@@ -16,7 +16,8 @@ at the batch it belongs to, and the pipeline goes on.
 Differences from DALI, on purpose or not yet: seed -1/None is a fixed seed (reproducible);
 ``exec_async=False`` changes nothing (work always runs on the pipeline's threads; run() waits
 for it); ``exec_pipelined=False`` means prefetch depth 1; ``prefetch_queue_depth`` as a dict
-uses ``cpu_size``; checkpointing, conditionals and the debug mode are not supported; outputs
+gives separated queues with the dynamic executor's other traits (in DALI it selects the legacy
+executor); checkpointing, conditionals and the debug mode are not supported; outputs
 stay valid while referenced (a view keeps its iteration's buffers), not only until the next
 run; an error of an external source does not end the pipeline.
 """
@@ -52,21 +53,25 @@ def _stack():
     return _tls.stack
 
 
-def _depth(prefetch_queue_depth, exec_pipelined):
+def _queues(prefetch_queue_depth, exec_pipelined):
+    """(iterations in flight, cpu_queue_depth, gpu_queue_depth): an int is one queue for both
+    stages (0, 0); a dict(cpu_size, gpu_size) separated queues, as DALI's: gpu_size buffer sets
+    for the mixed and gpu stages, the CPU stage cpu_size iterations beyond them."""
     if isinstance(prefetch_queue_depth, dict):
         unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
         if unknown:
             raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)} (expected "
                              "cpu_size, gpu_size)")
-        # sluice's iteration frames carry both stages (the CPU stage's intermediates are stored
-        # once for all frames, exec/pool.c), so the deeper of the two queues sets how many
-        # iterations are in flight
-        depth = int(prefetch_queue_depth.get("cpu_size", 2))
-        if "gpu_size" in prefetch_queue_depth:
-            depth = max(depth, int(prefetch_queue_depth["gpu_size"]))
-    else:
-        depth = int(prefetch_queue_depth)
-    return 1 if not exec_pipelined else depth
+        cpu = prefetch_queue_depth.get("cpu_size", 2)
+        gpu = prefetch_queue_depth.get("gpu_size", 2)
+        for key, v in (("cpu_size", cpu), ("gpu_size", gpu)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"prefetch_queue_depth: {key} must be an int of at least 1, "
+                                 f"got {v!r}")
+        if not exec_pipelined:
+            return 1, 0, 0
+        return cpu + gpu, cpu, gpu
+    return (1 if not exec_pipelined else int(prefetch_queue_depth)), 0, 0
 
 
 class Pipeline:
@@ -77,7 +82,10 @@ class Pipeline:
     CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
     (or -1) for a CPU-only pipeline. A pipeline without mixed or gpu nodes never touches CUDA,
     whatever its device_id. seed: pipeline seed; -1 or None is a fixed seed.
-    prefetch_queue_depth: iterations in flight or waiting (int, or dict(cpu_size, gpu_size)).
+    prefetch_queue_depth: iterations in flight or waiting (int), or dict(cpu_size, gpu_size):
+    separated queues, as DALI's: gpu_size buffer sets for the mixed and gpu stages' outputs
+    (each lent to the consumer until released), and the CPU stage runs up to cpu_size
+    iterations beyond them (cpu_size + gpu_size in flight; the first run schedules them all).
     py_num_workers (default 1), py_start_method ("fork", default, or "spawn"),
     py_callback_pickler (spawn: a module or object with dumps/loads, or (it, dumps_kwargs,
     loads_kwargs); None: pickle, with lambdas and local functions saved by value) and
@@ -121,7 +129,8 @@ class Pipeline:
         self._fuse_samples = bool(fuse_samples)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
-        self._depth = _depth(prefetch_queue_depth, exec_pipelined)
+        self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
+                                                                exec_pipelined)
         self._output_dtype, self._output_ndim = output_dtype, output_ndim
         self._graph = _sluice.Graph()
         self._outputs = None        # DataNodes given to set_outputs
@@ -225,7 +234,8 @@ class Pipeline:
         return {"batch_size": self._batch_size, "num_threads": threads,
                 "prefetch_queue_depth": self._depth, "seed": self._seed,
                 "device_id": -1 if self._device_id is None else self._device_id,
-                "fuse_samples": int(self._fuse_samples)}
+                "fuse_samples": int(self._fuse_samples),
+                "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -242,7 +252,8 @@ class Pipeline:
         try:
             pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
                                     o["prefetch_queue_depth"], o["seed"], o["device_id"],
-                                    o["fuse_samples"])
+                                    o["fuse_samples"], o["cpu_queue_depth"],
+                                    o["gpu_queue_depth"])
             pipe.build()
         except BaseException:
             self._close_pool()
@@ -570,7 +581,7 @@ class Pipeline:
         """A Pipeline (not built) from a JSON spec (a string, or `filename`); keyword
         arguments override the spec's pipeline options."""
         text = _read_spec(serialized_pipeline, filename)
-        opts = _sluice.options_from_json(text)
+        opts = _spec_options(text)
         opts.update({k: v for k, v in kwargs.items() if k in opts})
         extra = {k: v for k, v in kwargs.items() if k not in opts}
         pipe = cls(**opts, **extra)
@@ -581,9 +592,10 @@ class Pipeline:
         """Replaces this pipeline's graph and options with a spec's, then builds."""
         if self._pipe is not None:
             raise RuntimeError("deserialize_and_build: the pipeline is already built")
-        o = _sluice.options_from_json(serialized_pipeline)
+        o = _spec_options(serialized_pipeline)
         self._batch_size, self._num_threads = o["batch_size"], o["num_threads"]
-        self._depth = self._prefetch_queue_depth = o["prefetch_queue_depth"]
+        self._prefetch_queue_depth = o["prefetch_queue_depth"]
+        self._depth, self._cpu_queue, self._gpu_queue = _queues(self._prefetch_queue_depth, True)
         self._seed = o["seed"]
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
         self._fuse_samples = o["fuse_samples"]
@@ -598,8 +610,18 @@ class Pipeline:
     # ---- misc --------------------------------------------------------------------------------
     def __repr__(self):
         return (f"Pipeline(batch_size={self._batch_size}, num_threads={self._num_threads}, "
-                f"prefetch_queue_depth={self._depth}, seed={self._seed}, "
+                f"prefetch_queue_depth={self._prefetch_queue_depth!r}, seed={self._seed}, "
                 f"built={self._pipe is not None})")
+
+
+def _spec_options(text):
+    """A spec's pipeline options as Pipeline's keyword arguments (separated queues as
+    prefetch_queue_depth=dict(cpu_size, gpu_size))."""
+    o = _sluice.options_from_json(text)
+    cpu, gpu = o.pop("cpu_queue_depth"), o.pop("gpu_queue_depth")
+    if cpu or gpu:
+        o["prefetch_queue_depth"] = {"cpu_size": cpu, "gpu_size": gpu}
+    return o
 
 
 def _read_spec(serialized_pipeline, filename):

@@ -7,7 +7,9 @@
  * node's iteration k also waits for its own iteration k-1. No task ever waits for another.
  * Pipeline outputs have one batch per slot; intermediate outputs have one storage for all
  * slots (pool.c), which a node takes in iteration order at its allocation phase (parking,
- * without a waiting thread, until the previous iteration's consumers are done).
+ * without a waiting thread, until the previous iteration's consumers are done). The mixed and
+ * gpu nodes' outputs live in `gdepth` GPU buffer sets (stage.c) that iterations take in order;
+ * a mixed/gpu node whose iteration holds no set yet waits, parked, until one is given back.
  *
  * Locking: `mu` protects slot states, pending counts, the shared-iteration FIFO, stateful
  * ordering, the pools' turns and holders, stats and the trace ring; per-sample progress uses
@@ -53,6 +55,7 @@ typedef struct sl__snode {
     int consumers_left;          /* (mu) consumer nodes of this frame not yet done */
     bool holds;                  /* (mu) its pooled outputs borrow the node's storage */
     bool parked;                 /* (mu) waits for the node's storage (pool.c) */
+    bool gpu_parked;             /* (mu) mixed/gpu node ready, waiting for a GPU buffer set */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
     /* Fused nodes: per sample, the box of output 0 its consumer reads (sl_ctx_input_roi), 2 *
      * SL_MAX_NDIM extents (lo, hi), valid when roi_set; written and read by the sample's fused
@@ -78,6 +81,7 @@ typedef struct sl__slot {
     sl__error err;          /* (mu) the frame's first error */
     sl__snode *nodes;       /* plan->n */
     struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage.c) */
+    int gset;               /* (mu) the GPU buffer set its iteration holds (stage.c), -1 none */
 } sl__slot;
 
 typedef struct sl__span {
@@ -126,7 +130,8 @@ struct sl_pipeline {
     bool built;
     sl__plan *plan;
     void **states; /* per plan node, from op init */
-    int depth;
+    int depth;     /* iteration slots: iterations in flight or waiting for the consumer */
+    int gdepth;    /* GPU buffer sets (stage.c): depth, or gpu_queue_depth with separated queues */
     sl__slot *slots;
     sl__tpool *pool;
     sl__scratch *scratch;      /* SL_SCRATCH_BUFFERS per worker */
@@ -152,7 +157,9 @@ struct sl_pipeline {
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
 
-    struct sl__gpu *gpu; /* streams and pools when the plan has mixed or gpu nodes, else NULL */
+    struct sl__gpu *gpu;    /* streams and pools when the plan has mixed or gpu nodes, else NULL */
+    struct sl__gset *gsets; /* gdepth buffer sets of the GPU stage (stage.c), with gpu */
+    int64_t gset_next;      /* (mu) the next iteration that may take a GPU buffer set */
 
     sl__error error; /* last failure of a call on this pipeline */
 };
@@ -180,6 +187,13 @@ struct sl_op_init {
 void sl__exec_start_frames(struct sl_pipeline *p);
 /* Records an error for the frame (first one wins). Takes mu. */
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, struct sl_pipeline *p);
+
+/* The slot's iteration is over (delivered failed, released, or its last view died): frees the
+ * slot and its GPU buffer set, starts what can start. Needs mu. */
+void sl__exec_slot_free_locked(struct sl_pipeline *p, sl__slot *slot);
+/* Submits the mixed/gpu nodes of `slot` that waited for a GPU buffer set (it holds one now).
+ * Needs mu. */
+void sl__exec_gpu_resume_locked(struct sl_pipeline *p, sl__slot *slot);
 
 /* Submits parked node sn again (its shared storage is now its own); on failure fails the
  * frame and completes the node. Needs mu. */
@@ -216,8 +230,16 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx);
 /* A cpu transfer node reading GPU data (pn->to_host): copy its input to its output, on the
  * compute stream after the producer's work, and wait for that copy. */
 sl_status sl__stage_to_host(sl_ctx *ctx);
-void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* needs mu */
-void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot);  /* needs mu */
+/* At frame start: takes the slot's GPU buffer set when the iteration's turn has come and the
+ * set is free (always with one queue); else its mixed/gpu nodes wait (sched.c). Needs mu. */
+void sl__stage_frame_start_locked(struct sl_pipeline *p, sl__slot *slot);
+/* The slot is free again: gives its buffer set back and hands sets on to the iterations
+ * waiting for them (sl__exec_gpu_resume_locked). Needs mu. */
+void sl__stage_slot_free_locked(struct sl_pipeline *p, sl__slot *slot);
+/* The slot whose release iteration `it` waits for before it can take its GPU buffer set, or
+ * NULL when it waits for none. Needs mu. */
+sl__slot *sl__stage_set_blocker_locked(struct sl_pipeline *p, int64_t it);
+void sl__stage_frame_done_locked(struct sl_pipeline *p, sl__slot *slot); /* needs mu */
 /* Waits until the frame's GPU work is complete (share_outputs, without mu). */
 sl_status sl__stage_frame_sync(struct sl_pipeline *p, sl__slot *slot);
 /* After frame_sync: adds the frame's device times to the node stats and fails the frame when

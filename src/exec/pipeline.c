@@ -22,6 +22,8 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->seed = -1;
     o->device_id = -1;
     o->fuse_samples = 1;
+    o->cpu_queue_depth = 0;
+    o->gpu_queue_depth = 0;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -35,6 +37,14 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64)
         return sl__last_error_set(SL_EINVAL, "prefetch_queue_depth must be in [1, 64], got %d",
                                   o->prefetch_queue_depth);
+    bool separated = o->cpu_queue_depth != 0 || o->gpu_queue_depth != 0;
+    if (separated && (o->cpu_queue_depth < 1 || o->gpu_queue_depth < 1 ||
+                      o->cpu_queue_depth + o->gpu_queue_depth > 64))
+        return sl__last_error_set(SL_EINVAL,
+                                  "cpu_queue_depth and gpu_queue_depth must both be 0 (one "
+                                  "queue) or both at least 1 with a sum of at most 64, got %d "
+                                  "and %d",
+                                  o->cpu_queue_depth, o->gpu_queue_depth);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -60,7 +70,11 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
         return sl__last_error_set(SL_ENOMEM, "sl_pipeline_create: out of memory");
     }
     p->opt = *o;
-    p->depth = o->prefetch_queue_depth;
+    /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
+     * sets (stage.c) only gpu_queue_depth of them */
+    bool separated = o->cpu_queue_depth > 0;
+    p->depth = separated ? o->cpu_queue_depth + o->gpu_queue_depth : o->prefetch_queue_depth;
+    p->gdepth = separated ? o->gpu_queue_depth : p->depth;
     p->current = -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
@@ -105,6 +119,7 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
 {
     slot->index = index;
     slot->iteration = -1;
+    slot->gset = -1;
     slot->nodes = sl__calloc((size_t)p->plan->n, sizeof(sl__snode));
     if (!slot->nodes)
         return SL_ENOMEM;
@@ -276,8 +291,7 @@ static void release_oldest(sl_pipeline *p)
         p->slots[s].state = SLOT_HELD; /* freed by the last sl_outputs_unpin */
         return;
     }
-    p->slots[s].state = SLOT_FREE;
-    sl__exec_start_frames(p);
+    sl__exec_slot_free_locked(p, &p->slots[s]);
 }
 
 /* How long share_outputs waits for pinned views (released on other threads) to die before
@@ -294,12 +308,15 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
             return fail(p, SL_ECANCELED, "the pipeline is being destroyed");
         if (slot->iteration == it && slot->state == SLOT_READY)
             return SL_OK;
-        if (slot->state == SLOT_SHARED && slot->iteration < it)
+        /* an older iteration it waits for: its slot's, or its GPU buffer set's (stage.c) */
+        sl__slot *b = slot->iteration < it ? slot : sl__stage_set_blocker_locked(p, it);
+        bool gpu = b != slot;
+        if (b && b->state == SLOT_SHARED)
             return fail(p, SL_EMISUSE,
-                        "share_outputs would wait forever: iteration %lld needs the buffers "
+                        "share_outputs would wait forever: iteration %lld needs the %sbuffers "
                         "still shared for iteration %lld; call release_outputs first",
-                        (long long)it, (long long)slot->iteration);
-        if (slot->state != SLOT_HELD || slot->iteration >= it) {
+                        (long long)it, gpu ? "GPU " : "", (long long)b->iteration);
+        if (!b || b->state != SLOT_HELD) {
             pthread_cond_wait(&p->cv, &p->mu);
             continue;
         }
@@ -308,10 +325,11 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
             deadline = now + PIN_WAIT_NS;
         if (now >= deadline)
             return fail(p, SL_EMISUSE,
-                        "share_outputs would wait forever: iteration %lld needs the buffers of "
+                        "share_outputs would wait forever: iteration %lld needs the %sbuffers of "
                         "iteration %lld, which are still referenced (%d pinned views); drop them "
-                        "or raise prefetch_queue_depth",
-                        (long long)it, (long long)slot->iteration, slot->pins);
+                        "or raise %s",
+                        (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->pins,
+                        gpu ? "gpu_queue_depth" : "prefetch_queue_depth");
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 50000000; /* re-check every 50 ms */
@@ -353,8 +371,7 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
             /* Deliver the frame's error; its buffers are not lent, the slot is free again. */
             p->error = slot->err;
             st = slot->err.code;
-            slot->state = SLOT_FREE;
-            sl__exec_start_frames(p);
+            sl__exec_slot_free_locked(p, slot);
         } else {
             slot->state = SLOT_SHARED;
             p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
@@ -460,8 +477,7 @@ void sl_outputs_unpin(sl_outputs *o)
     if (o->slot->pins == 1)
         sl__stage_unpinned_locked(p, o->slot);
     if (--o->slot->pins == 0 && o->slot->state == SLOT_HELD) {
-        o->slot->state = SLOT_FREE;
-        sl__exec_start_frames(p);
+        sl__exec_slot_free_locked(p, o->slot);
         pthread_cond_broadcast(&p->cv);
     }
     pthread_mutex_unlock(&p->mu);

@@ -60,6 +60,10 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn)};
     if (sn->submitted)
         return;
+    if (sn->slot->gset < 0 && p->gsets && p->plan->nodes[sn->node].stage != SL__STAGE_CPU) {
+        sn->gpu_parked = true; /* its outputs are in the buffer set it waits for (stage.c) */
+        return;
+    }
     sn->submitted = true;
     if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
         return;
@@ -75,6 +79,24 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
      * resumed (run_allocated sees the failed frame) */
     if (!p->pools[sn->node].npooled || sl__pool_acquire_locked(p, sn))
         complete_node_locked(sn, sn->t_start);
+}
+
+void sl__exec_gpu_resume_locked(sl_pipeline *p, sl__slot *slot)
+{
+    for (int j = 0; j < p->plan->n; j++) {
+        sl__snode *sn = &slot->nodes[j];
+        if (sn->gpu_parked) {
+            sn->gpu_parked = false;
+            submit_node(p, sn);
+        }
+    }
+}
+
+void sl__exec_slot_free_locked(sl_pipeline *p, sl__slot *slot)
+{
+    slot->state = SLOT_FREE;
+    sl__stage_slot_free_locked(p, slot);
+    sl__exec_start_frames(p);
 }
 
 static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn)
@@ -482,6 +504,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
         sn->done = false;
         sn->submitted = false;
         sn->parked = false;
+        sn->gpu_parked = false;
         sn->consumers_left = pn->nsucc;
         sn->pending = pn->npred;
         if ((pn->op->flags & SL_OP_STATEFUL) && p->stateful_next[j] != it)

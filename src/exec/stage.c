@@ -16,8 +16,16 @@
  * streams wait for the `released` event recorded on the consumer's stream when the last view
  * died, so kernels the consumer queued on its outputs finish first.
  *
- * Pinned staging and upload buffers of a slot are rewritten only by the slot's next frame,
- * which starts after share_outputs synchronised the previous one (failed frames included).
+ * Buffer sets: the mixed and gpu nodes' device outputs, pinned staging, events and upload /
+ * scratch buffers live in `gdepth` sets, not in the slots. Iteration k takes set k % gdepth,
+ * in iteration order, once the slot of the set's previous holder is free (delivered failed,
+ * or released with no view left); until then its mixed and gpu nodes wait, parked (sched.c).
+ * With one queue gdepth equals the slots and a frame takes its set when it starts; with
+ * separated queues (cpu_queue_depth + gpu_queue_depth slots, gpu_queue_depth sets) the CPU
+ * stage runs up to cpu_queue_depth iterations beyond the GPU stage's sets. A set's pinned
+ * staging and upload buffers are rewritten only after share_outputs synchronised its previous
+ * holder's frame, and its device buffers only after that holder's consumer stream (`released`
+ * of the holder's slot, waited for when the set is taken).
  *
  * Without CUDA at build time only stubs remain: the plan refuses mixed and gpu nodes.
  */
@@ -55,44 +63,91 @@ struct sl__gpuslot {
     void *consumer_stream;   /* (mu) set by sl_outputs_set_stream while pinned */
 };
 
+struct sl__gset {
+    int64_t holder;          /* (mu) iteration holding it, -1 none */
+    int last_slot;           /* (mu) the slot of its last holder, -1 none */
+    sl_batch **outs;         /* per plan node: device outputs (mixed and gpu nodes, else NULL) */
+    sl_batch **host_outs;    /* per plan node: pinned staging (mixed nodes, else NULL) */
+    struct sl__gpunode **gn; /* per plan node (mixed and gpu nodes, else NULL) */
+};
+
 static bool gpu_stage(const sl__pnode *pn)
 {
     return pn->stage != SL__STAGE_CPU;
 }
 
-/* The node's events: its copies' (mixed, to_host) and the timing pair. */
-static sl_status new_gnode(sl_pipeline *p, sl__snode *sn)
+/* A node's events: its copies' (mixed, to_host) and the timing pair. */
+static sl_status new_gnode(sl_pipeline *p, struct sl__gpunode **out)
 {
-    sn->gn = sl__calloc(1, sizeof(*sn->gn));
-    if (!sn->gn || sl__gpu_timer_create(p->gpu, &sn->gn->t0) != SL_OK ||
-        sl__gpu_timer_create(p->gpu, &sn->gn->t1) != SL_OK)
+    struct sl__gpunode *gn = *out = sl__calloc(1, sizeof(*gn));
+    if (!gn || sl__gpu_timer_create(p->gpu, &gn->t0) != SL_OK ||
+        sl__gpu_timer_create(p->gpu, &gn->t1) != SL_OK)
         return SL_ENOMEM;
-    return sl__gpu_event_create(p->gpu, &sn->gn->copied);
+    return sl__gpu_event_create(p->gpu, &gn->copied);
 }
 
-/* A mixed or gpu node: device outputs (mixed: written through pinned staging). */
-static sl_status init_node(sl_pipeline *p, sl__slot *slot, int j)
+/* n batches on device d, each with room for a batch's sample metadata; NULL when out of
+ * memory (what was made is freed). */
+static sl_batch *new_batches(sl_pipeline *p, int n, sl_device d)
 {
-    const sl__pnode *pn = &p->plan->nodes[j];
-    sl__snode *sn = &slot->nodes[j];
-    int nout = pn->op->num_outputs;
-    const sl__devmem *mem = sl__gpu_devmem(p->gpu);
-    if (new_gnode(p, sn) != SL_OK)
+    sl_batch *b = sl__calloc((size_t)(n ? n : 1), sizeof(sl_batch));
+    for (int o = 0; b && o < n; o++) {
+        sl__batch_set_device(&b[o], d, sl__gpu_devmem(p->gpu));
+        if (sl__batch_reserve_samples(&b[o], p->opt.batch_size) != SL_OK) {
+            for (int k = 0; k <= o; k++)
+                sl__batch_fini(&b[k]);
+            sl__free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+static void free_batches(sl_batch *b, int n)
+{
+    for (int o = 0; b && o < n; o++)
+        sl__batch_fini(&b[o]);
+    sl__free(b);
+}
+
+/* Set g: for each mixed or gpu node, device outputs (mixed: written through pinned staging),
+ * events. */
+static sl_status init_set(sl_pipeline *p, struct sl__gset *g)
+{
+    int n = p->plan->n;
+    g->holder = -1;
+    g->last_slot = -1;
+    g->outs = sl__calloc((size_t)n, sizeof(sl_batch *));
+    g->host_outs = sl__calloc((size_t)n, sizeof(sl_batch *));
+    g->gn = sl__calloc((size_t)n, sizeof(struct sl__gpunode *));
+    if (!g->outs || !g->host_outs || !g->gn)
         return SL_ENOMEM;
-    for (int o = 0; o < nout; o++)
-        sl__batch_set_device(&sn->outs[o], SL_DEVICE_GPU, mem);
-    if (pn->stage != SL__STAGE_MIXED)
-        return SL_OK;
-    sn->host_outs = sl__calloc((size_t)nout, sizeof(sl_batch));
-    if (!sn->host_outs)
-        return SL_ENOMEM;
-    for (int o = 0; o < nout; o++) {
-        sl__batch_set_device(&sn->host_outs[o], SL_DEVICE_PINNED, mem);
-        if (sl__batch_reserve_samples(&sn->host_outs[o], p->opt.batch_size) != SL_OK)
+    for (int j = 0; j < n; j++) {
+        const sl__pnode *pn = &p->plan->nodes[j];
+        if (!gpu_stage(pn))
+            continue;
+        int nout = pn->op->num_outputs;
+        if (new_gnode(p, &g->gn[j]) != SL_OK || !(g->outs[j] = new_batches(p, nout, SL_DEVICE_GPU)))
+            return SL_ENOMEM;
+        if (pn->stage == SL__STAGE_MIXED &&
+            !(g->host_outs[j] = new_batches(p, nout, SL_DEVICE_PINNED)))
             return SL_ENOMEM;
     }
-    sn->wouts = sn->host_outs;
     return SL_OK;
+}
+
+/* Points the slot's mixed and gpu nodes at set g (NULL: at nothing). Needs mu. */
+static void bind_set(sl_pipeline *p, sl__slot *slot, struct sl__gset *g)
+{
+    for (int j = 0; j < p->plan->n; j++) {
+        if (!gpu_stage(&p->plan->nodes[j]))
+            continue;
+        sl__snode *sn = &slot->nodes[j];
+        sn->outs = g ? g->outs[j] : NULL;
+        sn->host_outs = g ? g->host_outs[j] : NULL;
+        sn->wouts = sn->host_outs ? sn->host_outs : sn->outs;
+        sn->gn = g ? g->gn[j] : NULL;
+    }
 }
 
 sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
@@ -102,9 +157,25 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
         any |= gpu_stage(&p->plan->nodes[j]);
     if (!any)
         return SL_OK;
+    for (int s = 0; s < p->depth; s++) { /* the mixed and gpu nodes' batches are the sets' */
+        for (int j = 0; j < p->plan->n; j++) {
+            sl__snode *sn = &p->slots[s].nodes[j];
+            if (gpu_stage(&p->plan->nodes[j])) {
+                free_batches(sn->outs, p->plan->nodes[j].op->num_outputs);
+                sn->outs = sn->wouts = NULL;
+            }
+        }
+    }
     sl_status st = sl__gpu_create(p->opt.device_id, &p->gpu, err, errlen);
     if (st != SL_OK)
         return st;
+    p->gsets = sl__calloc((size_t)p->gdepth, sizeof(struct sl__gset));
+    if (!p->gsets)
+        goto oom;
+    for (int k = 0; k < p->gdepth; k++) {
+        if (init_set(p, &p->gsets[k]) != SL_OK)
+            goto oom;
+    }
     for (int s = 0; s < p->depth; s++) {
         sl__slot *slot = &p->slots[s];
         slot->gs = sl__calloc(1, sizeof(*slot->gs));
@@ -116,10 +187,8 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
             return SL_EINTERNAL;
         }
         for (int j = 0; j < p->plan->n; j++) {
-            if (gpu_stage(&p->plan->nodes[j]) && init_node(p, slot, j) != SL_OK)
-                goto oom;
             /* a cpu node copying GPU data back (DataNode.cpu()): host outputs, events */
-            if (p->plan->nodes[j].to_host && new_gnode(p, &slot->nodes[j]) != SL_OK)
+            if (p->plan->nodes[j].to_host && new_gnode(p, &slot->nodes[j].gn) != SL_OK)
                 goto oom;
         }
     }
@@ -137,6 +206,21 @@ static void free_gbuf(sl__gpu *g, gbuf *b)
     memset(b, 0, sizeof(*b));
 }
 
+static void free_gnode(sl__gpu *g, struct sl__gpunode *gn)
+{
+    if (!gn)
+        return;
+    sl__gpu_event_destroy(gn->copied);
+    sl__gpu_event_destroy(gn->t0);
+    sl__gpu_event_destroy(gn->t1);
+    free_gbuf(g, &gn->flag);
+    for (int k = 0; k < SL_GPU_UPLOADS; k++) {
+        free_gbuf(g, &gn->up[k]);
+        free_gbuf(g, &gn->scratch[k]);
+    }
+    sl__free(gn);
+}
+
 void sl__stage_fini_slots(sl_pipeline *p)
 {
     if (!p->gpu)
@@ -144,27 +228,29 @@ void sl__stage_fini_slots(sl_pipeline *p)
     /* nothing may still read or write the buffers freed below */
     sl__gpu_stream_sync(sl__gpu_stream(p->gpu));
     sl__gpu_stream_sync(sl__gpu_copy_stream(p->gpu));
+    for (int k = 0; p->gsets && k < p->gdepth; k++) {
+        struct sl__gset *g = &p->gsets[k];
+        for (int j = 0; g->outs && g->host_outs && g->gn && j < p->plan->n; j++) {
+            int nout = p->plan->nodes[j].op->num_outputs;
+            free_batches(g->outs[j], nout);
+            free_batches(g->host_outs[j], nout);
+            free_gnode(p->gpu, g->gn[j]);
+        }
+        sl__free(g->outs);
+        sl__free(g->host_outs);
+        sl__free(g->gn);
+    }
+    sl__free(p->gsets);
+    p->gsets = NULL;
     for (int s = 0; p->slots && s < p->depth; s++) {
         sl__slot *slot = &p->slots[s];
+        if (slot->nodes)
+            bind_set(p, slot, NULL); /* the sets' batches are gone */
         for (int j = 0; slot->nodes && j < p->plan->n; j++) {
-            sl__snode *sn = &slot->nodes[j];
-            for (int o = 0; sn->host_outs && o < p->plan->nodes[j].op->num_outputs; o++)
-                sl__batch_fini(&sn->host_outs[o]);
-            sl__free(sn->host_outs);
-            sn->host_outs = NULL;
-            sn->wouts = sn->outs;
-            if (!sn->gn)
-                continue;
-            sl__gpu_event_destroy(sn->gn->copied);
-            sl__gpu_event_destroy(sn->gn->t0);
-            sl__gpu_event_destroy(sn->gn->t1);
-            free_gbuf(p->gpu, &sn->gn->flag);
-            for (int k = 0; k < SL_GPU_UPLOADS; k++) {
-                free_gbuf(p->gpu, &sn->gn->up[k]);
-                free_gbuf(p->gpu, &sn->gn->scratch[k]);
+            if (p->plan->nodes[j].to_host) {
+                free_gnode(p->gpu, slot->nodes[j].gn);
+                slot->nodes[j].gn = NULL;
             }
-            sl__free(sn->gn);
-            sn->gn = NULL;
         }
         if (slot->gs) {
             sl__gpu_event_destroy(slot->gs->done);
@@ -270,28 +356,80 @@ sl_status sl__stage_to_host(sl_ctx *ctx)
 
 /* ---- frames --------------------------------------------------------------------------------- */
 
+static void gnode_frame_start(struct sl__gpunode *gn)
+{
+    if (!gn)
+        return;
+    gn->timed = false;
+    gn->up_used = 0;
+    gn->sc_used = 0;
+    gn->flag_armed = false;
+}
+
+/* Gives the slot's iteration its buffer set if its turn has come and the set is free. Needs
+ * mu. */
+static bool take_set(sl_pipeline *p, sl__slot *slot)
+{
+    int64_t it = slot->iteration;
+    struct sl__gset *g = &p->gsets[it % p->gdepth];
+    if (p->gset_next != it || g->holder >= 0)
+        return false;
+    g->holder = it;
+    p->gset_next = it + 1;
+    slot->gset = (int)(it % p->gdepth);
+    bind_set(p, slot, g);
+    for (int j = 0; j < p->plan->n; j++)
+        gnode_frame_start(g->gn[j]);
+    struct sl__gpuslot *last = g->last_slot >= 0 ? p->slots[g->last_slot].gs : NULL;
+    if (!last || !last->release_pending)
+        return true;
+    /* the consumer's kernels on the set's previous outputs come first (on the pipeline's
+     * streams, so for all work queued later); if the device cannot order that, the host waits
+     * for them */
+    int prev = sl__gpu_enter(p->gpu);
+    if (sl__gpu_stream_wait(sl__gpu_stream(p->gpu), last->released) != SL_OK ||
+        sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), last->released) != SL_OK)
+        sl__gpu_event_sync(last->released);
+    sl__gpu_leave(prev);
+    last->release_pending = false;
+    return true;
+}
+
 void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot)
 {
     if (!p->gpu)
         return;
-    for (int j = 0; j < p->plan->n; j++) {
-        if (slot->nodes[j].gn) {
-            slot->nodes[j].gn->timed = false;
-            slot->nodes[j].gn->up_used = 0;
-            slot->nodes[j].gn->sc_used = 0;
-            slot->nodes[j].gn->flag_armed = false;
-        }
+    for (int j = 0; j < p->plan->n; j++) { /* the to_host nodes' own events */
+        if (p->plan->nodes[j].to_host)
+            gnode_frame_start(slot->nodes[j].gn);
     }
-    if (!slot->gs->release_pending)
+    take_set(p, slot);
+}
+
+void sl__stage_slot_free_locked(sl_pipeline *p, sl__slot *slot)
+{
+    if (!p->gsets || slot->gset < 0)
         return;
-    /* the consumer's kernels on the previous outputs of this slot come first; if the device
-     * cannot order that, the host waits for them */
-    int prev = sl__gpu_enter(p->gpu);
-    if (sl__gpu_stream_wait(sl__gpu_stream(p->gpu), slot->gs->released) != SL_OK ||
-        sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), slot->gs->released) != SL_OK)
-        sl__gpu_event_sync(slot->gs->released);
-    sl__gpu_leave(prev);
-    slot->gs->release_pending = false;
+    struct sl__gset *g = &p->gsets[slot->gset];
+    g->holder = -1;
+    g->last_slot = slot->index;
+    slot->gset = -1;
+    bind_set(p, slot, NULL);
+    /* hand the sets on, in iteration order, to the running iterations waiting for them */
+    for (;;) {
+        sl__slot *next = &p->slots[p->gset_next % p->depth];
+        if (next->state != SLOT_RUNNING || next->iteration != p->gset_next || !take_set(p, next))
+            break;
+        sl__exec_gpu_resume_locked(p, next);
+    }
+}
+
+sl__slot *sl__stage_set_blocker_locked(sl_pipeline *p, int64_t it)
+{
+    if (!p->gsets)
+        return NULL;
+    const struct sl__gset *g = &p->gsets[it % p->gdepth];
+    return g->holder >= 0 && g->holder < it ? &p->slots[g->holder % p->depth] : NULL;
 }
 
 void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot)
@@ -511,6 +649,11 @@ sl_status sl__stage_to_host(sl_ctx *ctx)
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
 }
 void sl__stage_frame_start_locked(sl_pipeline *p, sl__slot *slot) {}
+void sl__stage_slot_free_locked(sl_pipeline *p, sl__slot *slot) {}
+sl__slot *sl__stage_set_blocker_locked(sl_pipeline *p, int64_t it)
+{
+    return NULL;
+}
 void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot) {}
 sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
 {

@@ -319,6 +319,8 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
                  : strcmp(key, "prefetch_queue_depth") == 0 ? &o->prefetch_queue_depth
                  : strcmp(key, "device_id") == 0            ? &o->device_id
                  : strcmp(key, "fuse_samples") == 0         ? &o->fuse_samples
+                 : strcmp(key, "cpu_queue_depth") == 0      ? &o->cpu_queue_depth
+                 : strcmp(key, "gpu_queue_depth") == 0      ? &o->gpu_queue_depth
                                                             : NULL;
     if (!field)
         return fail(SL_EINTERNAL, where, "no field for \"%s\"", key);
@@ -329,7 +331,8 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
 }
 
 static const char *const option_keys[] = {
-    "batch_size", "num_threads", "prefetch_queue_depth", "seed", "device_id", "fuse_samples", NULL};
+    "batch_size",   "num_threads",     "prefetch_queue_depth", "seed", "device_id",
+    "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      NULL};
 
 sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o)
 {
@@ -541,6 +544,9 @@ static void put_options(text *t, const sl_pipeline_options *o)
     put(t, "    \"device_id\": %d", o->device_id);
     if (!o->fuse_samples) /* written only when not the default */
         put(t, ",\n    \"fuse_samples\": 0");
+    if (o->cpu_queue_depth || o->gpu_queue_depth) /* separated queues */
+        put(t, ",\n    \"cpu_queue_depth\": %d,\n    \"gpu_queue_depth\": %d", o->cpu_queue_depth,
+            o->gpu_queue_depth);
     put(t, "\n  },\n");
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,22 +32,39 @@
 
 static char spec[4096];
 
-/* reader -> decoders.image ($MIX) -> copy ($GPU); outputs: images, a GPU copy, labels */
-static const char *reader_spec(int batch, int depth)
+/* reader -> decoders.image ($MIX) -> copy ($GPU), and a 32x32 crop ($GPU) of it; outputs:
+ * images, the GPU copy, labels, the crops. `queues`: the queue options of "pipeline". */
+static const char *reader_spec_q(int batch, const char *queues)
 {
     snprintf(spec, sizeof spec,
-             "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"prefetch_queue_depth\": "
-             "%d, \"seed\": 7},"
+             "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, %s, \"seed\": 7},"
              " \"nodes\": ["
              "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
              "\"%s\", \"random_shuffle\": true, \"seed\": 3}},"
              "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\","
              "   \"inputs\": [\"reader:0\"], \"args\": {\"output_type\": \"RGB\"}},"
              "  {\"name\": \"dup\", \"op\": \"copy\", \"device\": \"$GPU\", \"inputs\": "
-             "[\"dec\"]}],"
-             " \"outputs\": [\"dec\", \"dup\", \"reader:1\"]}",
-             batch, depth, tu_env_dir("SLUICE_TEST_TREE"));
+             "[\"dec\"]},"
+             "  {\"name\": \"crop\", \"op\": \"crop\", \"device\": \"$GPU\", \"inputs\": "
+             "[\"dup\"], \"args\": {\"crop\": [32, 32]}}],"
+             " \"outputs\": [\"dec\", \"dup\", \"reader:1\", \"crop\"]}",
+             batch, queues, tu_env_dir("SLUICE_TEST_TREE"));
     return spec;
+}
+
+static const char *reader_spec(int batch, int depth)
+{
+    char q[64];
+    snprintf(q, sizeof q, "\"prefetch_queue_depth\": %d", depth);
+    return reader_spec_q(batch, q);
+}
+
+/* Separated queues: cpu_queue_depth c, gpu_queue_depth g. */
+static const char *separated_spec(int batch, int c, int g)
+{
+    char q[96];
+    snprintf(q, sizeof q, "\"cpu_queue_depth\": %d, \"gpu_queue_depth\": %d", c, g);
+    return reader_spec_q(batch, q);
 }
 
 static void mixed_decode_equals_cpu(void **state)
@@ -102,16 +120,105 @@ static void outputs_live_on_the_gpu(void **state)
 static void steady_state_allocates_no_device_memory(void **state)
 {
 #ifdef SLUICE_HAVE_CUDA
-    sl_pipeline *p = tu_gpu_build(reader_spec(8, 2), true);
-    /* the first epoch (100 files) grows every buffer to the largest batch it will see */
-    for (int i = 0; i < 26; i++)
-        assert_int_equal(sl_pipeline_run(p), SL_OK);
-    uint64_t before = sl__gpu_alloc_calls(p->gpu);
-    for (int i = 0; i < 26; i++)
-        assert_int_equal(sl_pipeline_run(p), SL_OK);
-    assert_int_equal(sl__gpu_alloc_calls(p->gpu), before);
-    sl_pipeline_destroy(p);
+    for (int separated = 0; separated < 2; separated++) {
+        sl_pipeline *p =
+            tu_gpu_build(separated ? separated_spec(8, 2, 1) : reader_spec(8, 2), true);
+        /* the first epoch (100 files) grows every buffer to the largest batch it will see */
+        for (int i = 0; i < 26; i++)
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+        uint64_t before = sl__gpu_alloc_calls(p->gpu);
+        for (int i = 0; i < 26; i++)
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+        assert_int_equal(sl__gpu_alloc_calls(p->gpu), before);
+        sl_pipeline_destroy(p);
+    }
 #endif
+}
+
+/* Separated queues (DALI's prefetch_queue_depth=dict(cpu_size, gpu_size)) deliver the same
+ * data as one queue and as the CPU pipeline. */
+static void separated_queues_give_the_same_outputs(void **state)
+{
+    int q[][2] = {{3, 1}, {1, 2}, {2, 2}};
+    for (int k = 0; k < 3; k++) {
+        tu_diff d = tu_gpu_compare(separated_spec(7, q[k][0], q[k][1]), 9, 0);
+        assert_true(d.elements > 1000000);
+        assert_true(d.max_abs == 0);
+    }
+}
+
+/* The GPU stage's outputs live in gpu_queue_depth buffer sets (with one queue, one per
+ * iteration in flight), used in turn: the fixed-size crops of successive iterations take
+ * exactly that many device addresses. */
+static void gpu_outputs_live_in_gpu_queue_depth_sets(void **state)
+{
+    struct {
+        int depth, cpu, gpu, sets;
+    } cases[] = {{3, 0, 0, 3}, {0, 3, 1, 1}, {0, 1, 2, 2}, {0, 2, 3, 3}};
+    for (int c = 0; c < 4; c++) {
+        const char *json = cases[c].depth ? reader_spec(4, cases[c].depth)
+                                          : separated_spec(4, cases[c].cpu, cases[c].gpu);
+        sl_pipeline *p = tu_gpu_build(json, true);
+        const void *seen[16];
+        int nseen = 0;
+        for (int i = 0; i < 12; i++) {
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+            const void *d = sl_batch_data(sl_pipeline_output(p, 3));
+            if (i >= cases[c].sets) { /* iteration i uses set i % sets */
+                assert_ptr_equal(d, seen[i % cases[c].sets]);
+                continue;
+            }
+            for (int k = 0; k < nseen; k++)
+                assert_ptr_not_equal(seen[k], d); /* a set of its own */
+            seen[nseen++] = d;
+        }
+        assert_int_equal(nseen, cases[c].sets);
+        sl_pipeline_destroy(p);
+    }
+}
+
+/* With separated queues the CPU stage runs cpu_queue_depth iterations beyond the GPU stage's
+ * sets: while the consumer holds the one GPU set (gpu_queue_depth 1), the readers of the next
+ * three iterations run and their mixed decoders wait for the set; asking for another iteration
+ * then is an error naming the held one, not a hang; releasing lets the next one through. */
+static void cpu_stage_runs_ahead_of_the_gpu_sets(void **state)
+{
+    sl_pipeline *p = tu_gpu_build(separated_spec(4, 3, 1), true);
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK); /* the first: cpu + gpu iterations */
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 0);
+    int reader = -1, dec = -1;
+    for (int j = 0; j < p->plan->n; j++) {
+        if (strcmp(p->plan->nodes[j].name, "reader") == 0)
+            reader = j;
+        if (strcmp(p->plan->nodes[j].name, "dec") == 0)
+            dec = j;
+    }
+    assert_true(reader >= 0 && dec >= 0);
+    bool ahead = false;
+    for (int wait = 0; wait < 1000 && !ahead; wait++) { /* up to 10 s */
+        pthread_mutex_lock(&p->mu);
+        ahead = p->depth == 4;
+        for (int it = 1; it <= 3; it++) {
+            const sl__slot *slot = &p->slots[it % p->depth];
+            ahead = ahead && slot->iteration == it && slot->state == SLOT_RUNNING &&
+                    slot->nodes[reader].done && slot->nodes[dec].gpu_parked && slot->gset < 0;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!ahead)
+            usleep(10000);
+    }
+    assert_true(ahead);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_EMISUSE);
+    print_message("%s\n", sl_pipeline_error(p));
+    assert_non_null(strstr(sl_pipeline_error(p), "GPU buffers still shared for iteration 0"));
+    assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 1);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 7);
+    sl_pipeline_destroy(p);
 }
 
 static void pinned_gpu_outputs_stay_unchanged(void **state)
@@ -131,6 +238,66 @@ static void pinned_gpu_outputs_stay_unchanged(void **state)
     free(first);
     free(again);
     sl_pipeline_destroy(p);
+}
+
+/* A pinned view keeps its GPU set: with gpu_queue_depth 2, the iteration that needs the
+ * pinned one's set waits for the view, is refused after the pin wait (naming the option to
+ * raise), and runs once the view is gone; the pinned data stayed unchanged meanwhile. */
+static void pinned_outputs_keep_their_gpu_set(void **state)
+{
+    sl_pipeline *p = tu_gpu_build(separated_spec(5, 2, 2), true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    sl_outputs *o = sl_pipeline_outputs_pin(p);
+    const sl_batch *b = sl_outputs_get(o, 1);
+    void *first = tu_batch_to_host(b);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);     /* iteration 1: the other set */
+    assert_int_not_equal(sl_pipeline_run(p), SL_OK); /* iteration 2 needs iteration 0's set */
+    print_message("%s\n", sl_pipeline_error(p));
+    assert_non_null(strstr(sl_pipeline_error(p), "GPU buffers of iteration 0"));
+    assert_non_null(strstr(sl_pipeline_error(p), "gpu_queue_depth"));
+    void *again = tu_batch_to_host(b);
+    assert_memory_equal(first, again, sl_batch_nbytes(b));
+    sl_outputs_unpin(o);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_int_equal(sl_pipeline_iteration(p), 2);
+    free(first);
+    free(again);
+    sl_pipeline_destroy(p);
+}
+
+/* Fault injection over the GPU stage's set-up and first iterations (one queue and separated
+ * queues): the N-th allocation fails, for N = 1, 2, ... until none does; every call succeeds
+ * or fails cleanly, and the ASan build finds what a failure path leaks. */
+static void gpu_stage_survives_allocation_failures(void **state)
+{
+    for (int separated = 0; separated < 2; separated++) {
+        char *json = tu_gpu_spec(separated ? separated_spec(3, 2, 1) : reader_spec(3, 2), true);
+        bool fired = true;
+        for (uint64_t k = 1; fired && k < 5000; k++) {
+            sl_pipeline_options o;
+            sl_graph *g = NULL;
+            sl_pipeline *p = NULL;
+            sl_pipeline_options_init(&o);
+            assert_int_equal(sl_pipeline_options_from_json(json, &o), SL_OK);
+            o.device_id = 0;
+            sl__alloc_fail_after(k);
+            sl_status st = sl_graph_from_json(json, &g);
+            if (st == SL_OK)
+                st = sl_pipeline_create(g, &o, &p);
+            if (st == SL_OK)
+                st = sl_pipeline_build(p);
+            for (int i = 0; st == SL_OK && i < 4; i++)
+                st = sl_pipeline_run(p);
+            fired = sl__alloc_fail_fired();
+            sl__alloc_fail_after(0);
+            if (!fired)
+                assert_int_equal(st, SL_OK);
+            sl_pipeline_destroy(p);
+            sl_graph_destroy(g);
+        }
+        assert_false(fired);
+        free(json);
+    }
 }
 
 static void corrupt_file_in_mixed_decoder_names_it(void **state)
@@ -258,6 +425,11 @@ int main(void)
         cmocka_unit_test(gpu_data_back_to_the_cpu),
         cmocka_unit_test(steady_state_allocates_no_device_memory),
         cmocka_unit_test(pinned_gpu_outputs_stay_unchanged),
+        cmocka_unit_test(separated_queues_give_the_same_outputs),
+        cmocka_unit_test(gpu_outputs_live_in_gpu_queue_depth_sets),
+        cmocka_unit_test(cpu_stage_runs_ahead_of_the_gpu_sets),
+        cmocka_unit_test(pinned_outputs_keep_their_gpu_set),
+        cmocka_unit_test(gpu_stage_survives_allocation_failures),
         cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),
         cmocka_unit_test(placement_errors_name_the_node),
         cmocka_unit_test(emulated_device_memory_is_not_host_memory),

@@ -73,6 +73,8 @@ static sl_graph *make_graph(const char *root, int64_t shuffle_seed)
 
 /* sl_pipeline_options.fuse_samples of the pipelines make_pipeline builds. */
 static int g_fuse = 1;
+/* Their cpu_queue_depth and gpu_queue_depth (0, 0: one queue). */
+static int g_queues[2];
 
 static sl_pipeline *make_pipeline(const sl_graph *g, int batch, int threads, int depth)
 {
@@ -83,6 +85,8 @@ static sl_pipeline *make_pipeline(const sl_graph *g, int batch, int threads, int
     o.batch_size = batch;
     o.num_threads = threads;
     o.prefetch_queue_depth = depth;
+    o.cpu_queue_depth = g_queues[0];
+    o.gpu_queue_depth = g_queues[1];
     o.seed = 1234;
     sl_pipeline *p = NULL;
     assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
@@ -183,6 +187,28 @@ static void test_determinism(void **state)
     g_fuse = 0; /* the decoder runs fused into cmn by default: batch by batch, the same */
     assert_true(run_hash(g, 2, 2, 8) == ref);
     g_fuse = 1;
+    /* separated queues in a CPU-only pipeline: cpu + gpu iterations in flight, the same */
+    int queues[][2] = {{1, 1}, {3, 2}};
+    for (int q = 0; q < 2; q++) {
+        g_queues[0] = queues[q][0];
+        g_queues[1] = queues[q][1];
+        sl_pipeline *p = make_pipeline(g, 6, 2, 2);
+        assert_int_equal(p->depth, queues[q][0] + queues[q][1]);
+        sl_pipeline_destroy(p);
+        assert_true(run_hash(g, 2, 2, 8) == ref);
+    }
+    g_queues[0] = g_queues[1] = 0;
+    int bad[][2] = {{1, 0}, {0, 2}, {-1, 2}, {40, 30}};
+    for (int q = 0; q < 4; q++) {
+        sl_pipeline_options o;
+        sl_pipeline_options_init(&o);
+        o.cpu_queue_depth = bad[q][0];
+        o.gpu_queue_depth = bad[q][1];
+        sl_pipeline *p = NULL;
+        assert_int_equal(sl_pipeline_create(g, &o, &p), SL_EINVAL);
+        assert_null(p);
+        assert_non_null(strstr(sl_last_error(), "cpu_queue_depth and gpu_queue_depth must"));
+    }
     sl_graph_arg_int(g, "reader", "seed", 8); /* a different seed gives different data */
     assert_true(run_hash(g, 2, 2, 8) != ref);
     sl_graph_destroy(g);

@@ -369,6 +369,9 @@ static void assert_options_equal(const sl_pipeline_options *a, const sl_pipeline
     assert_int_equal(a->prefetch_queue_depth, b->prefetch_queue_depth);
     assert_true(a->seed == b->seed);
     assert_int_equal(a->device_id, b->device_id);
+    assert_int_equal(a->fuse_samples, b->fuse_samples);
+    assert_int_equal(a->cpu_queue_depth, b->cpu_queue_depth);
+    assert_int_equal(a->gpu_queue_depth, b->gpu_queue_depth);
 }
 
 static void expect_options_error(const char *json, sl_status code, const char *w1, const char *w2)
@@ -417,6 +420,16 @@ static void test_spec_write(void **state)
     assert_options_equal(&o, &o2);
     assert_int_equal(sl_graph_from_json(text, &g2), SL_OK);
     assert_graphs_equal(g, g2);
+    sl__free(text);
+    /* options not at their defaults are written too, and read back */
+    o.fuse_samples = 0;
+    o.cpu_queue_depth = 3;
+    o.gpu_queue_depth = 1;
+    assert_int_equal(sl__spec_write(g, &o, &text), SL_OK);
+    assert_non_null(strstr(text, "\"cpu_queue_depth\": 3,\n    \"gpu_queue_depth\": 1"));
+    sl_pipeline_options_init(&o2);
+    assert_int_equal(sl_pipeline_options_from_json(text, &o2), SL_OK);
+    assert_options_equal(&o, &o2);
     sl__free(text);
     sl_graph_destroy(g);
     sl_graph_destroy(g2);

@@ -268,4 +268,47 @@ def test_prefetch_queue_depth_dict():
     p = sluice.Pipeline(batch_size=1, num_threads=1, device_id=0,
                         prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
     assert p.prefetch_queue_depth == {"cpu_size": 3, "gpu_size": 2}
-    assert p._depth == 3
+    assert p._depth == 5  # iterations in flight: the CPU stage runs 3 beyond the 2 GPU sets
+    for bad in ({"cpu_size": 0, "gpu_size": 2}, {"cpu_size": 2, "gpu_size": 1.5},
+                {"cpu_size": 2, "gpu": 2}):
+        with pytest.raises(ValueError, match="prefetch_queue_depth"):
+            sluice.Pipeline(batch_size=1, num_threads=1, device_id=0, prefetch_queue_depth=bad)
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_separated_queues(emulated, tree):
+    """prefetch_queue_depth=dict(cpu_size, gpu_size): the same batches through the PyTorch
+    iterator as the CPU pipeline, the option kept by serialize(), and the C pipeline built with
+    gpu_size GPU buffer sets."""
+    out = run_child("""
+        import torch
+        from sluice.plugin.pytorch import SluiceClassificationIterator
+        def make(gpu, depth):
+            @pipeline_def(batch_size=4, num_threads=2, device_id=0, seed=5,
+                          prefetch_queue_depth=depth)
+            def pipe():
+                jpegs, labels = fn.readers.file(file_root=ROOT, name="Reader",
+                                                random_shuffle=True, seed=2)
+                images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
+                images = fn.crop(images, crop=(24, 24), device="gpu" if gpu else "cpu")
+                return images, labels
+            return pipe()
+        depth = {"cpu_size": 3, "gpu_size": 2}  # the loop holds one batch while asking
+        pg, pc = make(True, depth), make(False, 2)
+        ig = SluiceClassificationIterator(pg, reader_name="Reader")
+        ic = SluiceClassificationIterator(pc, reader_name="Reader")
+        n = 0
+        for epoch in range(2):
+            for bg, bc in zip(ig, ic):
+                assert torch.equal(bg[0]["data"].cpu(), bc[0]["data"])
+                assert torch.equal(bg[0]["label"].reshape(-1), bc[0]["label"].reshape(-1))
+                n += 1
+            ig.reset(); ic.reset()
+        assert n == 50, n
+        text = pg.serialize()
+        assert '"cpu_queue_depth": 3' in text and '"gpu_queue_depth": 2' in text, text
+        again = sluice.Pipeline.deserialize(text)
+        assert again.prefetch_queue_depth == depth and again._depth == 5
+        print("ok")
+    """, emulated, tree)
+    assert "ok" in out

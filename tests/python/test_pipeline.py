@@ -270,7 +270,7 @@ def test_device_id_needs_cuda_and_unsupported_options():
         sluice.Pipeline(batch_size=2, enable_checkpointing=True)
     p = sluice.Pipeline(batch_size=2, prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2},
                         exec_async=False, set_affinity=True, py_num_workers=4)
-    assert p._depth == 3
+    assert p._depth == 5  # separated queues: cpu_size + gpu_size in flight
     assert sluice.Pipeline(batch_size=2, exec_pipelined=False)._depth == 1
 
 

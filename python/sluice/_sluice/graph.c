@@ -158,9 +158,10 @@ static PyObject *graph_output(PyObject *self, PyObject *ref)
 static int options_from_dict(PyObject *d, sl_pipeline_options *o)
 {
     sl_pipeline_options_init(o);
-    static const char *const keys[] = {"batch_size", "num_threads", "prefetch_queue_depth",
-                                       "seed",       "device_id",   "fuse_samples"};
-    for (int k = 0; k < 6; k++) {
+    static const char *const keys[] = {
+        "batch_size", "num_threads",  "prefetch_queue_depth", "seed",
+        "device_id",  "fuse_samples", "cpu_queue_depth",      "gpu_queue_depth"};
+    for (int k = 0; k < 8; k++) {
         PyObject *v = PyDict_GetItemString(d, keys[k]);
         if (!v || v == Py_None)
             continue;
@@ -173,8 +174,9 @@ static int options_from_dict(PyObject *d, sl_pipeline_options *o)
         }
         if (x < INT_MIN || x > INT_MAX)
             return PyErr_Format(PyExc_OverflowError, "%s is out of range", keys[k]), -1;
-        int *field[] = {&o->batch_size, &o->num_threads, &o->prefetch_queue_depth,
-                        NULL,           &o->device_id,   &o->fuse_samples};
+        int *field[] = {
+            &o->batch_size, &o->num_threads,  &o->prefetch_queue_depth, NULL,
+            &o->device_id,  &o->fuse_samples, &o->cpu_queue_depth,      &o->gpu_queue_depth};
         *field[k] = (int)x;
     }
     return 0;
@@ -267,10 +269,11 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     sl_status rc = sl_pipeline_options_from_json(s, &o);
     if (rc != SL_OK)
         return slpy_raise_last(st, rc);
-    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i,s:O}", "batch_size", o.batch_size, "num_threads",
-                         o.num_threads, "prefetch_queue_depth", o.prefetch_queue_depth, "seed",
-                         (long long)o.seed, "device_id", o.device_id, "fuse_samples",
-                         o.fuse_samples ? Py_True : Py_False);
+    return Py_BuildValue(
+        "{s:i,s:i,s:i,s:L,s:i,s:O,s:i,s:i}", "batch_size", o.batch_size, "num_threads",
+        o.num_threads, "prefetch_queue_depth", o.prefetch_queue_depth, "seed", (long long)o.seed,
+        "device_id", o.device_id, "fuse_samples", o.fuse_samples ? Py_True : Py_False,
+        "cpu_queue_depth", o.cpu_queue_depth, "gpu_queue_depth", o.gpu_queue_depth);
 }
 
 static PyMethodDef graph_methods[] = {

@@ -29,16 +29,18 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"graph", "batch_size", "num_threads",  "prefetch_queue_depth",
-                             "seed",  "device_id",  "fuse_samples", NULL};
+    static char *kwlist[] = {
+        "graph",     "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",
+        "device_id", "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      NULL};
     slpy_state *st = slpy_state_of_type(type);
     PyObject *graph;
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     long long seed = o.seed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLii:Pipeline", kwlist, st->graph_type,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLiiii:Pipeline", kwlist, st->graph_type,
                                      &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
-                                     &seed, &o.device_id, &o.fuse_samples))
+                                     &seed, &o.device_id, &o.fuse_samples, &o.cpu_queue_depth,
+                                     &o.gpu_queue_depth))
         return NULL;
     o.seed = seed;
     if (o.num_threads <= 0) { /* DALI's -1: the default */
@@ -248,7 +250,8 @@ static PyType_Slot pipeline_slots[] = {
     {Py_tp_methods, pipeline_methods},
     {Py_tp_getset, pipeline_getset},
     {Py_tp_doc, "Pipeline(graph, batch_size, num_threads, prefetch_queue_depth, seed, "
-                "device_id): an sl_pipeline (the graph is copied)."},
+                "device_id, fuse_samples, cpu_queue_depth, gpu_queue_depth): an sl_pipeline "
+                "(the graph is copied)."},
     {0, NULL}};
 
 PyType_Spec slpy_pipeline_spec = {

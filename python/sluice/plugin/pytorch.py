@@ -137,8 +137,9 @@ class SluiceGenericIterator(_SluiceBaseIterator):
     Memory: a tensor of a step holds that iteration's buffers; the pipeline has
     prefetch_queue_depth of them. A program may hold the tensors of the last
     prefetch_queue_depth - 1 steps while asking for the next one (with the default depth 2:
-    the previous batch, as a for loop does); holding more makes next() fail after about 2 s
-    with MisuseError. Copy what must be kept longer (tensor.clone()).
+    the previous batch, as a for loop does; with prefetch_queue_depth=dict(cpu_size, gpu_size),
+    gpu_size - 1 steps of GPU outputs); holding more makes next() fail (about 2 s later for
+    views still alive) with MisuseError. Copy what must be kept longer (tensor.clone()).
     """
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
