@@ -121,8 +121,9 @@ typedef struct sl_feed {
     const void *const *data; /* per sample, contiguous C order */
     /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
      * feed time; the samples must stay valid and unchanged until release(release_ctx) is
-     * called — once, from any thread, when the iteration no longer reads them (or when the
-     * pipeline is destroyed). */
+     * called — once, from any thread, when the iteration no longer reads them: external_source
+     * calls it as soon as it copied the last sample (an iteration that failed first: when its
+     * slot moves on, or when the pipeline is destroyed). */
     void (*release)(void *release_ctx);
     void *release_ctx;
 } sl_feed;

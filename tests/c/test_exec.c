@@ -674,37 +674,56 @@ static void count_release(void *ctx)
     ++*(int *)ctx;
 }
 
-/* Lent batches (sl_feed.release) are read in place and given back exactly once: when the slot
- * moves on, or when the pipeline is destroyed. */
+/* Feeds node `name` n int32 samples data[0..n-1], lent (release counts into *released) or
+ * copied (released NULL). */
+static void feed_int_batch(sl_pipeline *p, const char *name, const int32_t *data, int n,
+                           int *released)
+{
+    const void *ptr[4];
+    int64_t shapes[4];
+    for (int i = 0; i < n; i++) {
+        ptr[i] = &data[i];
+        shapes[i] = 1;
+    }
+    sl_feed f = {.num_samples = n,
+                 .ndim = 1,
+                 .dtype = SL_DTYPE_INT32,
+                 .shapes = shapes,
+                 .data = ptr,
+                 .release = released ? count_release : NULL,
+                 .release_ctx = released};
+    assert_int_equal(sl_pipeline_feed_input(p, name, &f), SL_OK);
+}
+
+/* Lent batches (sl_feed.release) are read in place and given back exactly once: as soon as
+ * their samples were copied into the output; when an iteration failed before copying them,
+ * when its slot moves on or the pipeline is destroyed. */
 static void test_lent_feed(void **state)
 {
     sl_graph *g;
     assert_int_equal(sl_graph_create(&g), SL_OK);
     sl_graph_add(g, "external_source", "a", NULL);
+    sl_graph_add(g, "external_source", "b", NULL);
     sl_graph_output(g, "a");
+    sl_graph_output(g, "b");
     sl_pipeline *p = make_pipeline(g, 2, 2, 1);
-    int32_t data[4][2] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}};
+    int32_t data[5][2] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}};
     int released = 0;
-    for (int k = 0; k < 4; k++) {
-        const void *ptr[2] = {&data[k][0], &data[k][1]};
-        int64_t shapes[2] = {1, 1};
-        sl_feed f = {.num_samples = 2,
-                     .ndim = 1,
-                     .dtype = SL_DTYPE_INT32,
-                     .shapes = shapes,
-                     .data = ptr,
-                     .release = count_release,
-                     .release_ctx = &released};
-        assert_int_equal(sl_pipeline_feed_input(p, "a", &f), SL_OK);
+    for (int k = 0; k < 5; k++) {
+        feed_int_batch(p, "a", data[k], 2, &released);
+        feed_int_batch(p, "b", data[k], k == 1 ? 1 : 2, NULL); /* iteration 1: sizes disagree */
     }
-    for (int k = 0; k < 3; k++) {
-        assert_int_equal(sl_pipeline_run(p), SL_OK);
-        const sl_batch *b = sl_pipeline_output(p, 0);
-        assert_int_equal(*(const int32_t *)sl_batch_sample_data(b, 1), data[k][1]);
-        assert_int_equal(released, k); /* iteration k's own batch is still lent */
-    }
-    sl_pipeline_destroy(p); /* gives back iteration 2's batch and the unused fourth */
-    assert_int_equal(released, 4);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(*(const int32_t *)sl_batch_sample_data(sl_pipeline_output(p, 0), 1), 2);
+    assert_int_equal(released, 1); /* copied: given back before the iteration was delivered */
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL); /* failed before copying */
+    assert_non_null(strstr(sl_pipeline_error(p), "was fed 2"));
+    assert_int_equal(released, 1); /* still lent to the failed iteration's slot */
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(*(const int32_t *)sl_batch_sample_data(sl_pipeline_output(p, 0), 1), 6);
+    assert_int_equal(released, 3); /* the failed one's at recycling, iteration 2's copied */
+    sl_pipeline_destroy(p);        /* gives back the unused fourth and fifth */
+    assert_int_equal(released, 5);
     sl_graph_destroy(g);
 }
 

@@ -253,8 +253,10 @@ def test_lent_chunks_are_released_by_the_pipeline():
         pipe.run()
     pool = pipe._pool
     chunks = pool.workers[0].chunks
-    assert 1 <= sum(c.lent for c in chunks.values()) <= 2  # only what the pipeline holds
-    assert len(chunks) <= 4
+    # external_source gives a lent batch back once it copied the samples, so nothing the
+    # pipeline delivered is still lent
+    assert sum(c.lent for c in chunks.values()) == 0
+    assert len(chunks) == 1  # one task out at a time, its chunk free again before the next
 
 
 # ---- spawn: pickling -------------------------------------------------------------------------------

@@ -4,11 +4,15 @@
  * node; each iteration's setup (iterations of a stateful node run in order) takes the oldest
  * batch, and run_sample copies its samples into the output. A taken batch stays referenced by
  * the iteration slot (sl_ctx_iter_data) until that slot's next iteration, then goes to a free
- * list, so run_sample never races with its release and steady state reuses buffers.
+ * list, so run_sample never races with its release and steady state reuses buffers. Lent data
+ * (sl_feed.release) is given back as soon as the last of its samples was copied (the feeder
+ * may then reuse that memory while the iteration is still running), or, when the iteration
+ * failed before copying them all, when the buffer is recycled.
  * Invariant: `mu` guards the FIFO and the free list; nothing else in the state changes after
  * init.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +53,10 @@ typedef struct fed {
     char layout[SL_MAX_NDIM + 1]; /* the fed batch's own layout, "" if none */
     int64_t *shapes;              /* batch_size * SL_MAX_NDIM */
     size_t *offsets;              /* batch_size + 1 */
-    const void **lent;            /* batch_size: the samples when lent (release set) */
-    void (*release)(void *ctx);   /* set while lent data is held: called once when recycled */
+    const void **lent;            /* batch_size: the samples when lent */
+    bool is_lent;                 /* the samples are in `lent`, not copied into `data` */
+    atomic_int to_copy;           /* lent: samples run_sample has not copied yet */
+    void (*release)(void *ctx);   /* set while lent data is held: called once (give_back) */
     void *release_ctx;
     uint8_t *data;
     size_t cap; /* bytes of data */
@@ -222,6 +228,7 @@ static sl_status feed(void *st, const sl_feed *b, char *err, size_t errlen)
             memcpy(f->data + off, b->data[i], n);
         off += n;
     }
+    f->is_lent = b->release != NULL;
     f->release = b->release;
     f->release_ctx = b->release_ctx;
     f->offsets[b->num_samples] = off;
@@ -290,6 +297,7 @@ static sl_status setup(sl_ctx *ctx)
                        "no data was fed for this iteration: call feed_input before scheduling "
                        "it (prefetch_queue_depth iterations start at the first run)");
     *slot_batch = f;
+    atomic_store_explicit(&f->to_copy, f->n, memory_order_relaxed); /* run_sample: later */
     if (f->n != sl_ctx_batch_size(ctx))
         return sl_fail(ctx, SL_EINVAL,
                        "%d samples were fed after this iteration had started with %d: feed "
@@ -303,11 +311,14 @@ static sl_status setup(sl_ctx *ctx)
 
 static sl_status run_sample(sl_ctx *ctx, int i)
 {
-    const fed *f = *(fed **)sl_ctx_iter_data(ctx);
+    fed *f = *(fed **)sl_ctx_iter_data(ctx);
     size_t bytes = f->offsets[i + 1] - f->offsets[i];
-    const void *src = f->release ? f->lent[i] : f->data + f->offsets[i];
+    const void *src = f->is_lent ? f->lent[i] : f->data + f->offsets[i];
     if (bytes)
         memcpy(sl_ctx_output_data(ctx, 0, i), src, bytes);
+    /* the last copy gives lent data back (the others' reads happen before their decrement) */
+    if (f->is_lent && atomic_fetch_sub_explicit(&f->to_copy, 1, memory_order_acq_rel) == 1)
+        give_back(f);
     return SL_OK;
 }
 
