@@ -46,7 +46,8 @@ typedef struct sl_pipeline_options {
      * gpu stages get gpu_queue_depth buffer sets (device outputs, pinned staging), taken in
      * iteration order and given back as the consumer releases (and unpins) outputs, and the
      * CPU stage may run cpu_queue_depth iterations beyond them: cpu + gpu iterations in
-     * flight (the first schedule_run asks for all of them); prefetch_queue_depth is ignored. */
+     * flight (the first schedule_run asks for all of them); prefetch_queue_depth is not used
+     * then. A pinned view of any output of an iteration keeps its GPU set. */
     int cpu_queue_depth;
     int gpu_queue_depth;
 } sl_pipeline_options;
@@ -102,10 +103,11 @@ SL_API const sl_batch *sl_outputs_get(const sl_outputs *o, int i);
 SL_API int64_t sl_outputs_iteration(const sl_outputs *o);
 SL_API void sl_outputs_unpin(sl_outputs *o);
 /* GPU outputs read by a consumer's CUDA stream (a cudaStream_t; DLPack's `stream`): when the
- * last pin of these outputs is dropped, the executor records an event on that stream and waits
- * for it (on the device) before reusing the buffers, so kernels the consumer queued on them
- * finish first. The outputs themselves are complete before share_outputs returns. No effect in
- * a pipeline without GPU outputs. Threads: any. */
+ * last pin of these outputs is dropped, the executor records an event after the work of every
+ * stream named so (up to 16 distinct ones; past that it waits for the whole device then) and
+ * waits for it (on the device) before reusing the buffers, so kernels the consumers queued on
+ * them finish first. The outputs themselves are complete before share_outputs returns. No
+ * effect in a pipeline without GPU outputs. Threads: any. */
 SL_API void sl_outputs_set_stream(sl_outputs *o, void *stream);
 
 /* Message of the last failure of a call on p, "" if none. Valid until the next call on p. */

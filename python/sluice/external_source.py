@@ -279,7 +279,8 @@ source:
     - an iterable or a generator function: ``next()`` gives a batch (or, with ``batch=False``,
       a sample);
     - None: feed each batch with ``pipe.feed_input(name, data, layout=None)`` before the
-      iteration is scheduled (the first run schedules ``prefetch_queue_depth`` iterations).
+      iteration is scheduled (the first run schedules ``prefetch_queue_depth`` iterations,
+      cpu_size + gpu_size for a dict).
     A batch is a list of 1 to batch_size arrays (shapes may differ, same dtype and ndim) or
     one array whose first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable
     objects. Its number of samples is that iteration's batch size (several sources of a

@@ -522,3 +522,11 @@ extern "C" sl_status sl__gpu_stream_sync(void *stream)
     cudaError_t r = cudaStreamSynchronize((cudaStream_t)stream);
     return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaStreamSynchronize");
 }
+
+extern "C" sl_status sl__gpu_device_sync(void)
+{
+    if (sl__gpu_emulated())
+        return SL_OK;
+    cudaError_t r = cudaDeviceSynchronize();
+    return r == cudaSuccess ? SL_OK : cuda_fail(r, "cudaDeviceSynchronize");
+}

@@ -76,6 +76,8 @@ sl_status sl__gpu_stream_wait(void *stream, sl__gpu_event *e);
 sl_status sl__gpu_event_sync(sl__gpu_event *e);
 /* Blocks until everything queued on stream completed. */
 sl_status sl__gpu_stream_sync(void *stream);
+/* Blocks until everything queued on the current device (every stream) completed. */
+sl_status sl__gpu_device_sync(void);
 
 /* Emulation only: device memory is mapped PROT_NONE except between enter and leave, which
  * bracket every emulated kernel and copy (kernel.cuh, the copies here) and serialise them

@@ -34,10 +34,10 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->num_threads < 1 || o->num_threads > 1024)
         return sl__last_error_set(SL_EINVAL, "num_threads must be in [1, 1024], got %d",
                                   o->num_threads);
-    if (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64)
+    bool separated = o->cpu_queue_depth != 0 || o->gpu_queue_depth != 0;
+    if (!separated && (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64))
         return sl__last_error_set(SL_EINVAL, "prefetch_queue_depth must be in [1, 64], got %d",
                                   o->prefetch_queue_depth);
-    bool separated = o->cpu_queue_depth != 0 || o->gpu_queue_depth != 0;
     if (separated && (o->cpu_queue_depth < 1 || o->gpu_queue_depth < 1 ||
                       o->cpu_queue_depth + o->gpu_queue_depth > 64))
         return sl__last_error_set(SL_EINVAL,

@@ -3,8 +3,9 @@
  * Exports sl__pool_create / sl__pool_destroy (build, destroy), sl__pool_acquire_locked and
  * sl__pool_alloc (a node's allocation phase) and sl__pool_node_done_locked (node completion).
  *
- * An output that is not a pipeline output (nor a source's, nor fused: see is_source and
- * sched.c) is dead once every consumer of its node has finished
+ * An output that is not a pipeline output (nor a source's, nor fused, nor read by a GPU stage
+ * that waits for buffer sets: see is_source, feeds_parked_gpu_stage and sched.c) is dead once
+ * every consumer of its node has finished
  * the iteration; keeping one buffer per slot for it, as for pipeline outputs, makes memory grow
  * with prefetch_queue_depth for nothing (val at depth 2: the files, decoded and resized images,
  * ~57 MiB per slot). So each such (node, output) has one storage that the slots' batches borrow
@@ -42,6 +43,19 @@ static bool is_source(const sl__pnode *pn)
     return (pn->op->flags & SL_OP_SOURCE) != 0;
 }
 
+/* With separated queues a mixed or gpu consumer waits for its iteration's GPU buffer set
+ * (stage.c), i.e. for the consumer to release an older iteration: a pooled output it reads
+ * would keep every later iteration of the producer waiting too, and the CPU stage could not
+ * run ahead. Such outputs stay per slot (one batch per CPU-stage iteration in flight). */
+static bool feeds_parked_gpu_stage(const sl_pipeline *p, const sl__pnode *pn)
+{
+    for (int k = 0; p->gdepth < p->depth && k < pn->nsucc; k++) {
+        if (p->plan->nodes[pn->succ[k]].stage != SL__STAGE_CPU)
+            return true;
+    }
+    return false;
+}
+
 /* Adds producer j to node s's list of producers. */
 static sl_status add_pred(sl__pool *s, int j)
 {
@@ -72,7 +86,7 @@ sl_status sl__pool_create(sl_pipeline *p)
             /* CPU memory only; GPU-stage outputs keep their own storage, a fused node's
              * output has none (its samples live in the threads' scratch, sched.c) */
             pl->pooled[o] = pn->stage == SL__STAGE_CPU && pn->fuse_into < 0 && !is_source(pn) &&
-                            !is_pipeline_output(plan, j, o);
+                            !feeds_parked_gpu_stage(p, pn) && !is_pipeline_output(plan, j, o);
             pl->npooled += pl->pooled[o];
         }
         for (int k = 0; k < pn->nsucc; k++)

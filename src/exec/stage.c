@@ -55,12 +55,18 @@ struct sl__gpunode {
     gbuf scratch[SL_GPU_UPLOADS];
 };
 
+#define CONSUMER_STREAMS 16
+
 struct sl__gpuslot {
     sl__gpu_event *done;     /* recorded on the compute stream when the frame is complete */
     sl__gpu_event *released; /* recorded on the consumer's stream when its last view died */
     bool release_pending;    /* (mu) released was recorded and not yet waited for */
     bool done_ok;            /* (mu) `done` was recorded for the current frame */
-    void *consumer_stream;   /* (mu) set by sl_outputs_set_stream while pinned */
+    /* (mu) the streams sl_outputs_set_stream named while the outputs were pinned; past
+     * CONSUMER_STREAMS of them, `overflow`: the whole device is waited for instead */
+    void *consumer[CONSUMER_STREAMS];
+    int nconsumer;
+    bool overflow;
 };
 
 struct sl__gset {
@@ -507,15 +513,28 @@ void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot)
 
 void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot)
 {
-    if (!p->gpu || !slot->gs->consumer_stream)
+    struct sl__gpuslot *gs = p->gpu ? slot->gs : NULL;
+    if (!gs || (!gs->nconsumer && !gs->overflow))
         return;
     int prev = sl__gpu_enter(p->gpu);
-    if (sl__gpu_event_record(slot->gs->released, slot->gs->consumer_stream) == SL_OK)
-        slot->gs->release_pending = true;
-    else /* cannot order the reuse after the consumer's stream on the device: wait here */
-        sl__gpu_stream_sync(slot->gs->consumer_stream);
+    /* `released` ends up after every consumer stream's work (and after its own earlier record,
+     * when the outputs were pinned and let go before): each stream waits for the event so far,
+     * then records it */
+    bool ok = !gs->overflow;
+    for (int k = 0; ok && k < gs->nconsumer; k++) {
+        if (k > 0 || gs->release_pending)
+            ok = sl__gpu_stream_wait(gs->consumer[k], gs->released) == SL_OK;
+        ok = ok && sl__gpu_event_record(gs->released, gs->consumer[k]) == SL_OK;
+    }
+    if (ok) {
+        gs->release_pending = true;
+    } else { /* cannot order the reuse after the consumers on the device: wait here */
+        sl__gpu_device_sync();
+        gs->release_pending = false;
+    }
     sl__gpu_leave(prev);
-    slot->gs->consumer_stream = NULL;
+    gs->nconsumer = 0;
+    gs->overflow = false;
 }
 
 void sl_outputs_set_stream(sl_outputs *o, void *stream)
@@ -523,7 +542,14 @@ void sl_outputs_set_stream(sl_outputs *o, void *stream)
     if (!o || !o->p->gpu)
         return;
     pthread_mutex_lock(&o->p->mu);
-    o->slot->gs->consumer_stream = stream;
+    struct sl__gpuslot *gs = o->slot->gs;
+    bool known = false;
+    for (int k = 0; k < gs->nconsumer; k++)
+        known |= gs->consumer[k] == stream;
+    if (!known && gs->nconsumer < CONSUMER_STREAMS)
+        gs->consumer[gs->nconsumer++] = stream;
+    else if (!known)
+        gs->overflow = true;
     pthread_mutex_unlock(&o->p->mu);
 }
 

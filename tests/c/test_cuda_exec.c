@@ -177,38 +177,50 @@ static void gpu_outputs_live_in_gpu_queue_depth_sets(void **state)
     }
 }
 
+static int node_index(const sl_pipeline *p, const char *name)
+{
+    for (int j = 0; j < p->plan->n; j++) {
+        if (strcmp(p->plan->nodes[j].name, name) == 0)
+            return j;
+    }
+    fail_msg("no node %s", name);
+    return -1;
+}
+
+/* Waits (up to 10 s) until iterations 1..3 of p (4 slots) have run node `cpu` and wait, with
+ * node `gpu` parked, for a GPU buffer set. */
+static bool runs_ahead(sl_pipeline *p, const char *cpu, const char *gpu)
+{
+    int c = node_index(p, cpu), g = node_index(p, gpu);
+    bool ahead = false;
+    for (int wait = 0; wait < 1000 && !ahead; wait++) {
+        pthread_mutex_lock(&p->mu);
+        ahead = p->depth == 4;
+        for (int it = 1; it <= 3; it++) {
+            const sl__slot *slot = &p->slots[it % p->depth];
+            ahead = ahead && slot->iteration == it && slot->state == SLOT_RUNNING &&
+                    slot->nodes[c].done && slot->nodes[g].gpu_parked && slot->gset < 0;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!ahead)
+            usleep(10000);
+    }
+    return ahead;
+}
+
 /* With separated queues the CPU stage runs cpu_queue_depth iterations beyond the GPU stage's
  * sets: while the consumer holds the one GPU set (gpu_queue_depth 1), the readers of the next
  * three iterations run and their mixed decoders wait for the set; asking for another iteration
- * then is an error naming the held one, not a hang; releasing lets the next one through. */
+ * then is an error naming the held one, not a hang; releasing lets the next one through. CPU
+ * operators run ahead too: a CPU decoder whose output a mixed copy reads decodes the next
+ * three iterations (its output is kept per slot, not shared by the slots). */
 static void cpu_stage_runs_ahead_of_the_gpu_sets(void **state)
 {
     sl_pipeline *p = tu_gpu_build(separated_spec(4, 3, 1), true);
     assert_int_equal(sl_pipeline_schedule_run(p), SL_OK); /* the first: cpu + gpu iterations */
     assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
     assert_int_equal(sl_pipeline_iteration(p), 0);
-    int reader = -1, dec = -1;
-    for (int j = 0; j < p->plan->n; j++) {
-        if (strcmp(p->plan->nodes[j].name, "reader") == 0)
-            reader = j;
-        if (strcmp(p->plan->nodes[j].name, "dec") == 0)
-            dec = j;
-    }
-    assert_true(reader >= 0 && dec >= 0);
-    bool ahead = false;
-    for (int wait = 0; wait < 1000 && !ahead; wait++) { /* up to 10 s */
-        pthread_mutex_lock(&p->mu);
-        ahead = p->depth == 4;
-        for (int it = 1; it <= 3; it++) {
-            const sl__slot *slot = &p->slots[it % p->depth];
-            ahead = ahead && slot->iteration == it && slot->state == SLOT_RUNNING &&
-                    slot->nodes[reader].done && slot->nodes[dec].gpu_parked && slot->gset < 0;
-        }
-        pthread_mutex_unlock(&p->mu);
-        if (!ahead)
-            usleep(10000);
-    }
-    assert_true(ahead);
+    assert_true(runs_ahead(p, "reader", "dec"));
     assert_int_equal(sl_pipeline_share_outputs(p), SL_EMISUSE);
     print_message("%s\n", sl_pipeline_error(p));
     assert_non_null(strstr(sl_pipeline_error(p), "GPU buffers still shared for iteration 0"));
@@ -218,6 +230,29 @@ static void cpu_stage_runs_ahead_of_the_gpu_sets(void **state)
     for (int i = 0; i < 6; i++)
         assert_int_equal(sl_pipeline_run(p), SL_OK);
     assert_int_equal(sl_pipeline_iteration(p), 7);
+    sl_pipeline_destroy(p);
+
+    snprintf(spec, sizeof spec,
+             "{\"pipeline\": {\"batch_size\": 4, \"num_threads\": 2, \"cpu_queue_depth\": 3, "
+             "\"gpu_queue_depth\": 1},"
+             " \"nodes\": ["
+             "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+             "\"%s\"}},"
+             "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"inputs\": [\"reader:0\"]},"
+             "  {\"name\": \"up\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": "
+             "[\"dec\"]}],"
+             " \"outputs\": [\"up\"]}",
+             tu_env_dir("SLUICE_TEST_TREE"));
+    p = tu_gpu_build(spec, true);
+    assert_int_equal(sl_pipeline_schedule_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    assert_true(runs_ahead(p, "dec", "up"));
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(sl_pipeline_release_outputs(p), SL_OK);
+        assert_int_equal(sl_pipeline_schedule_run(p), SL_OK);
+        assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
+    }
+    assert_int_equal(sl_pipeline_iteration(p), 5);
     sl_pipeline_destroy(p);
 }
 
