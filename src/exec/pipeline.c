@@ -129,12 +129,16 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
         sn->p = p;
         sn->slot = slot;
         sn->node = j;
-        sn->outs = sl__calloc((size_t)(op->num_outputs ? op->num_outputs : 1), sizeof(sl_batch));
         sn->tasks = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__task));
         sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
-        if (!sn->outs || !sn->tasks || !sn->iter_data)
+        if (!sn->tasks || !sn->iter_data)
             return SL_ENOMEM;
-        sn->wouts = sn->outs; /* mixed nodes: the pinned staging (stage.c) */
+        if (p->plan->nodes[j].stage != SL__STAGE_CPU)
+            continue; /* its batches are a GPU buffer set's, bound while the slot holds one */
+        sn->outs = sl__calloc((size_t)(op->num_outputs ? op->num_outputs : 1), sizeof(sl_batch));
+        if (!sn->outs)
+            return SL_ENOMEM;
+        sn->wouts = sn->outs;
         for (int o = 0; o < op->num_outputs; o++) {
             if (sl__batch_reserve_samples(&sn->outs[o], p->opt.batch_size) != SL_OK)
                 return SL_ENOMEM;

@@ -163,15 +163,6 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
         any |= gpu_stage(&p->plan->nodes[j]);
     if (!any)
         return SL_OK;
-    for (int s = 0; s < p->depth; s++) { /* the mixed and gpu nodes' batches are the sets' */
-        for (int j = 0; j < p->plan->n; j++) {
-            sl__snode *sn = &p->slots[s].nodes[j];
-            if (gpu_stage(&p->plan->nodes[j])) {
-                free_batches(sn->outs, p->plan->nodes[j].op->num_outputs);
-                sn->outs = sn->wouts = NULL;
-            }
-        }
-    }
     sl_status st = sl__gpu_create(p->opt.device_id, &p->gpu, err, errlen);
     if (st != SL_OK)
         return st;
