@@ -136,7 +136,7 @@ sl_status sl_batch_copy_to_host(const sl_batch *b, void *dst, size_t cap)
 {
     if (!b || (!dst && cap))
         return sl__last_error_set(SL_EMISUSE, "sl_batch_copy_to_host: NULL argument");
-    size_t n = b->offsets ? b->offsets[b->size] : 0;
+    size_t n = sl_batch_nbytes(b);
     if (cap < n)
         return sl__last_error_set(SL_EINVAL, "sl_batch_copy_to_host: %zu bytes needed, %zu given",
                                   n, cap);

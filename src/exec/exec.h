@@ -187,6 +187,11 @@ struct sl_op_init {
 void sl__exec_start_frames(struct sl_pipeline *p);
 /* Records an error for the frame (first one wins). Takes mu. */
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, struct sl_pipeline *p);
+/* The same with mu held: error e, or one made from the arguments (the slot's iteration). */
+void sl__exec_frame_fail_locked(sl__slot *slot, const sl__error *e);
+void sl__exec_frame_failf_locked(sl__slot *slot, sl_status code, const char *op, const char *node,
+                                 int sample, const char *source, const char *fmt, ...)
+    SL_PRINTF(7, 8);
 
 /* The slot's iteration is over (delivered failed, released, or its last view died): frees the
  * slot and its GPU buffer set, starts what can start. Needs mu. */

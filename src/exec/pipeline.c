@@ -363,10 +363,8 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
         pthread_mutex_lock(&p->mu);
         sl__slot *slot = &p->slots[it % p->depth];
         sl__stage_frame_finish_locked(p, slot);
-        if (gst != SL_OK && !atomic_load(&slot->failed)) {
-            slot->err = p->error;
-            atomic_store(&slot->failed, true);
-        }
+        if (gst != SL_OK)
+            sl__exec_frame_fail_locked(slot, &p->error);
     }
     if (st == SL_OK) {
         sl__slot *slot = &p->slots[it % p->depth];

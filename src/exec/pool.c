@@ -26,14 +26,6 @@
 
 #include "exec/exec.h"
 
-static bool is_pipeline_output(const sl__plan *plan, int node, int out)
-{
-    for (int k = 0; k < plan->noutputs; k++)
-        if (plan->outputs[k].node == node && plan->outputs[k].out == out)
-            return true;
-    return false;
-}
-
 /* A source (a reader) keeps its outputs per slot: pooled, iteration k+1's reader would wait
  * for iteration k's last consumer of the files (with sample fusion, the whole decode chain),
  * and the threads would idle while it reads; per slot it runs ahead, for one batch of files
@@ -86,7 +78,7 @@ sl_status sl__pool_create(sl_pipeline *p)
             /* CPU memory only; GPU-stage outputs keep their own storage, a fused node's
              * output has none (its samples live in the threads' scratch, sched.c) */
             pl->pooled[o] = pn->stage == SL__STAGE_CPU && pn->fuse_into < 0 && !is_source(pn) &&
-                            !feeds_parked_gpu_stage(p, pn) && !is_pipeline_output(plan, j, o);
+                            !feeds_parked_gpu_stage(p, pn) && !sl__plan_is_output(plan, j, o);
             pl->npooled += pl->pooled[o];
         }
         for (int k = 0; k < pn->nsucc; k++)

@@ -45,11 +45,8 @@ static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn);
 static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
 {
     const sl__pnode *pn = &p->plan->nodes[sn->node];
-    if (!atomic_load(&sn->slot->failed)) {
-        sl__error_set(&sn->slot->err, SL_ENOMEM, pn->op->name, pn->name, sn->slot->iteration, -1,
-                      NULL, "out of memory while queueing work");
-        atomic_store(&sn->slot->failed, true);
-    }
+    sl__exec_frame_failf_locked(sn->slot, SL_ENOMEM, pn->op->name, pn->name, -1, NULL,
+                                "out of memory while queueing work");
     return pn;
 }
 
@@ -77,7 +74,7 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     }
     /* its turn on shared output storage must still pass in order: parked, it completes when
      * resumed (run_allocated sees the failed frame) */
-    if (!p->pools[sn->node].npooled || sl__pool_acquire_locked(p, sn))
+    if (sl__pool_acquire_locked(p, sn))
         complete_node_locked(sn, sn->t_start);
 }
 
@@ -116,13 +113,30 @@ static sl_status submit_samples(sl_pipeline *p, sl__snode *sn, sl__task_fn fn, i
     return sl__tpool_submit(p->pool, sn->tasks, n);
 }
 
+void sl__exec_frame_fail_locked(sl__slot *slot, const sl__error *e)
+{
+    if (atomic_load(&slot->failed))
+        return;
+    slot->err = *e;
+    atomic_store(&slot->failed, true);
+}
+
+void sl__exec_frame_failf_locked(sl__slot *slot, sl_status code, const char *op, const char *node,
+                                 int sample, const char *source, const char *fmt, ...)
+{
+    if (atomic_load(&slot->failed))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    sl__error_setv(&slot->err, code, op, node, slot->iteration, sample, source, fmt, ap);
+    va_end(ap);
+    atomic_store(&slot->failed, true);
+}
+
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, sl_pipeline *p)
 {
     pthread_mutex_lock(&p->mu);
-    if (!atomic_load(&slot->failed)) {
-        slot->err = *e;
-        atomic_store(&slot->failed, true);
-    }
+    sl__exec_frame_fail_locked(slot, e);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -472,12 +486,11 @@ static int frame_batch_size(sl_pipeline *p, sl__slot *slot, int64_t it)
         int v = pn->op->batch_size ? pn->op->batch_size(p->states[j], it) : 0;
         if (v <= 0)
             continue;
-        if (bs && v != bs && !atomic_load(&slot->failed)) {
-            sl__error_set(&slot->err, SL_EINVAL, pn->op->name, pn->name, it, -1, NULL,
-                          "fed %d samples for this iteration, but node \"%s\" was fed %d", v,
-                          p->plan->nodes[first].name, bs);
-            atomic_store(&slot->failed, true);
-        }
+        if (bs && v != bs)
+            sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, -1, NULL,
+                                        "fed %d samples for this iteration, but node \"%s\" was "
+                                        "fed %d",
+                                        v, p->plan->nodes[first].name, bs);
         if (!bs) {
             bs = v;
             first = j;

@@ -445,11 +445,10 @@ void sl__stage_frame_done_locked(sl_pipeline *p, sl__slot *slot)
     /* without its event the frame cannot be waited for: fail it (frame_sync then waits for the
      * whole streams) rather than hand out outputs the GPU may still be writing */
     slot->gs->done_ok = st == SL_OK;
-    if (st != SL_OK && !atomic_load(&slot->failed)) {
-        sl__error_set(&slot->err, SL_EINTERNAL, NULL, NULL, slot->iteration, -1, NULL,
-                      "ordering the GPU work of this iteration failed: %s", sl__gpu_error_text());
-        atomic_store(&slot->failed, true);
-    }
+    if (st != SL_OK)
+        sl__exec_frame_failf_locked(slot, SL_EINTERNAL, NULL, NULL, -1, NULL,
+                                    "ordering the GPU work of this iteration failed: %s",
+                                    sl__gpu_error_text());
     sl__gpu_leave(prev);
 }
 
@@ -483,9 +482,8 @@ static void check_flag(sl_pipeline *p, sl__slot *slot, int j)
     const sl__pnode *pn = &p->plan->nodes[j];
     const sl_batch *out = pn->op->num_outputs ? &slot->nodes[j].outs[0] : NULL;
     const char *src = out && sample >= 0 && sample < out->size ? out->sources[sample] : NULL;
-    sl__error_set(&slot->err, SL_EINVAL, pn->op->name, pn->name, slot->iteration, sample, src, "%s",
-                  gn->flag_msg);
-    atomic_store(&slot->failed, true);
+    sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, sample, src, "%s",
+                                gn->flag_msg);
 }
 
 void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot)

@@ -148,6 +148,8 @@ typedef struct sl__plan {
 sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__plan **out,
                          sl__error *err);
 void sl__plan_destroy(sl__plan *p);
+/* True when output `out` of node `node` (out < 0: any of its outputs) is a pipeline output. */
+bool sl__plan_is_output(const sl__plan *plan, int node, int out);
 const char *sl__stage_name(sl__stage s);
 
 #endif

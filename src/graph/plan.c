@@ -444,10 +444,10 @@ static void gplan_fini(const build *b, gplan *gp)
     sl__free(gp->order);
 }
 
-static bool is_output(const sl__plan *plan, int node)
+bool sl__plan_is_output(const sl__plan *plan, int node, int out)
 {
     for (int k = 0; k < plan->noutputs; k++)
-        if (plan->outputs[k].node == node)
+        if (plan->outputs[k].node == node && (out < 0 || plan->outputs[k].out == out))
             return true;
     return false;
 }
@@ -472,7 +472,7 @@ static void fuse(sl__plan *plan)
         unsigned not_fusable = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS;
         if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample ||
             pn->op->num_outputs != 1 || (pn->op->flags & not_fusable) || pn->nsucc != 1 ||
-            is_output(plan, i))
+            sl__plan_is_output(plan, i, -1))
             continue;
         sl__pnode *c = &plan->nodes[pn->succ[0]];
         if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
