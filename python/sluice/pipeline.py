@@ -322,10 +322,12 @@ class Pipeline:
         that error). A serial source's exception propagates (that batch of every source is
         skipped); a parallel source's WorkerError/timeout propagates with nothing consumed."""
         parallel = [s for s in self._sources if s.parallel]
-        units = [s.prepare() for s in parallel]  # may raise; nothing is consumed yet
+        serial_sources = [s for s in self._sources if not s.parallel]
+        for s in parallel:
+            s.prepare()  # may raise; nothing is consumed yet
         serial = []
         try:
-            serial = [s.next_batch(self._batch_size) for s in self._sources if not s.parallel]
+            serial = [s.next_batch(self._batch_size) for s in serial_sources]
         except BaseException as e:
             for s in parallel:
                 s.drop(s.take())
@@ -341,7 +343,7 @@ class Pipeline:
         sizes = {}
         for s, u in zip(parallel, units):
             sizes.update({node: u[1].n for node in s.nodes})
-        for s, outs in zip([s for s in self._sources if not s.parallel], serial):
+        for s, outs in zip(serial_sources, serial):
             sizes.update({node: len(samples) for node, samples in zip(s.nodes, outs)})
         # All nodes get their batch or none does (a node fed alone would be a batch ahead of
         # the others from then on): the batch sizes are checked first.
@@ -362,7 +364,7 @@ class Pipeline:
             raise e
         for s, u in zip(parallel, units):
             self._feed_lent(s, u[1])
-        for s, outs in zip([s for s in self._sources if not s.parallel], serial):
+        for s, outs in zip(serial_sources, serial):
             for node, samples, layout, live in zip(s.nodes, outs, s.layouts, s.live):
                 if live:
                     self._pipe.feed_input(node, samples, layout)
