@@ -214,11 +214,17 @@ void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes)
 void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes)
 {
     assert(k >= 0 && k < SL_SCRATCH_BUFFERS);
-    return sl__scratch_get(&ctx->p->scratch[ctx->worker * SL_SCRATCH_BUFFERS + k], bytes);
+    return sl__scratch_get(&ctx->p->scratch[ctx->worker * SL_SCRATCH_BUFFERS + k], bytes,
+                           &ctx->p->scratch_hw[k]);
 }
 
-void *sl__scratch_get(sl__scratch *s, size_t bytes)
+void *sl__scratch_get(sl__scratch *s, size_t bytes, atomic_size_t *hw)
 {
+    size_t h = atomic_load_explicit(hw, memory_order_relaxed);
+    while (bytes > h && !atomic_compare_exchange_weak_explicit(hw, &h, bytes, memory_order_relaxed,
+                                                               memory_order_relaxed)) {
+    }
+    bytes = bytes > h ? bytes : h;
     if (bytes <= s->cap)
         return s->buf;
     size_t cap = bytes + bytes / 4;

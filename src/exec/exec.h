@@ -136,6 +136,8 @@ struct sl_pipeline {
     sl__tpool *pool;
     sl__scratch *scratch;      /* SL_SCRATCH_BUFFERS per worker */
     sl__scratch *fuse_scratch; /* 2 per worker: fused chains' intermediate samples (sched.c) */
+    atomic_size_t scratch_hw[SL_SCRATCH_BUFFERS]; /* the largest size asked of each, any worker */
+    atomic_size_t fuse_hw[2];
     /* A fused intermediate sample larger than this gets a buffer of its own for its task
      * instead of growing the worker's scratch, which every worker would then keep. */
     size_t fuse_keep;
@@ -218,8 +220,11 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
-/* ctx.c: s's buffer, grown (contents lost) to at least `bytes`; NULL when out of memory. */
-void *sl__scratch_get(sl__scratch *s, size_t bytes);
+/* ctx.c: s's buffer, grown (contents lost) to at least `bytes` and to the largest size asked
+ * of this buffer by any worker (*hw, raised to `bytes`): which worker runs which sample depends
+ * on scheduling, so each grows to what all have needed, and steady state allocates nothing
+ * whatever the next epoch's schedule. NULL when out of memory. */
+void *sl__scratch_get(sl__scratch *s, size_t bytes, atomic_size_t *hw);
 
 /* stage.c: the mixed and gpu stages (stubs without CUDA). */
 /* At build, after the slots: the GPU context, device batches, events. */

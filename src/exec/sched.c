@@ -414,7 +414,8 @@ static bool run_chain_sample(sl__snode *tail, const int *chain, int len, int sam
             if (want > p->fuse_keep)
                 buf = own[pos & 1] = sl__aligned_alloc(want);
             else
-                buf = sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], want);
+                buf = sl__scratch_get(&p->fuse_scratch[worker * 2 + (pos & 1)], want,
+                                      &p->fuse_hw[pos & 1]);
             if (!buf) {
                 sl_fail(&ctx, SL_ENOMEM, "out of memory for output 0 of sample %d (%zu bytes)",
                         sample, want);
