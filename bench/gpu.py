@@ -31,14 +31,14 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from measure import last_json  # noqa: E402
 
 
 def run_json(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        return {"status": "failed", "cmd": " ".join(cmd), "stderr": r.stderr[-2000:]}
-    return json.loads(lines[-1])
+    out = last_json(r.stdout) if r.returncode == 0 else None
+    return out or {"status": "failed", "cmd": " ".join(cmd), "stderr": r.stderr[-2000:]}
 
 
 def train_rows(a):

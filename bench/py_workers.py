@@ -35,16 +35,15 @@ median of the per-round ratios: ≥ 1.0 means sluice's transport costs no more t
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SIZE = 224
+sys.path.insert(0, HERE)
+from measure import last_json, measured, wait_quiet  # noqa: E402
 
 
 # ---- the function both loaders run ---------------------------------------------------------------
@@ -194,69 +193,18 @@ def child(a):
 
 # ---- the driver -------------------------------------------------------------------------------
 
-def tree_pss_kib(pid):
-    todo, total = [pid], 0
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
-            for t in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{t}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-        except (OSError, StopIteration, ValueError):
-            pass
-    return total
-
-
-def busy_jiffies():
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return sum(v) - v[3] - v[4]  # all but idle and iowait
-
-
-def background_cpus(seconds):
-    """CPUs other processes keep busy (this script sleeps meanwhile)."""
-    b = busy_jiffies()
-    time.sleep(seconds)
-    return (busy_jiffies() - b) / os.sysconf("SC_CLK_TCK") / seconds
-
-
-def wait_quiet(a):
-    deadline = time.monotonic() + a.quiet_wait
-    while background_cpus(1.0) > a.max_background and time.monotonic() < deadline:
-        pass
-
-
 def measure(a, contender, workers, source):
-    wait_quiet(a)
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    b0, t0 = busy_jiffies(), time.monotonic()
+    wait_quiet(a.quiet_wait, a.max_background)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--contender", contender,
-           "--workers", str(workers), "--source", source, "--root", a.root, "--batch",
-           str(a.batch), "--epochs", str(a.epochs), "--build-dir", a.build_dir]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = [0]
-    done = threading.Event()
-
-    def sample():
-        while not done.wait(0.05):
-            peak[0] = max(peak[0], tree_pss_kib(proc.pid))
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
-    out, err = proc.communicate()
-    done.set()
-    t.join()
-    wall = time.monotonic() - t0
-    ru2 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    mine = (ru2.ru_utime - ru.ru_utime) + (ru2.ru_stime - ru.ru_stime)
-    other = (busy_jiffies() - b0) / os.sysconf("SC_CLK_TCK") - mine
-    if proc.returncode != 0:
-        raise RuntimeError(f"{contender} N={workers} {source}: {err[-2000:]}")
-    r = json.loads(out.strip().splitlines()[-1])
-    return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": peak[0] / 1024,
-            "background_cpus": max(0.0, other / wall)}
+           "--workers", str(workers), "--source", source, "--root", os.path.abspath(a.root),
+           "--batch", str(a.batch), "--epochs", str(a.epochs),
+           "--build-dir", os.path.abspath(a.build_dir)]
+    m = measured(cmd, interval=0.05)
+    if m["rc"] != 0:
+        raise RuntimeError(f"{contender} N={workers} {source}: {m['stderr'][-2000:]}")
+    r = last_json(m["stdout"])
+    return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": m["peak_pss_mib"],
+            "background_cpus": m["background_cores"]}
 
 
 NAMES = {"sluice": "sluice (workers)", "torch": "DataLoader", "native": "sluice (own decoders)"}
