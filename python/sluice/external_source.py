@@ -100,6 +100,30 @@ def _cycle_mode(cycle):
                      f"\"raise\", got {cycle!r}")
 
 
+def _source_kind(source, cycle):
+    """What `source` is: "genfunc", "callable" or "iterable" (a generator function counts as
+    the first, a callable iterable as a callable). Raises TypeError for anything else and
+    ValueError for a callable with cycle (a _cycle_mode) other than "no"."""
+    if inspect.isgeneratorfunction(source):
+        kind = "genfunc"
+    elif callable(source):
+        kind = "callable"
+    elif hasattr(source, "__iter__"):
+        kind = "iterable"
+    else:
+        raise TypeError("external_source: source must be a callable, an iterable or a "
+                        f"generator function, got {type(source).__name__}")
+    if cycle != "no" and kind == "callable":
+        raise ValueError("external_source: cycle needs an iterable or a generator "
+                         "function as the source, not a callable")
+    return kind
+
+
+def _fresh_iterator(source, is_genfunc):
+    """A new pass over an iterable source: a new call of a generator function."""
+    return iter(source()) if is_genfunc else iter(source)
+
+
 class Source:
     """The Python side of one fn.external_source call: produces one batch per iteration.
     (With parallel=True: sluice.parallel.ParallelSource.)
@@ -116,14 +140,8 @@ class Source:
         self.cycle, self.batch, self.batch_info = _cycle_mode(cycle), batch, batch_info
         self.layouts = layouts
         self.epoch, self.iteration, self.sample_idx = 0, 0, 0
-        self.is_genfunc = inspect.isgeneratorfunction(source)
-        self.is_callable = callable(source) and not self.is_genfunc
-        if not self.is_callable and not self.is_genfunc and not hasattr(source, "__iter__"):
-            raise TypeError("external_source: source must be a callable, an iterable or a "
-                            f"generator function, got {type(source).__name__}")
-        if self.cycle != "no" and self.is_callable:
-            raise ValueError("external_source: cycle needs an iterable or a generator "
-                             "function as the source, not a callable")
+        kind = _source_kind(source, self.cycle)
+        self.is_genfunc, self.is_callable = kind == "genfunc", kind == "callable"
         self.nparams = _num_params(source) if self.is_callable else 0
         self.it = None
 
@@ -132,18 +150,15 @@ class Source:
         self.iteration = self.sample_idx = 0
         self.it = None
 
-    def _iterator(self):
-        return iter(self.source()) if self.is_genfunc else iter(self.source)
-
     def _next_item(self):
         if self.it is None:
-            self.it = self._iterator()
+            self.it = _fresh_iterator(self.source, self.is_genfunc)
         try:
             return next(self.it)
         except StopIteration:
             if self.cycle != "quiet":
                 raise
-            self.it = self._iterator()
+            self.it = _fresh_iterator(self.source, self.is_genfunc)
             return next(self.it)  # an empty source ends the epoch even when cycling
 
     def _call_batch(self):

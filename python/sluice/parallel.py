@@ -440,25 +440,18 @@ class ParallelSource:
 
     def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts, dtypes,
                  ndims, prefetch_queue_depth, timeout, bytes_per_sample_hint, name):
-        import inspect
-
-        from .external_source import _cycle_mode, _num_params
+        from .external_source import _cycle_mode, _num_params, _source_kind
 
         self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
         self.layouts, self.name = layouts, name
         self.batch, self.batch_info = bool(batch), bool(batch_info)
         self.cycle = _cycle_mode(cycle)
-        self.is_genfunc = inspect.isgeneratorfunction(source)
-        if self.is_genfunc or (not callable(source) and hasattr(source, "__iter__")):
-            self.kind = "iter"
-        elif callable(source):
+        kind = _source_kind(source, self.cycle)
+        self.is_genfunc = kind == "genfunc"
+        if kind == "callable":
             self.kind = "batch" if self.batch else "sample"
         else:
-            raise TypeError("external_source: source must be a callable, an iterable or a "
-                            f"generator function, got {type(source).__name__}")
-        if self.cycle != "no" and self.kind != "iter":
-            raise ValueError("external_source: cycle needs an iterable or a generator "
-                             "function as the source, not a callable")
+            self.kind = "iter"
         self.nparams = _num_params(source) if self.kind != "iter" else 0
         if self.kind == "sample" and self.nparams != 1:
             raise TypeError(f'external_source "{name}" (parallel=True, batch=False): a '

@@ -40,7 +40,7 @@ import traceback
 import numpy as np
 
 from . import _sluice
-from .external_source import BatchInfo, SampleInfo, to_numpy, to_samples
+from .external_source import BatchInfo, SampleInfo, _fresh_iterator, to_numpy, to_samples
 
 # Samples start on 64-byte boundaries in a chunk (what the pipeline's own buffers use).
 ALIGN = 64
@@ -272,15 +272,14 @@ class Worker:
         kind = spec.kind
         if kind == "sample":
             epoch, iteration, first, in_batch, count = payload
-            task = _Task(spec, f"iteration {iteration}, samples {first}..{first + count - 1} "
-                               f"of epoch {epoch}")
+            task = _Task(spec, None)  # where: set for each sample below
             got = 0
             for k in range(count):
                 info = SampleInfo(first + k, in_batch + k, iteration, epoch)
                 task.where = (f"sample idx_in_epoch={first + k} (idx_in_batch {in_batch + k}, "
                               f"iteration {iteration}, epoch {epoch})")
                 try:
-                    data = spec.source(info) if spec.nparams else spec.source()
+                    data = spec.source(info)  # a per-sample source takes one argument (parallel.py)
                 except StopIteration:
                     return task, got, True
                 except Exception as e:
@@ -309,7 +308,7 @@ class Worker:
         if state is None or state[0] != epoch:
             state = self.iters[sidx] = [epoch, None]
             try:
-                state[1] = iter(spec.source()) if spec.is_genfunc else iter(spec.source)
+                state[1] = _fresh_iterator(spec.source, spec.is_genfunc)
             except Exception:
                 state[1] = None  # this epoch has no data; the error goes with this task
                 raise
@@ -324,7 +323,7 @@ class Worker:
             if spec.cycle != "quiet":
                 state[1] = None
                 raise
-            state[1] = iter(spec.source()) if spec.is_genfunc else iter(spec.source)
+            state[1] = _fresh_iterator(spec.source, spec.is_genfunc)
             return next(state[1])  # an empty source ends the epoch even when cycling
 
     def run_iterable(self, spec, sidx, payload):

@@ -121,6 +121,23 @@ def test_cycle_quiet_and_raise():
         make(data, cycle="sometimes")
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_what_is_not_a_source_and_cycle_with_a_callable(parallel):
+    def build(source, **kwargs):
+        @pipeline_def(batch_size=BS, num_threads=1, py_num_workers=1)
+        def p():
+            return fn.external_source(source=source, name="src", parallel=parallel, **kwargs)
+
+        return p()
+
+    with pytest.raises(TypeError, match="source must be a callable, an iterable or a "
+                                        "generator function, got int"):
+        build(42)
+    with pytest.raises(ValueError, match="cycle needs an iterable or a generator function"):
+        build(lambda: batch(0), cycle="quiet")
+    build(lambda: batch(0), cycle="no")  # "no" is no cycling: fine with a callable
+
+
 def test_data_kinds_numpy_batch_array_torch_and_dlpack():
     class DLPackOnly:  # an object that only speaks DLPack
         def __init__(self, t):
