@@ -221,21 +221,16 @@ class DatasetSource:
 
     def __init__(self, dataset, shuffle=True, seed=0, drop_last=False, shard_id=0,
                  num_shards=1):
-        import math
-
         if num_shards < 1:
             raise ValueError(f"dataset_source: num_shards must be at least 1, got {num_shards}")
         if not 0 <= shard_id < num_shards:
             raise ValueError(f"dataset_source: invalid shard_id {shard_id}, shard_id should be "
                              f"in the interval [0, {num_shards - 1}]")
-        self.dataset, self.shuffle, self.seed = dataset, bool(shuffle), int(seed)
-        self.drop_last, self.shard_id, self.num_shards = bool(drop_last), shard_id, num_shards
-        n = len(dataset)
-        if self.drop_last and n % num_shards:
-            self.num_samples = math.ceil((n - num_shards) / num_shards)
-        else:
-            self.num_samples = math.ceil(n / num_shards)
-        self.total_size = self.num_samples * num_shards
+        self.dataset = dataset
+        self.sampler = torch.utils.data.DistributedSampler(
+            dataset, num_replicas=num_shards, rank=shard_id, shuffle=bool(shuffle),
+            seed=int(seed), drop_last=bool(drop_last))
+        self.num_samples = len(self.sampler)
         self._epoch, self._indices = None, None
 
     def __len__(self):
@@ -243,21 +238,10 @@ class DatasetSource:
         return self.num_samples
 
     def indices(self, epoch):
-        """The dataset indices of this shard in epoch `epoch`: DistributedSampler's, with
+        """The dataset indices of this shard in epoch `epoch`: the sampler's, after
         set_epoch(epoch)."""
-        n = len(self.dataset)
-        if self.shuffle:
-            g = torch.Generator()
-            g.manual_seed(self.seed + epoch)
-            idx = torch.randperm(n, generator=g).tolist()
-        else:
-            idx = list(range(n))
-        if not self.drop_last:
-            pad = self.total_size - len(idx)
-            idx += (idx * -(-pad // len(idx)))[:pad] if pad > len(idx) else idx[:pad]
-        else:
-            idx = idx[:self.total_size]
-        return idx[self.shard_id:self.total_size:self.num_shards]
+        self.sampler.set_epoch(epoch)
+        return list(self.sampler)
 
     def __call__(self, sample_info):
         if sample_info.idx_in_epoch >= self.num_samples:
