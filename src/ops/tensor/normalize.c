@@ -251,6 +251,25 @@ static sl_status read_given(sl_ctx *ctx, int arg, int i, int64_t P, float *out, 
     return SL_OK;
 }
 
+/* The statistics given as arguments (values of sample si): mean[P] when `mean` is set, factor[P]
+ * when `stddev` is; the others are left alone. tmp holds P doubles. */
+static sl_status given_stats(sl_ctx *ctx, int si, int64_t P, float *mean, float *factor,
+                             double *tmp)
+{
+    const double scale = sl_ctx_arg_float(ctx, A_SCALE, si),
+                 eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
+    sl_status st;
+    if (sl_ctx_arg_is_set(ctx, A_MEAN) && (st = read_given(ctx, A_MEAN, si, P, mean, tmp)) != SL_OK)
+        return st;
+    if (!sl_ctx_arg_is_set(ctx, A_STDDEV))
+        return SL_OK;
+    if ((st = read_given(ctx, A_STDDEV, si, P, factor, tmp)) != SL_OK)
+        return st;
+    for (int64_t p = 0; p < P; p++)
+        factor[p] = factor_from_std(factor[p], eps, scale);
+    return SL_OK;
+}
+
 /* Reduced-axis flags for the input, from axes / axis_names. */
 static sl_status reduced_axes(sl_ctx *ctx, const sl_batch *in, bool *reduced)
 {
@@ -276,14 +295,10 @@ static sl_status compute_stats(sl_ctx *ctx, int i, const bool *reduced, int64_t 
     stat_job *j = (stat_job *)(scratch + 2 * P);
     int64_t N = 0;
     pwalk w;
-    sl_status st;
-    const double scale = sl_ctx_arg_float(ctx, A_SCALE, si),
-                 eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
-
-    if (sl_ctx_arg_is_set(ctx, A_MEAN)) {
-        if ((st = read_given(ctx, A_MEAN, si, P, mean, acc)) != SL_OK)
-            return st;
-    } else {
+    sl_status st = given_stats(ctx, si, P, mean, factor, acc);
+    if (st != SL_OK)
+        return st;
+    if (!sl_ctx_arg_is_set(ctx, A_MEAN)) {
         memset(acc, 0, sizeof(double) * (size_t)P);
         for (int s = first; s < last; s++) {
             pwalk_init(&w, sl_batch_ndim(in), sl_batch_shape(in, s), reduced);
@@ -293,13 +308,8 @@ static sl_status compute_stats(sl_ctx *ctx, int i, const bool *reduced, int64_t 
         for (int64_t p = 0; p < P; p++)
             mean[p] = N > 0 ? (float)(acc[p] / (double)N) : 0.0f;
     }
-    if (sl_ctx_arg_is_set(ctx, A_STDDEV)) {
-        if ((st = read_given(ctx, A_STDDEV, si, P, factor, acc)) != SL_OK)
-            return st;
-        for (int64_t p = 0; p < P; p++)
-            factor[p] = factor_from_std(factor[p], eps, scale);
+    if (sl_ctx_arg_is_set(ctx, A_STDDEV))
         return SL_OK;
-    }
     memset(acc, 0, sizeof(double) * (size_t)P);
     N = 0;
     for (int s = first; s < last; s++) {
@@ -307,7 +317,9 @@ static sl_status compute_stats(sl_ctx *ctx, int i, const bool *reduced, int64_t 
         accumulate(in, s, &w, mean, acc, j);
         N += w.N;
     }
-    int64_t ddof = sl_ctx_arg_int(ctx, A_DDOF, si);
+    const int64_t ddof = sl_ctx_arg_int(ctx, A_DDOF, si);
+    const double scale = sl_ctx_arg_float(ctx, A_SCALE, si),
+                 eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
     for (int64_t p = 0; p < P; p++)
         factor[p] = sl__norm_factor(acc[p], N, ddof, eps, scale);
     return SL_OK;
@@ -479,24 +491,6 @@ static void gpu_sample(sl_ctx *ctx, const sl_batch *in, int i, const bool *reduc
     g->shift = (float)sl_ctx_arg_float(ctx, A_SHIFT, i);
 }
 
-/* The given statistics of a set (argument values of sample si), as compute_stats reads them:
- * mean[P] and / or factor[P]; tmp holds P doubles. */
-static sl_status gpu_given(sl_ctx *ctx, int si, int64_t P, float *mean, float *factor, double *tmp)
-{
-    const double scale = sl_ctx_arg_float(ctx, A_SCALE, si),
-                 eps = sl_ctx_arg_float(ctx, A_EPSILON, si);
-    sl_status st;
-    if (sl_ctx_arg_is_set(ctx, A_MEAN) && (st = read_given(ctx, A_MEAN, si, P, mean, tmp)) != SL_OK)
-        return st;
-    if (!sl_ctx_arg_is_set(ctx, A_STDDEV))
-        return SL_OK;
-    if ((st = read_given(ctx, A_STDDEV, si, P, factor, tmp)) != SL_OK)
-        return st;
-    for (int64_t p = 0; p < P; p++)
-        factor[p] = factor_from_std(factor[p], eps, scale);
-    return SL_OK;
-}
-
 /* The statistics set of sample i (per-sample mode) or of the batch (set 0, i = -1). */
 static void gpu_set(sl_ctx *ctx, int i, int n, int64_t P, int64_t stats, sl__norm_gset *set)
 {
@@ -566,8 +560,8 @@ static sl_status normalize_run_gpu(sl_ctx *ctx)
         const sl__norm_gset *set = &sets[k];
         sl_status st;
         if ((batch || g[k].numel > 0) &&
-            (st = gpu_given(ctx, batch ? 0 : k, set->P, stats + set->stats,
-                            stats + set->stats + set->P, tmp)) != SL_OK)
+            (st = given_stats(ctx, batch ? 0 : k, set->P, stats + set->stats,
+                              stats + set->stats + set->P, tmp)) != SL_OK)
             return st;
     }
     return sl__norm_gpu_launch(ctx, &job, g, n, sets, stats);
