@@ -198,12 +198,8 @@ static void store_indices(void *out, sl_dtype t, picker *pk, int64_t m)
 static sl_status choice_run_sample(sl_ctx *ctx, int i)
 {
     const sl_batch *a = sl_ctx_input(ctx, 0);
-    const int ns = sl__rng_shape_ndim(ctx, A_SHAPE);
-    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
+    const int64_t m = sl__rng_shape_numel(ctx, A_SHAPE, i);
     picker pk = {.r = sl_ctx_rng(ctx, i), .cdf = NULL, .n = num_choices(a, i)};
-    int64_t m = 1;
-    for (int d = 0; d < ns; d++)
-        m *= shape[d];
     if (sl_ctx_arg_is_set(ctx, A_P)) {
         double *cdf = sl_ctx_scratch(ctx, sizeof(double) * (size_t)pk.n);
         if (!cdf)

@@ -11,6 +11,7 @@
  */
 #include <stdint.h>
 
+#include "ops/random/rng_shape.h"
 #include "sluice/batch.h"
 #include "sluice/op.h"
 
@@ -24,11 +25,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                        .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
                        .min = 0.0,
                        .max = 1.0},
-    [A_SHAPE] = {.name = "shape",
-                 .type = SL_ARG_INTS,
-                 .doc = "Shape of each sample. Unset: one scalar per sample.",
-                 .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                 .max_len = SL_MAX_NDIM},
+    [A_SHAPE] = SL__RNG_SHAPE_ARG_DEF,
     [A_DTYPE] = {.name = "dtype",
                  .type = SL_ARG_DTYPE,
                  .def = "\"int32\"",
@@ -51,41 +48,17 @@ static sl_status coin_init(sl_op_init *ini, void **state)
     return SL_OK;
 }
 
-/* Number of dimensions of the batch: the length of sample 0's `shape`, 0 without one. */
-static int batch_ndim(sl_ctx *ctx)
-{
-    int64_t dims[SL_MAX_NDIM];
-    if (!sl_ctx_arg_is_set(ctx, A_SHAPE) || sl_ctx_batch_size(ctx) == 0)
-        return 0;
-    return sl_ctx_arg_ints(ctx, A_SHAPE, 0, dims, SL_MAX_NDIM);
-}
-
 static sl_status coin_setup(sl_ctx *ctx)
 {
-    int ndim = batch_ndim(ctx);
-    if (ndim > SL_MAX_NDIM)
-        return sl_fail(ctx, SL_EINVAL, "shape has %d dimensions; at most %d are supported", ndim,
-                       SL_MAX_NDIM);
-    sl_ctx_set_output(ctx, 0, sl_ctx_arg_dtype(ctx, A_DTYPE), ndim, NULL);
-    return SL_OK;
+    return sl__rng_shape_setup(ctx, A_SHAPE, sl_ctx_arg_dtype(ctx, A_DTYPE));
 }
 
 static sl_status coin_setup_sample(sl_ctx *ctx, int i)
 {
     int64_t dims[SL_MAX_NDIM] = {0};
-    int ndim = batch_ndim(ctx);
-    if (ndim > 0) {
-        int n = sl_ctx_arg_ints(ctx, A_SHAPE, i, dims, SL_MAX_NDIM);
-        if (n != ndim)
-            return sl_fail(ctx, SL_EINVAL,
-                           "shape has %d dimensions here but %d in sample 0; "
-                           "all samples need the same number",
-                           n, ndim);
-        for (int d = 0; d < ndim; d++)
-            if (dims[d] < 0)
-                return sl_fail(ctx, SL_EINVAL, "shape[%d] is %lld; extents must be >= 0", d,
-                               (long long)dims[d]);
-    }
+    sl_status st = sl__rng_shape_sample(ctx, A_SHAPE, i, sl__rng_shape_ndim(ctx, A_SHAPE), dims);
+    if (st != SL_OK)
+        return st;
     sl_ctx_set_shape(ctx, 0, i, dims);
     return SL_OK;
 }
@@ -95,11 +68,7 @@ static sl_status coin_run_sample(sl_ctx *ctx, int i)
     sl_rng r = sl_ctx_rng(ctx, i);
     const double p = sl_ctx_arg_float(ctx, A_PROBABILITY, i);
     const sl_dtype t = sl_ctx_arg_dtype(ctx, A_DTYPE);
-    const int ndim = batch_ndim(ctx);
-    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++)
-        n *= shape[d];
+    const int64_t n = sl__rng_shape_numel(ctx, A_SHAPE, i);
     void *out = sl_ctx_output_data(ctx, 0, i);
 
     if (t == SL_DTYPE_INT32) {

@@ -28,15 +28,8 @@ static const sl_arg_def args[NUM_ARGS] = {
                   .def = "1.0",
                   .doc = "Standard deviation of the distribution; >= 0 (0 gives `mean`).",
                   .flags = SL_ARG_TENSOR},
-    [A_SHAPE] = {.name = "shape",
-                 .type = SL_ARG_INTS,
-                 .doc = "Shape of each sample. Unset: one scalar per sample.",
-                 .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                 .max_len = SL_MAX_NDIM},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .def = "\"float32\"",
-                 .doc = "Output type: float32 or float64."},
+    [A_SHAPE] = SL__RNG_SHAPE_ARG_DEF,
+    [A_DTYPE] = SL__RNG_FLOAT_DTYPE_ARG_DEF,
     [A_SEED] = SL_ARG_SEED_DEF,
 };
 
@@ -52,10 +45,9 @@ static bool stddev_ok(double s)
 static sl_status normal_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    sl_dtype t = sl_init_arg_dtype(ini, A_DTYPE);
-    if (t != SL_DTYPE_FLOAT32 && t != SL_DTYPE_FLOAT64)
-        return sl_init_fail(ini, SL_EUNSUPPORTED,
-                            "dtype %s is not supported; use float32 or float64", sl_dtype_name(t));
+    sl_status st = sl__rng_float_dtype_check(ini, A_DTYPE);
+    if (st != SL_OK)
+        return st;
     if (!sl_init_arg_is_input(ini, A_STDDEV) && !stddev_ok(sl_init_arg_float(ini, A_STDDEV)))
         return sl_init_fail(ini, SL_EINVAL, "stddev is %g; it must be >= 0",
                             sl_init_arg_float(ini, A_STDDEV));
@@ -64,12 +56,7 @@ static sl_status normal_init(sl_op_init *ini, void **state)
 
 static sl_status normal_setup(sl_ctx *ctx)
 {
-    int ndim = sl__rng_shape_ndim(ctx, A_SHAPE);
-    if (ndim > SL_MAX_NDIM)
-        return sl_fail(ctx, SL_EINVAL, "shape has %d dimensions; at most %d are supported", ndim,
-                       SL_MAX_NDIM);
-    sl_ctx_set_output(ctx, 0, sl_ctx_arg_dtype(ctx, A_DTYPE), ndim, NULL);
-    return SL_OK;
+    return sl__rng_shape_setup(ctx, A_SHAPE, sl_ctx_arg_dtype(ctx, A_DTYPE));
 }
 
 static sl_status normal_setup_sample(sl_ctx *ctx, int i)
@@ -90,11 +77,7 @@ static sl_status normal_run_sample(sl_ctx *ctx, int i)
     sl_rng r = sl_ctx_rng(ctx, i);
     const double mean = sl_ctx_arg_float(ctx, A_MEAN, i);
     const double sd = sl_ctx_arg_float(ctx, A_STDDEV, i);
-    const int ndim = sl__rng_shape_ndim(ctx, A_SHAPE);
-    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++)
-        n *= shape[d];
+    const int64_t n = sl__rng_shape_numel(ctx, A_SHAPE, i);
     void *out = sl_ctx_output_data(ctx, 0, i);
     if (sl_ctx_arg_dtype(ctx, A_DTYPE) == SL_DTYPE_FLOAT64) {
         double *o = out;

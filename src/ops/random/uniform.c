@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ops/random/rng_shape.h"
 #include "sluice/batch.h"
 #include "sluice/op.h"
 
@@ -32,15 +33,8 @@ static const sl_arg_def args[NUM_ARGS] = {
                   .doc = "Discrete set to draw from, each member equally likely. Exclusive with "
                          "range.",
                   .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR},
-    [A_SHAPE] = {.name = "shape",
-                 .type = SL_ARG_INTS,
-                 .doc = "Shape of each sample. Unset: one scalar per sample.",
-                 .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                 .max_len = SL_MAX_NDIM},
-    [A_DTYPE] = {.name = "dtype",
-                 .type = SL_ARG_DTYPE,
-                 .def = "\"float32\"",
-                 .doc = "Output type: float32 or float64."},
+    [A_SHAPE] = SL__RNG_SHAPE_ARG_DEF,
+    [A_DTYPE] = SL__RNG_FLOAT_DTYPE_ARG_DEF,
     [A_SEED] = SL_ARG_SEED_DEF,
 };
 
@@ -65,50 +59,22 @@ static bool range_given(const sl_op_init *ini)
 static sl_status uniform_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    sl_dtype t = sl_init_arg_dtype(ini, A_DTYPE);
-    if (t != SL_DTYPE_FLOAT32 && t != SL_DTYPE_FLOAT64)
-        return sl_init_fail(ini, SL_EUNSUPPORTED,
-                            "dtype %s is not supported; use float32 or float64", sl_dtype_name(t));
+    sl_status st = sl__rng_float_dtype_check(ini, A_DTYPE);
+    if (st != SL_OK)
+        return st;
     if (sl_init_arg_is_set(ini, A_VALUES) && range_given(ini))
         return sl_init_fail(ini, SL_EINVAL, "range and values are exclusive: give one of them");
     return SL_OK;
 }
 
-/* Number of dimensions of the batch: the length of sample 0's `shape`, 0 without one. */
-static int batch_ndim(sl_ctx *ctx)
-{
-    int64_t dims[SL_MAX_NDIM];
-    if (!sl_ctx_arg_is_set(ctx, A_SHAPE) || sl_ctx_batch_size(ctx) == 0)
-        return 0;
-    return sl_ctx_arg_ints(ctx, A_SHAPE, 0, dims, SL_MAX_NDIM);
-}
-
 static sl_status uniform_setup(sl_ctx *ctx)
 {
-    int ndim = batch_ndim(ctx);
-    if (ndim > SL_MAX_NDIM)
-        return sl_fail(ctx, SL_EINVAL, "shape has %d dimensions; at most %d are supported", ndim,
-                       SL_MAX_NDIM);
-    sl_ctx_set_output(ctx, 0, sl_ctx_arg_dtype(ctx, A_DTYPE), ndim, NULL);
-    return SL_OK;
+    return sl__rng_shape_setup(ctx, A_SHAPE, sl_ctx_arg_dtype(ctx, A_DTYPE));
 }
 
-static sl_status uniform_setup_sample(sl_ctx *ctx, int i)
+/* Sample i's `values` is not empty, or else its `range` is not. */
+static sl_status check_values_or_range(sl_ctx *ctx, int i)
 {
-    int64_t dims[SL_MAX_NDIM] = {0};
-    int ndim = batch_ndim(ctx);
-    if (ndim > 0) {
-        int n = sl_ctx_arg_ints(ctx, A_SHAPE, i, dims, SL_MAX_NDIM);
-        if (n != ndim)
-            return sl_fail(ctx, SL_EINVAL,
-                           "shape has %d dimensions here but %d in sample 0; "
-                           "all samples need the same number",
-                           n, ndim);
-        for (int d = 0; d < ndim; d++)
-            if (dims[d] < 0)
-                return sl_fail(ctx, SL_EINVAL, "shape[%d] is %lld; extents must be >= 0", d,
-                               (long long)dims[d]);
-    }
     if (sl_ctx_arg_is_set(ctx, A_VALUES)) {
         double one[1];
         if (sl_ctx_arg_floats(ctx, A_VALUES, i, one, 1) < 1)
@@ -119,6 +85,15 @@ static sl_status uniform_setup_sample(sl_ctx *ctx, int i)
         if (!(r[0] <= r[1]))
             return sl_fail(ctx, SL_EINVAL, "range [%g, %g) is empty; need lo <= hi", r[0], r[1]);
     }
+    return SL_OK;
+}
+
+static sl_status uniform_setup_sample(sl_ctx *ctx, int i)
+{
+    int64_t dims[SL_MAX_NDIM] = {0};
+    sl_status st = sl__rng_shape_sample(ctx, A_SHAPE, i, sl__rng_shape_ndim(ctx, A_SHAPE), dims);
+    if (st != SL_OK || (st = check_values_or_range(ctx, i)) != SL_OK)
+        return st;
     sl_ctx_set_shape(ctx, 0, i, dims);
     return SL_OK;
 }
@@ -145,11 +120,7 @@ static sl_status uniform_run_sample(sl_ctx *ctx, int i)
 {
     sl_rng r = sl_ctx_rng(ctx, i);
     const bool f64 = sl_ctx_arg_dtype(ctx, A_DTYPE) == SL_DTYPE_FLOAT64;
-    const int ndim = batch_ndim(ctx);
-    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
-    int64_t n = 1;
-    for (int d = 0; d < ndim; d++)
-        n *= shape[d];
+    const int64_t n = sl__rng_shape_numel(ctx, A_SHAPE, i);
     void *out = sl_ctx_output_data(ctx, 0, i);
 
     if (sl_ctx_arg_is_set(ctx, A_VALUES))
