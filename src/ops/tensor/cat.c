@@ -27,13 +27,8 @@ static const sl_arg_def args[NUM_ARGS] = {
                      .flags = SL_ARG_OPTIONAL},
 };
 
-#define IN(k)                                                                                      \
-    {                                                                                              \
-        "input" #k, "Data to join; all inputs share type, dimensions and layout."                  \
-    }
-static const sl_io_def inputs[SL__MAX_JOIN] = {IN(0),  IN(1),  IN(2),  IN(3), IN(4),  IN(5),
-                                               IN(6),  IN(7),  IN(8),  IN(9), IN(10), IN(11),
-                                               IN(12), IN(13), IN(14), IN(15)};
+static const sl_io_def inputs[SL__MAX_JOIN] =
+    SL__JOIN_INPUTS("Data to join; all inputs share type, dimensions and layout.");
 static const sl_io_def outputs[] = {{"output", "The inputs joined along the axis."}};
 
 static const sl__join_args join = {.new_axis = false, .axis = A_AXIS, .axis_name = A_AXIS_NAME};

@@ -9,7 +9,8 @@
  *   copy_kernels.c sl__window_copy (an N-d window of the input, padded with fill values where it
  *              reaches outside, converted to the output type), sl__gather (an N-d strided copy:
  *              transposes and flips), sl__join_copy (cat / stack), sl__deinterleave.
- *   join.c     sl__join_setup, sl__join_run: the whole of cat and stack but their schemas.
+ *   join.c     sl__join_setup, sl__join_run: the whole of cat and stack but their schemas
+ *              (and SL__JOIN_INPUTS, the inputs table the two schemas share).
  * The GPU twins of the copy kernels and converters are declared in tensor_gpu.h (device code:
  * tensor.cuh; CUDA builds only).
  * Invariant: none of these allocate; callers pass scratch from sl_ctx_scratch where needed, so
@@ -127,6 +128,22 @@ void sl__join_copy(void *restrict out, const void *const *in, const size_t *bloc
 /* ---- cat and stack (join.c) ------------------------------------------------------------------ */
 
 #define SL__MAX_JOIN 16 /* most inputs of cat / stack */
+
+/* The inputs table of cat / stack: SL__MAX_JOIN entries "input0" .. "input15", each with doc. */
+#define SL__JOIN_INPUT(k, doc)                                                                     \
+    {                                                                                              \
+        "input" #k, doc                                                                            \
+    }
+#define SL__JOIN_INPUTS(doc)                                                                       \
+    {                                                                                              \
+        SL__JOIN_INPUT(0, doc), SL__JOIN_INPUT(1, doc), SL__JOIN_INPUT(2, doc),                    \
+            SL__JOIN_INPUT(3, doc), SL__JOIN_INPUT(4, doc), SL__JOIN_INPUT(5, doc),                \
+            SL__JOIN_INPUT(6, doc), SL__JOIN_INPUT(7, doc), SL__JOIN_INPUT(8, doc),                \
+            SL__JOIN_INPUT(9, doc), SL__JOIN_INPUT(10, doc), SL__JOIN_INPUT(11, doc),              \
+            SL__JOIN_INPUT(12, doc), SL__JOIN_INPUT(13, doc), SL__JOIN_INPUT(14, doc),             \
+            SL__JOIN_INPUT(15, doc)                                                                \
+    }
+_Static_assert(SL__MAX_JOIN == 16, "SL__JOIN_INPUTS lists SL__MAX_JOIN inputs");
 
 /* A join operator's flavour and where its arguments are. */
 typedef struct sl__join_args {
