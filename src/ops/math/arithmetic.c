@@ -111,14 +111,5 @@ const sl_op_def sl_op_arithmetic = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU | SL_OP_GPU,
-    .flags = SL_OP_SAMPLEWISE,
-    .init = arith_init,
-    .fini = sl__ew_fini,
-    .setup = sl__ew_setup,
-    .setup_sample = sl__ew_setup_sample,
-    .run_sample = sl__ew_run_sample,
-#ifdef SLUICE_HAVE_CUDA
-    .run_gpu = sl__ew_run_gpu,
-#endif
+    SL__EW_OP_FUNCS(arith_init),
 };

@@ -5,8 +5,9 @@
  * `math.abs`, `math.sqrt`, `math.exp`, `math.log`, `math.clamp`, `math.min`, `math.max` and
  * `math.pow`, which fix the operation. An operator of the family declares its arguments with the
  * SL__EW_ARG_* macros below, says where they are in an sl__ew_args map, and uses
- * sl__ew_setup / sl__ew_setup_sample / sl__ew_run_sample / sl__ew_fini as its functions; its
- * init calls sl__ew_init with the fixed operation (or -1: read `op`).
+ * sl__ew_setup / sl__ew_setup_sample / sl__ew_run_sample / sl__ew_fini as its functions
+ * (SL__EW_OP_FUNCS); its init calls sl__ew_init with the fixed operation (or -1: read `op`). A
+ * thin math.* operator is one SL__EW_MATH_OP: its name, operation, schema kind and doc.
  *
  * ew_plan.c: what the operand types mean (DALI's promotion, type errors, constants, init
  * checks, the thin operators' shared schemas). elementwise.c: broadcasting and the chunked
@@ -246,6 +247,50 @@ extern const sl_arg_def sl__ew_binary_args[SL__EW_BINARY_NARGS];
 extern const sl_arg_def sl__ew_clamp_args[SL__EW_CLAMP_NARGS];
 extern const sl__ew_args sl__ew_unary_map, sl__ew_binary_map, sl__ew_clamp_map;
 extern const sl_io_def sl__ew_unary_inputs[1], sl__ew_binary_inputs[2], sl__ew_outputs[1];
+
+/* ---- the sl_op_def of a family operator --------------------------------------------------- */
+
+/* run_gpu in CUDA builds; the comma leads, so the field list has none left over without. */
+#ifdef SLUICE_HAVE_CUDA
+#define SL__EW_RUN_GPU , .run_gpu = sl__ew_run_gpu
+#else
+#define SL__EW_RUN_GPU
+#endif
+
+/* The fields every operator of the family shares: CPU and GPU, samplewise, the family's
+ * functions; INIT is the operator's own init (sl__ew_init with its operation and map). */
+#define SL__EW_OP_FUNCS(INIT)                                                                      \
+    .devices = SL_OP_CPU | SL_OP_GPU, .flags = SL_OP_SAMPLEWISE, .init = INIT,                     \
+    .fini = sl__ew_fini, .setup = sl__ew_setup, .setup_sample = sl__ew_setup_sample,               \
+    .run_sample = sl__ew_run_sample SL__EW_RUN_GPU
+
+/* The schema kinds of the thin operators (ew_plan.c's tables): inputs and arguments of the
+ * sl_op_def, and the argument map init passes to sl__ew_init. */
+#define SL__EW_UNARY_SCHEMA .inputs = sl__ew_unary_inputs, .min_inputs = 1, .max_inputs = 1
+#define SL__EW_UNARY_MAP sl__ew_unary_map
+#define SL__EW_BINARY_SCHEMA                                                                       \
+    .inputs = sl__ew_binary_inputs, .min_inputs = 1, .max_inputs = 2, .args = sl__ew_binary_args,  \
+    .num_args = SL__EW_BINARY_NARGS
+#define SL__EW_BINARY_MAP sl__ew_binary_map
+#define SL__EW_CLAMP_SCHEMA                                                                        \
+    .inputs = sl__ew_unary_inputs, .min_inputs = 1, .max_inputs = 1, .args = sl__ew_clamp_args,    \
+    .num_args = SL__EW_CLAMP_NARGS
+#define SL__EW_CLAMP_MAP sl__ew_clamp_map
+
+/* A whole thin operator: defines NAME_init and `const sl_op_def sl_op_math_NAME`, the operator
+ * "math.NAME" that fixes operation OP, has the schema KIND (UNARY, BINARY or CLAMP above) and the
+ * documentation DOC, and is otherwise the family's (one output, sl__ew_outputs). */
+#define SL__EW_MATH_OP(NAME, OP, KIND, DOC)                                                        \
+    static sl_status NAME##_init(sl_op_init *ini, void **state)                                    \
+    {                                                                                              \
+        return sl__ew_init(ini, state, OP, &SL__EW_##KIND##_MAP);                                  \
+    }                                                                                              \
+    const sl_op_def sl_op_math_##NAME = {.name = "math." #NAME,                                    \
+                                         .doc = DOC,                                               \
+                                         SL__EW_##KIND##_SCHEMA,                                   \
+                                         .outputs = sl__ew_outputs,                                \
+                                         .num_outputs = 1,                                         \
+                                         SL__EW_OP_FUNCS(NAME##_init)}
 
 /* ---- the GPU run: host part in elementwise.c, kernels in elementwise.cu ------------------ */
 
