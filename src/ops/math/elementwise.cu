@@ -8,12 +8,14 @@
  * consecutive threads writing consecutive elements.
  *
  * The functor ew_k<KIND, CT> is chosen once per launch (kind of operation x compute type); the
- * operation within a kind and the operands' source types are switches whose outcome is the same
- * for every thread (no divergence). Each expression is ew_kernels.c's, written again for the
- * device with the same casts, so integer results and IEEE-exact float operations (+ - * /, sqrt,
- * rsqrt, fmod, floor, ceil, abs, min / max, comparisons, clamp) match the CPU bit for bit
- * (nvcc --fmad=false); libm functions (exp, log, pow, sin, ...) use CUDA's, which differ from
- * glibc's by a few ulp on the device (on the host, when the GPU is emulated, they are glibc's).
+ * operation within a kind and the operands' source types are switches whose outcome is the same for
+ * every thread (no divergence). Integer pow, floor division and the int64 / uint64 comparison are
+ * elementwise.h's SL__HD functions, the ones ew_kernels.c calls; every other expression is
+ * ew_kernels.c's, written again for the device with the same casts, so integer results and
+ * IEEE-exact float operations (+ - * /, sqrt, rsqrt, fmod, floor, ceil, abs, min / max,
+ * comparisons, clamp) match the CPU bit for bit (nvcc --fmad=false); libm functions (exp, log, pow,
+ * sin, ...) use CUDA's, which differ from glibc's by a few ulp on the device (on the host, when the
+ * GPU is emulated, they are glibc's).
  * Float16 results: float32 results rounded with __float2half_rn (nearest even, as core/half.h;
  * a NaN becomes CUDA's canonical NaN instead of keeping its payload).
  * An integer divisor of 0 in a tensor gives 0 in that element and sets the node's device error
@@ -119,22 +121,7 @@ EW_F1(ew_ceil, ceilf, ceil)
 EW_F2(ew_fmod, fmodf, fmod)
 EW_F2(ew_pow, powf, pow)
 EW_F2(ew_atan2, atan2f, atan2)
-EW_F2(ew_copysign, copysignf, copysign)
-
-/* NumPy's npy_floor_divide, as ew_kernels.c's FLOORDIV_FN. */
-template <class T> SL_HD T ew_floordiv(T a, T b)
-{
-    if (b == 0)
-        return a / b;
-    T mod = ew_fmod(a, b);
-    T div = (a - mod) / b;
-    if (mod != 0 && ((b < 0) != (mod < 0)))
-        div -= 1;
-    if (div == 0)
-        return ew_copysign((T)0, a / b);
-    T fl = ew_floor(div);
-    return div - fl > (T)0.5 ? fl + 1 : fl;
-}
+EW_F2(ew_floordiv, sl__ew_floordiv_f32, sl__ew_floordiv_f64) /* elementwise.h, as the CPU's */
 
 /* ---- operations per compute type ------------------------------------------------------------ */
 
@@ -159,7 +146,7 @@ template <int CT> struct ew_ops {
             if (y == (T)-1)
                 return op == EW_MOD ? (T)0 : neg(x);
             if (op == EW_FLOORDIV)
-                return (T)(x / y - ((x % y != 0) && ((x % y < 0) != (y < 0))));
+                return (T)SL__EW_IFLOORDIV(x, y);
         }
         return op == EW_MOD ? (T)(x % y) : (T)(x / y);
     }
@@ -263,20 +250,6 @@ template <int CT> struct ew_ops {
     }
 };
 
-/* int64 x against uint64 y, exact (ew_kernels.c's MIXED). */
-SL_HD uint8_t ew_compare_mixed(ew_op op, int64_t x, uint64_t y)
-{
-    const uint64_t ux = (uint64_t)x;
-    switch (op) {
-    case EW_EQ: return x >= 0 && ux == y;
-    case EW_NEQ: return x < 0 || ux != y;
-    case EW_LT: return x < 0 || ux < y;
-    case EW_LEQ: return x < 0 || ux <= y;
-    case EW_GT: return x >= 0 && ux > y;
-    default: return x >= 0 && ux >= y;
-    }
-}
-
 /* ---- the functor ---------------------------------------------------------------------------- */
 
 template <int KIND, int CT> struct ew_k {
@@ -334,7 +307,7 @@ template <int KIND, int CT> struct ew_k {
                 ew_ops<CT>::compare(job.op, arg<T>(g, 0, off0), arg<T>(g, 1, off1));
         } else if constexpr (KIND == SL__EW_GPU_MIXED) {
             ((uint8_t *)g.out)[e] =
-                ew_compare_mixed(job.op, arg<int64_t>(g, 0, off0), arg<uint64_t>(g, 1, off1));
+                sl__ew_cmp_i64_u64(job.op, arg<int64_t>(g, 0, off0), arg<uint64_t>(g, 1, off1));
         } else if constexpr (KIND == SL__EW_GPU_UNARY) {
             store(g.out, e, ew_ops<CT>::unary(job.op, arg<T>(g, 0, off0)));
         } else { /* clamp: a < lo ? lo : a, then > hi ? hi */

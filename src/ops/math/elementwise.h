@@ -16,7 +16,8 @@
  * chunk and no loop switches on types per element. GPU (device "gpu", run_gpu =
  * sl__ew_run_gpu): elementwise.c plans each sample on the host exactly as run_sample does and
  * elementwise.cu runs the same expressions on the device, one thread per output element; the
- * integer pow of both is sl__ew_ipow below (SL__HD).
+ * integer pow, the floor divisions and the int64 / uint64 comparison of both are defined once
+ * below (SL__HD).
  *
  * Invariant: the operation and the argument map are fixed at init (the state is read-only
  * afterwards, so concurrent iterations share it); everything that depends on input types is
@@ -25,6 +26,7 @@
 #ifndef SLUICE_OPS_MATH_ELEMENTWISE_H
 #define SLUICE_OPS_MATH_ELEMENTWISE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -335,6 +337,8 @@ sl_status sl__ew_gpu_launch(sl_ctx *ctx, const sl__ew_gpu_job *job, const sl__ew
                             int n, int64_t max_numel);
 #endif
 
+/* ---- rules shared by the CPU loops (ew_kernels.c) and the kernel (elementwise.cu) ---------- */
+
 /* Exponentiation by squaring modulo 2^64; truncating the result to a narrower type gives the
  * product modulo that type's 2^bits. The integer pow of the CPU loops (ew_kernels.c) and of the
  * kernel (elementwise.cu). */
@@ -348,6 +352,45 @@ SL__HD uint64_t sl__ew_ipow(uint64_t base, uint64_t e)
         e >>= 1;
     }
     return r;
+}
+
+/* NumPy's npy_floor_divide for a float type T: (a - fmod(a, b)) / b adjusted to Python's
+ * convention and snapped to the nearest integer; a / b (inf or NaN) for b == 0. */
+#define SL__EW_FLOORDIV_FN(NAME, T, FMOD, FLOOR, COPYSIGN)                                         \
+    SL__HD T NAME(T a, T b)                                                                        \
+    {                                                                                              \
+        if (b == 0)                                                                                \
+            return a / b;                                                                          \
+        T mod = FMOD(a, b);                                                                        \
+        T div = (a - mod) / b;                                                                     \
+        if (mod != 0 && ((b < 0) != (mod < 0)))                                                    \
+            div -= 1;                                                                              \
+        if (div == 0)                                                                              \
+            return COPYSIGN((T)0, a / b);                                                          \
+        T fl = FLOOR(div);                                                                         \
+        return div - fl > (T)0.5 ? fl + 1 : fl;                                                    \
+    }
+SL__EW_FLOORDIV_FN(sl__ew_floordiv_f32, float, fmodf, floorf, copysignf)
+SL__EW_FLOORDIV_FN(sl__ew_floordiv_f64, double, fmod, floor, copysign)
+
+/* Integer floor division x // d of signed operands, d != 0 and d != -1 (the callers handle
+ * those): C's truncating quotient, one lower when the remainder is non-zero and its sign differs
+ * from d's. A macro, so the operands keep their type. */
+#define SL__EW_IFLOORDIV(x, d) ((x) / (d) - (((x) % (d) != 0) && (((x) % (d) < 0) != ((d) < 0))))
+
+/* Comparison op (EW_EQ ... EW_GEQ) of int64 x with uint64 y, exact for every pair (DALI's safe
+ * compare): a negative x is below every y. */
+SL__HD uint8_t sl__ew_cmp_i64_u64(ew_op op, int64_t x, uint64_t y)
+{
+    const uint64_t ux = (uint64_t)x;
+    switch (op) {
+    case EW_EQ: return x >= 0 && ux == y;
+    case EW_NEQ: return x < 0 || ux != y;
+    case EW_LT: return x < 0 || ux < y;
+    case EW_LEQ: return x < 0 || ux <= y;
+    case EW_GT: return x >= 0 && ux > y;
+    default: return x >= 0 && ux >= y;
+    }
 }
 
 #ifdef __cplusplus

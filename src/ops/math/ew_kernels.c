@@ -15,6 +15,8 @@
  * - min / max are DALI's `a < b ? a : b` / `a > b ? a : b` (a NaN operand yields b unless it
  *   is a), clamp is `a < lo ? lo : a` then `> hi ? hi`, so a NaN input stays NaN.
  * - bool values are uint8 0/1; conversions from bool normalise any non-zero byte to 1.
+ * Integer pow, floor division and the int64 / uint64 comparison are elementwise.h's SL__HD
+ * functions, which the GPU kernel (elementwise.cu) runs too.
  * Invariant: no loop branches on a type per element; the driver picks loops once per chunk.
  */
 #include <math.h>
@@ -116,7 +118,7 @@
     BIN_LOOP(mod_##N, T, T, fmod_##N(x, y))                                                        \
     BIN_LOOP(pow_##N, T, T, pow_##N##_fn(x, y))                                                    \
     BIN_LOOP(atan2_##N, T, T, atan2_##N##_fn(x, y))                                                \
-    BIN_LOOP(floordiv_##N, T, T, floordiv_##N##_fn(x, y))
+    BIN_LOOP(floordiv_##N, T, T, sl__ew_floordiv_##N(x, y))
 
 #define fmod_f32 fmodf
 #define fmod_f64 fmod
@@ -124,25 +126,6 @@
 #define pow_f64_fn pow
 #define atan2_f32_fn atan2f
 #define atan2_f64_fn atan2
-
-/* NumPy's npy_floor_divide: (a - fmod(a, b)) / b adjusted to Python's convention and snapped to
- * the nearest integer; a / b (inf or NaN) for b == 0. */
-#define FLOORDIV_FN(N, T, FMOD, FLOOR, COPYSIGN)                                                   \
-    static inline T floordiv_##N##_fn(T a, T b)                                                    \
-    {                                                                                              \
-        if (b == 0)                                                                                \
-            return a / b;                                                                          \
-        T mod = FMOD(a, b);                                                                        \
-        T div = (a - mod) / b;                                                                     \
-        if (mod != 0 && ((b < 0) != (mod < 0)))                                                    \
-            div -= 1;                                                                              \
-        if (div == 0)                                                                              \
-            return COPYSIGN((T)0, a / b);                                                          \
-        T fl = FLOOR(div);                                                                         \
-        return div - fl > (T)0.5 ? fl + 1 : fl;                                                    \
-    }
-FLOORDIV_FN(f32, float, fmodf, floorf, copysignf)
-FLOORDIV_FN(f64, double, fmod, floor, copysign)
 
 INT_TYPES(INT_ARITH)
 FLOAT_TYPES(FLOAT_ARITH)
@@ -158,8 +141,7 @@ UINT_TYPES(UINT_POW)
 #define SINT_DIV(N, T, UT, DT)                                                                     \
     DIV_LOOP(div_##N, T, d == -1 ? NEG(UT, T, x) : x / d)                                          \
     DIV_LOOP(mod_##N, T, d == -1 ? 0 : x % d)                                                      \
-    DIV_LOOP(floordiv_##N, T,                                                                      \
-             d == -1 ? NEG(UT, T, x) : (T)(x / d - ((x % d != 0) && ((x % d < 0) != (d < 0)))))
+    DIV_LOOP(floordiv_##N, T, d == -1 ? NEG(UT, T, x) : (T)SL__EW_IFLOORDIV(x, d))
 #define UINT_DIV(N, T, UT, DT)                                                                     \
     DIV_LOOP(div_##N, T, x / d)                                                                    \
     DIV_LOOP(mod_##N, T, x % d)                                                                    \
@@ -185,24 +167,22 @@ BIN_LOOP(xor_b, uint8_t, uint8_t, x ^ y)
 NUM_TYPES(CMP_LOOPS)
 CMP_LOOPS(b, uint8_t, uint8_t, SL_DTYPE_BOOL)
 
-/* int64 x against uint64 y: a negative x is below every y. */
-#define MIXED(FN, EXPR) BIN_MIXED(FN, EXPR)
-#define BIN_MIXED(FN, EXPR)                                                                        \
+/* int64 x against uint64 y (sl__ew_cmp_i64_u64, shared with the kernel). */
+#define MIXED(FN, OP)                                                                              \
     static int FN(const void *restrict pa, const void *restrict pb, void *restrict po, int64_t n)  \
     {                                                                                              \
         const int64_t *restrict a = pa;                                                            \
         const uint64_t *restrict b = pb;                                                           \
         uint8_t *restrict o = po;                                                                  \
-        LOOP(n, const int64_t x = a[k]; const uint64_t y = b[k]; const uint64_t ux = (uint64_t)x;  \
-             o[k] = (uint8_t)(EXPR););                                                             \
+        LOOP(n, o[k] = sl__ew_cmp_i64_u64(OP, a[k], b[k]););                                       \
         return 0;                                                                                  \
     }
-MIXED(eq_mixed, x >= 0 && ux == y)
-MIXED(neq_mixed, x < 0 || ux != y)
-MIXED(lt_mixed, x < 0 || ux < y)
-MIXED(leq_mixed, x < 0 || ux <= y)
-MIXED(gt_mixed, x >= 0 && ux > y)
-MIXED(geq_mixed, x >= 0 && ux >= y)
+MIXED(eq_mixed, EW_EQ)
+MIXED(neq_mixed, EW_NEQ)
+MIXED(lt_mixed, EW_LT)
+MIXED(leq_mixed, EW_LEQ)
+MIXED(gt_mixed, EW_GT)
+MIXED(geq_mixed, EW_GEQ)
 
 /* ---- unary ------------------------------------------------------------------------------ */
 
