@@ -1,6 +1,7 @@
 /* src/cuda/kernel.cuh: how an operator's run_gpu launches its kernels (CUDA C++, internal).
  *
- * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy, sl_gpu_flag_sample and sl_gpu_params. Under emulation
+ * Exports SL_HD, sl_gpu_each, sl_gpu_memcpy, sl_gpu_flag_sample, sl_gpu_params and sl__gdivmod
+ * (the index division every kernel's functor uses). Under emulation
  * device memory is readable only inside these (src/cuda/gpu.h): do not touch it otherwise. A kernel
  * is a functor F with
  *
@@ -81,6 +82,19 @@ SL_HD void sl_gpu_flag_sample(int *flag, int sample)
     if (sample < *flag) /* emulated kernels run one at a time */
         *flag = sample;
 #endif
+}
+
+/* In a kernel: *q = i / d, returns i % d (i >= 0, d > 0), in 32 bits when both fit: a 64-bit
+ * division is several times dearer on the device. Exact either way. */
+static SL_HD int64_t sl__gdivmod(int64_t i, int64_t d, int64_t *q)
+{
+    if (((uint64_t)i | (uint64_t)d) <= 0xffffffffu) {
+        uint32_t a = (uint32_t)i, b = (uint32_t)d, t = a / b;
+        *q = t;
+        return a - t * b;
+    }
+    *q = i / d;
+    return i - *q * d;
 }
 
 /* Asynchronous device-to-device (or any-direction) copy on the node's stream. */

@@ -88,14 +88,8 @@ template <class Tin, class Tout, bool Linear> struct sl__affine_kernel {
                 sl__aff_store(out + c, j.fill[c]);
             return;
         }
-        int64_t row, col;
-        if (j.npx <= 0xffffffffll) { /* 32-bit division where it suffices (the usual case) */
-            row = (uint32_t)p / (uint32_t)j.dw;
-            col = (uint32_t)p - (uint32_t)row * (uint32_t)j.dw;
-        } else {
-            row = p / j.dw;
-            col = p - row * j.dw;
-        }
+        int64_t row;
+        const int64_t col = sl__gdivmod(p, j.dw, &row);
         /* affine.c, sl__affine_warp: the row's part first, then the column's */
         const float *m = j.m;
         const float y = (float)row + 0.5f;

@@ -53,19 +53,6 @@ typedef struct sl__rsg_pass {
     const int32_t *col;   /* device, GATHER: source column per output column */
 } sl__rsg_pass;
 
-/* q = i / d, r = i % d, in 32 bits when both fit (cheaper on the device). */
-static SL_HD void sl__rsg_divmod(int64_t i, int64_t d, int64_t *q, int64_t *r)
-{
-    if ((uint64_t)i <= 0xffffffffu && (uint64_t)d <= 0xffffffffu) {
-        uint32_t a = (uint32_t)i, b = (uint32_t)d, t = a / b;
-        *q = t;
-        *r = a - t * b;
-    } else {
-        *q = i / d;
-        *r = i - *q * d;
-    }
-}
-
 static SL_HD void sl__rsg_st(float *p, float v)
 {
     *p = v;
@@ -79,9 +66,9 @@ static SL_HD void sl__rsg_st(uint8_t *p, float v)
 template <class TI, class TO, bool FIXED>
 static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
 {
-    int64_t t, ch, r, o;
-    sl__rsg_divmod(i, p.c, &t, &ch);
-    sl__rsg_divmod(t, p.n, &r, &o);
+    int64_t t, r;
+    const int64_t ch = sl__gdivmod(i, p.c, &t);
+    const int64_t o = sl__gdivmod(t, p.n, &r);
     const TI *s = (const TI *)p.src + r * p.sstride + (int64_t)p.first[o] * p.c + ch;
     TO *d = (TO *)p.dst + r * p.dstride + o * p.c + ch;
     if constexpr (FIXED) {
@@ -103,8 +90,8 @@ static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
 template <class TI, class TO, bool FIXED>
 static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
 {
-    int64_t o, e;
-    sl__rsg_divmod(i, p.n, &o, &e);
+    int64_t o;
+    const int64_t e = sl__gdivmod(i, p.n, &o);
     const TI *s = (const TI *)p.src + (int64_t)p.first[o] * p.sstride + e;
     TO *d = (TO *)p.dst + o * p.dstride + e;
     if constexpr (FIXED) {
@@ -125,9 +112,9 @@ static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
 /* NN gather, element i = ((y * n) + x) * c + ch; same types copy the bits (as memcpy). */
 static SL_HD void sl__rsg_gather(const sl__rsg_pass &p, int64_t i)
 {
-    int64_t t, ch, y, x;
-    sl__rsg_divmod(i, p.c, &t, &ch);
-    sl__rsg_divmod(t, p.n, &y, &x);
+    int64_t t, y;
+    const int64_t ch = sl__gdivmod(i, p.c, &t);
+    const int64_t x = sl__gdivmod(t, p.n, &y);
     const int64_t si = (int64_t)p.first[y] * p.sstride + (int64_t)p.col[x] * p.c + ch;
     switch (p.types) {
     case SL__RSG_U8_U8: ((uint8_t *)p.dst)[i] = ((const uint8_t *)p.src)[si]; break;

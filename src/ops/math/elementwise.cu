@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "cuda/kernel.cuh"
-#include "ops/tensor/tensor.cuh" /* sl__gdivmod: index division in 32 bits where it can */
 
 #define restrict __restrict__ /* elementwise.h declares C99 prototypes */
 #include "ops/math/elementwise.h"

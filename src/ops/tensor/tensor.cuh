@@ -6,12 +6,12 @@
  *   sl__gconvert<O>(x)      DALI's ConvertSat from any element type to O: convert.h's
  *                           rules, the functions ops/tensor/convert.c calls (see tensor.h)
  *   sl__gload<O>(p, k, t)   element k of a t-typed array, converted to O (t known at run time)
- *   sl__gdivmod             index division in 32 bits where the operands allow
  *   sl__gwindow_k, sl__ggather_k   the functors of sl__gpu_window / sl__gpu_gather
  *                           (tensor_gpu.h), one thread per output element
  *   SL__GTYPE_SWITCH        instantiates code for each of the 12 element types
- * Everything is SL_HD: the same code runs on the device and in the host emulation
- * (SLUICE_GPU_EMULATE=1), where the tests compare it with the CPU operators.
+ * Index division (sl__gdivmod) is cuda/kernel.cuh's. Everything is SL_HD: the same code runs on the
+ * device and in the host emulation (SLUICE_GPU_EMULATE=1), where the tests compare it with the CPU
+ * operators.
  *
  * Exactness: every conversion but to float16 is convert.h's function, the one convert.c calls.
  * float16 goes through cuda_fp16's round-to-nearest-even conversions (NaN payloads may differ
@@ -230,21 +230,6 @@ template <class O> static SL_HD O sl__gload(const void *p, int64_t k, sl_dtype t
     case SL_DTYPE_FLOAT64: return sl__gconvert<O>(((const double *)p)[k]);
     default: return sl__gconvert<O>(((const sl__gbool *)p)[k]);
     }
-}
-
-/* ---- indexing ------------------------------------------------------------------------------ */
-
-/* *q = i / d, returns i % d (i >= 0, d > 0), in 32 bits when both fit: a 64-bit division is
- * several times dearer on the device. */
-static SL_HD int64_t sl__gdivmod(int64_t i, int64_t d, int64_t *q)
-{
-    if (((uint64_t)i | (uint64_t)d) <= 0xffffffffu) {
-        uint32_t a = (uint32_t)i, b = (uint32_t)d, t = a / b;
-        *q = t;
-        return a - t * b;
-    }
-    *q = i / d;
-    return i - *q * d;
 }
 
 /* ---- window copy and gather functors ---------------------------------------------------- */
