@@ -2,7 +2,8 @@
  * stack.
  *
  * Exports (ops/tensor/tensor.h): sl__window_scratch_bytes, sl__window_copy, sl__gather,
- * sl__deinterleave, sl__join_copy.
+ * sl__deinterleave, sl__join_copy; in CUDA builds also sl__ggather_plan (tensor_gpu.h), the GPU
+ * gather's host plan, which is sl__gather's own dimension merge.
  *
  * Both N-d kernels first merge adjacent dimensions that are contiguous in the same way on both
  * sides (a crop of full rows of an HWC image becomes one block copy; a vertical flip becomes a
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h" /* sl__ggather_plan */
 
 /* ---- window copy --------------------------------------------------------------------------- */
 
@@ -254,28 +256,41 @@ static void gather_rec(const gdims *g, int d, unsigned char *out, const unsigned
                    in + (ptrdiff_t)(i * g->stride[d]) * (ptrdiff_t)g->es);
 }
 
+/* The dimension merge of a gather, the CPU's and the GPU's (sl__ggather_plan): extents of 1 are
+ * dropped and dimension d joins the one outside it when that one's stride is stride[d] *
+ * shape[d] (the merged index then walks the same input elements); none left: one of extent 1,
+ * stride 0. Writes the merged extents and strides (at most ndim) and returns how many (>= 1). */
+static int merge_gather(int ndim, const int64_t *shape, const int64_t *stride, int64_t *mshape,
+                        int64_t *mstride)
+{
+    int n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1)
+            continue;
+        if (n > 0 && mstride[n - 1] == stride[d] * shape[d]) {
+            mshape[n - 1] *= shape[d];
+            mstride[n - 1] = stride[d];
+        } else {
+            mshape[n] = shape[d];
+            mstride[n++] = stride[d];
+        }
+    }
+    if (n == 0) { /* a single element */
+        mshape[0] = 1;
+        mstride[0] = 0;
+        n = 1;
+    }
+    return n;
+}
+
 void sl__gather(void *restrict out, const void *restrict in, size_t esize, int ndim,
                 const int64_t *shape, const int64_t *stride)
 {
     gdims g = {.n = 0, .es = esize};
-    for (int d = 0; d < ndim; d++) {
+    for (int d = 0; d < ndim; d++)
         if (shape[d] == 0)
             return;
-        if (shape[d] == 1)
-            continue;
-        if (g.n > 0 && g.stride[g.n - 1] == stride[d] * shape[d]) {
-            g.shape[g.n - 1] *= shape[d];
-            g.stride[g.n - 1] = stride[d];
-        } else {
-            g.shape[g.n] = shape[d];
-            g.stride[g.n++] = stride[d];
-        }
-    }
-    if (g.n == 0) { /* a single element */
-        g.shape[0] = 1;
-        g.stride[0] = 0;
-        g.n = 1;
-    }
+    g.n = merge_gather(ndim, shape, stride, g.shape, g.stride);
     if (g.n == 1) { /* the kernels work on two dimensions: add a leading extent of 1 */
         g.shape[1] = g.shape[0];
         g.stride[1] = g.stride[0];
@@ -285,6 +300,19 @@ void sl__gather(void *restrict out, const void *restrict in, size_t esize, int n
     }
     gather_rec(&g, 0, out, in);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+void sl__ggather_plan(sl__ggather *g, const void *in, void *out, int ndim, const int64_t *shape,
+                      const int64_t *stride)
+{
+    g->in = in;
+    g->out = out;
+    g->count = 1;
+    for (int d = 0; d < ndim; d++)
+        g->count *= shape[d];
+    g->n = merge_gather(ndim, shape, stride, g->shape, g->stride);
+}
+#endif
 
 /* ---- interleaved -> planar ------------------------------------------------------------------- */
 

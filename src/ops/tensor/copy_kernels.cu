@@ -1,10 +1,11 @@
 /* ops/tensor/copy_kernels.cu: the GPU window copy and strided gather behind crop, pad, flip and
  * transpose — the GPU twin of copy_kernels.c.
  *
- * Exports (tensor_gpu.h): sl__gwin_plan, sl__gpu_window, sl__ggather_plan, sl__gpu_gather.
+ * Exports (tensor_gpu.h): sl__gwin_plan, sl__gpu_window, sl__gpu_gather.
  *
- * Planning (host) merges dimensions the way copy_kernels.c does, so a crop of full HWC rows or
- * a vertical flip is a short loop of divisions per element; the kernels (tensor.cuh) run one
+ * Planning (host) merges dimensions the way copy_kernels.c does (the gather's plan,
+ * sl__ggather_plan, is copy_kernels.c's own merge), so a crop of full HWC rows or a vertical
+ * flip is a short loop of divisions per element; the kernels (tensor.cuh) run one
  * thread per output element, consecutive threads writing consecutive elements. Element types:
  * a copy without conversion moves elements of 1, 2, 4 or 8 bytes unchanged (bit-exact for every
  * type, NaN payloads included); a converting window copy (crop with dtype) is instantiated per
@@ -13,6 +14,15 @@
  * values and the samples' device memory.
  */
 #include "ops/tensor/tensor.cuh"
+
+/* The largest count of n host jobs (sl__gwin, sl__ggather): it sizes the grid; 0: nothing to do. */
+template <class J> static int64_t max_count_of(const J *jobs, int n)
+{
+    int64_t m = 0;
+    for (int i = 0; i < n; i++)
+        m = jobs[i].count > m ? jobs[i].count : m;
+    return m;
+}
 
 /* ---- window copy ----------------------------------------------------------------------------- */
 
@@ -70,9 +80,7 @@ static sl_status window_launch(sl_ctx *ctx, const sl__gwin *dw, int n, int64_t m
 extern "C" sl_status sl__gpu_window(sl_ctx *ctx, const sl__gwin *w, int n, sl_dtype in_type,
                                     sl_dtype out_type, const void *fill, size_t fill_bytes)
 {
-    int64_t max_count = 0;
-    for (int i = 0; i < n; i++)
-        max_count = w[i].count > max_count ? w[i].count : max_count;
+    const int64_t max_count = max_count_of(w, n);
     if (n <= 0 || max_count == 0)
         return SL_OK;
     const sl__gwin *dw = sl_gpu_params(ctx, 0, w, n);
@@ -97,32 +105,6 @@ extern "C" sl_status sl__gpu_window(sl_ctx *ctx, const sl__gwin *w, int n, sl_dt
 
 /* ---- strided gather -------------------------------------------------------------------------- */
 
-extern "C" void sl__ggather_plan(sl__ggather *g, const void *in, void *out, int ndim,
-                                 const int64_t *shape, const int64_t *stride)
-{
-    g->in = in;
-    g->out = out;
-    g->n = 0;
-    g->count = 1;
-    for (int d = 0; d < ndim; d++) {
-        g->count *= shape[d];
-        if (shape[d] == 1)
-            continue;
-        if (g->n > 0 && g->stride[g->n - 1] == stride[d] * shape[d]) {
-            g->shape[g->n - 1] *= shape[d];
-            g->stride[g->n - 1] = stride[d];
-        } else {
-            g->shape[g->n] = shape[d];
-            g->stride[g->n++] = stride[d];
-        }
-    }
-    if (g->n == 0) { /* a single element */
-        g->shape[0] = 1;
-        g->stride[0] = 0;
-        g->n = 1;
-    }
-}
-
 template <class T>
 static sl_status gather_launch(sl_ctx *ctx, const sl__ggather *dg, int n, int64_t max_count)
 {
@@ -132,9 +114,7 @@ static sl_status gather_launch(sl_ctx *ctx, const sl__ggather *dg, int n, int64_
 
 extern "C" sl_status sl__gpu_gather(sl_ctx *ctx, const sl__ggather *g, int n, size_t esize)
 {
-    int64_t max_count = 0;
-    for (int i = 0; i < n; i++)
-        max_count = g[i].count > max_count ? g[i].count : max_count;
+    const int64_t max_count = max_count_of(g, n);
     if (n <= 0 || max_count == 0)
         return SL_OK;
     const sl__ggather *dg = sl_gpu_params(ctx, 0, g, n);

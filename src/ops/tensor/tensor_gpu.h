@@ -4,8 +4,9 @@
  * Exports:
  *   copy_kernels.cu  sl__gwin, sl__gwin_plan, sl__gpu_window: N-d window copies padded with fill
  *                    values and converted (crop, pad) — the GPU twin of sl__window_copy;
- *                    sl__ggather, sl__ggather_plan, sl__gpu_gather: N-d strided gathers (flip,
- *                    transpose) — the twin of sl__gather.
+ *                    sl__ggather, sl__gpu_gather: N-d strided gathers (flip, transpose) — the
+ *                    twin of sl__gather, whose dimension merge plans them (sl__ggather_plan,
+ *                    copy_kernels.c).
  *   cast.cu          sl__gpu_convert: n elements converted with DALI's ConvertSat (cast).
  * An operator's run_gpu stays in its .c, next to its arguments: it computes each sample's job
  * on the host from shapes and argument values (never from data), then calls one of these, which
