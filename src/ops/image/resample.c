@@ -541,15 +541,35 @@ static size_t expand_size(const sl__resample_plan *p)
     return fixed && !p->skip_x ? sl__rs_expand_size(p->c, p->wx1 - p->wx0, p->kx) : 0;
 }
 
+void sl__resample_passes_of(const sl__resample_plan *p, sl__resample_passes *ps)
+{
+    const bool in_u8 = p->in_type == SL_DTYPE_UINT8, out_u8 = p->out_type == SL_DTYPE_UINT8;
+    const bool fixed = in_u8 && out_u8; /* the intermediate is uint8 only then */
+    const int64_t oy = p->wy1 - p->wy0, ox = p->wx1 - p->wx0, C = p->c; /* the window */
+    sl__resample_pass_plan *a = &ps->pass[0], *b = &ps->pass[1];
+    *ps = (sl__resample_passes){.count = 1};
+    if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
+        *a = (sl__resample_pass_plan){p->skip_y, in_u8, out_u8, oy, p->skip_x ? ox * C : ox};
+        return;
+    }
+    ps->count = 2;
+    if (p->vertical_first) { /* y: input -> tmp (oy x (x1-x0)); x: tmp -> output */
+        ps->tmp_stride = (p->x1 - p->x0) * C;
+        *a = (sl__resample_pass_plan){false, in_u8, fixed, oy, ps->tmp_stride};
+        *b = (sl__resample_pass_plan){true, fixed, out_u8, oy, ox};
+    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ox); y: tmp -> output */
+        ps->tmp_stride = ox * C;
+        *a = (sl__resample_pass_plan){true, in_u8, fixed, p->y1 - p->y0, ox};
+        *b = (sl__resample_pass_plan){false, fixed, out_u8, oy, ox * C};
+    }
+    ps->tmp_bytes = (size_t)(a->rows * ps->tmp_stride) * (fixed ? 1 : 4);
+}
+
 static void layout_of(const sl__resample_plan *p, scratch_map *l)
 {
-    const bool fixed = p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
-    const size_t ts = fixed ? 1 : 4;
+    sl__resample_passes ps;
+    sl__resample_passes_of(p, &ps);
     const size_t oy = (size_t)(p->wy1 - p->wy0), ox = (size_t)(p->wx1 - p->wx0); /* the window */
-    size_t tmp = p->vertical_first ? oy * (size_t)((p->x1 - p->x0) * p->c)
-                                   : (size_t)((p->y1 - p->y0) * p->c) * ox;
-    if (p->skip_x || p->skip_y) /* one pass, straight into the output */
-        tmp = 0;
     size_t kmax = (size_t)(p->ky > p->kx ? p->ky : p->kx);
     l->first_y = 0;
     l->w_y = l->first_y + align64(oy * 4);
@@ -558,7 +578,7 @@ static void layout_of(const sl__resample_plan *p, scratch_map *l)
     l->wv_x = l->w_x + align64(ox * (size_t)p->kx * 4);
     l->tmp = l->wv_x + align64(expand_size(p) * 4);
     /* axis_coeffs' k doubles borrow the intermediate's space before the passes run */
-    size_t t = tmp * ts > kmax * sizeof(double) ? tmp * ts : kmax * sizeof(double);
+    size_t t = ps.tmp_bytes > kmax * sizeof(double) ? ps.tmp_bytes : kmax * sizeof(double);
     l->total = l->tmp + align64(t);
 }
 
@@ -707,7 +727,6 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     }
     layout_of(p, &l);
     const bool in_u8 = p->in_type == SL_DTYPE_UINT8, out_u8 = p->out_type == SL_DTYPE_UINT8;
-    const bool fixed = in_u8 && out_u8;
     const size_t es = in_u8 ? 1 : 4;
     int32_t *fy = (int32_t *)(base + l.first_y), *fx = (int32_t *)(base + l.first_x);
     void *wy = base + l.w_y, *wx = base + l.w_x, *tmp = base + l.tmp;
@@ -718,35 +737,31 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
     const char *s0 = (const char *)src + (size_t)(p->y0 * stride + p->x0 * C) * es;
     char *d0 = (char *)dst + (size_t)((p->wy0 * ow + p->wx0) * C) * (out_u8 ? 1 : 4);
+    sl__resample_passes ps;
+    sl__resample_passes_of(p, &ps);
+    const bool two = ps.count == 2;
     /* the horizontal pass reads input rows from x0 (uint8: always the first pass), no further
      * than x1 (the SIMD kernels' wide loads included) */
-    pass a = {.src = s0,
-              .sstride = (ptrdiff_t)stride,
-              .dst = tmp,
-              .c = C,
-              .wv = wv,
-              .wv_pairs = wv_pairs,
-              .readable = (p->x1 - p->x0) * C};
-    pass b = {.src = tmp, .dst = d0, .dstride = (ptrdiff_t)(ow * C), .c = C};
-    if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
-        a.dst = d0, a.dstride = (ptrdiff_t)(ow * C), a.rows = oy;
-        a.n = p->skip_x ? ox * C : ox;
-        a.k = p->skip_x ? p->ky : p->kx;
-        a.first = p->skip_x ? fy : fx;
-        a.w = p->skip_x ? wy : wx;
-        pick_pass(p->skip_y, fixed, in_u8, out_u8)(&a);
-    } else if (p->vertical_first) { /* y: input -> tmp (oy x (x1-x0)); x: tmp -> output */
-        a.dstride = b.sstride = (ptrdiff_t)((p->x1 - p->x0) * C);
-        a.rows = oy, a.n = a.dstride, a.k = p->ky, a.first = fy, a.w = wy;
-        b.rows = oy, b.n = ox, b.k = p->kx, b.first = fx, b.w = wx;
-        pick_pass(false, fixed, in_u8, fixed)(&a);
-        pick_pass(true, fixed, fixed, out_u8)(&b);
-    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ox); y: tmp -> output */
-        a.dstride = b.sstride = (ptrdiff_t)(ox * C);
-        a.rows = p->y1 - p->y0, a.n = ox, a.k = p->kx, a.first = fx, a.w = wx;
-        b.rows = oy, b.n = ox * C, b.k = p->ky, b.first = fy, b.w = wy;
-        pick_pass(true, fixed, in_u8, fixed)(&a);
-        pick_pass(false, fixed, fixed, out_u8)(&b);
+    pass q[2] = {{.src = s0,
+                  .sstride = (ptrdiff_t)stride,
+                  .dst = two ? tmp : d0,
+                  .dstride = (ptrdiff_t)(two ? ps.tmp_stride : ow * C),
+                  .c = C,
+                  .wv = wv,
+                  .wv_pairs = wv_pairs,
+                  .readable = (p->x1 - p->x0) * C},
+                 {.src = tmp,
+                  .sstride = (ptrdiff_t)ps.tmp_stride,
+                  .dst = d0,
+                  .dstride = (ptrdiff_t)(ow * C),
+                  .c = C}};
+    for (int j = 0; j < ps.count; j++) {
+        const sl__resample_pass_plan *s = &ps.pass[j];
+        q[j].rows = s->rows, q[j].n = s->n;
+        q[j].k = s->horizontal ? p->kx : p->ky;
+        q[j].first = s->horizontal ? fx : fy;
+        q[j].w = s->horizontal ? wx : wy;
+        pick_pass(s->horizontal, s->src_u8 && s->dst_u8, s->src_u8, s->dst_u8)(&q[j]);
     }
 }
 

@@ -7,7 +7,8 @@
  * sl__resample_plan_init (the CPU's plan: taps, rows and columns read, pass order, skipped
  * axes), its coefficient tables are computed by sl__resample_tables / sl__resample_nn_tables
  * (the CPU's own functions) into one host buffer, uploaded once (upload buffer 0), and its one
- * or two passes are described in sl__rsg_pass structs (upload buffer 1). The intermediate
+ * or two passes, planned by the CPU's sl__resample_passes_of, are described in sl__rsg_pass
+ * structs (upload buffer 1). The intermediate
  * images of all samples share device scratch buffer 0. Then two launches over the batch: every
  * sample's first pass, then every sample's second one (resample.cuh). Nothing waits on the GPU.
  * Host scratch: sl_ctx_scratch_n buffers 0 (plans), 1 (tables) and 2 (pass structs).
@@ -34,12 +35,8 @@ size_t align_up(size_t n, size_t a)
     return (n + a - 1) / a * a;
 }
 
-bool fixed_of(const sl__resample_plan *p)
-{
-    return p->in_type == SL_DTYPE_UINT8 && p->out_type == SL_DTYPE_UINT8;
-}
-
-/* Sizes a planned sample's tables and intermediate (see resample.c's layout_of). */
+/* Sizes a planned sample's tables (laid out for the upload, a skipped axis gets none) and its
+ * intermediate (sl__resample_passes_of's, as the CPU's). */
 void size_parts(planned *q, int *kmax)
 {
     const sl__resample_plan *p = &q->p;
@@ -62,11 +59,9 @@ void size_parts(planned *q, int *kmax)
         n = q->wx + align_up((size_t)p->x.out * (size_t)p->kx * 4, 16);
     }
     q->ntab = n;
-    if (!p->skip_x && !p->skip_y) {
-        size_t e = p->vertical_first ? (size_t)(p->y.out * (p->x1 - p->x0) * p->c)
-                                     : (size_t)((p->y1 - p->y0) * p->x.out * p->c);
-        q->ntmp = e * (fixed_of(p) ? 1 : 4);
-    }
+    sl__resample_passes ps;
+    sl__resample_passes_of(p, &ps);
+    q->ntmp = ps.tmp_bytes;
     *kmax = p->ky > *kmax ? p->ky : *kmax;
     *kmax = p->kx > *kmax ? p->kx : *kmax;
 }
@@ -80,36 +75,36 @@ int types_of(bool fixed, bool in_u8, bool out_u8)
     return out_u8 ? SL__RSG_F32_U8 : SL__RSG_F32_F32;
 }
 
-/* A weighted pass (resample.c's pass struct, with device pointers). */
-sl__rsg_pass pass_of(int kind, int types, const void *src, int64_t sstride, void *dst,
-                     int64_t dstride, int64_t rows, int64_t n, int64_t c, int k, const char *tab,
-                     size_t first, size_t w)
+/* Weighted pass s of a planned sample (sl__resample_passes_of), with device pointers; tab: the
+ * sample's device tables. */
+sl__rsg_pass pass_of(const planned *q, const sl__resample_pass_plan &s, const void *src,
+                     int64_t sstride, void *dst, int64_t dstride, const char *tab)
 {
+    const sl__resample_plan *p = &q->p;
     sl__rsg_pass a = {};
-    a.kind = kind;
-    a.types = types;
-    a.k = k;
+    a.kind = s.horizontal ? SL__RSG_H : SL__RSG_V;
+    a.types = types_of(s.src_u8 && s.dst_u8, s.src_u8, s.dst_u8);
+    a.k = s.horizontal ? p->kx : p->ky;
     a.src = src;
     a.sstride = sstride;
     a.dst = dst;
     a.dstride = dstride;
-    a.rows = rows;
-    a.n = n;
-    a.c = c;
-    a.count = rows * n * (kind == SL__RSG_H ? c : 1);
-    a.first = (const int32_t *)(tab + first);
-    a.w = tab + w;
+    a.rows = s.rows;
+    a.n = s.n;
+    a.c = p->c;
+    a.count = s.rows * s.n * (s.horizontal ? p->c : 1);
+    a.first = (const int32_t *)(tab + (s.horizontal ? q->fx : q->fy));
+    a.w = tab + (s.horizontal ? q->wx : q->wy);
     return a;
 }
 
-/* The passes of one planned sample, in the order and with the types of sl__resample_run.
+/* The passes of one planned sample: sl__resample_passes_of's, which sl__resample_run runs.
  * src: the sample's pixel (0, 0) of the plan; tab, tmp: its device tables and intermediate. */
 void passes_of(const planned *q, const char *src, void *dst, const char *tab, void *tmp,
                sl__rsg_pass out[2])
 {
     const sl__resample_plan *p = &q->p;
     const bool in_u8 = p->in_type == SL_DTYPE_UINT8, out_u8 = p->out_type == SL_DTYPE_UINT8;
-    const bool fixed = in_u8 && out_u8;
     const size_t es = in_u8 ? 1 : 4;
     const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
     out[0] = out[1] = sl__rsg_pass{};
@@ -131,26 +126,15 @@ void passes_of(const planned *q, const char *src, void *dst, const char *tab, vo
         a.col = (const int32_t *)(tab + q->fx);
         return;
     }
+    sl__resample_passes ps;
+    sl__resample_passes_of(p, &ps);
     const char *s0 = src + (size_t)(p->y0 * stride + p->x0 * C) * es;
-    if (p->skip_x || p->skip_y) { /* the other axis only: input -> output */
-        if (p->skip_x)
-            out[0] = pass_of(SL__RSG_V, types_of(fixed, in_u8, out_u8), s0, stride, dst, ow * C,
-                             p->y.out, ow * C, C, p->ky, tab, q->fy, q->wy);
-        else
-            out[0] = pass_of(SL__RSG_H, types_of(fixed, in_u8, out_u8), s0, stride, dst, ow * C,
-                             p->y.out, ow, C, p->kx, tab, q->fx, q->wx);
-    } else if (p->vertical_first) { /* y: input -> tmp (oh x (x1-x0)); x: tmp -> output */
-        const int64_t ts = (p->x1 - p->x0) * C;
-        out[0] = pass_of(SL__RSG_V, types_of(fixed, in_u8, fixed), s0, stride, tmp, ts, p->y.out,
-                         ts, C, p->ky, tab, q->fy, q->wy);
-        out[1] = pass_of(SL__RSG_H, types_of(fixed, fixed, out_u8), tmp, ts, dst, ow * C, p->y.out,
-                         ow, C, p->kx, tab, q->fx, q->wx);
-    } else { /* x: input rows [y0, y1) -> tmp ((y1-y0) x ow); y: tmp -> output */
-        out[0] = pass_of(SL__RSG_H, types_of(fixed, in_u8, fixed), s0, stride, tmp, ow * C,
-                         p->y1 - p->y0, ow, C, p->kx, tab, q->fx, q->wx);
-        out[1] = pass_of(SL__RSG_V, types_of(fixed, fixed, out_u8), tmp, ow * C, dst, ow * C,
-                         p->y.out, ow * C, C, p->ky, tab, q->fy, q->wy);
+    if (ps.count == 1) { /* the other axis only: input -> output */
+        out[0] = pass_of(q, ps.pass[0], s0, stride, dst, ow * C, tab);
+        return;
     }
+    out[0] = pass_of(q, ps.pass[0], s0, stride, tmp, ps.tmp_stride, tab);
+    out[1] = pass_of(q, ps.pass[1], tmp, ps.tmp_stride, dst, ow * C, tab);
 }
 
 } // namespace

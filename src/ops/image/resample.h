@@ -29,7 +29,7 @@
  *
  * Exports: sl__filter and its parsing, the plan/run pair that resamples one image with scratch
  * memory from the caller (no allocation, no per-pixel branches in the inner loops), the
- * plan's coefficient tables for callers that run the passes elsewhere, the argument glue both
+ * plan's coefficient tables and passes for callers that run them elsewhere, the argument glue both
  * operators share (interp_type, mag_filter, min_filter, antialias, dtype) and, in CUDA builds,
  * their run_gpu (resample.cu + resample.cuh: the same plans, tables and arithmetic on the GPU).
  * Output window (sl__resample_plan_window): a plan may compute only a rectangle of its output,
@@ -130,6 +130,29 @@ void sl__resample_tables(const sl__resample_plan *p, int32_t *first_y, void *w_y
 /* NN plans (p->nn): the source row of every output row (y.out) and the source column of every
  * output column (x.out), as sl__resample_run gathers them (whatever the window). */
 void sl__resample_nn_tables(const sl__resample_plan *p, int32_t *iy, int32_t *ix);
+
+/* One pass of a planned resampling (sl__resample_passes_of). */
+typedef struct sl__resample_pass_plan {
+    bool horizontal;     /* along x (x table, kx taps), else along y (y table, ky taps) */
+    bool src_u8, dst_u8; /* element types read and written: uint8, else float32 */
+    int64_t rows;        /* rows of the pass */
+    int64_t n;           /* per row: output pixels (horizontal) or elements (vertical) */
+} sl__resample_pass_plan;
+
+/* The passes of a plan over its window, in order. pass[0] reads the input from row y0, column
+ * x0 (rows stride apart); the last pass writes the window of the output (rows x.out * c elements
+ * apart); with two, pass[0] writes the intermediate image and pass[1] reads it. */
+typedef struct sl__resample_passes {
+    int count; /* 1 (an axis is skipped) or 2 */
+    sl__resample_pass_plan pass[2];
+    int64_t tmp_stride; /* elements from one row of the intermediate to the next (count 2) */
+    size_t tmp_bytes;   /* bytes of the intermediate; 0 with one pass */
+} sl__resample_passes;
+
+/* Plans the passes of a completed plan that is not NN (init, and a window if any): their order,
+ * sizes and element types, as sl__resample_run runs them and resample.cu runs them on the GPU.
+ * Cheap: O(1). */
+void sl__resample_passes_of(const sl__resample_plan *p, sl__resample_passes *ps);
 
 /* ---- argument glue shared by resize and random_resized_crop --------------------------------
  * Argument indices of the five common arguments in an operator's table. */
