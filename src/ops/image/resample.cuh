@@ -62,6 +62,27 @@ static SL_HD void sl__rsg_st(uint8_t *p, float v)
     *p = sl__rs_cvt8(v);
 }
 
+/* Output element *d of table row o: the p.k taps of s, step elements apart, weighted by row o
+ * of p.w. FIXED: uint8 -> uint8, int32 sums of the 22-bit weights rounded and clamped; else
+ * float32 accumulated tap by tap from 0 (the CPU's order). */
+template <class TI, class TO, bool FIXED>
+static SL_HD void sl__rsg_taps(const sl__rsg_pass &p, int64_t o, const TI *s, int64_t step, TO *d)
+{
+    if constexpr (FIXED) {
+        const int32_t *w = (const int32_t *)p.w + o * p.k;
+        int32_t a = SL__RS_HALF;
+        for (int j = 0; j < p.k; j++)
+            a += (int32_t)s[j * step] * w[j];
+        *d = sl__rs_clip8(a);
+    } else {
+        const float *w = (const float *)p.w + o * p.k;
+        float a = 0.0f;
+        for (int j = 0; j < p.k; j++)
+            a += (float)s[j * step] * w[j];
+        sl__rsg_st(d, a);
+    }
+}
+
 /* Horizontal, element i = ((r * n) + o) * c + ch. FIXED: uint8 -> uint8 with int32 weights. */
 template <class TI, class TO, bool FIXED>
 static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
@@ -70,20 +91,7 @@ static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
     const int64_t ch = sl__gdivmod(i, p.c, &t);
     const int64_t o = sl__gdivmod(t, p.n, &r);
     const TI *s = (const TI *)p.src + r * p.sstride + (int64_t)p.first[o] * p.c + ch;
-    TO *d = (TO *)p.dst + r * p.dstride + o * p.c + ch;
-    if constexpr (FIXED) {
-        const int32_t *w = (const int32_t *)p.w + o * p.k;
-        int32_t a = SL__RS_HALF;
-        for (int j = 0; j < p.k; j++)
-            a += (int32_t)s[j * p.c] * w[j];
-        *d = sl__rs_clip8(a);
-    } else {
-        const float *w = (const float *)p.w + o * p.k;
-        float a = 0.0f;
-        for (int j = 0; j < p.k; j++)
-            a += (float)s[j * p.c] * w[j];
-        sl__rsg_st(d, a);
-    }
+    sl__rsg_taps<TI, TO, FIXED>(p, o, s, p.c, (TO *)p.dst + r * p.dstride + o * p.c + ch);
 }
 
 /* Vertical, element i = o * n + e. */
@@ -93,20 +101,7 @@ static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
     int64_t o;
     const int64_t e = sl__gdivmod(i, p.n, &o);
     const TI *s = (const TI *)p.src + (int64_t)p.first[o] * p.sstride + e;
-    TO *d = (TO *)p.dst + o * p.dstride + e;
-    if constexpr (FIXED) {
-        const int32_t *w = (const int32_t *)p.w + o * p.k;
-        int32_t a = SL__RS_HALF;
-        for (int j = 0; j < p.k; j++)
-            a += (int32_t)s[j * p.sstride] * w[j];
-        *d = sl__rs_clip8(a);
-    } else {
-        const float *w = (const float *)p.w + o * p.k;
-        float a = 0.0f;
-        for (int j = 0; j < p.k; j++)
-            a += (float)s[j * p.sstride] * w[j];
-        sl__rsg_st(d, a);
-    }
+    sl__rsg_taps<TI, TO, FIXED>(p, o, s, p.sstride, (TO *)p.dst + o * p.dstride + e);
 }
 
 /* NN gather, element i = ((y * n) + x) * c + ch; same types copy the bits (as memcpy). */
