@@ -7,6 +7,9 @@
 #                       cli gpu-emulated) and the TSan build (build-tsan/: label exec); what CI
 #                       runs
 #   make test-asan / make test-tsan   one sanitizer configuration alone
+#   make test-repeat    build, then the parallel Python source tests REPEAT times in a row (20),
+#                       failing on the first failed run or on a worker process or /dev/shm
+#                       entry left behind (issue 6's reliability check)
 #   make demo           build, make the demo data set once, run DEMO_CMD
 #   make bench          build, then bench/run: sluice against torchvision, OpenCV and the
 #                       libjpeg-turbo decode bound, interleaved rounds; the table goes to the
@@ -27,7 +30,7 @@
 #
 # Variables (make VAR=value): JOBS, BUILD_TYPE, BUILD_DIR, ASAN_DIR, TSAN_DIR, SLUICE_CUDA
 # (empty: auto-detect, ON iff nvcc works; ON/OFF to force; sticky in build/CMakeCache.txt),
-# WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g. -R test_batch),
+# WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g. -R test_batch), REPEAT,
 # PREFIX, DEMO_DATA, DEMO_CMD, BENCH_ARGS, PYTHON, CLANG_FORMAT.
 
 SHELL := /bin/bash
@@ -45,6 +48,7 @@ SLUICE_CUDA  ?=
 WERROR       ?= ON
 CMAKE_ARGS   ?=
 CTEST_ARGS   ?=
+REPEAT       ?= 20
 PREFIX       ?=
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -79,7 +83,7 @@ FORMAT_FILES = $(shell find src include cli tests/c python/sluice/_sluice -type 
                  \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
                  2>/dev/null | sort)
 
-.PHONY: all setup configure build check test test-asan test-tsan lint format format-check \
+.PHONY: all setup configure build check test test-asan test-tsan test-repeat lint format format-check \
         install docs demo bench bench-ops clean
 
 all: build
@@ -103,6 +107,9 @@ test-asan: setup
 	$(CMAKE) --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
 	    -L '^(unit|ops|exec|cli|gpu-emulated)$$' -LE '^python$$' $(CTEST_ARGS)
+
+test-repeat: build
+	scripts/repeat-parallel-tests.sh $(BUILD_DIR) $(REPEAT)
 
 test-tsan: setup
 	$(CMAKE) -S . -B $(TSAN_DIR) $(TSAN_ARGS) -DSLUICE_SANITIZE=thread
