@@ -45,6 +45,7 @@
 #include "core/half.h"
 #include "ops/image/crop_mirror_normalize.h"
 #include "ops/image/window.h"
+#include "ops/tensor/convert.h"
 
 enum {
     A_CROP,
@@ -264,7 +265,8 @@ static inline float cv_f32(float v)
 /* The conversions are branch-free: normalised data has random signs, and a branch on them
  * mispredicts half the time (GCC turns plain ternary clamps back into branches, hence SSE
  * min/max on x86; MAXSS/MINSS return their second operand when either is NaN).
- * clampf: NaN becomes lo (integer outputs); clampf_nan: NaN stays NaN (float16). */
+ * clampf: NaN becomes lo (int8); clampf_nan: NaN stays NaN (float16). uint8 outputs are
+ * convert.h's sl__cv_u8, the library's one float -> uint8 rule (branch-free the same way). */
 #if defined(__SSE2__)
 static inline float clampf(float v, float lo, float hi)
 {
@@ -294,12 +296,6 @@ static inline uint16_t cv_f16(float v)
 {
     /* DALI's ConvertSat<float16> clamps to the finite range instead of overflowing to inf. */
     return sl__half_from_float(clampf_nan(v, -65504.0f, 65504.0f));
-}
-
-/* Rounding goes through double so v + 0.5 is exact (in float, 0.49999997f + 0.5f == 1). */
-static inline uint8_t cv_u8(float v)
-{
-    return (uint8_t)(int)((double)clampf(v, 0.0f, 255.0f) + 0.5);
 }
 
 static inline int8_t cv_i8(float v)
@@ -341,11 +337,11 @@ typedef void (*row_fn)(const void *src, ptrdiff_t step, int64_t n, int64_t C, vo
 
 DEFINE_ROW(row_u8_f32, uint8_t, float, cv_f32)
 DEFINE_ROW(row_u8_f16, uint8_t, uint16_t, cv_f16)
-DEFINE_ROW(row_u8_u8, uint8_t, uint8_t, cv_u8)
+DEFINE_ROW(row_u8_u8, uint8_t, uint8_t, sl__cv_u8)
 DEFINE_ROW(row_u8_i8, uint8_t, int8_t, cv_i8)
 DEFINE_ROW(row_f32_f32, float, float, cv_f32)
 DEFINE_ROW(row_f32_f16, float, uint16_t, cv_f16)
-DEFINE_ROW(row_f32_u8, float, uint8_t, cv_u8)
+DEFINE_ROW(row_f32_u8, float, uint8_t, sl__cv_u8)
 DEFINE_ROW(row_f32_i8, float, int8_t, cv_i8)
 
 #if defined(__x86_64__)
@@ -456,7 +452,7 @@ static void store_one(void *dst, sl_dtype t, float v)
         uint16_t h = cv_f16(v);
         memcpy(dst, &h, 2);
     } break;
-    case SL_DTYPE_UINT8: *(uint8_t *)dst = cv_u8(v); break;
+    case SL_DTYPE_UINT8: *(uint8_t *)dst = sl__cv_u8(v); break;
     default: *(int8_t *)dst = cv_i8(v); break;
     }
 }

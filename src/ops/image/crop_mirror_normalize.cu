@@ -8,8 +8,9 @@
  * in HWC consecutive runs of OC values. Instantiated per input type (uint8, float32), output
  * type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any C.
  * Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation
- * rounded (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_u8 / cv_i8 of
- * crop_mirror_normalize.c) written for host and device: so every output equals the CPU's.
+ * rounded (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of
+ * crop_mirror_normalize.c written for host and device, and convert.h's sl__cv_u8 itself): so
+ * every output equals the CPU's.
  */
 #include <cuda_fp16.h>
 
@@ -29,14 +30,10 @@ static SL_HD void cmn_store(sl__gf16 *p, float v)
     p->bits = __half_as_ushort(__float2half_rn(v));
 }
 
-/* uint8: clamped (NaN -> 0), halves away from zero (cv_u8's (int)(d + 0.5) on d >= 0; t and
- * v - t are exact in float). */
+/* uint8: clamped (NaN -> 0), halves up: convert.h's sl__cv_u8, as on the CPU. */
 static SL_HD void cmn_store(uint8_t *p, float v)
 {
-    v = v > 0.0f ? v : 0.0f;
-    v = v < 255.0f ? v : 255.0f;
-    float t = truncf(v);
-    *p = (uint8_t)(int32_t)(v - t >= 0.5f ? t + 1.0f : t);
+    *p = sl__cv_u8(v);
 }
 
 /* int8: clamped (NaN -> -128, as the CPU's max(v, lo)), halves away from zero. */

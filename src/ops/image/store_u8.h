@@ -1,26 +1,18 @@
 /* ops/image/store_u8.h: float32 -> uint8 conversion of a value and of a run of values, shared
  * by the image family helpers (affine.c, color.c) and their GPU kernels (affine.cuh, color.cuh).
  *
- * Exports sl__cv_u8 (SL__HD: C and CUDA C++) and, in C only, the static inline sl__store_u8.
- * Values are saturated to [0, 255] (NaN -> 0) and rounded halves up: adding 0.49999997f (0.5 -
- * 2^-25) and truncating equals floor(v + 0.5) for every float in [0, 255] (checked
- * exhaustively), where adding 0.5f would round 0.49999997f up. On x86 an SSE2 loop converts 16
- * values per step (GCC keeps the scalar clamps as branches and does not vectorise them);
- * elsewhere, and for the tail, the scalar form.
+ * Exports sl__cv_u8 (SL__HD: C and CUDA C++; defined in ops/tensor/convert.h, the one source of
+ * the rule) and, in C only, the static inline sl__store_u8. Values are saturated to [0, 255]
+ * (NaN -> 0) and rounded halves up (see sl__cv_u8). On x86 an SSE2 loop converts 16 values per
+ * step with the same arithmetic (GCC does not vectorise the scalar form); elsewhere, and for the
+ * tail, sl__cv_u8.
  */
 #ifndef SLUICE_OPS_IMAGE_STORE_U8_H
 #define SLUICE_OPS_IMAGE_STORE_U8_H
 
 #include <stdint.h>
 
-#include "ops/hd.h"
-
-SL__HD uint8_t sl__cv_u8(float v)
-{
-    v = v > 0.0f ? v : 0.0f; /* NaN -> 0 */
-    v = v < 255.0f ? v : 255.0f;
-    return (uint8_t)(int)(v + 0.49999997f);
-}
+#include "ops/tensor/convert.h"
 
 #ifndef __CUDACC__
 #if defined(__SSE2__)

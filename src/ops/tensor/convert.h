@@ -6,6 +6,8 @@
  * D: double; float16 reads as F, bool as U 0 / 1); for each output tag (u8 u16 u32 u64 i8 i16
  * i32 i64 f32 f64 b) and family this exports the SL__HD function
  *     sl__conv_<tag>_from_<family>(x)
+ * and sl__cv_u8, the float -> uint8 rule (sl__conv_u8_from_F is it) that the image operators'
+ * uint8 stores share (store_u8.h, crop_mirror_normalize and their GPU kernels).
  * Integer outputs round half away from zero and saturate, NaN -> 0 (DALI's is undefined);
  * floating outputs are IEEE casts; bool is x != 0 (NaN -> 1, as C++'s bool(NaN) and NumPy).
  * float16 outputs are not here: the CPU rounds with core/half.h, the GPU with cuda_fp16.
@@ -18,6 +20,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#endif
+
 #include "ops/hd.h"
 
 /* Rounds half away from zero and saturates into [lo, hi]; NaN -> 0. lo and hi are exact in
@@ -28,6 +34,26 @@ SL__HD double sl__conv_round_sat(double d, double lo, double hi)
         return 0;
     d = round(d);
     return d < lo ? lo : d > hi ? hi : d;
+}
+
+/* float to uint8, the rule of every uint8 store of the library (the converters here, the image
+ * ops' stores of store_u8.h, crop_mirror_normalize and their GPU kernels): saturated to [0,
+ * 255] (NaN -> 0), then rounded halves up, which on [0, 255] is also halves away from zero.
+ * Adding 0.49999997f (0.5 - 2^-25) and truncating equals floor(v + 0.5) for every float in
+ * [0, 255] (checked exhaustively), where adding 0.5f would round 0.49999997f up. In C on x86
+ * the clamps are MAXSS / MINSS (MAXSS returns its second operand for NaN, so NaN -> 0): GCC
+ * turns the ternaries into branches, which mispredict on values of random sign; nvcc never
+ * compiles that form, so the device and the emulation run the plain arithmetic below. */
+SL__HD uint8_t sl__cv_u8(float v)
+{
+#if defined(__SSE2__) && !defined(__CUDACC__)
+    __m128 x = _mm_max_ss(_mm_set_ss(v), _mm_setzero_ps());
+    v = _mm_cvtss_f32(_mm_min_ss(x, _mm_set_ss(255.0f)));
+#else
+    v = v > 0.0f ? v : 0.0f; /* NaN -> 0 */
+    v = v < 255.0f ? v : 255.0f;
+#endif
+    return (uint8_t)(int)(v + 0.49999997f);
 }
 
 /* float to an integer of at most 16 bits ([lo, hi]): clamped (NaN -> 0), then rounded half
@@ -78,7 +104,7 @@ SL__HD double sl__conv_round32_F(float f, double lo, double hi)
 #define SL__CONV_INT32(TAG, T, LO, HI, CVT)                                                        \
     SL__CONV_INT(TAG, T, LO, HI, (CVT)sl__conv_round32_F(f, (double)(LO), (double)(HI)))
 
-SL__CONV_INT16(u8, uint8_t, 0, UINT8_MAX)
+SL__CONV_INT(u8, uint8_t, 0, UINT8_MAX, sl__cv_u8(f))
 SL__CONV_INT16(u16, uint16_t, 0, UINT16_MAX)
 SL__CONV_INT16(i8, int8_t, INT8_MIN, INT8_MAX)
 SL__CONV_INT16(i16, int16_t, INT16_MIN, INT16_MAX)
