@@ -259,34 +259,7 @@ sl_status sl__affine_init(sl_op_init *ini, const sl__affine_args *a)
                             "interp_type %s is not supported: only INTERP_NN and INTERP_LINEAR "
                             "(as DALI's warps)",
                             interp);
-    if (sl_init_arg_is_set(ini, a->dtype)) {
-        sl_dtype t = sl_init_arg_dtype(ini, a->dtype);
-        if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-            return sl_init_fail(ini, SL_EUNSUPPORTED,
-                                "dtype %s is not supported; use uint8 or float32",
-                                sl_dtype_name(t));
-    }
-    return SL_OK;
-}
-
-sl_status sl__affine_setup(sl_ctx *ctx, const sl__affine_args *a)
-{
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const char *layout = sl_batch_layout(in);
-    sl_dtype t = sl_batch_dtype(in);
-    if (sl_batch_ndim(in) != 3)
-        return sl_fail(ctx, SL_EINVAL, "expected HWC images (3 dimensions), got %d dimensions",
-                       sl_batch_ndim(in));
-    if (layout[0] && strcmp(layout, "HWC") != 0)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input layout \"%s\" is not supported; expected \"HWC\"", layout);
-    if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input type %s is not supported; expected uint8 or float32",
-                       sl_dtype_name(t));
-    sl_dtype out = sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : t;
-    sl_ctx_set_output(ctx, 0, out, 3, "HWC");
-    return SL_OK;
+    return sl__hwc_dtype_check(ini, a->dtype);
 }
 
 sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2])
@@ -345,9 +318,8 @@ sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *is = sl_batch_shape(in, i), *os = sl_ctx_output_shape(ctx, 0, i);
     sl__image src = {(void *)sl_batch_sample_data(in, i), sl_batch_dtype(in), is[0], is[1], is[2]};
-    sl__image dst = {sl_ctx_output_data(ctx, 0, i),
-                     sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : src.type,
-                     os[0], os[1], os[2]};
+    sl__image dst = {sl_ctx_output_data(ctx, 0, i), sl__hwc_out_type(ctx, a->dtype), os[0], os[1],
+                     os[2]};
     memset(out, 0, sizeof *out);
     out->src = src;
     out->dst = dst;

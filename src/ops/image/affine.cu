@@ -108,10 +108,10 @@ extern "C" sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a,
         return SL_ENOMEM;
 
     const sl_dtype tin = sl_batch_dtype(sl_ctx_input(ctx, 0));
-    const sl_dtype tout = sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : tin;
+    const sl_dtype tout = sl__hwc_out_type(ctx, a->dtype);
     const bool linear = strcmp(sl_ctx_arg_str(ctx, a->interp_type), "INTERP_NN") != 0;
     const bool in8 = tin == SL_DTYPE_UINT8, out8 = tout == SL_DTYPE_UINT8;
-    /* sl__affine_setup / _init admit uint8 and float32 only */
+    /* sl__hwc_setup and sl__affine_init admit uint8 and float32 only */
     if (in8 && out8)
         return launch<uint8_t, uint8_t>(ctx, n, max_px, jobs, linear);
     if (in8)

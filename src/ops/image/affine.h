@@ -21,8 +21,9 @@
  * sluice does not, so sharp edges may differ by a few levels.
  *
  * Exports: sl__affine_warp (the kernel), sl__affine_scratch_bytes, sl__affine_invert, and the
- * operator glue sl__affine_init / _setup / _size / _run / _prepare shared by the two ops; with
- * CUDA, sl__affine_run_gpu (affine.cu; its kernel in affine.cuh computes the same pixels).
+ * operator glue sl__affine_init / _size / _run / _prepare shared by the two ops (their setup is
+ * hwc.h's sl__hwc_setup); with CUDA, sl__affine_run_gpu (affine.cu; its kernel in affine.cuh
+ * computes the same pixels).
  * Invariant: the kernel never reads outside the source, whatever the matrix (NaN and huge
  * coordinates included): interior spans are clamped, border pixels go through checked taps.
  */
@@ -34,6 +35,8 @@
 #include <stdint.h>
 
 #include "sluice/op.h"
+
+#include "ops/image/hwc.h"
 
 #ifdef __cplusplus
 extern "C" { /* affine.cu (the GPU path) includes this header */
@@ -77,10 +80,6 @@ typedef struct sl__affine_args {
 /* init: checks interp_type (NN or LINEAR, as DALI's warps) and dtype (uint8 or float32). */
 sl_status sl__affine_init(sl_op_init *ini, const sl__affine_args *a);
 
-/* setup: checks input 0 (HWC, uint8 or float32) and declares output 0: HWC, of type `dtype`
- * or, when unset, the input's. */
-sl_status sl__affine_setup(sl_ctx *ctx, const sl__affine_args *a);
-
 /* setup_sample: when the `size` argument (index size_arg) is set, writes its (H, W), rounded
  * to the nearest integer and at least 1, into hw and returns SL_OK; fails the sample when a
  * value is not positive (or absurdly large). Leaves hw alone when `size` is unset. */
@@ -120,7 +119,7 @@ typedef sl_status (*sl__affine_matrix_fn)(sl_ctx *ctx, int i, const char *where,
 sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a, sl__affine_matrix_fn matrix);
 #endif
 
-/* Argument definitions shared by warp_affine and rotate. */
+/* Argument definitions shared by warp_affine and rotate (and hwc.h's SL__ARG_HWC_DTYPE_DEF). */
 #define SL__ARG_WARP_INTERP_DEF                                                                    \
     {                                                                                              \
         .name = "interp_type", .type = SL_ARG_STRING, .def = "\"INTERP_LINEAR\"",                  \
@@ -128,13 +127,6 @@ sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a, sl__affine_m
                "DALI).",                                                                           \
         .choices = "INTERP_NN|INTERP_LINEAR|INTERP_CUBIC|INTERP_LANCZOS3|INTERP_TRIANGULAR|"       \
                    "INTERP_GAUSSIAN"                                                               \
-    }
-#define SL__ARG_WARP_DTYPE_DEF                                                                     \
-    {                                                                                              \
-        .name = "dtype", .type = SL_ARG_DTYPE,                                                     \
-        .doc = "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). Unset: "  \
-               "the input type.",                                                                  \
-        .flags = SL_ARG_OPTIONAL                                                                   \
     }
 
 #ifdef __cplusplus

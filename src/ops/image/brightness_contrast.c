@@ -18,13 +18,13 @@ enum { A_BRIGHTNESS, A_BRIGHTNESS_SHIFT, A_CONTRAST, A_CONTRAST_CENTER, A_DTYPE,
 static const sl_arg_def args[NUM_ARGS] = {
     [A_BRIGHTNESS] = SL__ARG_BRIGHTNESS_DEF, [A_BRIGHTNESS_SHIFT] = SL__ARG_BRIGHTNESS_SHIFT_DEF,
     [A_CONTRAST] = SL__ARG_CONTRAST_DEF,     [A_CONTRAST_CENTER] = SL__ARG_CONTRAST_CENTER_DEF,
-    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static sl_status bc_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__color_init(ini, A_DTYPE);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 static sl_status bc_setup(sl_ctx *ctx)

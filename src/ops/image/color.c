@@ -151,25 +151,6 @@ void sl__color_xform_set(sl__color_xform *x, const double m[3][3], double scale,
 
 /* ---- operator glue ------------------------------------------------------------------------ */
 
-sl_status sl__color_init(sl_op_init *ini, int dtype_arg)
-{
-    if (sl_init_arg_is_set(ini, dtype_arg)) {
-        sl_dtype t = sl_init_arg_dtype(ini, dtype_arg);
-        if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-            return sl_init_fail(ini, SL_EUNSUPPORTED,
-                                "dtype %s is not supported; use uint8 or float32",
-                                sl_dtype_name(t));
-    }
-    return SL_OK;
-}
-
-sl_dtype sl__color_out_type(const sl_ctx *ctx, int dtype_arg)
-{
-    if (dtype_arg >= 0 && sl_ctx_arg_is_set(ctx, dtype_arg))
-        return sl_ctx_arg_dtype(ctx, dtype_arg);
-    return sl_batch_dtype(sl_ctx_input(ctx, 0));
-}
-
 static bool layout_ok(const char *layout, int ndim)
 {
     if (!layout[0])
@@ -199,7 +180,7 @@ sl_status sl__color_setup(sl_ctx *ctx, int dtype_arg)
                        sl_dtype_name(t));
     if (!layout[0] && ndim == 3)
         layout = "HWC"; /* unset: treated as HWC, and said so */
-    sl_ctx_set_output(ctx, 0, sl__color_out_type(ctx, dtype_arg), ndim, layout[0] ? layout : NULL);
+    sl_ctx_set_output(ctx, 0, sl__hwc_out_type(ctx, dtype_arg), ndim, layout[0] ? layout : NULL);
     return SL_OK;
 }
 
@@ -225,7 +206,7 @@ sl_status sl__color_run(sl_ctx *ctx, int i, int dtype_arg, sl__color_params_fn p
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const void *src = sl_batch_sample_data(in, i);
     void *dst = sl_ctx_output_data(ctx, 0, i);
-    sl_dtype st = sl_batch_dtype(in), dt = sl__color_out_type(ctx, dtype_arg);
+    sl_dtype st = sl_batch_dtype(in), dt = sl__hwc_out_type(ctx, dtype_arg);
     int64_t n = sl_batch_sample_numel(in, i);
     sl__color_params p;
     if (n == 0)
@@ -253,7 +234,7 @@ void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightn
                          double contrast, int center_arg, sl__color_params *p)
 {
     const bool u8_in = sl_batch_dtype(sl_ctx_input(ctx, 0)) == SL_DTYPE_UINT8;
-    const float range = sl__color_out_type(ctx, dtype_arg) == SL_DTYPE_UINT8 ? 255.0f : 1.0f;
+    const float range = sl__hwc_out_type(ctx, dtype_arg) == SL_DTYPE_UINT8 ? 255.0f : 1.0f;
     const float b = (float)brightness, c = (float)contrast;
     float center = u8_in ? 128.0f : 0.5f;
     if (center_arg >= 0 && sl_ctx_arg_is_set(ctx, center_arg))

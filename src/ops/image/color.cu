@@ -30,7 +30,7 @@ extern "C" sl_status sl__color_run_gpu(sl_ctx *ctx, int dtype_arg, sl__color_par
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int n = sl_ctx_batch_size(ctx);
-    const sl_dtype st = sl_batch_dtype(in), dt = sl__color_out_type(ctx, dtype_arg);
+    const sl_dtype st = sl_batch_dtype(in), dt = sl__hwc_out_type(ctx, dtype_arg);
     if (n <= 0)
         return SL_OK;
     sl__color_sample *h = (sl__color_sample *)sl_ctx_scratch(ctx, sizeof(*h) * (size_t)n);

@@ -16,11 +16,12 @@
  *
  * Exports: the kernels, sl__color_yiq (the composed matrix), sl__color_xform_set (double
  * matrix -> kernel transform, optionally for BGR order), and operator glue
- * (sl__color_init / _setup / _setup_sample / _out_type / _run, the per-sample parameters
- * sl__color_yiq_params / _bc_params, and the GPU run sl__color_run_gpu of color.cu) shared by
- * the ops. An op supplies one function computing a sample's sl__color_params; the CPU run
- * (sl__color_run) and the GPU run (sl__color_run_gpu, device code in color.cuh) both apply it.
- * Invariant: kernels read n pixels of cin channels and write n of cout, nothing else.
+ * (sl__color_setup / _setup_sample / _run, the per-sample parameters sl__color_yiq_params /
+ * _bc_params, and the GPU run sl__color_run_gpu of color.cu) shared by the ops; their `dtype`
+ * argument, its init check and the output type are hwc.h's. An op supplies one function computing a
+ * sample's sl__color_params; the CPU run (sl__color_run) and the GPU run (sl__color_run_gpu, device
+ * code in color.cuh) both apply it. Invariant: kernels read n pixels of cin channels and write n of
+ * cout, nothing else.
  */
 #ifndef SLUICE_OPS_IMAGE_COLOR_H
 #define SLUICE_OPS_IMAGE_COLOR_H
@@ -29,6 +30,8 @@
 #include <stdint.h>
 
 #include "sluice/op.h"
+
+#include "ops/image/hwc.h"
 
 #ifdef __cplusplus
 extern "C" { /* color.cu */
@@ -59,15 +62,9 @@ void sl__color_xform_set(sl__color_xform *x, const double m[3][3], double scale,
 
 /* ---- operator glue ------------------------------------------------------------------------ */
 
-/* init: the optional `dtype` argument (index dtype_arg) must be uint8 or float32. */
-sl_status sl__color_init(sl_op_init *ini, int dtype_arg);
-
 /* setup: input 0 must be channels-last (3-D "HWC", 4-D "FHWC" / "DHWC", or no layout) uint8 or
- * float32; declares output 0 with the input's ndim and layout, of type sl__color_out_type. */
+ * float32; declares output 0 with the input's ndim and layout, of type sl__hwc_out_type. */
 sl_status sl__color_setup(sl_ctx *ctx, int dtype_arg);
-
-/* The output type: `dtype` when set, else the input's. */
-sl_dtype sl__color_out_type(const sl_ctx *ctx, int dtype_arg);
 
 /* setup_sample: sample i must have `need_c` channels (0: any; the message says `what` is
  * expected); the output shape is the input's with out_c channels (0: the same). */
@@ -136,14 +133,6 @@ sl_status sl__color_run_gpu(sl_ctx *ctx, int dtype_arg, sl__color_params_fn para
         .doc = "The value contrast leaves unchanged. Unset: half the input type's range (128 for " \
                "uint8, 0.5 for float32).",                                                         \
         .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR                                                   \
-    }
-#define SL__ARG_COLOR_DTYPE_DEF                                                                    \
-    {                                                                                              \
-        .name = "dtype", .type = SL_ARG_DTYPE,                                                     \
-        .doc =                                                                                     \
-            "Output type, uint8 or float32 (uint8 outputs are rounded and saturated). Unset: the " \
-            "input type.",                                                                         \
-        .flags = SL_ARG_OPTIONAL                                                                   \
     }
 extern const sl_io_def sl__bc_inputs[1];
 extern const sl_io_def sl__bc_outputs[1];

@@ -17,13 +17,13 @@ enum { A_CONTRAST, A_CONTRAST_CENTER, A_DTYPE, NUM_ARGS };
 static const sl_arg_def args[NUM_ARGS] = {
     [A_CONTRAST] = SL__ARG_CONTRAST_DEF,
     [A_CONTRAST_CENTER] = SL__ARG_CONTRAST_CENTER_DEF,
-    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static sl_status contrast_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__color_init(ini, A_DTYPE);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 static sl_status contrast_setup(sl_ctx *ctx)

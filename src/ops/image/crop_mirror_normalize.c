@@ -44,6 +44,7 @@
 
 #include "core/half.h"
 #include "ops/image/crop_mirror_normalize.h"
+#include "ops/image/hwc.h"
 #include "ops/image/window.h"
 #include "ops/tensor/convert.h"
 
@@ -188,21 +189,10 @@ static sl_status cmn_init(sl_op_init *ini, void **state)
 
 static sl_status cmn_setup(sl_ctx *ctx)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const char *layout = sl_batch_layout(in);
-    sl_dtype t = sl_batch_dtype(in);
     config cf;
-
-    if (sl_batch_ndim(in) != 3)
-        return sl_fail(ctx, SL_EINVAL, "expected HWC images (3 dimensions), got %d dimensions",
-                       sl_batch_ndim(in));
-    if (layout[0] && strcmp(layout, "HWC") != 0)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input layout \"%s\" is not supported; expected \"HWC\"", layout);
-    if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input type %s is not supported; expected uint8 or float32",
-                       sl_dtype_name(t));
+    sl_status st = sl__hwc_check(ctx);
+    if (st != SL_OK)
+        return st;
     read_config(ctx, &cf);
     sl_ctx_set_output(ctx, 0, cf.out_type, 3, cf.chw ? "CHW" : "HWC");
     return SL_OK;

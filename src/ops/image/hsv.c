@@ -30,7 +30,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                  .def = "1.0",
                  .doc = "Value (brightness) multiplier.",
                  .flags = SL_ARG_TENSOR},
-    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
@@ -43,7 +43,7 @@ static const sl_io_def outputs[] = {
 static sl_status hsv_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__color_init(ini, A_DTYPE);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 static sl_status hsv_setup(sl_ctx *ctx)

@@ -17,7 +17,7 @@ enum { A_HUE, A_IMAGE_TYPE, A_DTYPE, NUM_ARGS };
 static const sl_arg_def args[NUM_ARGS] = {
     [A_HUE] = SL__ARG_HUE_DEF,
     [A_IMAGE_TYPE] = SL__ARG_IMAGE_TYPE_DEF,
-    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
@@ -30,7 +30,7 @@ static const sl_io_def outputs[] = {
 static sl_status hue_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__color_init(ini, A_DTYPE);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 static sl_status hue_setup(sl_ctx *ctx)

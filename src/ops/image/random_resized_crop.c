@@ -120,7 +120,7 @@ static sl_status rrc_init(sl_op_init *ini, void **state)
     if ((st = check_range(ini, A_AREA, 1.0)) != SL_OK ||
         (st = check_range(ini, A_RATIO, INFINITY)) != SL_OK)
         return st;
-    return sl__resample_init_check(ini, &rargs);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 /* Output extents (H, W). */
@@ -136,7 +136,7 @@ static void out_size(const sl_ctx *ctx, int64_t out[2])
 
 static sl_status rrc_setup(sl_ctx *ctx)
 {
-    return sl__resample_setup(ctx, &rargs);
+    return sl__hwc_setup(ctx, A_DTYPE);
 }
 
 static sl_status rrc_setup_sample(sl_ctx *ctx, int i)

@@ -767,37 +767,6 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
 
 /* ---- argument glue ----------------------------------------------------------------------- */
 
-sl_status sl__resample_init_check(sl_op_init *ini, const sl__resample_args *a)
-{
-    if (!sl_init_arg_is_set(ini, a->dtype))
-        return SL_OK;
-    sl_dtype t = sl_init_arg_dtype(ini, a->dtype);
-    if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-        return sl_init_fail(ini, SL_EUNSUPPORTED, "dtype %s is not supported; use uint8 or float32",
-                            sl_dtype_name(t));
-    return SL_OK;
-}
-
-sl_status sl__resample_setup(sl_ctx *ctx, const sl__resample_args *a)
-{
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const char *layout = sl_batch_layout(in);
-    sl_dtype t = sl_batch_dtype(in);
-    if (sl_batch_ndim(in) != 3)
-        return sl_fail(ctx, SL_EINVAL, "expected HWC images (3 dimensions), got %d dimensions",
-                       sl_batch_ndim(in));
-    if (layout[0] && strcmp(layout, "HWC") != 0)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input layout \"%s\" is not supported; expected \"HWC\"", layout);
-    if (t != SL_DTYPE_UINT8 && t != SL_DTYPE_FLOAT32)
-        return sl_fail(ctx, SL_EUNSUPPORTED,
-                       "input type %s is not supported; expected uint8 or float32",
-                       sl_dtype_name(t));
-    sl_dtype out = sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : t;
-    sl_ctx_set_output(ctx, 0, out, 3, "HWC");
-    return SL_OK;
-}
-
 void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sample,
                           sl__resample_cfg *cf)
 {
@@ -809,9 +778,7 @@ void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sam
                          ? sl__filter_parse(sl_ctx_arg_str(ctx, a->min_filter))
                          : interp;
     cf->antialias = sl_ctx_arg_bool(ctx, a->antialias, sample);
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    cf->out_type =
-        sl_ctx_arg_is_set(ctx, a->dtype) ? sl_ctx_arg_dtype(ctx, a->dtype) : sl_batch_dtype(in);
+    cf->out_type = sl__hwc_out_type(ctx, a->dtype);
 }
 
 sl_status sl__resample_sample(sl_ctx *ctx, int i, const sl__resample_plan *p, const void *src)

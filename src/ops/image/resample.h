@@ -29,8 +29,9 @@
  *
  * Exports: sl__filter and its parsing, the plan/run pair that resamples one image with scratch
  * memory from the caller (no allocation, no per-pixel branches in the inner loops), the
- * plan's coefficient tables and passes for callers that run them elsewhere, the argument glue both
- * operators share (interp_type, mag_filter, min_filter, antialias, dtype) and, in CUDA builds,
+ * plan's coefficient tables and passes for callers that run them elsewhere, the argument glue
+ * both operators share (interp_type, mag_filter, min_filter, antialias, dtype; their init check
+ * and setup are hwc.h's sl__hwc_dtype_check and sl__hwc_setup) and, in CUDA builds,
  * their run_gpu (resample.cu + resample.cuh: the same plans, tables and arithmetic on the GPU).
  * Output window (sl__resample_plan_window): a plan may compute only a rectangle of its output,
  * each pixel byte-identical to what the whole plan computes there (same centres, windows,
@@ -47,6 +48,8 @@
 #include <stdint.h>
 
 #include "sluice/op.h"
+
+#include "ops/image/hwc.h"
 
 typedef enum sl__filter {
     SL__FILTER_NN,
@@ -167,11 +170,6 @@ typedef struct sl__resample_cfg {
     sl_dtype out_type;
 } sl__resample_cfg;
 
-/* init: rejects a dtype other than uint8 / float32, naming the argument. */
-sl_status sl__resample_init_check(sl_op_init *ini, const sl__resample_args *a);
-/* setup: checks the input batch is HWC (or no layout, 3-D) uint8 / float32, declares output 0
- * (HWC, dtype or the input's type). */
-sl_status sl__resample_setup(sl_ctx *ctx, const sl__resample_args *a);
 void sl__resample_cfg_get(const sl_ctx *ctx, const sl__resample_args *a, int sample,
                           sl__resample_cfg *cf);
 /* Runs a completed plan (init, and a window if any) on src into output 0 of sample i, taking

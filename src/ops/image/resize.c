@@ -183,7 +183,7 @@ static sl_status resize_init(sl_op_init *ini, void **state)
                 return sl_init_fail(ini, SL_EINVAL, "max_size[%d] is %g; expected a finite value",
                                     k, m[k]);
     }
-    return sl__resample_init_check(ini, &rargs);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 /* ---- output size (DALI's AdjustOutputSize, float32 extents, double scales) --------------- */
@@ -258,7 +258,7 @@ static void adjust_size(float out[2], const float in[2], enum mode m, const floa
 
 static sl_status resize_setup(sl_ctx *ctx)
 {
-    return sl__resample_setup(ctx, &rargs);
+    return sl__hwc_setup(ctx, A_DTYPE);
 }
 
 /* The requested (y, x) extents of sample i. */

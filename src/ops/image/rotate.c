@@ -51,7 +51,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .min_len = 2,
                 .max_len = 2},
     [A_INTERP_TYPE] = SL__ARG_WARP_INTERP_DEF,
-    [A_DTYPE] = SL__ARG_WARP_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
@@ -73,7 +73,7 @@ static sl_status rotate_init(sl_op_init *ini, void **state)
 
 static sl_status rotate_setup(sl_ctx *ctx)
 {
-    return sl__affine_setup(ctx, &common);
+    return sl__hwc_setup(ctx, A_DTYPE);
 }
 
 /* Adds 1 to *n when its parity differs from that of ref. */

@@ -23,7 +23,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                              "gives greyscale, 1 leaves it unchanged.",
                       .flags = SL_ARG_TENSOR},
     [A_IMAGE_TYPE] = SL__ARG_IMAGE_TYPE_DEF,
-    [A_DTYPE] = SL__ARG_COLOR_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
@@ -36,7 +36,7 @@ static const sl_io_def outputs[] = {
 static sl_status saturation_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__color_init(ini, A_DTYPE);
+    return sl__hwc_dtype_check(ini, A_DTYPE);
 }
 
 static sl_status saturation_setup(sl_ctx *ctx)

@@ -53,7 +53,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                              "border pixels.",
                       .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK},
     [A_INTERP_TYPE] = SL__ARG_WARP_INTERP_DEF,
-    [A_DTYPE] = SL__ARG_WARP_DTYPE_DEF,
+    [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
 static const sl_io_def inputs[] = {
@@ -87,7 +87,7 @@ static sl_status wa_setup(sl_ctx *ctx)
             return sl_fail(ctx, SL_EINVAL, "the `mtx` input must be float32 (or float64), got %s",
                            sl_dtype_name(t));
     }
-    return sl__affine_setup(ctx, &common);
+    return sl__hwc_setup(ctx, A_DTYPE);
 }
 
 static sl_status wa_setup_sample(sl_ctx *ctx, int i)
