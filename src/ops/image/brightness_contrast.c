@@ -9,7 +9,8 @@
  * defaults to half the input type's range (128 for uint8, 0.5 for float32). Computed as
  * in * mul + add with mul and add formed in float32, as DALI does; any channel count.
  *
- * Invariant: no state.
+ * Invariant: no state of its own: the node's state is the constant description `op`
+ * (color.h's sl__color_op) that the family's functions run it from.
  */
 #include "ops/image/color.h"
 
@@ -21,22 +22,6 @@ static const sl_arg_def args[NUM_ARGS] = {
     [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
-static sl_status bc_init(sl_op_init *ini, void **state)
-{
-    *state = NULL;
-    return sl__hwc_dtype_check(ini, A_DTYPE);
-}
-
-static sl_status bc_setup(sl_ctx *ctx)
-{
-    return sl__color_setup(ctx, A_DTYPE);
-}
-
-static sl_status bc_setup_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_setup_sample(ctx, i, 0, 0, NULL);
-}
-
 static void bc_params(const sl_ctx *ctx, int i, sl__color_params *p)
 {
     sl__color_bc_params(ctx, i, A_DTYPE, sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
@@ -44,17 +29,12 @@ static void bc_params(const sl_ctx *ctx, int i, sl__color_params *p)
                         sl_ctx_arg_float(ctx, A_CONTRAST, i), A_CONTRAST_CENTER, p);
 }
 
-static sl_status bc_run_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_run(ctx, i, A_DTYPE, bc_params);
-}
+static const sl__color_op op = {.dtype_arg = A_DTYPE, .params = bc_params};
 
-#ifdef SLUICE_HAVE_CUDA
-static sl_status bc_run_gpu(sl_ctx *ctx)
+static sl_status bc_init(sl_op_init *ini, void **state)
 {
-    return sl__color_run_gpu(ctx, A_DTYPE, bc_params);
+    return sl__color_op_init(ini, state, &op);
 }
-#endif
 
 const sl_op_def sl_op_brightness_contrast = {
     .name = "brightness_contrast",
@@ -65,24 +45,14 @@ const sl_op_def sl_op_brightness_contrast = {
            "uint8, 0.5 for float32). Computed in float32 as in * (brightness * contrast) + "
            "(brightness_shift * R + brightness * (contrast_center - contrast * "
            "contrast_center)); uint8 outputs are rounded and saturated, float32 outputs are "
-           "not clamped. Any number of channels.\n\n"
-           "On `device=\"gpu\"` the per-sample factors are computed on the host as on the CPU and "
-           "one kernel applies them to the whole batch; the results are identical to the CPU's.\n\n"
-           "Differences from DALI: uint8 / float32 only; no per-frame arguments.",
-    .inputs = sl__bc_inputs,
+           "not clamped. Any number of channels.\n\n" SL__DOC_BC_TAIL,
+    .inputs = sl__color_inputs,
     .min_inputs = 1,
     .max_inputs = 1,
-    .outputs = sl__bc_outputs,
+    .outputs = sl__color_outputs,
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU | SL_OP_GPU,
-    .flags = SL_OP_SAMPLEWISE,
     .init = bc_init,
-    .setup = bc_setup,
-    .setup_sample = bc_setup_sample,
-    .run_sample = bc_run_sample,
-#ifdef SLUICE_HAVE_CUDA
-    .run_gpu = bc_run_gpu,
-#endif
+    SL__COLOR_OP_FUNCS,
 };

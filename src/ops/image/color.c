@@ -230,6 +230,11 @@ void sl__color_yiq_params(const sl_ctx *ctx, double hue, double sat, double valu
     p->mul = p->add = 0;
 }
 
+bool sl__color_bgr(const sl_ctx *ctx, int arg)
+{
+    return strcmp(sl_ctx_arg_str(ctx, arg), "BGR") == 0;
+}
+
 void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightness, double shift,
                          double contrast, int center_arg, sl__color_params *p)
 {
@@ -245,9 +250,46 @@ void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightn
     p->mul = b * c;
 }
 
-const sl_io_def sl__bc_inputs[1] = {
+/* ---- a colour op from its description ----------------------------------------------------- */
+
+sl_status sl__color_op_init(sl_op_init *ini, void **state, const sl__color_op *op)
+{
+    *state = (void *)op; /* read-only: the functions below take it back as const */
+    return sl__hwc_dtype_check(ini, op->dtype_arg);
+}
+
+sl_status sl__color_op_setup(sl_ctx *ctx)
+{
+    const sl__color_op *op = sl_ctx_state(ctx);
+    return sl__color_setup(ctx, op->dtype_arg);
+}
+
+sl_status sl__color_op_setup_sample(sl_ctx *ctx, int i)
+{
+    const sl__color_op *op = sl_ctx_state(ctx);
+    return sl__color_setup_sample(ctx, i, op->need_c, 0, op->what);
+}
+
+sl_status sl__color_op_run_sample(sl_ctx *ctx, int i)
+{
+    const sl__color_op *op = sl_ctx_state(ctx);
+    return sl__color_run(ctx, i, op->dtype_arg, op->params);
+}
+
+#ifdef SLUICE_HAVE_CUDA
+sl_status sl__color_op_run_gpu(sl_ctx *ctx)
+{
+    const sl__color_op *op = sl_ctx_state(ctx);
+    return sl__color_run_gpu(ctx, op->dtype_arg, op->params);
+}
+#endif
+
+const sl_io_def sl__color_inputs[1] = {
     {"input", "Images, HWC (or FHWC / DHWC), uint8 or float32, any number of channels."},
 };
-const sl_io_def sl__bc_outputs[1] = {
+const sl_io_def sl__color_inputs3[1] = {
+    {"input", "3-channel images, HWC (or FHWC / DHWC), uint8 or float32."},
+};
+const sl_io_def sl__color_outputs[1] = {
     {"output", "Adjusted images, same shape and layout, of type dtype."},
 };

@@ -1,5 +1,5 @@
 /* ops/image/color.h: per-pixel colour transforms, the family helper behind color_twist, hsv,
- * hue, saturation, brightness_contrast and color_space_conversion.
+ * hue, saturation, brightness, contrast, brightness_contrast and color_space_conversion.
  *
  * Two kernels over channels-last images (HWC, or FHWC / DHWC: every pixel alike):
  *   sl__color_apply   out[k] = sum_j m[k][j] in[j] + off[k] for 1 or 3 input and output
@@ -15,13 +15,15 @@
  * identity there; here they are).
  *
  * Exports: the kernels, sl__color_yiq (the composed matrix), sl__color_xform_set (double
- * matrix -> kernel transform, optionally for BGR order), and operator glue
- * (sl__color_setup / _setup_sample / _run, the per-sample parameters sl__color_yiq_params /
- * _bc_params, and the GPU run sl__color_run_gpu of color.cu) shared by the ops; their `dtype`
- * argument, its init check and the output type are hwc.h's. An op supplies one function computing a
- * sample's sl__color_params; the CPU run (sl__color_run) and the GPU run (sl__color_run_gpu, device
- * code in color.cuh) both apply it. Invariant: kernels read n pixels of cin channels and write n of
- * cout, nothing else.
+ * matrix -> kernel transform, optionally for BGR order), and the operator glue shared by the
+ * ops: sl__color_setup / _setup_sample / _run, the per-sample parameters sl__color_yiq_params /
+ * _bc_params, the GPU run sl__color_run_gpu of color.cu, and on top of them an op's whole
+ * init / setup / setup_sample / run_sample / run_gpu from its description (sl__color_op:
+ * sl__color_op_init and sl__color_op_*), which every colour op but color_space_conversion
+ * uses. Their `dtype` argument, its init check and the output type are hwc.h's. An op supplies
+ * one function computing a sample's sl__color_params; the CPU run (sl__color_run) and the GPU
+ * run (sl__color_run_gpu, device code in color.cuh) both apply it.
+ * Invariant: kernels read n pixels of cin channels and write n of cout, nothing else.
  */
 #ifndef SLUICE_OPS_IMAGE_COLOR_H
 #define SLUICE_OPS_IMAGE_COLOR_H
@@ -91,6 +93,9 @@ sl_status sl__color_run(sl_ctx *ctx, int i, int dtype_arg, sl__color_params_fn p
 void sl__color_yiq_params(const sl_ctx *ctx, double hue, double sat, double value,
                           double brightness, double contrast, bool bgr, sl__color_params *p);
 
+/* True when the `image_type` argument (index arg, SL__ARG_IMAGE_TYPE_DEF) is "BGR". */
+bool sl__color_bgr(const sl_ctx *ctx, int arg);
+
 /* Parameters of the brightness / contrast ops (sample i): out = shift * R + brightness * (center
  * + contrast * (in - center)) with R = 255 (uint8 output) or 1, center = argument center_arg
  * when set (center_arg >= 0), else 128 (uint8 input) or 0.5. mul and add are formed in float32,
@@ -103,6 +108,28 @@ void sl__color_bc_params(const sl_ctx *ctx, int i, int dtype_arg, double brightn
  * uploaded, then one kernel for the batch doing what sl__color_run does per sample, with the
  * same float32 arithmetic in the same order (bit-identical results). */
 sl_status sl__color_run_gpu(sl_ctx *ctx, int dtype_arg, sl__color_params_fn params);
+#endif
+
+/* ---- a colour op from its description (all but color_space_conversion) ------------------- */
+
+/* What sets a colour op apart from the others, besides its schema: a constant of the op's
+ * file, which sl__color_op_init keeps as the node's state (borrowed; nothing to free). */
+typedef struct sl__color_op {
+    int dtype_arg;              /* index of the `dtype` argument (SL__ARG_HWC_DTYPE_DEF) */
+    int64_t need_c;             /* input channels required, 0: any */
+    const char *what;           /* what need_c channels are, for the error ("RGB images") */
+    sl__color_params_fn params; /* the sample's parameters, for the CPU and the GPU run */
+} sl__color_op;
+
+/* init: checks `dtype` (sl__hwc_dtype_check) and keeps op as the state. */
+sl_status sl__color_op_init(sl_op_init *ini, void **state, const sl__color_op *op);
+/* The op's setup, setup_sample (same shape), run_sample and run_gpu: sl__color_setup,
+ * sl__color_setup_sample, sl__color_run and sl__color_run_gpu with the state's description. */
+sl_status sl__color_op_setup(sl_ctx *ctx);
+sl_status sl__color_op_setup_sample(sl_ctx *ctx, int i);
+sl_status sl__color_op_run_sample(sl_ctx *ctx, int i);
+#ifdef SLUICE_HAVE_CUDA
+sl_status sl__color_op_run_gpu(sl_ctx *ctx);
 #endif
 
 /* ---- argument and io definitions shared by brightness, contrast, brightness_contrast ------ */
@@ -134,8 +161,11 @@ sl_status sl__color_run_gpu(sl_ctx *ctx, int dtype_arg, sl__color_params_fn para
                "uint8, 0.5 for float32).",                                                         \
         .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR                                                   \
     }
-extern const sl_io_def sl__bc_inputs[1];
-extern const sl_io_def sl__bc_outputs[1];
+
+/* ---- io definitions and doc paragraphs the colour ops share ------------------------------- */
+extern const sl_io_def sl__color_inputs[1];  /* images of any channel count */
+extern const sl_io_def sl__color_inputs3[1]; /* 3-channel images */
+extern const sl_io_def sl__color_outputs[1]; /* "Adjusted images", of type dtype */
 
 #ifdef __cplusplus
 }
@@ -159,5 +189,32 @@ extern const sl_io_def sl__bc_outputs[1];
         .name = "image_type", .type = SL_ARG_STRING, .def = "\"RGB\"",                             \
         .doc = "Channel order of the input and output: RGB or BGR.", .choices = "RGB|BGR"          \
     }
+
+/* The last paragraphs of the ops' docs: the GPU run of the matrix ops (hue, saturation,
+ * color_twist, hsv); the GPU run and the DALI differences of the linear ops (brightness,
+ * contrast, brightness_contrast: SL__DOC_BC_TAIL) and of hue and saturation (SL__DOC_YIQ_TAIL). */
+#define SL__DOC_COLOR_GPU_MATRIX                                                                   \
+    "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and one "     \
+    "kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
+#define SL__DOC_BC_TAIL                                                                            \
+    "On `device=\"gpu\"` the per-sample factors are computed on the host as on the CPU and one "   \
+    "kernel applies them to the whole batch; the results are identical to the CPU's.\n\n"          \
+    "Differences from DALI: uint8 / float32 only; no per-frame arguments."
+#define SL__DOC_YIQ_TAIL                                                                           \
+    SL__DOC_COLOR_GPU_MATRIX                                                                       \
+    "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 "   \
+    "decimals); 3-channel uint8 / float32 input only; no per-frame arguments."
+
+/* The sl_op_def fields of an op built on sl__color_op, after its schema and .init: devices,
+ * flags and the family's functions. */
+#ifdef SLUICE_HAVE_CUDA
+#define SL__COLOR_OP_RUN_GPU sl__color_op_run_gpu
+#else
+#define SL__COLOR_OP_RUN_GPU NULL
+#endif
+#define SL__COLOR_OP_FUNCS                                                                         \
+    .devices = SL_OP_CPU | SL_OP_GPU, .flags = SL_OP_SAMPLEWISE, .setup = sl__color_op_setup,      \
+    .setup_sample = sl__color_op_setup_sample, .run_sample = sl__color_op_run_sample,              \
+    .run_gpu = SL__COLOR_OP_RUN_GPU
 
 #endif

@@ -10,10 +10,9 @@
  * One 3x3 matrix + offset per sample (sl__color_yiq_params), float32 arithmetic; on the GPU
  * the same matrices, computed on the host, applied by one kernel (color.cu).
  *
- * Invariant: no state; the matrix is rebuilt per sample from that sample's arguments.
+ * Invariant: no state of its own (the node's state is the constant description `op`, color.h's
+ * sl__color_op); the matrix is rebuilt per sample from that sample's arguments.
  */
-#include <string.h>
-
 #include "ops/image/color.h"
 
 enum { A_BRIGHTNESS, A_CONTRAST, A_HUE, A_SATURATION, A_IMAGE_TYPE, A_DTYPE, NUM_ARGS };
@@ -36,48 +35,21 @@ static const sl_arg_def args[NUM_ARGS] = {
     [A_DTYPE] = SL__ARG_HWC_DTYPE_DEF,
 };
 
-static const sl_io_def inputs[] = {
-    {"input", "3-channel images, HWC (or FHWC / DHWC), uint8 or float32."},
-};
-static const sl_io_def outputs[] = {
-    {"output", "Adjusted images, same shape and layout, of type dtype."},
-};
+static void ct_params(const sl_ctx *ctx, int i, sl__color_params *p)
+{
+    sl__color_yiq_params(ctx, sl_ctx_arg_float(ctx, A_HUE, i),
+                         sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0,
+                         sl_ctx_arg_float(ctx, A_BRIGHTNESS, i),
+                         sl_ctx_arg_float(ctx, A_CONTRAST, i), sl__color_bgr(ctx, A_IMAGE_TYPE), p);
+}
+
+static const sl__color_op op = {
+    .dtype_arg = A_DTYPE, .need_c = 3, .what = "RGB or BGR images", .params = ct_params};
 
 static sl_status ct_init(sl_op_init *ini, void **state)
 {
-    *state = NULL;
-    return sl__hwc_dtype_check(ini, A_DTYPE);
+    return sl__color_op_init(ini, state, &op);
 }
-
-static sl_status ct_setup(sl_ctx *ctx)
-{
-    return sl__color_setup(ctx, A_DTYPE);
-}
-
-static sl_status ct_setup_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_setup_sample(ctx, i, 3, 0, "RGB or BGR images");
-}
-
-static void ct_params(const sl_ctx *ctx, int i, sl__color_params *p)
-{
-    sl__color_yiq_params(
-        ctx, sl_ctx_arg_float(ctx, A_HUE, i), sl_ctx_arg_float(ctx, A_SATURATION, i), 1.0,
-        sl_ctx_arg_float(ctx, A_BRIGHTNESS, i), sl_ctx_arg_float(ctx, A_CONTRAST, i),
-        strcmp(sl_ctx_arg_str(ctx, A_IMAGE_TYPE), "BGR") == 0, p);
-}
-
-static sl_status ct_run_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_run(ctx, i, A_DTYPE, ct_params);
-}
-
-#ifdef SLUICE_HAVE_CUDA
-static sl_status ct_run_gpu(sl_ctx *ctx)
-{
-    return sl__color_run_gpu(ctx, A_DTYPE, ct_params);
-}
-#endif
 
 const sl_op_def sl_op_color_twist = {
     .name = "color_twist",
@@ -89,26 +61,17 @@ const sl_op_def sl_op_color_twist = {
            "out = ((v - grey) * contrast + grey) * brightness with grey = 128 for uint8 input "
            "and 0.5 for float32. All of it is one 3x3 matrix and offset per sample, in "
            "float32; uint8 outputs are rounded and saturated, float32 outputs are not "
-           "clamped.\n\n"
-           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
-           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
+           "clamped.\n\n" SL__DOC_COLOR_GPU_MATRIX
            "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI rounds it "
            "to 3 decimals, so its neutral settings shift values by up to 0.72 on uint8); 3-channel "
            "uint8 / float32 input only (grayscale is rejected); no per-frame arguments.",
-    .inputs = inputs,
+    .inputs = sl__color_inputs3,
     .min_inputs = 1,
     .max_inputs = 1,
-    .outputs = outputs,
+    .outputs = sl__color_outputs,
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU | SL_OP_GPU,
-    .flags = SL_OP_SAMPLEWISE,
     .init = ct_init,
-    .setup = ct_setup,
-    .setup_sample = ct_setup_sample,
-    .run_sample = ct_run_sample,
-#ifdef SLUICE_HAVE_CUDA
-    .run_gpu = ct_run_gpu,
-#endif
+    SL__COLOR_OP_FUNCS,
 };

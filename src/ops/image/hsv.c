@@ -8,7 +8,8 @@
  * it), so not an exact HSV round trip: DALI's own approximation. One 3x3 matrix per sample,
  * no offset, computed on the host for the CPU and the GPU run (color.cu) alike.
  *
- * Invariant: no state; the matrix is rebuilt per sample from that sample's arguments.
+ * Invariant: no state of its own (the node's state is the constant description `op`, color.h's
+ * sl__color_op); the matrix is rebuilt per sample from that sample's arguments.
  */
 #include "ops/image/color.h"
 
@@ -36,25 +37,6 @@ static const sl_arg_def args[NUM_ARGS] = {
 static const sl_io_def inputs[] = {
     {"input", "RGB images, HWC (or FHWC / DHWC), uint8 or float32."},
 };
-static const sl_io_def outputs[] = {
-    {"output", "Adjusted images, same shape and layout, of type dtype."},
-};
-
-static sl_status hsv_init(sl_op_init *ini, void **state)
-{
-    *state = NULL;
-    return sl__hwc_dtype_check(ini, A_DTYPE);
-}
-
-static sl_status hsv_setup(sl_ctx *ctx)
-{
-    return sl__color_setup(ctx, A_DTYPE);
-}
-
-static sl_status hsv_setup_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_setup_sample(ctx, i, 3, 0, "RGB images");
-}
 
 static void hsv_params(const sl_ctx *ctx, int i, sl__color_params *p)
 {
@@ -63,17 +45,13 @@ static void hsv_params(const sl_ctx *ctx, int i, sl__color_params *p)
                          1.0, 1.0, false, p);
 }
 
-static sl_status hsv_run_sample(sl_ctx *ctx, int i)
-{
-    return sl__color_run(ctx, i, A_DTYPE, hsv_params);
-}
+static const sl__color_op op = {
+    .dtype_arg = A_DTYPE, .need_c = 3, .what = "RGB images", .params = hsv_params};
 
-#ifdef SLUICE_HAVE_CUDA
-static sl_status hsv_run_gpu(sl_ctx *ctx)
+static sl_status hsv_init(sl_op_init *ini, void **state)
 {
-    return sl__color_run_gpu(ctx, A_DTYPE, hsv_params);
+    return sl__color_op_init(ini, state, &op);
 }
-#endif
 
 const sl_op_def sl_op_hsv = {
     .name = "hsv",
@@ -83,9 +61,7 @@ const sl_op_def sl_op_hsv = {
            "round trip: the pixel is converted to YIQ, its chroma plane (I, Q) rotated by "
            "`hue` and scaled by `saturation`, all three components scaled by `value`, and "
            "converted back; one 3x3 matrix per sample, in float32. uint8 outputs are rounded "
-           "and saturated, float32 outputs are not clamped.\n\n"
-           "On `device=\"gpu\"` the per-sample matrix is computed on the host as on the CPU and "
-           "one kernel applies it to the whole batch; the results are identical to the CPU's.\n\n"
+           "and saturated, float32 outputs are not clamped.\n\n" SL__DOC_COLOR_GPU_MATRIX
            "Differences from DALI: unset `dtype` means the input type (DALI's signature "
            "defaults to uint8 even for float input, while its text says the input type); the "
            "YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 decimals); "
@@ -93,17 +69,10 @@ const sl_op_def sl_op_hsv = {
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
-    .outputs = outputs,
+    .outputs = sl__color_outputs,
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU | SL_OP_GPU,
-    .flags = SL_OP_SAMPLEWISE,
     .init = hsv_init,
-    .setup = hsv_setup,
-    .setup_sample = hsv_setup_sample,
-    .run_sample = hsv_run_sample,
-#ifdef SLUICE_HAVE_CUDA
-    .run_gpu = hsv_run_gpu,
-#endif
+    SL__COLOR_OP_FUNCS,
 };
