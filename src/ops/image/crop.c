@@ -26,25 +26,10 @@
 #include "ops/tensor/tensor.h"
 #include "ops/tensor/tensor_gpu.h"
 
-enum {
-    A_CROP,
-    A_CROP_H,
-    A_CROP_W,
-    A_CROP_POS_X,
-    A_CROP_POS_Y,
-    A_DTYPE,
-    A_FILL_VALUES,
-    A_OOB_POLICY,
-    A_ROUNDING,
-    NUM_ARGS
-};
+enum { A_DTYPE = SL__CROP_NUM_ARGS, A_FILL_VALUES, A_OOB_POLICY, A_ROUNDING, NUM_ARGS };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_CROP] = SL__ARG_CROP,
-    [A_CROP_H] = SL__ARG_CROP_H,
-    [A_CROP_W] = SL__ARG_CROP_W,
-    [A_CROP_POS_X] = SL__ARG_CROP_POS_X,
-    [A_CROP_POS_Y] = SL__ARG_CROP_POS_Y,
+    SL__CROP_ARG_DEFS,
     [A_DTYPE] = {.name = "dtype",
                  .type = SL_ARG_DTYPE,
                  .doc = "Output type; unset: the input type. Values are converted with DALI's "
@@ -65,18 +50,12 @@ static const sl_io_def inputs[] = {
 };
 static const sl_io_def outputs[] = {{"output", "The windows, in the input layout."}};
 
-static const sl__crop_args crop_args = {.crop = A_CROP,
-                                        .crop_h = A_CROP_H,
-                                        .crop_w = A_CROP_W,
-                                        .pos_x = A_CROP_POS_X,
-                                        .pos_y = A_CROP_POS_Y,
-                                        .rounding = A_ROUNDING,
-                                        .policy = A_OOB_POLICY};
+static const sl__crop_args crop_args = {.rounding = A_ROUNDING, .policy = A_OOB_POLICY};
 
 static sl_status crop_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    return sl__crop_init_check(ini, &crop_args);
+    return sl__crop_init_check(ini);
 }
 
 static bool is_chw(const sl_batch *in)
@@ -130,13 +109,9 @@ static sl_status crop_setup_sample(sl_ctx *ctx, int i)
                            "per-channel fill_values support at most %d channels, got %lld",
                            SL__MAX_FILL, (long long)C);
     }
-    if (!sl__crop_window_get(ctx, &crop_args, i, H, W, win))
-        return sl_fail(ctx, SL_EINVAL,
-                       "Slice can't be placed out of bounds with current policy. Got: window "
-                       "anchor (y %lld, x %lld), shape (%lld, %lld) on an image of %lld x %lld "
-                       "(H x W); out_of_bounds_policy \"pad\" or \"trim_to_shape\" allow it",
-                       (long long)win->y0, (long long)win->x0, (long long)win->h, (long long)win->w,
-                       (long long)H, (long long)W);
+    sl_status st = sl__crop_window_get(ctx, &crop_args, i, H, W, win);
+    if (st != SL_OK)
+        return st;
     int64_t shape[3] = {win->h, win->w, C};
     if (chw)
         shape[0] = C, shape[1] = win->h, shape[2] = win->w;

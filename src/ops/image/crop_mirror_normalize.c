@@ -49,12 +49,7 @@
 #include "ops/tensor/convert.h"
 
 enum {
-    A_CROP,
-    A_CROP_H,
-    A_CROP_W,
-    A_CROP_POS_X,
-    A_CROP_POS_Y,
-    A_MIRROR,
+    A_MIRROR = SL__CROP_NUM_ARGS,
     A_MEAN,
     A_STD,
     A_SCALE,
@@ -69,11 +64,7 @@ enum {
 };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_CROP] = SL__ARG_CROP,
-    [A_CROP_H] = SL__ARG_CROP_H,
-    [A_CROP_W] = SL__ARG_CROP_W,
-    [A_CROP_POS_X] = SL__ARG_CROP_POS_X,
-    [A_CROP_POS_Y] = SL__ARG_CROP_POS_Y,
+    SL__CROP_ARG_DEFS,
     [A_MIRROR] = {.name = "mirror",
                   .type = SL_ARG_INT,
                   .def = "0",
@@ -135,13 +126,7 @@ static const sl_io_def outputs[] = {
 };
 
 /* Where the crop arguments are, for the shared window code (ops/image/window.h). */
-static const sl__crop_args crop_args = {.crop = A_CROP,
-                                        .crop_h = A_CROP_H,
-                                        .crop_w = A_CROP_W,
-                                        .pos_x = A_CROP_POS_X,
-                                        .pos_y = A_CROP_POS_Y,
-                                        .rounding = A_ROUNDING,
-                                        .policy = A_OOB_POLICY};
+static const sl__crop_args crop_args = {.rounding = A_ROUNDING, .policy = A_OOB_POLICY};
 
 /* Per-sample iteration data, written by setup_sample, read by run_sample. */
 typedef sl__crop_window window;
@@ -182,7 +167,7 @@ static sl_status cmn_init(sl_op_init *ini, void **state)
         return sl_init_fail(ini, SL_EUNSUPPORTED,
                             "dtype %s is not supported; use float32, float16, uint8 or int8",
                             sl_dtype_name(t));
-    return sl__crop_init_check(ini, &crop_args);
+    return sl__crop_init_check(ini);
 }
 
 /* ---- setup ----------------------------------------------------------------------------- */
@@ -227,13 +212,8 @@ static sl_status cmn_setup_sample(sl_ctx *ctx, int i)
     if ((cf.pad || OC > C) && (st = check_len(ctx, A_FILL_VALUES, i, OC, false)) != SL_OK)
         return st;
 
-    if (!sl__crop_window_get(ctx, &crop_args, i, H, W, win))
-        return sl_fail(ctx, SL_EINVAL,
-                       "Slice can't be placed out of bounds with current policy. Got: window "
-                       "anchor (y %lld, x %lld), shape (%lld, %lld) on an image of %lld x %lld "
-                       "(H x W); out_of_bounds_policy \"pad\" or \"trim_to_shape\" allow it",
-                       (long long)win->y0, (long long)win->x0, (long long)win->h, (long long)win->w,
-                       (long long)H, (long long)W);
+    if ((st = sl__crop_window_get(ctx, &crop_args, i, H, W, win)) != SL_OK)
+        return st;
 
     int64_t shape[3];
     if (cf.chw) {

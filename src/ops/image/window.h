@@ -1,8 +1,10 @@
 /* ops/image/window.h: the crop window of DALI's crop-family operators (crop,
  * crop_mirror_normalize), shared so both place windows identically.
  *
- * Exports (window.c): sl__crop_init_check, sl__crop_window_get; the argument definitions the
- * operators share (SL__ARG_CROP ... SL__ARG_ROUNDING), so names, defaults and docs agree.
+ * Exports (window.c): sl__crop_init_check, sl__crop_window_get, sl__crop_window_roi; the
+ * argument definitions the operators share (SL__ARG_CROP ... SL__ARG_ROUNDING), so names,
+ * defaults and docs agree, and the indices of the five that open their tables (SL__A_CROP ...,
+ * SL__CROP_ARG_DEFS).
  *
  * Window along one axis of extent n: crop extent c = the argument truncated toward zero (below
  * 1, NaN or unset: the whole extent), anchor = pos * (n - c) computed in float32 and rounded per
@@ -21,9 +23,21 @@
 
 #include "ops/tensor/tensor.h"
 
-/* Where an operator's table keeps the crop arguments. */
+/* The crop arguments open the table of every crop operator, in this order (SL__CROP_ARG_DEFS);
+ * the op's own arguments follow from SL__CROP_NUM_ARGS on. */
+enum {
+    SL__A_CROP,
+    SL__A_CROP_H,
+    SL__A_CROP_W,
+    SL__A_CROP_POS_X,
+    SL__A_CROP_POS_Y,
+    SL__CROP_NUM_ARGS
+};
+
+/* Where an operator's table keeps the other two window arguments (SL__ARG_ROUNDING and
+ * SL__ARG_OOB_POLICY; they come last in the docs). */
 typedef struct sl__crop_args {
-    int crop, crop_h, crop_w, pos_x, pos_y, rounding, policy;
+    int rounding, policy;
 } sl__crop_args;
 
 /* A window on an H x W image, in input pixels. */
@@ -33,13 +47,13 @@ typedef struct sl__crop_window {
 } sl__crop_window;
 
 /* init: crop=(H, W) and crop_h / crop_w are exclusive. Returns SL_OK or fails the init. */
-sl_status sl__crop_init_check(sl_op_init *ini, const sl__crop_args *a);
+sl_status sl__crop_init_check(sl_op_init *ini);
 
-/* Sample i's window on an H x W image after the policy. Returns false when the window reaches
- * outside the image under policy "error" (win then holds the untrimmed window, for the
- * message). */
-bool sl__crop_window_get(const sl_ctx *ctx, const sl__crop_args *a, int i, int64_t H, int64_t W,
-                         sl__crop_window *win);
+/* Sample i's window on an H x W image after the policy. Returns SL_OK, or fails the sample
+ * (sl_fail, DALI's message with the untrimmed window) when the window reaches outside the image
+ * under policy "error". */
+sl_status sl__crop_window_get(sl_ctx *ctx, const sl__crop_args *a, int i, int64_t H, int64_t W,
+                              sl__crop_window *win);
 
 /* roi_sample of operators that keep sample i's window (sl__crop_window at iteration data i)
  * of an HWC (or CHW, chw true) image: they read only the window's rows and columns of it. */
@@ -80,6 +94,10 @@ sl_status sl__crop_window_roi(sl_ctx *ctx, int i, bool chw);
                "crop_h), rounded per `rounding`. 0 = top, 1 = bottom-aligned.",                    \
         .flags = SL_ARG_TENSOR | SL_ARG_RANGE, .min = 0.0, .max = 1.0                              \
     }
+/* The table entries of the five arguments that open it (see SL__A_CROP). */
+#define SL__CROP_ARG_DEFS                                                                          \
+    [SL__A_CROP] = SL__ARG_CROP, [SL__A_CROP_H] = SL__ARG_CROP_H, [SL__A_CROP_W] = SL__ARG_CROP_W, \
+    [SL__A_CROP_POS_X] = SL__ARG_CROP_POS_X, [SL__A_CROP_POS_Y] = SL__ARG_CROP_POS_Y
 #define SL__ARG_OOB_POLICY                                                                         \
     {                                                                                              \
         .name = "out_of_bounds_policy", .type = SL_ARG_STRING, .def = "\"error\"",                 \
