@@ -251,8 +251,9 @@ bool sl__affine_invert(const double m[6], double out[6])
 
 /* ---- operator glue ------------------------------------------------------------------------ */
 
-sl_status sl__affine_init(sl_op_init *ini, const sl__affine_args *a)
+sl_status sl__affine_init(sl_op_init *ini, void **state, const sl__affine_args *a)
 {
+    *state = (void *)a; /* read-only: taken back as const by the run functions */
     const char *interp = sl_init_arg_str(ini, a->interp_type);
     if (strcmp(interp, "INTERP_NN") != 0 && strcmp(interp, "INTERP_LINEAR") != 0)
         return sl_init_fail(ini, SL_EUNSUPPORTED,
@@ -281,13 +282,12 @@ sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2])
 }
 
 /* Reads fill_value of sample i into fill[0..C) (one value broadcast, or exactly C). */
-static sl_status read_fill(sl_ctx *ctx, int arg, int i, int64_t C, double *tmp, float *fill,
-                           const char *where)
+static sl_status read_fill(sl_ctx *ctx, int arg, int i, int64_t C, double *tmp, float *fill)
 {
     int n = sl_ctx_arg_floats(ctx, arg, i, tmp, (int)C);
     if (n != 1 && n != C)
         return sl_fail(ctx, SL_EINVAL,
-                       "%sfill_value has %d values; expected 1 or %lld (one per channel)", where, n,
+                       "fill_value has %d values; expected 1 or %lld (one per channel)", n,
                        (long long)C);
     for (int64_t c = 0; c < C; c++)
         fill[c] = (float)tmp[n == 1 ? 0 : c];
@@ -313,7 +313,7 @@ static bool empty_image(const sl__image *im)
 }
 
 sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6],
-                             double *tmp, float *fill, const char *where, sl__affine_sample *out)
+                             double *tmp, float *fill, sl__affine_sample *out)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *is = sl_batch_shape(in, i), *os = sl_ctx_output_shape(ctx, 0, i);
@@ -328,10 +328,10 @@ sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const
         return SL_OK;
     for (int k = 0; k < 6; k++)
         if (!isfinite(m[k]))
-            return sl_fail(ctx, SL_EINVAL, "%sthe transform matrix has a non-finite value (%g)",
-                           where, m[k]);
+            return sl_fail(ctx, SL_EINVAL, "the transform matrix has a non-finite value (%g)",
+                           m[k]);
     if (sl_ctx_arg_is_set(ctx, a->fill_value)) {
-        sl_status st = read_fill(ctx, a->fill_value, i, dst.c, tmp, fill, where);
+        sl_status st = read_fill(ctx, a->fill_value, i, dst.c, tmp, fill);
         if (st != SL_OK)
             return st;
         out->aff.fill = fill;
@@ -344,10 +344,9 @@ sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const
     if (src.h == 0 || src.w == 0) {
         if (!out->aff.fill)
             return sl_fail(ctx, SL_EINVAL,
-                           "%scannot fill a %lld x %lld output from an empty %lld x %lld image "
+                           "cannot fill a %lld x %lld output from an empty %lld x %lld image "
                            "without fill_value (the clamped border needs a pixel)",
-                           where, (long long)dst.h, (long long)dst.w, (long long)src.h,
-                           (long long)src.w);
+                           (long long)dst.h, (long long)dst.w, (long long)src.h, (long long)src.w);
         out->kind = SL__AFFINE_FILL;
         return SL_OK;
     }
@@ -355,11 +354,14 @@ sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const
     return SL_OK;
 }
 
-sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6])
+sl_status sl__affine_run_sample(sl_ctx *ctx, int i)
 {
+    const sl__affine_args *a = sl_ctx_state(ctx);
     const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
-    if (os[0] == 0 || os[1] == 0 || os[2] == 0)
-        return SL_OK;
+    double m[6];
+    sl_status st = a->matrix(ctx, i, m);
+    if (st != SL_OK || os[0] == 0 || os[1] == 0 || os[2] == 0)
+        return st;
     size_t nc = (size_t)os[2];
     size_t bytes = nc * (sizeof(double) + sizeof(float)) + sl__affine_scratch_bytes(os[1], os[2]);
     double *tmp = sl_ctx_scratch(ctx, bytes);
@@ -368,7 +370,7 @@ sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const dou
     float *fill = (float *)(tmp + nc), *rows = fill + nc;
     rows = (float *)(((uintptr_t)rows + 15) & ~(uintptr_t)15);
     sl__affine_sample smp;
-    sl_status st = sl__affine_prepare(ctx, i, a, m, tmp, fill, "", &smp);
+    st = sl__affine_prepare(ctx, i, a, m, tmp, fill, &smp);
     if (st != SL_OK)
         return st;
     if (smp.kind == SL__AFFINE_FILL)

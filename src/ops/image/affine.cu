@@ -3,7 +3,8 @@
  * Exports sl__affine_run_gpu. Per sample, on the host: the op's matrix (from arguments and
  * shapes) and sl__affine_prepare (the CPU path's checks, fill values, float32 matrix); the
  * parameters and fill values are uploaded, then one launch covers every output pixel of the
- * batch. Errors name the sample in their text (the context of run_gpu names none).
+ * batch. Errors name the sample and its file: the context is focused on each sample in turn
+ * (sl_ctx_focus_sample; run_gpu's own context names none).
  * Invariant: nothing here reads sample data on the host; device pointers only go into the
  * uploaded jobs.
  */
@@ -48,16 +49,15 @@ static sl_status host_scratch(sl_ctx *ctx, int n, host_bufs *h)
 }
 
 /* Sample i's job (fill pointer still unset); *nfill: fill values it appended. */
-static sl_status make_job(sl_ctx *ctx, int i, const sl__affine_args *a, sl__affine_matrix_fn matrix,
-                          const host_bufs *h, int64_t used, int64_t *nfill)
+static sl_status make_job(sl_ctx *ctx, int i, const sl__affine_args *a, const host_bufs *h,
+                          int64_t used, int64_t *nfill)
 {
-    const char *where = ""; /* the context names the sample and its file */
     sl_ctx_focus_sample(ctx, i);
     double m[6];
     sl__affine_sample smp;
-    sl_status st = matrix(ctx, i, where, m);
+    sl_status st = a->matrix(ctx, i, m);
     if (st == SL_OK)
-        st = sl__affine_prepare(ctx, i, a, m, h->tmp, h->fills + used, where, &smp);
+        st = sl__affine_prepare(ctx, i, a, m, h->tmp, h->fills + used, &smp);
     if (st != SL_OK)
         return st;
     sl__affine_job *j = &h->jobs[i];
@@ -76,9 +76,9 @@ static sl_status make_job(sl_ctx *ctx, int i, const sl__affine_args *a, sl__affi
     return SL_OK;
 }
 
-extern "C" sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a,
-                                        sl__affine_matrix_fn matrix)
+extern "C" sl_status sl__affine_run_gpu(sl_ctx *ctx)
 {
+    const sl__affine_args *a = (const sl__affine_args *)sl_ctx_state(ctx);
     const int n = sl_ctx_batch_size(ctx);
     if (n <= 0)
         return SL_OK;
@@ -89,7 +89,7 @@ extern "C" sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a,
     int64_t used = 0, max_px = 0;
     for (int i = 0; i < n; i++) {
         int64_t nfill = 0;
-        st = make_job(ctx, i, a, matrix, &h, used, &nfill);
+        st = make_job(ctx, i, a, &h, used, &nfill);
         if (st != SL_OK)
             return st;
         used += nfill;

@@ -21,9 +21,11 @@
  * sluice does not, so sharp edges may differ by a few levels.
  *
  * Exports: sl__affine_warp (the kernel), sl__affine_scratch_bytes, sl__affine_invert, and the
- * operator glue sl__affine_init / _size / _run / _prepare shared by the two ops (their setup is
- * hwc.h's sl__hwc_setup); with CUDA, sl__affine_run_gpu (affine.cu; its kernel in affine.cuh
- * computes the same pixels).
+ * operator glue shared by the two ops: an op describes itself in a constant sl__affine_args
+ * (argument indices, matrix function) that sl__affine_init keeps as the node's state, and
+ * sl__affine_run_sample and, with CUDA, sl__affine_run_gpu (affine.cu; its kernel in
+ * affine.cuh computes the same pixels) run it; sl__affine_size and sl__affine_prepare are the
+ * steps they share. Their setup is hwc.h's sl__hwc_setup.
  * Invariant: the kernel never reads outside the source, whatever the matrix (NaN and huge
  * coordinates included): interior spans are clamped, border pixels go through checked taps.
  */
@@ -72,25 +74,31 @@ bool sl__affine_invert(const double m[6], double out[6]);
 
 /* ---- operator glue (warp_affine, rotate) ------------------------------------------------- */
 
-/* Argument indices of the options both ops share. */
+/* An op's destination -> source matrix of sample i (host values: arguments and shapes). Returns
+ * SL_OK, or fails the sample (sl_fail). */
+typedef sl_status (*sl__affine_matrix_fn)(sl_ctx *ctx, int i, double m[6]);
+
+/* What an op tells the family: the indices of the arguments both ops have, and its matrix. */
 typedef struct sl__affine_args {
     int fill_value, interp_type, dtype;
+    sl__affine_matrix_fn matrix;
 } sl__affine_args;
 
-/* init: checks interp_type (NN or LINEAR, as DALI's warps) and dtype (uint8 or float32). */
-sl_status sl__affine_init(sl_op_init *ini, const sl__affine_args *a);
+/* init: checks interp_type (NN or LINEAR, as DALI's warps) and dtype (uint8 or float32), and
+ * keeps a (a constant of the op's file; nothing to free) as the node's state. */
+sl_status sl__affine_init(sl_op_init *ini, void **state, const sl__affine_args *a);
 
 /* setup_sample: when the `size` argument (index size_arg) is set, writes its (H, W), rounded
  * to the nearest integer and at least 1, into hw and returns SL_OK; fails the sample when a
  * value is not positive (or absurdly large). Leaves hw alone when `size` is unset. */
 sl_status sl__affine_size(sl_ctx *ctx, int size_arg, int i, int64_t hw[2]);
 
-/* run_sample: warps sample i of input 0 into output 0 (shape already set) with the
- * destination -> source matrix m. Fails the sample on a non-finite matrix, a fill_value of the
- * wrong length, or an empty input with a non-empty output and no fill_value. */
-sl_status sl__affine_run(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6]);
+/* run_sample of both ops: warps sample i of input 0 into output 0 (shape already set) with the
+ * state's matrix. Fails the sample where the matrix function does, on a non-finite matrix, a
+ * fill_value of the wrong length, or an empty input with a non-empty output and no fill_value. */
+sl_status sl__affine_run_sample(sl_ctx *ctx, int i);
 
-/* What sl__affine_run does with a sample: nothing (empty output), fill the output with
+/* What sl__affine_run_sample does with a sample: nothing (empty output), fill the output with
  * fill_value (empty input), or warp. */
 typedef enum sl__affine_kind { SL__AFFINE_SKIP, SL__AFFINE_FILL, SL__AFFINE_WARP } sl__affine_kind;
 
@@ -100,23 +108,19 @@ typedef struct sl__affine_sample {
     sl__affine_kind kind;
 } sl__affine_sample;
 
-/* The checks and per-sample values of sl__affine_run, from shapes and arguments only (never
- * the samples' data), so the GPU path shares them: fails (as sl__affine_run) on a non-finite
- * matrix, a fill_value of the wrong length, or an empty input without fill_value. tmp and fill:
- * room for the output's channel count of doubles and floats (unused when kind is SKIP). where:
- * prefix of error messages ("" or, where the context names no sample, "sample 3: "). */
+/* The checks and per-sample values of sl__affine_run_sample, from shapes and arguments only
+ * (never the samples' data), so the GPU path shares them: fails (as sl__affine_run_sample) on a
+ * non-finite matrix m, a fill_value of the wrong length, or an empty input without fill_value.
+ * tmp and fill: room for the output's channel count of doubles and floats (unused when kind is
+ * SKIP). */
 sl_status sl__affine_prepare(sl_ctx *ctx, int i, const sl__affine_args *a, const double m[6],
-                             double *tmp, float *fill, const char *where, sl__affine_sample *out);
-
-/* An op's destination -> source matrix of sample i (host values: arguments and shapes); error
- * messages start with `where` (see sl__affine_prepare). */
-typedef sl_status (*sl__affine_matrix_fn)(sl_ctx *ctx, int i, const char *where, double m[6]);
+                             double *tmp, float *fill, sl__affine_sample *out);
 
 #ifdef SLUICE_HAVE_CUDA
-/* run_gpu of warp_affine and rotate (affine.cu): per sample, matrix() and sl__affine_prepare on
- * the host, the parameters uploaded, then one kernel over every output pixel of the batch
- * (affine.cuh) computing what sl__affine_warp computes, bit for bit. */
-sl_status sl__affine_run_gpu(sl_ctx *ctx, const sl__affine_args *a, sl__affine_matrix_fn matrix);
+/* run_gpu of warp_affine and rotate (affine.cu): per sample, the state's matrix and
+ * sl__affine_prepare on the host, the parameters uploaded, then one kernel over every output
+ * pixel of the batch (affine.cuh) computing what sl__affine_warp computes, bit for bit. */
+sl_status sl__affine_run_gpu(sl_ctx *ctx);
 #endif
 
 /* Argument definitions shared by warp_affine and rotate (and hwc.h's SL__ARG_HWC_DTYPE_DEF). */

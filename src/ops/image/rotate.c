@@ -15,7 +15,8 @@
  *           affine.cu uploads them and warps on the device, bit-identical to the CPU.
  *
  * Invariant: setup_sample and run_sample derive size and matrix from the same argument values
- * (angle, size, keep_size), so they agree; no state.
+ * (angle, size, keep_size), so they agree; no state of its own (the node's state is the
+ * constant `common`, affine.h's sl__affine_args, which sl__affine_run_sample runs).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,8 +24,6 @@
 #include "ops/image/affine.h"
 
 enum { A_ANGLE, A_FILL_VALUE, A_KEEP_SIZE, A_SIZE, A_INTERP_TYPE, A_DTYPE, NUM_ARGS };
-
-static const sl__affine_args common = {A_FILL_VALUE, A_INTERP_TYPE, A_DTYPE};
 
 static const sl_arg_def args[NUM_ARGS] = {
     [A_ANGLE] = {.name = "angle",
@@ -61,16 +60,6 @@ static const sl_io_def outputs[] = {
     {"output", "Rotated images, HWC, of type dtype."},
 };
 
-static sl_status rotate_init(sl_op_init *ini, void **state)
-{
-    *state = NULL;
-    if (sl_init_arg_is_set(ini, A_SIZE) && sl_init_arg_bool(ini, A_KEEP_SIZE))
-        return sl_init_fail(ini, SL_EINVAL,
-                            "size and keep_size are exclusive: give an output size or keep "
-                            "the input's");
-    return sl__affine_init(ini, &common);
-}
-
 static sl_status rotate_setup(sl_ctx *ctx)
 {
     return sl__hwc_setup(ctx, A_DTYPE);
@@ -103,11 +92,11 @@ static void canvas(int64_t H, int64_t W, double a, int64_t hw[2])
 }
 
 /* The sample's angle in radians; fails on a non-finite one. */
-static sl_status angle_of(sl_ctx *ctx, int i, const char *where, double *rad)
+static sl_status angle_of(sl_ctx *ctx, int i, double *rad)
 {
     double deg = sl_ctx_arg_float(ctx, A_ANGLE, i);
     if (!isfinite(deg))
-        return sl_fail(ctx, SL_EINVAL, "%sangle %g is not a finite number of degrees", where, deg);
+        return sl_fail(ctx, SL_EINVAL, "angle %g is not a finite number of degrees", deg);
     /* Reduce first so sin and cos of multiples of 90 degrees are as close to 0/1 as they get. */
     *rad = fmod(deg, 360.0) * (M_PI / 180.0);
     return SL_OK;
@@ -118,7 +107,7 @@ static sl_status rotate_setup_sample(sl_ctx *ctx, int i)
     const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     int64_t shape[3] = {s[0], s[1], s[2]};
     double a;
-    sl_status st = angle_of(ctx, i, "", &a);
+    sl_status st = angle_of(ctx, i, &a);
     if (st != SL_OK)
         return st;
     if (sl_ctx_arg_is_set(ctx, A_SIZE))
@@ -132,12 +121,12 @@ static sl_status rotate_setup_sample(sl_ctx *ctx, int i)
 }
 
 /* The destination -> source matrix of sample i (input and output shapes, angle). */
-static sl_status rotate_matrix(sl_ctx *ctx, int i, const char *where, double m[6])
+static sl_status rotate_matrix(sl_ctx *ctx, int i, double m[6])
 {
     const int64_t *is = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
     double a;
-    sl_status st = angle_of(ctx, i, where, &a);
+    sl_status st = angle_of(ctx, i, &a);
     if (st != SL_OK)
         return st;
     const double c = cos(a), s = sin(a);
@@ -153,19 +142,17 @@ static sl_status rotate_matrix(sl_ctx *ctx, int i, const char *where, double m[6
     return SL_OK;
 }
 
-static sl_status rotate_run_sample(sl_ctx *ctx, int i)
-{
-    double m[6];
-    sl_status st = rotate_matrix(ctx, i, "", m);
-    return st != SL_OK ? st : sl__affine_run(ctx, i, &common, m);
-}
+static const sl__affine_args common = {A_FILL_VALUE, A_INTERP_TYPE, A_DTYPE, rotate_matrix};
 
-#ifdef SLUICE_HAVE_CUDA
-static sl_status rotate_run_gpu(sl_ctx *ctx)
+static sl_status rotate_init(sl_op_init *ini, void **state)
 {
-    return sl__affine_run_gpu(ctx, &common, rotate_matrix);
+    *state = NULL;
+    if (sl_init_arg_is_set(ini, A_SIZE) && sl_init_arg_bool(ini, A_KEEP_SIZE))
+        return sl_init_fail(ini, SL_EINVAL,
+                            "size and keep_size are exclusive: give an output size or keep "
+                            "the input's");
+    return sl__affine_init(ini, state, &common);
 }
-#endif
 
 const sl_op_def sl_op_rotate = {
     .name = "rotate",
@@ -197,8 +184,8 @@ const sl_op_def sl_op_rotate = {
     .init = rotate_init,
     .setup = rotate_setup,
     .setup_sample = rotate_setup_sample,
-    .run_sample = rotate_run_sample,
+    .run_sample = sl__affine_run_sample,
 #ifdef SLUICE_HAVE_CUDA
-    .run_gpu = rotate_run_gpu,
+    .run_gpu = sl__affine_run_gpu,
 #endif
 };

@@ -12,7 +12,8 @@
  * affine.cu; the `mtx` input (device data there) is refused.
  *
  * Invariant: setup_sample sets each output shape from `size` or the input; run_sample only
- * reads it (through sl__affine_run), so shapes and pixels written agree. No state.
+ * reads it (through sl__affine_run_sample), so shapes and pixels written agree. No state of its
+ * own (the node's state is the constant `common`, affine.h's sl__affine_args).
  */
 #include <math.h>
 #include <string.h>
@@ -20,8 +21,6 @@
 #include "ops/image/affine.h"
 
 enum { A_MATRIX, A_SIZE, A_INVERSE_MAP, A_FILL_VALUE, A_INTERP_TYPE, A_DTYPE, NUM_ARGS };
-
-static const sl__affine_args common = {A_FILL_VALUE, A_INTERP_TYPE, A_DTYPE};
 
 static const sl_arg_def args[NUM_ARGS] = {
     [A_MATRIX] = {.name = "matrix",
@@ -65,12 +64,6 @@ static const sl_io_def outputs[] = {
     {"output", "Warped images, HWC, of type dtype."},
 };
 
-static sl_status wa_init(sl_op_init *ini, void **state)
-{
-    *state = NULL;
-    return sl__affine_init(ini, &common);
-}
-
 static sl_status wa_setup(sl_ctx *ctx)
 {
     bool has_input = sl_ctx_num_inputs(ctx) >= 2;
@@ -103,13 +96,13 @@ static sl_status wa_setup_sample(sl_ctx *ctx, int i)
 
 /* The destination -> source matrix of sample i (host values only on the gpu stage, where
  * wa_run_gpu has refused the `mtx` input). */
-static sl_status sample_matrix(sl_ctx *ctx, int i, const char *where, double m[6])
+static sl_status sample_matrix(sl_ctx *ctx, int i, double m[6])
 {
     if (sl_ctx_num_inputs(ctx) >= 2) {
         const sl_batch *b = sl_ctx_input(ctx, 1);
         if (sl_batch_sample_numel(b, i) != 6)
-            return sl_fail(ctx, SL_EINVAL, "%sthe `mtx` input has %lld values; expected 6 (2x3)",
-                           where, (long long)sl_batch_sample_numel(b, i));
+            return sl_fail(ctx, SL_EINVAL, "the `mtx` input has %lld values; expected 6 (2x3)",
+                           (long long)sl_batch_sample_numel(b, i));
         const void *d = sl_batch_sample_data(b, i);
         for (int k = 0; k < 6; k++)
             m[k] = sl_batch_dtype(b) == SL_DTYPE_FLOAT32 ? ((const float *)d)[k]
@@ -119,17 +112,17 @@ static sl_status sample_matrix(sl_ctx *ctx, int i, const char *where, double m[6
     }
     if (!sl_ctx_arg_bool(ctx, A_INVERSE_MAP, i) && !sl__affine_invert(m, m))
         return sl_fail(ctx, SL_EINVAL,
-                       "%sthe matrix (%g, %g, %g, %g, %g, %g) is not invertible, which "
+                       "the matrix (%g, %g, %g, %g, %g, %g) is not invertible, which "
                        "inverse_map=false needs",
-                       where, m[0], m[1], m[2], m[3], m[4], m[5]);
+                       m[0], m[1], m[2], m[3], m[4], m[5]);
     return SL_OK;
 }
 
-static sl_status wa_run_sample(sl_ctx *ctx, int i)
+static const sl__affine_args common = {A_FILL_VALUE, A_INTERP_TYPE, A_DTYPE, sample_matrix};
+
+static sl_status wa_init(sl_op_init *ini, void **state)
 {
-    double m[6];
-    sl_status st = sample_matrix(ctx, i, "", m);
-    return st != SL_OK ? st : sl__affine_run(ctx, i, &common, m);
+    return sl__affine_init(ini, state, &common);
 }
 
 #ifdef SLUICE_HAVE_CUDA
@@ -143,7 +136,7 @@ static sl_status wa_run_gpu(sl_ctx *ctx)
                        "the `mtx` input is not supported on device \"gpu\" (the matrices "
                        "would be GPU data); pass them as the `matrix` argument instead: a "
                        "constant or an argument input from a CPU node");
-    return sl__affine_run_gpu(ctx, &common, sample_matrix);
+    return sl__affine_run_gpu(ctx);
 }
 #endif
 
@@ -178,7 +171,7 @@ const sl_op_def sl_op_warp_affine = {
     .init = wa_init,
     .setup = wa_setup,
     .setup_sample = wa_setup_sample,
-    .run_sample = wa_run_sample,
+    .run_sample = sl__affine_run_sample,
 #ifdef SLUICE_HAVE_CUDA
     .run_gpu = wa_run_gpu,
 #endif
