@@ -1,6 +1,8 @@
 /* src/ops/decoders/decoder.h: what the decoder operators share (the family helper of
- * decoders.image and decoders.image_random_crop): the common arguments, the input check, the
- * output_type parsing and the header peek with the op's error context.
+ * decoders.image and decoders.image_random_crop): the common arguments, which open each op's
+ * table (SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT), the whole setup (input check, output
+ * declaration), the output_type parsing, the header peek and the decode with the op's error
+ * context.
  */
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
@@ -14,6 +16,10 @@
     "JPEG: use libjpeg's fast integer IDCT (JDCT_IFAST) instead of the accurate one: faster, "     \
     "slightly less accurate, and no longer identical to PIL."
 
+/* The common arguments open the table of every decoder op, in this order (SL__DECODER_ARG_DEFS);
+ * the op's own arguments follow from SL__DECODER_NUM_ARGS on. */
+enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
+
 /* The argument definitions, for an op's table. */
 #define SL__ARG_OUTPUT_TYPE_DEF                                                                    \
     {                                                                                              \
@@ -25,15 +31,18 @@
         .name = "use_fast_idct", .type = SL_ARG_BOOL, .def = "false", .doc = SL__DOC_FAST_IDCT     \
     }
 
+#define SL__DECODER_ARG_DEFS                                                                       \
+    [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF, [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF
+
 extern const sl_io_def sl__decoder_inputs[1];
 
-/* setup: input 0 must be 1-D uint8 bytes per sample; parses output_type (argument index
- * `arg`) into *color. Fails the node with a message otherwise. */
-sl_status sl__decoder_setup(sl_ctx *ctx, int arg, sl__color *color);
-/* output_type as a codec color. */
-sl_status sl__decoder_color(sl_ctx *ctx, int arg, sl__color *color);
-/* Reads sample i's header. */
-sl_status sl__decoder_peek(sl_ctx *ctx, int i, sl__image_info *info);
+/* setup of every decoder op: input 0 must be 1-D uint8 bytes per sample and output_type valid
+ * (fails the node with a message otherwise); declares output 0, HWC uint8. */
+sl_status sl__decoder_setup(sl_ctx *ctx);
+/* setup_sample: output_type as a codec color, and sample i's header. */
+sl_status sl__decoder_header(sl_ctx *ctx, int i, sl__color *color, sl__image_info *info);
+/* run_sample: output_type as a codec color, and sample i's decode flags (use_fast_idct). */
+sl_status sl__decoder_options(sl_ctx *ctx, int i, sl__color *color, unsigned *flags);
 /* Decodes sample i (flags, roi as sl__image_decode) into out, scratch from the context. */
 sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags,
                              const sl__roi *roi, uint8_t *out);

@@ -11,12 +11,9 @@
 
 #include "ops/decoders/decoder.h"
 
-enum { ARG_OUTPUT_TYPE, ARG_USE_FAST_IDCT, NUM_ARGS };
+enum { NUM_ARGS = SL__DECODER_NUM_ARGS };
 
-static const sl_arg_def args[NUM_ARGS] = {
-    [ARG_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF,
-    [ARG_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF,
-};
+static const sl_arg_def args[NUM_ARGS] = {SL__DECODER_ARG_DEFS};
 
 static const sl_io_def outputs[] = {
     {"images", "Decoded images, HWC uint8, layout \"HWC\"; C = 3 for RGB and BGR, 1 for GRAY."},
@@ -48,23 +45,12 @@ static const char doc[] =
     "the high byte, so results may differ from PIL by 1). Gamma, ICC profiles and EXIF "
     "orientation are not applied.";
 
-static sl_status setup(sl_ctx *ctx)
-{
-    sl__color color;
-    sl_status s = sl__decoder_setup(ctx, ARG_OUTPUT_TYPE, &color);
-    if (s == SL_OK)
-        sl_ctx_set_output(ctx, 0, SL_DTYPE_UINT8, 3, "HWC");
-    return s;
-}
-
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)
 {
     sl__image_info info;
     sl__color color;
-    sl_status s = sl__decoder_color(ctx, ARG_OUTPUT_TYPE, &color);
-    if (s == SL_OK)
-        s = sl__decoder_peek(ctx, i, &info);
+    sl_status s = sl__decoder_header(ctx, i, &color, &info);
     if (s != SL_OK)
         return s;
     int64_t shape[3] = {info.height, info.width, sl__color_channels(color)};
@@ -75,10 +61,10 @@ static sl_status setup_sample(sl_ctx *ctx, int i)
 static sl_status run_sample(sl_ctx *ctx, int i)
 {
     sl__color color;
-    sl_status s = sl__decoder_color(ctx, ARG_OUTPUT_TYPE, &color);
+    unsigned flags;
+    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
     if (s != SL_OK)
         return s;
-    unsigned flags = sl_ctx_arg_bool(ctx, ARG_USE_FAST_IDCT, i) ? SL__DECODE_FAST_IDCT : 0;
     uint8_t *out = sl_ctx_output_data(ctx, 0, i);
     const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
     int64_t lo[3], hi[3];
@@ -111,7 +97,7 @@ const sl_op_def sl_op_decoders_image = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_MIXED,
-    .setup = setup,
+    .setup = sl__decoder_setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,
 };

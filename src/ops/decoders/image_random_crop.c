@@ -15,9 +15,7 @@
 #include "ops/image/resample.h"
 
 enum {
-    A_OUTPUT_TYPE,
-    A_USE_FAST_IDCT,
-    A_RANDOM_AREA,
+    A_RANDOM_AREA = SL__DECODER_NUM_ARGS,
     A_RANDOM_ASPECT_RATIO,
     A_NUM_ATTEMPTS,
     A_SEED,
@@ -28,8 +26,7 @@ enum {
 };
 
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF,
-    [A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF,
+    SL__DECODER_ARG_DEFS,
     [A_RANDOM_AREA] = {.name = "random_area",
                        .type = SL_ARG_FLOATS,
                        .def = "[0.08, 1.0]",
@@ -160,22 +157,11 @@ static void make_plan(const sl__image_info *info, const sl__window *win, int out
                &pl->hi[1]);
 }
 
-static sl_status setup(sl_ctx *ctx)
-{
-    sl__color color;
-    sl_status s = sl__decoder_setup(ctx, A_OUTPUT_TYPE, &color);
-    if (s == SL_OK)
-        sl_ctx_set_output(ctx, 0, SL_DTYPE_UINT8, 3, "HWC");
-    return s;
-}
-
 static sl_status setup_sample(sl_ctx *ctx, int i)
 {
     sl__image_info info;
     sl__color color;
-    sl_status s = sl__decoder_color(ctx, A_OUTPUT_TYPE, &color);
-    if (s == SL_OK)
-        s = sl__decoder_peek(ctx, i, &info);
+    sl_status s = sl__decoder_header(ctx, i, &color, &info);
     if (s != SL_OK)
         return s;
     double area[2], ratio[2];
@@ -226,10 +212,10 @@ static sl_status run_sample(sl_ctx *ctx, int i)
 {
     const plan *pl = (const plan *)sl_ctx_iter_data(ctx) + i;
     sl__color color;
-    sl_status s = sl__decoder_color(ctx, A_OUTPUT_TYPE, &color);
+    unsigned flags;
+    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
     if (s != SL_OK)
         return s;
-    unsigned flags = sl_ctx_arg_bool(ctx, A_USE_FAST_IDCT, i) ? SL__DECODE_FAST_IDCT : 0;
     if (pl->resample)
         return decode_resampled(ctx, i, pl, color, flags);
     return sl__decoder_decode(ctx, i, color, flags, &pl->roi, sl_ctx_output_data(ctx, 0, i));
@@ -268,7 +254,7 @@ const sl_op_def sl_op_decoders_image_random_crop = {
     .devices = SL_OP_CPU | SL_OP_MIXED,
     .flags = SL_OP_RANDOM,
     .iter_bytes_per_sample = sizeof(plan),
-    .setup = setup,
+    .setup = sl__decoder_setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,
 };
