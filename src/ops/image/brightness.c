@@ -40,12 +40,9 @@ const sl_op_def sl_op_brightness = {
            "range (255 for uint8, 1 for float32); computed in float32, uint8 outputs rounded and "
            "saturated, float32 outputs not clamped. Any number of channels.\n\n" SL__DOC_BC_TAIL,
     .inputs = sl__color_inputs,
-    .min_inputs = 1,
-    .max_inputs = 1,
     .outputs = sl__color_outputs,
-    .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
     .init = brightness_init,
-    SL__COLOR_OP_FUNCS,
+    SL__COLOR_OP_FIELDS,
 };

@@ -19,8 +19,9 @@
  * ops: sl__color_setup / _setup_sample / _run, the per-sample parameters sl__color_yiq_params /
  * _bc_params, the GPU run sl__color_run_gpu of color.cu, and on top of them an op's whole
  * init / setup / setup_sample / run_sample / run_gpu from its description (sl__color_op:
- * sl__color_op_init and sl__color_op_*), which every colour op but color_space_conversion
- * uses. Their `dtype` argument, its init check and the output type are hwc.h's. An op supplies
+ * sl__color_op_init and sl__color_op_*, listed in an sl_op_def by SL__COLOR_OP_FIELDS), which
+ * every colour op but color_space_conversion uses; the io definitions and doc paragraphs they
+ * share. Their `dtype` argument, its init check and the output type are hwc.h's. An op supplies
  * one function computing a sample's sl__color_params; the CPU run (sl__color_run) and the GPU
  * run (sl__color_run_gpu, device code in color.cuh) both apply it.
  * Invariant: kernels read n pixels of cin channels and write n of cout, nothing else.
@@ -205,15 +206,17 @@ extern const sl_io_def sl__color_outputs[1]; /* "Adjusted images", of type dtype
     "Differences from DALI: the YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 "   \
     "decimals); 3-channel uint8 / float32 input only; no per-frame arguments."
 
-/* The sl_op_def fields of an op built on sl__color_op, after its schema and .init: devices,
- * flags and the family's functions. */
+/* The sl_op_def fields that the family fixes for an op built on sl__color_op (one image input,
+ * one output, CPU and GPU, sample by sample, the family's functions); the op's definition gives
+ * the rest: name, doc, inputs, outputs, args, num_args and init. */
 #ifdef SLUICE_HAVE_CUDA
 #define SL__COLOR_OP_RUN_GPU sl__color_op_run_gpu
 #else
 #define SL__COLOR_OP_RUN_GPU NULL
 #endif
-#define SL__COLOR_OP_FUNCS                                                                         \
-    .devices = SL_OP_CPU | SL_OP_GPU, .flags = SL_OP_SAMPLEWISE, .setup = sl__color_op_setup,      \
+#define SL__COLOR_OP_FIELDS                                                                        \
+    .min_inputs = 1, .max_inputs = 1, .num_outputs = 1, .devices = SL_OP_CPU | SL_OP_GPU,          \
+    .flags = SL_OP_SAMPLEWISE, .setup = sl__color_op_setup,                                        \
     .setup_sample = sl__color_op_setup_sample, .run_sample = sl__color_op_run_sample,              \
     .run_gpu = SL__COLOR_OP_RUN_GPU
 

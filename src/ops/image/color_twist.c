@@ -66,12 +66,9 @@ const sl_op_def sl_op_color_twist = {
            "to 3 decimals, so its neutral settings shift values by up to 0.72 on uint8); 3-channel "
            "uint8 / float32 input only (grayscale is rejected); no per-frame arguments.",
     .inputs = sl__color_inputs3,
-    .min_inputs = 1,
-    .max_inputs = 1,
     .outputs = sl__color_outputs,
-    .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
     .init = ct_init,
-    SL__COLOR_OP_FUNCS,
+    SL__COLOR_OP_FIELDS,
 };

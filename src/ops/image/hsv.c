@@ -67,12 +67,9 @@ const sl_op_def sl_op_hsv = {
            "YIQ -> RGB matrix is the exact inverse (DALI's is rounded to 3 decimals); "
            "3-channel input only; no per-frame arguments.",
     .inputs = inputs,
-    .min_inputs = 1,
-    .max_inputs = 1,
     .outputs = sl__color_outputs,
-    .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
     .init = hsv_init,
-    SL__COLOR_OP_FUNCS,
+    SL__COLOR_OP_FIELDS,
 };

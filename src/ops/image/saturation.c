@@ -50,12 +50,9 @@ const sl_op_def sl_op_saturation = {
            "(I, Q) is scaled by `saturation`, in float32; uint8 outputs are rounded and "
            "saturated, float32 outputs are not clamped.\n\n" SL__DOC_YIQ_TAIL,
     .inputs = sl__color_inputs3,
-    .min_inputs = 1,
-    .max_inputs = 1,
     .outputs = outputs,
-    .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
     .init = saturation_init,
-    SL__COLOR_OP_FUNCS,
+    SL__COLOR_OP_FIELDS,
 };
