@@ -252,11 +252,11 @@ extern const sl_io_def sl__ew_unary_inputs[1], sl__ew_binary_inputs[2], sl__ew_o
 
 /* ---- the sl_op_def of a family operator --------------------------------------------------- */
 
-/* run_gpu in CUDA builds; the comma leads, so the field list has none left over without. */
+/* run_gpu: the family's in CUDA builds, none without (as color.h's SL__COLOR_OP_RUN_GPU). */
 #ifdef SLUICE_HAVE_CUDA
-#define SL__EW_RUN_GPU , .run_gpu = sl__ew_run_gpu
+#define SL__EW_RUN_GPU sl__ew_run_gpu
 #else
-#define SL__EW_RUN_GPU
+#define SL__EW_RUN_GPU NULL
 #endif
 
 /* The fields every operator of the family shares: CPU and GPU, samplewise, the family's
@@ -264,7 +264,7 @@ extern const sl_io_def sl__ew_unary_inputs[1], sl__ew_binary_inputs[2], sl__ew_o
 #define SL__EW_OP_FUNCS(INIT)                                                                      \
     .devices = SL_OP_CPU | SL_OP_GPU, .flags = SL_OP_SAMPLEWISE, .init = INIT,                     \
     .fini = sl__ew_fini, .setup = sl__ew_setup, .setup_sample = sl__ew_setup_sample,               \
-    .run_sample = sl__ew_run_sample SL__EW_RUN_GPU
+    .run_sample = sl__ew_run_sample, .run_gpu = SL__EW_RUN_GPU
 
 /* The schema kinds of the thin operators (ew_plan.c's tables): inputs and arguments of the
  * sl_op_def, and the argument map init passes to sl__ew_init. */
