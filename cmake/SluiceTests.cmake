@@ -12,6 +12,7 @@
 #   SLUICE_GPU_EMULATE=1 (the GPU stage emulated on the host, src/cuda/gpu.h), which runs
 #   wherever the build has CUDA.
 # - TIMEOUT 120 s (300 s for test_exec*, which run slowly under TSan); SKIP_RETURN_CODE 77.
+# - scripts/check-toolchains.sh is the ctest entry `toolchains` (label portability).
 # - Environment: SLUICE_TEST_DATA (make_images.py output), SLUICE_TEST_TREE (make_tree.py
 #   output), SLUICE_CLI (the sluice executable), SLUICE_SOURCE_DIR, SLUICE_BUILD_DIR.
 # - Fixture `testdata`: generated once per build tree (cached by a hash of tests/data/*.py and
@@ -128,6 +129,16 @@ foreach(src IN LISTS sluice_test_mains)
             ENVIRONMENT "${sluice_test_env};SLUICE_GPU_EMULATE=1")
     endif()
 endforeach()
+
+# --- the toolchains users have: jpeg7/jpeg8 API headers, no C11 atomics behind a .cu file ------
+# (scripts/check-toolchains.sh; SKIP when the .cu half has no nvcc). Not in sanitizer builds:
+# it compiles sources, it runs none of the library.
+if(NOT SLUICE_SANITIZE)
+    add_test(NAME toolchains
+             COMMAND "${PROJECT_SOURCE_DIR}/scripts/check-toolchains.sh" "${CMAKE_CUDA_COMPILER}")
+    set_tests_properties(toolchains PROPERTIES LABELS portability TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "CC=${CMAKE_C_COMPILER}")
+endif()
 
 # --- Python tests (pytest), once tests/python has any ---------------------------------------
 # They import the package the build assembles in ${build}/python/sluice (python/CMakeLists.txt).

@@ -4,6 +4,7 @@
  * iterations allocate nothing) and can fail the Nth allocation on purpose (tests walk N = 1, 2,
  * ... to exercise every failure path). Thread-safe: counters are atomics.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -19,6 +19,8 @@
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
 
+#include <stdatomic.h>
+
 #include "core/core.h"
 #include "graph/graph.h"
 #include "sluice/pipeline.h"

@@ -6,6 +6,7 @@
  * is safe. A default that does not parse or coerce is a
  * bug in an operator file; the registry-wide test catches it.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -58,7 +58,9 @@ static sl_status classify(int msg_code)
     case JERR_OUT_OF_MEMORY: return SL_ENOMEM;
     case JERR_BAD_PRECISION:   /* 12-bit JPEG */
     case JERR_SOF_UNSUPPORTED: /* lossless, hierarchical */
+#if JPEG_LIB_VERSION < 70      /* jpeg7/8 APIs: no such code, arithmetic decoding is built in */
     case JERR_ARITH_NOTIMPL:
+#endif
     case JERR_CONVERSION_NOTIMPL:
     case JERR_NOTIMPL:
     case JERR_NOT_COMPILED:
