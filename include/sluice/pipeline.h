@@ -47,9 +47,14 @@ typedef struct sl_pipeline_options {
      * iteration order and given back as the consumer releases (and unpins) outputs, and the
      * CPU stage may run cpu_queue_depth iterations beyond them: cpu + gpu iterations in
      * flight (the first schedule_run asks for all of them); prefetch_queue_depth is not used
-     * then. A pinned view of any output of an iteration keeps its GPU set. */
+     * then. */
     int cpu_queue_depth;
     int gpu_queue_depth;
+    /* Outputs released while pinned views still reference them are set aside, and the
+     * pipeline goes on with other buffers (sl_pipeline_outputs_pin): at most this many bytes of
+     * host memory, and as many of device memory, at a time. Default 0: a quarter of the
+     * machine's physical memory and a quarter of the GPU's. */
+    int64_t max_held_bytes;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */
@@ -91,10 +96,14 @@ SL_API int sl_pipeline_device_id(const sl_pipeline *p);
 SL_API int64_t sl_pipeline_iteration(const sl_pipeline *p);
 
 /* Pinned outputs: keep the buffers of the outputs last shared valid after release_outputs (or
- * the next run) — what a zero-copy view (a NumPy array, a DLPack capsule) needs. The slot is
- * reused only when it was released AND every pin was dropped; until then later iterations
- * that need that slot wait (and share_outputs fails with SL_EMISUSE after ~2 s rather than
- * hang). Returns NULL when no outputs are shared. Pins are counted: each pin needs one unpin.
+ * the next run) — what a zero-copy view (a NumPy array, a DLPack capsule) needs. Memory a pin
+ * can see is never written or freed. Releasing pinned outputs sets them aside: the pipeline
+ * goes on with other buffers (a spare set aside earlier, or new ones), so holding a few batches
+ * costs memory, not progress; once every pin is dropped the buffers are reused. Past
+ * max_held_bytes the release leaves them in place instead, the iteration that needs their slot
+ * waits, and share_outputs fails with SL_EMISUSE after ~2 s (rather than hang), naming the
+ * iterations whose views hold the memory. Returns NULL when no outputs are shared. Pins are
+ * counted: each pin needs one unpin; sl_outputs_get's batches stay valid until the last.
  * Owns: the handle is the pipeline's; the pipeline must outlive it.
  * Threads: sl_outputs_unpin may be called from any thread. */
 typedef struct sl_outputs sl_outputs;

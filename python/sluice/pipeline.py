@@ -18,8 +18,9 @@ Differences from DALI, on purpose or not yet: seed -1/None is a fixed seed (repr
 for it); ``exec_pipelined=False`` means prefetch depth 1; ``prefetch_queue_depth`` as a dict
 gives separated queues with the dynamic executor's other traits (in DALI it selects the legacy
 executor); checkpointing, conditionals and the debug mode are not supported; outputs
-stay valid while referenced (a view keeps its iteration's buffers), not only until the next
-run; an error of an external source does not end the pipeline.
+stay valid while referenced (a view keeps its iteration's buffers, which are set aside so the
+pipeline goes on: memory grows while batches are kept, up to max_held_bytes), not only until
+the next run; an error of an external source does not end the pipeline.
 """
 import collections
 import contextlib
@@ -41,7 +42,7 @@ _PIPELINE_ARGS = (
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
-    "max_batch_size", "fuse_samples")
+    "max_batch_size", "fuse_samples", "max_held_bytes")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -94,6 +95,12 @@ class Pipeline:
     fuse_samples (sluice's addition, default True): sample fusion, a node whose one output only
     a per-sample operator reads runs sample by sample with it (less memory; the same outputs);
     False runs every node batch by batch.
+    max_held_bytes (sluice's addition, default 0): outputs released while something still
+    references them (a TensorList, an array or tensor made from one) are set aside and the
+    pipeline goes on with other buffers, up to this many bytes of host memory and as many of
+    device memory; 0 is a quarter of the machine's memory and a quarter of the GPU's. Past it,
+    run() waits for references to die and raises MisuseError after about 2 s naming the
+    iterations that hold the memory.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -105,7 +112,7 @@ class Pipeline:
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
-                 concurrency=None, max_batch_size=None, fuse_samples=True):
+                 concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -127,6 +134,7 @@ class Pipeline:
         self._device_id = None if device_id in (None, -1) else int(device_id)
         self._seed = -1 if seed is None else int(seed)
         self._fuse_samples = bool(fuse_samples)
+        self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
@@ -235,7 +243,8 @@ class Pipeline:
                 "prefetch_queue_depth": self._depth, "seed": self._seed,
                 "device_id": -1 if self._device_id is None else self._device_id,
                 "fuse_samples": int(self._fuse_samples),
-                "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue}
+                "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue,
+                "max_held_bytes": self._max_held_bytes}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -253,7 +262,7 @@ class Pipeline:
             pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
                                     o["prefetch_queue_depth"], o["seed"], o["device_id"],
                                     o["fuse_samples"], o["cpu_queue_depth"],
-                                    o["gpu_queue_depth"])
+                                    o["gpu_queue_depth"], o["max_held_bytes"])
             pipe.build()
         except BaseException:
             self._close_pool()
@@ -601,6 +610,7 @@ class Pipeline:
         self._seed = o["seed"]
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
         self._fuse_samples = o["fuse_samples"]
+        self._max_held_bytes = o["max_held_bytes"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 

@@ -399,6 +399,20 @@ extern "C" const sl__devmem *sl__gpu_devmem(sl__gpu *g)
     return &g->mem;
 }
 
+extern "C" size_t sl__gpu_memory(const sl__gpu *g)
+{
+    if (g->emulated) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+    }
+    size_t free_bytes = 0, total = 0;
+    int prev = push_device(g->device);
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess)
+        total = 0;
+    pop_device(prev);
+    return total;
+}
+
 extern "C" uint64_t sl__gpu_alloc_calls(const sl__gpu *g)
 {
     return __atomic_load_n(&g->alloc_calls, __ATOMIC_RELAXED);

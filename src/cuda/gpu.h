@@ -48,6 +48,8 @@ void *sl__gpu_stream(const sl__gpu *g);
 void *sl__gpu_copy_stream(const sl__gpu *g);
 /* The allocator for batches on SL_DEVICE_GPU / SL_DEVICE_PINNED of this context. */
 const sl__devmem *sl__gpu_devmem(sl__gpu *g);
+/* Total bytes of the device's memory (cudaMemGetInfo); emulated: of the host's. 0 if unknown. */
+size_t sl__gpu_memory(const sl__gpu *g);
 /* Calls of cudaMalloc + cudaHostAlloc made so far (the pools' misses), for tests. */
 uint64_t sl__gpu_alloc_calls(const sl__gpu *g);
 /* Makes g's device current on the calling thread for the CUDA calls that follow; returns what

@@ -30,7 +30,8 @@ typedef enum slot_state {
     SLOT_RUNNING,  /* a frame is executing */
     SLOT_READY,    /* all nodes done, waiting for share_outputs */
     SLOT_SHARED,   /* lent to the consumer until release_outputs */
-    SLOT_HELD      /* released, but views of its outputs are still pinned */
+    SLOT_HELD      /* released, views of its outputs still pinned, and they could not be set
+                    * aside (outputs.c: past max_held_bytes, or out of memory) */
 } slot_state;
 
 typedef enum node_phase { PHASE_SETUP_SAMPLE = 1, PHASE_RUN_SAMPLE } node_phase;
@@ -66,19 +67,31 @@ typedef struct sl__snode {
     bool *roi_set;
 } sl__snode;
 
+/* What the consumer sees of one iteration (pipeline.h's sl_outputs; outputs.c). Each slot has
+ * one, attached; share_outputs fills its views. A release that finds it pinned sets it aside:
+ * the slot's output storage moves into the views and the slot takes a spare's (or fresh) storage,
+ * so the pipeline goes on while the views live. When the last pin dies a set-aside record
+ * becomes a spare, its storage reused by the next set-aside. */
 struct sl_outputs {
     struct sl_pipeline *p;
-    struct sl__slot *slot;
+    struct sl__slot *slot; /* (mu) the slot it is attached to; NULL when set aside or spare */
+    int64_t iteration;     /* (mu) of the outputs last shared through it */
+    int pins;              /* (mu) live sl_outputs pins */
+    /* p->nviews batches. Attached: copies of the slot's output batch structs made at share (the
+     * slot owns their storage). Set aside or spare: the storage itself, owned here. */
+    sl_batch *view;
+    size_t bytes[2];                /* set aside: host and device bytes of `view` */
+    struct sl__gpurec *gr;          /* GPU pipelines: the consumers' streams (stage.c) */
+    struct sl_outputs *prev, *next; /* (mu) in p->held or p->spares */
 };
 
 typedef struct sl__slot {
     int index;
-    int pins;                 /* (mu) live sl_outputs pins of this slot's outputs */
-    struct sl_outputs handle; /* what sl_pipeline_outputs_pin returns for this slot */
-    int64_t iteration;        /* (mu) iteration held, -1 when never used */
-    int batch_size;           /* samples of this iteration (set at frame start, before tasks) */
-    slot_state state;         /* (mu) */
-    int nodes_left;           /* (mu) nodes of this frame not yet done */
+    struct sl_outputs *out; /* (mu) its record: what sl_pipeline_outputs_pin returns */
+    int64_t iteration;      /* (mu) iteration held, -1 when never used */
+    int batch_size;         /* samples of this iteration (set at frame start, before tasks) */
+    slot_state state;       /* (mu) */
+    int nodes_left;         /* (mu) nodes of this frame not yet done */
     atomic_bool failed;     /* set once an error is recorded; later work of the frame is skipped */
     sl__error err;          /* (mu) the frame's first error */
     sl__snode *nodes;       /* plan->n */
@@ -164,6 +177,16 @@ struct sl_pipeline {
     struct sl__gpu *gpu;    /* streams and pools when the plan has mixed or gpu nodes, else NULL */
     struct sl__gset *gsets; /* gdepth buffer sets of the GPU stage (stage.c), with gpu */
     int64_t gset_next;      /* (mu) the next iteration that may take a GPU buffer set */
+
+    /* Pipeline outputs as the consumer sees them (outputs.c). */
+    int nviews;                /* distinct (node, output) batches among the pipeline outputs */
+    sl__ref *view_ref;         /* nviews: the batch each view shows */
+    int *view_of;              /* per pipeline output: its view */
+    struct sl_outputs *held;   /* (mu) set-aside records that views still pin */
+    struct sl_outputs *spares; /* (mu) set-aside records no view pins: storage to reuse */
+    int nheld, nspares;        /* (mu) */
+    size_t held_bytes[2];      /* (mu) host, device bytes of the held records */
+    size_t held_max[2];        /* host, device bytes the held records may take */
 
     sl__error error; /* last failure of a call on this pipeline */
 };
@@ -257,8 +280,36 @@ sl_status sl__stage_frame_sync(struct sl_pipeline *p, sl__slot *slot);
 /* After frame_sync: adds the frame's device times to the node stats and fails the frame when
  * a kernel set its node's error flag (sl_ctx_gpu_error_flag). Needs mu. */
 void sl__stage_frame_finish_locked(struct sl_pipeline *p, sl__slot *slot);
-/* The slot's last view died: order its reuse after the consumer's stream. Needs mu. */
-void sl__stage_unpinned_locked(struct sl_pipeline *p, sl__slot *slot);
+/* A record's consumer streams (sl_outputs_set_stream) and `released` event: made with the
+ * record (SL_ENOMEM, or SL_EINTERNAL when CUDA cannot make the event), freed with it. No-ops in
+ * a pipeline without a GPU stage. */
+sl_status sl__stage_rec_init(struct sl_pipeline *p, struct sl_outputs *o);
+void sl__stage_rec_fini(struct sl_pipeline *p, struct sl_outputs *o);
+/* The record's last view died: `released` is recorded after its consumers' streams. Needs mu. */
+void sl__stage_unpinned_locked(struct sl_pipeline *p, struct sl_outputs *o);
+/* The record's storage goes back to the pipeline's writers: their streams wait (on the device)
+ * for its consumers' `released`, so kernels queued on the outputs finish first. Needs mu. */
+void sl__stage_reclaim_locked(struct sl_pipeline *p, struct sl_outputs *o);
+/* Bytes of device memory (the emulated device: of host memory); 0 without a GPU stage. */
+size_t sl__stage_device_memory(const struct sl_pipeline *p);
+
+/* outputs.c: the consumer's records (struct sl_outputs). */
+/* At build, after the slots and the GPU stage: one record per slot, the views, the budget. */
+sl_status sl__outputs_create(struct sl_pipeline *p);
+/* Frees every record; after the GPU stage stopped using buffers, before it is destroyed. */
+void sl__outputs_destroy(struct sl_pipeline *p);
+/* Iteration delivered: the slot's record shows its output batches. Needs mu. */
+void sl__outputs_share_locked(struct sl_pipeline *p, sl__slot *slot);
+/* The consumer released the slot: free it, set its pinned outputs aside, or leave it HELD when
+ * they cannot be (sl__outputs_set_aside_locked tells why). Needs mu. */
+void sl__outputs_release_locked(struct sl_pipeline *p, sl__slot *slot);
+/* A HELD slot: set its outputs aside now and free the slot. SL_OK; SL_EMISUSE when that would
+ * pass max_held_bytes; SL_ENOMEM. Needs mu. */
+sl_status sl__outputs_set_aside_locked(struct sl_pipeline *p, sl__slot *slot);
+/* Writes, for error messages, which views hold how much of the budget ("views of iterations 3,
+ * 4 (2 set aside) already hold 12.0 MiB of the 16.0 MiB of host memory that max_held_bytes
+ * allows"). Needs mu. */
+void sl__outputs_describe_held_locked(const struct sl_pipeline *p, char *buf, size_t len);
 
 /* stats.c */
 void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,

@@ -24,6 +24,7 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->fuse_samples = 1;
     o->cpu_queue_depth = 0;
     o->gpu_queue_depth = 0;
+    o->max_held_bytes = 0;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -45,6 +46,11 @@ static sl_status check_options(const sl_pipeline_options *o)
                                   "queue) or both at least 1 with a sum of at most 64, got %d "
                                   "and %d",
                                   o->cpu_queue_depth, o->gpu_queue_depth);
+    if (o->max_held_bytes < 0)
+        return sl__last_error_set(SL_EINVAL,
+                                  "max_held_bytes must be 0 (the default budget) or positive, "
+                                  "got %lld",
+                                  (long long)o->max_held_bytes);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -177,6 +183,8 @@ static sl_status alloc_exec(sl_pipeline *p)
     sl_status st = sl__stage_create(p, err, sizeof err);
     if (st != SL_OK)
         return fail(p, st, "cannot set up the GPU stage on device %d: %s", p->opt.device_id, err);
+    if (sl__outputs_create(p) != SL_OK)
+        return fail(p, SL_ENOMEM, "out of memory");
     if (sl__tpool_create(p->opt.num_threads, &p->pool) != SL_OK)
         return fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
     return SL_OK;
@@ -236,6 +244,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
     }
     sl__pool_destroy(p);
     sl__stage_fini_slots(p);
+    sl__outputs_destroy(p);
     free_slots(p);
     sl__stage_destroy(p);
     for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
@@ -291,16 +300,32 @@ static void release_oldest(sl_pipeline *p)
     p->nshared--;
     if (p->current == s)
         p->current = -1;
-    if (p->slots[s].pins > 0) {
-        p->slots[s].state = SLOT_HELD; /* freed by the last sl_outputs_unpin */
-        return;
-    }
-    sl__exec_slot_free_locked(p, &p->slots[s]);
+    sl__outputs_release_locked(p, &p->slots[s]);
 }
 
 /* How long share_outputs waits for pinned views (released on other threads) to die before
  * reporting that it would wait forever. */
 #define PIN_WAIT_NS 2000000000LL
+
+/* The error of a share_outputs that waited PIN_WAIT_NS for views of iteration b's slot to die:
+ * they could not be set aside (sl__outputs_set_aside_locked said `why`). Needs mu. */
+static sl_status fail_held(sl_pipeline *p, int64_t it, const sl__slot *b, bool gpu, sl_status why)
+{
+    if (why == SL_ENOMEM)
+        return fail(p, SL_ENOMEM,
+                    "share_outputs: iteration %lld needs the %sbuffers of iteration %lld, which "
+                    "are still referenced (%d pinned views), and there is no memory to set "
+                    "them aside",
+                    (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins);
+    char held[512];
+    sl__outputs_describe_held_locked(p, held, sizeof held);
+    return fail(p, SL_EMISUSE,
+                "share_outputs would wait forever: iteration %lld needs the %sbuffers of "
+                "iteration %lld, which are still referenced (%d pinned views), and setting "
+                "them aside would pass max_held_bytes: %s; drop the views you no longer need "
+                "(or copy what you keep), or raise max_held_bytes",
+                (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins, held);
+}
 
 /* Waits until iteration `it` is READY in its slot. Needs mu. */
 static sl_status wait_ready(sl_pipeline *p, int64_t it)
@@ -324,16 +349,16 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
             pthread_cond_wait(&p->cv, &p->mu);
             continue;
         }
+        /* released while its views live: set them aside now if the memory allows (views of
+         * other iterations may have died meanwhile) */
+        sl_status why = sl__outputs_set_aside_locked(p, b);
+        if (why == SL_OK)
+            continue;
         int64_t now = sl__now_ns();
         if (!deadline)
             deadline = now + PIN_WAIT_NS;
-        if (now >= deadline)
-            return fail(p, SL_EMISUSE,
-                        "share_outputs would wait forever: iteration %lld needs the %sbuffers of "
-                        "iteration %lld, which are still referenced (%d pinned views); drop them "
-                        "or raise %s",
-                        (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->pins,
-                        gpu ? "gpu_queue_depth" : "prefetch_queue_depth");
+        if (why == SL_ENOMEM || now >= deadline)
+            return fail_held(p, it, b, gpu, why);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 50000000; /* re-check every 50 ms */
@@ -376,6 +401,7 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
             sl__exec_slot_free_locked(p, slot);
         } else {
             slot->state = SLOT_SHARED;
+            sl__outputs_share_locked(p, slot);
             p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
             p->nshared++;
             p->current = slot->index;
@@ -438,66 +464,11 @@ sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed
     return fail(p, SL_ENOTFOUND, "feed_input: no node named \"%s\" in the built pipeline", name);
 }
 
-/* ---- pinned outputs ------------------------------------------------------------------------ */
-
-sl_outputs *sl_pipeline_outputs_pin(sl_pipeline *p)
-{
-    if (!p || !p->built)
-        return NULL;
-    pthread_mutex_lock(&p->mu);
-    sl_outputs *o = NULL;
-    if (p->current >= 0) {
-        sl__slot *slot = &p->slots[p->current];
-        slot->pins++;
-        slot->handle = (sl_outputs){.p = p, .slot = slot};
-        o = &slot->handle;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return o;
-}
-
-const sl_batch *sl_outputs_get(const sl_outputs *o, int i)
-{
-    if (!o || i < 0 || i >= o->p->plan->noutputs)
-        return NULL;
-    const sl__ref *r = &o->p->plan->outputs[i];
-    return &o->slot->nodes[r->node].outs[r->out];
-}
-
-int64_t sl_outputs_iteration(const sl_outputs *o)
-{
-    return o ? o->slot->iteration : -1;
-}
-
-void sl_outputs_unpin(sl_outputs *o)
-{
-    if (!o)
-        return;
-    sl_pipeline *p = o->p;
-    pthread_mutex_lock(&p->mu);
-    assert(o->slot->pins > 0);
-    if (o->slot->pins == 1)
-        sl__stage_unpinned_locked(p, o->slot);
-    if (--o->slot->pins == 0 && o->slot->state == SLOT_HELD) {
-        sl__exec_slot_free_locked(p, o->slot);
-        pthread_cond_broadcast(&p->cv);
-    }
-    pthread_mutex_unlock(&p->mu);
-}
-
 /* ---- outputs and errors ------------------------------------------------------------------ */
 
 int sl_pipeline_num_outputs(const sl_pipeline *p)
 {
     return p && p->plan ? p->plan->noutputs : 0;
-}
-
-const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i)
-{
-    if (!p || !p->plan || p->current < 0 || i < 0 || i >= p->plan->noutputs)
-        return NULL;
-    const sl__ref *r = &p->plan->outputs[i];
-    return &p->slots[p->current].nodes[r->node].outs[r->out];
 }
 
 int sl_pipeline_device_id(const sl_pipeline *p)

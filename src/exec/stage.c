@@ -12,20 +12,21 @@
  * its producers have enqueued their work on the same stream), so nothing waits on the host.
  * When a frame's last node is done, the compute stream waits for the frame's copies and the
  * slot's `done` event is recorded; share_outputs waits for it (sl__stage_frame_sync) before the
- * consumer sees the outputs, so they are complete for any stream. Before a slot is reused, its
- * streams wait for the `released` event recorded on the consumer's stream when the last view
- * died, so kernels the consumer queued on its outputs finish first.
+ * consumer sees the outputs, so they are complete for any stream. Output storage that views
+ * showed comes back to the pipeline's writers (a slot freed, or a set-aside record's storage
+ * reused: outputs.c) only after their streams wait for the `released` event that the record's
+ * last view recorded on the consumers' streams, so kernels the consumers queued finish first.
  *
  * Buffer sets: the mixed and gpu nodes' device outputs, pinned staging, events and upload /
  * scratch buffers live in `gdepth` sets, not in the slots. Iteration k takes set k % gdepth,
  * in iteration order, once the slot of the set's previous holder is free (delivered failed,
- * or released with no view left); until then its mixed and gpu nodes wait, parked (sched.c).
- * With one queue gdepth equals the slots and a frame takes its set when it starts; with
- * separated queues (cpu_queue_depth + gpu_queue_depth slots, gpu_queue_depth sets) the CPU
- * stage runs up to cpu_queue_depth iterations beyond the GPU stage's sets. A set's pinned
+ * released with no view left, or its outputs set aside); until then its mixed and gpu nodes wait,
+ * parked (sched.c). With one queue gdepth equals the slots and a frame takes its set when it
+ * starts; with separated queues (cpu_queue_depth + gpu_queue_depth slots, gpu_queue_depth sets) the
+ * CPU stage runs up to cpu_queue_depth iterations beyond the GPU stage's sets. A set's pinned
  * staging and upload buffers are rewritten only after share_outputs synchronised its previous
- * holder's frame, and its device buffers only after that holder's consumer stream (`released`
- * of the holder's slot, waited for when the set is taken).
+ * holder's frame, and its device buffers only after that holder's consumers (`released`, waited
+ * for when the storage came back).
  *
  * Without CUDA at build time only stubs remain: the plan refuses mixed and gpu nodes.
  */
@@ -58,10 +59,14 @@ struct sl__gpunode {
 #define CONSUMER_STREAMS 16
 
 struct sl__gpuslot {
-    sl__gpu_event *done;     /* recorded on the compute stream when the frame is complete */
-    sl__gpu_event *released; /* recorded on the consumer's stream when its last view died */
+    sl__gpu_event *done; /* recorded on the compute stream when the frame is complete */
+    bool done_ok;        /* (mu) `done` was recorded for the current frame */
+};
+
+/* A record's (struct sl_outputs) consumers, for the reuse of the storage its views showed. */
+struct sl__gpurec {
+    sl__gpu_event *released; /* recorded on the consumers' streams when the last view died */
     bool release_pending;    /* (mu) released was recorded and not yet waited for */
-    bool done_ok;            /* (mu) `done` was recorded for the current frame */
     /* (mu) the streams sl_outputs_set_stream named while the outputs were pinned; past
      * CONSUMER_STREAMS of them, `overflow`: the whole device is waited for instead */
     void *consumer[CONSUMER_STREAMS];
@@ -71,7 +76,6 @@ struct sl__gpuslot {
 
 struct sl__gset {
     int64_t holder;          /* (mu) iteration holding it, -1 none */
-    int last_slot;           /* (mu) the slot of its last holder, -1 none */
     sl_batch **outs;         /* per plan node: device outputs (mixed and gpu nodes, else NULL) */
     sl_batch **host_outs;    /* per plan node: pinned staging (mixed nodes, else NULL) */
     struct sl__gpunode **gn; /* per plan node (mixed and gpu nodes, else NULL) */
@@ -122,7 +126,6 @@ static sl_status init_set(sl_pipeline *p, struct sl__gset *g)
 {
     int n = p->plan->n;
     g->holder = -1;
-    g->last_slot = -1;
     g->outs = sl__calloc((size_t)n, sizeof(sl_batch *));
     g->host_outs = sl__calloc((size_t)n, sizeof(sl_batch *));
     g->gn = sl__calloc((size_t)n, sizeof(struct sl__gpunode *));
@@ -178,8 +181,7 @@ sl_status sl__stage_create(sl_pipeline *p, char *err, size_t errlen)
         slot->gs = sl__calloc(1, sizeof(*slot->gs));
         if (!slot->gs)
             goto oom;
-        if (sl__gpu_event_create(p->gpu, &slot->gs->done) != SL_OK ||
-            sl__gpu_event_create(p->gpu, &slot->gs->released) != SL_OK) {
+        if (sl__gpu_event_create(p->gpu, &slot->gs->done) != SL_OK) {
             snprintf(err, errlen, "creating CUDA events: %s", sl__gpu_error_text());
             return SL_EINTERNAL;
         }
@@ -251,7 +253,6 @@ void sl__stage_fini_slots(sl_pipeline *p)
         }
         if (slot->gs) {
             sl__gpu_event_destroy(slot->gs->done);
-            sl__gpu_event_destroy(slot->gs->released);
             sl__free(slot->gs);
             slot->gs = NULL;
         }
@@ -375,20 +376,10 @@ static bool take_set(sl_pipeline *p, sl__slot *slot)
     p->gset_next = it + 1;
     slot->gset = (int)(it % p->gdepth);
     bind_set(p, slot, g);
+    /* the consumers of the set's previous outputs were waited for when they gave the storage
+     * back (sl__stage_reclaim_locked, at slot free or set-aside) */
     for (int j = 0; j < p->plan->n; j++)
         gnode_frame_start(g->gn[j]);
-    struct sl__gpuslot *last = g->last_slot >= 0 ? p->slots[g->last_slot].gs : NULL;
-    if (!last || !last->release_pending)
-        return true;
-    /* the consumer's kernels on the set's previous outputs come first (on the pipeline's
-     * streams, so for all work queued later); if the device cannot order that, the host waits
-     * for them */
-    int prev = sl__gpu_enter(p->gpu);
-    if (sl__gpu_stream_wait(sl__gpu_stream(p->gpu), last->released) != SL_OK ||
-        sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), last->released) != SL_OK)
-        sl__gpu_event_sync(last->released);
-    sl__gpu_leave(prev);
-    last->release_pending = false;
     return true;
 }
 
@@ -409,7 +400,6 @@ void sl__stage_slot_free_locked(sl_pipeline *p, sl__slot *slot)
         return;
     struct sl__gset *g = &p->gsets[slot->gset];
     g->holder = -1;
-    g->last_slot = slot->index;
     slot->gset = -1;
     bind_set(p, slot, NULL);
     /* hand the sets on, in iteration order, to the running iterations waiting for them */
@@ -500,9 +490,48 @@ void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot)
     }
 }
 
-void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot)
+sl_status sl__stage_rec_init(sl_pipeline *p, sl_outputs *o)
 {
-    struct sl__gpuslot *gs = p->gpu ? slot->gs : NULL;
+    if (!p->gpu)
+        return SL_OK;
+    o->gr = sl__calloc(1, sizeof(*o->gr));
+    if (!o->gr)
+        return SL_ENOMEM;
+    return sl__gpu_event_create(p->gpu, &o->gr->released);
+}
+
+void sl__stage_rec_fini(sl_pipeline *p, sl_outputs *o)
+{
+    if (!o->gr)
+        return;
+    sl__gpu_event_destroy(o->gr->released);
+    sl__free(o->gr);
+    o->gr = NULL;
+}
+
+size_t sl__stage_device_memory(const sl_pipeline *p)
+{
+    return p->gpu ? sl__gpu_memory(p->gpu) : 0;
+}
+
+void sl__stage_reclaim_locked(sl_pipeline *p, sl_outputs *o)
+{
+    struct sl__gpurec *gs = o->gr;
+    if (!gs || !gs->release_pending)
+        return;
+    /* on the pipeline's streams, so for all work queued later; if the device cannot order
+     * that, the host waits for the consumers */
+    int prev = sl__gpu_enter(p->gpu);
+    if (sl__gpu_stream_wait(sl__gpu_stream(p->gpu), gs->released) != SL_OK ||
+        sl__gpu_stream_wait(sl__gpu_copy_stream(p->gpu), gs->released) != SL_OK)
+        sl__gpu_event_sync(gs->released);
+    sl__gpu_leave(prev);
+    gs->release_pending = false;
+}
+
+void sl__stage_unpinned_locked(sl_pipeline *p, sl_outputs *o)
+{
+    struct sl__gpurec *gs = o->gr;
     if (!gs || (!gs->nconsumer && !gs->overflow))
         return;
     int prev = sl__gpu_enter(p->gpu);
@@ -531,7 +560,7 @@ void sl_outputs_set_stream(sl_outputs *o, void *stream)
     if (!o || !o->p->gpu)
         return;
     pthread_mutex_lock(&o->p->mu);
-    struct sl__gpuslot *gs = o->slot->gs;
+    struct sl__gpurec *gs = o->gr;
     bool known = false;
     for (int k = 0; k < gs->nconsumer; k++)
         known |= gs->consumer[k] == stream;
@@ -675,7 +704,17 @@ sl_status sl__stage_frame_sync(sl_pipeline *p, sl__slot *slot)
     return SL_OK;
 }
 void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot) {}
-void sl__stage_unpinned_locked(sl_pipeline *p, sl__slot *slot) {}
+sl_status sl__stage_rec_init(sl_pipeline *p, sl_outputs *o)
+{
+    return SL_OK;
+}
+void sl__stage_rec_fini(sl_pipeline *p, sl_outputs *o) {}
+size_t sl__stage_device_memory(const sl_pipeline *p)
+{
+    return 0;
+}
+void sl__stage_reclaim_locked(sl_pipeline *p, sl_outputs *o) {}
+void sl__stage_unpinned_locked(sl_pipeline *p, sl_outputs *o) {}
 void sl_outputs_set_stream(sl_outputs *o, void *stream) {}
 void *sl_ctx_stream(const sl_ctx *ctx)
 {

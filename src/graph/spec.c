@@ -314,6 +314,10 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
         o->seed = (int64_t)v;
         return SL_OK;
     }
+    if (strcmp(key, "max_held_bytes") == 0) {
+        o->max_held_bytes = (int64_t)v;
+        return SL_OK;
+    }
     int *field = strcmp(key, "batch_size") == 0             ? &o->batch_size
                  : strcmp(key, "num_threads") == 0          ? &o->num_threads
                  : strcmp(key, "prefetch_queue_depth") == 0 ? &o->prefetch_queue_depth
@@ -331,8 +335,8 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
 }
 
 static const char *const option_keys[] = {
-    "batch_size",   "num_threads",     "prefetch_queue_depth", "seed", "device_id",
-    "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      NULL};
+    "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",           "device_id",
+    "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes", NULL};
 
 sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o)
 {
@@ -547,6 +551,8 @@ static void put_options(text *t, const sl_pipeline_options *o)
     if (o->cpu_queue_depth || o->gpu_queue_depth) /* separated queues */
         put(t, ",\n    \"cpu_queue_depth\": %d,\n    \"gpu_queue_depth\": %d", o->cpu_queue_depth,
             o->gpu_queue_depth);
+    if (o->max_held_bytes) /* written only when not the default */
+        put(t, ",\n    \"max_held_bytes\": %lld", (long long)o->max_held_bytes);
     put(t, "\n  },\n");
 }
 

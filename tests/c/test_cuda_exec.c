@@ -3,8 +3,8 @@
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
  * silently (gpuutil.h). Checks: decoders.image on "mixed" and copy on "gpu" give the CPU
  * pipeline's bytes, on the GPU (sl_batch_device), with CPU outputs (labels) beside them; steady
- * state makes no device or pinned allocation; the GPU outputs of a pinned slot stay unchanged
- * while later iterations run; a corrupt file in a mixed decoder is reported at its iteration,
+ * state makes no device or pinned allocation; held GPU outputs stay unchanged while later
+ * iterations run in other buffers; a corrupt file in a mixed decoder is reported at its iteration,
  * naming the file, and the pipeline goes on; placement errors (gpu input from a CPU node, CPU
  * input from a gpu node, mixed for an operator without it, gpu in a CPU-only pipeline) fail the
  * build naming the node; under emulation, reading device memory on the host crashes as on a GPU.
@@ -275,21 +275,77 @@ static void pinned_gpu_outputs_stay_unchanged(void **state)
     sl_pipeline_destroy(p);
 }
 
-/* A pinned view keeps its GPU set: with gpu_queue_depth 2, the iteration that needs the
- * pinned one's set waits for the view, is refused after the pin wait (naming the option to
- * raise), and runs once the view is gone; the pinned data stayed unchanged meanwhile. */
-static void pinned_outputs_keep_their_gpu_set(void **state)
+/* Held GPU outputs are set aside (exec/outputs.c): with one queue at depth 1 and with separated
+ * queues (2, 2), every iteration's outputs kept while the next runs stay as they were on the
+ * device; a loop that keeps the previous batch makes no device allocation once a spare exists;
+ * past max_held_bytes the iteration that needs a held set fails after the pin wait, naming it,
+ * and runs once the view is gone. */
+static void held_gpu_outputs_are_set_aside(void **state)
 {
-    sl_pipeline *p = tu_gpu_build(separated_spec(5, 2, 2), true);
+    enum { N = 6 };
+    for (int separated = 0; separated < 2; separated++) {
+        char q[128];
+        snprintf(q, sizeof q, "%s",
+                 separated ? "\"cpu_queue_depth\": 2, \"gpu_queue_depth\": 2"
+                           : "\"prefetch_queue_depth\": 1");
+        sl_pipeline *p = tu_gpu_build(reader_spec_q(5, q), true);
+        sl_outputs *o[N];
+        void *first[N];
+        for (int k = 0; k < N; k++) {
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+            o[k] = sl_pipeline_outputs_pin(p);
+            first[k] = tu_batch_to_host(sl_outputs_get(o[k], 1));
+        }
+        for (int k = 0; k < N; k++) {
+            const sl_batch *b = sl_outputs_get(o[k], 1);
+            assert_int_equal(sl_batch_device(b), SL_DEVICE_GPU);
+            void *again = tu_batch_to_host(b);
+            assert_memory_equal(first[k], again, sl_batch_nbytes(b));
+            free(again);
+            free(first[k]);
+            sl_outputs_unpin(o[k]);
+        }
+        sl_pipeline_destroy(p);
+    }
+#ifdef SLUICE_HAVE_CUDA
+    for (int separated = 0; separated < 2; separated++) { /* steady state, keeping one */
+        char q[128];
+        snprintf(q, sizeof q, "%s",
+                 separated ? "\"cpu_queue_depth\": 2, \"gpu_queue_depth\": 1"
+                           : "\"prefetch_queue_depth\": 1");
+        char *json = tu_gpu_spec(reader_spec_q(8, q), true);
+        char *shuffle = strstr(json, "\"random_shuffle\": true");
+        assert_non_null(shuffle);
+        memcpy(shuffle, "\"random_shuffle\":false", 22); /* the same batches every epoch */
+        sl_pipeline *p = tu_gpu_build(json, true);
+        free(json);
+        sl_outputs *prev = NULL;
+        uint64_t before = 0;
+        for (int k = 0; k < 3 * 13; k++) { /* 100 files: 13 iterations an epoch */
+            if (k == 2 * 13)
+                before = sl__gpu_alloc_calls(p->gpu);
+            assert_int_equal(sl_pipeline_run(p), SL_OK);
+            sl_outputs *out = sl_pipeline_outputs_pin(p);
+            sl_outputs_unpin(prev);
+            prev = out;
+        }
+        assert_int_equal(sl__gpu_alloc_calls(p->gpu), before);
+        sl_outputs_unpin(prev);
+        sl_pipeline_destroy(p);
+    }
+#endif
+    sl_pipeline *p = tu_gpu_build(
+        reader_spec_q(5, "\"cpu_queue_depth\": 2, \"gpu_queue_depth\": 2, \"max_held_bytes\": 1"),
+        true);
     assert_int_equal(sl_pipeline_run(p), SL_OK);
     sl_outputs *o = sl_pipeline_outputs_pin(p);
     const sl_batch *b = sl_outputs_get(o, 1);
     void *first = tu_batch_to_host(b);
-    assert_int_equal(sl_pipeline_run(p), SL_OK);     /* iteration 1: the other set */
-    assert_int_not_equal(sl_pipeline_run(p), SL_OK); /* iteration 2 needs iteration 0's set */
+    assert_int_equal(sl_pipeline_run(p), SL_OK);      /* iteration 1: the other set */
+    assert_int_equal(sl_pipeline_run(p), SL_EMISUSE); /* iteration 2 needs iteration 0's set */
     print_message("%s\n", sl_pipeline_error(p));
     assert_non_null(strstr(sl_pipeline_error(p), "GPU buffers of iteration 0"));
-    assert_non_null(strstr(sl_pipeline_error(p), "gpu_queue_depth"));
+    assert_non_null(strstr(sl_pipeline_error(p), "of device memory that max_held_bytes allows"));
     void *again = tu_batch_to_host(b);
     assert_memory_equal(first, again, sl_batch_nbytes(b));
     sl_outputs_unpin(o);
@@ -466,7 +522,7 @@ int main(void)
         cmocka_unit_test(separated_queues_give_the_same_outputs),
         cmocka_unit_test(gpu_outputs_live_in_gpu_queue_depth_sets),
         cmocka_unit_test(cpu_stage_runs_ahead_of_the_gpu_sets),
-        cmocka_unit_test(pinned_outputs_keep_their_gpu_set),
+        cmocka_unit_test(held_gpu_outputs_are_set_aside),
         cmocka_unit_test(gpu_stage_survives_allocation_failures),
         cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),
         cmocka_unit_test(placement_errors_name_the_node),

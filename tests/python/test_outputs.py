@@ -1,6 +1,7 @@
 """tests/python/test_outputs.py: TensorListCPU — its API, zero-copy export (NumPy, buffer
 protocol, DLPack into torch and NumPy, proven by pointer identity), memory safety (views stay
-valid after release_outputs/run; holding too many iterations is a clear error, not corruption),
+valid after release_outputs/run, held iterations are set aside, and past max_held_bytes a
+clear error, not corruption),
 and no memory growth over 1,000 batches."""
 import gc
 import threading
@@ -14,12 +15,12 @@ import sluice
 from sluice import fn, pipeline_def, types
 
 
-def feed_pipe(batches, depth=2, threads=2, dtype=None):
+def feed_pipe(batches, depth=2, threads=2, dtype=None, max_held_bytes=0):
     """A pipeline passing `batches` (lists of arrays) through external_source."""
     it = iter(batches)
 
     @pipeline_def(batch_size=len(batches[0]), num_threads=threads,
-                  prefetch_queue_depth=depth)
+                  prefetch_queue_depth=depth, max_held_bytes=max_held_bytes)
     def p():
         return fn.external_source(source=lambda: next(it), dtype=dtype)
 
@@ -107,17 +108,28 @@ def test_views_stay_valid_after_release_and_run():
         assert pipe.run()[0].at(3)[0, 0] == 10 * k + 3
 
 
-def test_holding_more_iterations_than_the_depth_is_a_clear_error():
-    batches = [[np.full((8,), k, dtype=np.int64)] * 2 for k in range(6)]
+def test_holding_more_iterations_than_the_depth():
+    batches = [[np.full((8,), k, dtype=np.int64)] * 2 for k in range(8)]
     pipe = feed_pipe(batches, depth=2)
+    held = [pipe.run()[0] for _ in range(6)]  # set aside as they are released
+    assert [tl.at(1).tolist() for tl in held] == [[k] * 8 for k in range(6)]
+    del held
+    assert pipe.run()[0].at(0)[0] == 6
+
+
+def test_holding_past_max_held_bytes_is_a_clear_error():
+    batches = [[np.full((8,), k, dtype=np.int64)] * 2 for k in range(6)]
+    pipe = feed_pipe(batches, depth=2, max_held_bytes=1)  # nothing may be set aside
     held = [pipe.run()[0], pipe.run()[0]]
     t0 = time.monotonic()
-    with pytest.raises(sluice.MisuseError, match="still referenced"):
+    with pytest.raises(sluice.MisuseError, match="still referenced.*max_held_bytes"):
         pipe.run()
     assert time.monotonic() - t0 < 10
     assert held[0].at(0).tolist() == [0] * 8  # never overwritten
     del held
     assert pipe.run()[0].at(0)[0] == 2  # usable again once the views are gone
+    with pytest.raises(sluice.InvalidArgumentError, match="max_held_bytes"):
+        feed_pipe(batches, max_held_bytes=-5).build()
 
 
 def test_gil_is_released_while_waiting():

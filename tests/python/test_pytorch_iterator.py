@@ -52,8 +52,10 @@ def label_of(path):
     return int(os.path.basename(path).split(".")[0])
 
 
-def reader_pipe(files, n, bs, shard_id=0, num_shards=1, pad=False, depth=2, stick=False):
-    @pipeline_def(batch_size=bs, num_threads=1, prefetch_queue_depth=depth)
+def reader_pipe(files, n, bs, shard_id=0, num_shards=1, pad=False, depth=2, stick=False,
+                max_held_bytes=0):
+    @pipeline_def(batch_size=bs, num_threads=1, prefetch_queue_depth=depth,
+                  max_held_bytes=max_held_bytes)
     def p():
         data, label = fn.readers.file(files=files[:n], labels=[label_of(f) for f in files[:n]],
                                       shard_id=shard_id, num_shards=num_shards,
@@ -371,24 +373,26 @@ def test_tensors_outlive_iterator_and_pipeline(files):
     assert ids(first) == [0, 1, 2, 3] and ids(second) == [4, 5, 6, 7]
 
 
-@pytest.mark.parametrize("depth", [2, 3, 4])
+@pytest.mark.parametrize("depth", [1, 2, 3])
 def test_hold_previous_steps(files, depth):
-    """With prefetch_queue_depth d, the tensors of the last d - 1 steps may be held while the
-    next one is asked for; their contents never change."""
+    """Whatever prefetch_queue_depth, the tensors of earlier steps may be held while the next
+    one is asked for (here depth + 1 of them: they are set aside); their contents never
+    change."""
     pipe = reader_pipe(files, 40, 2, depth=depth)
     it = SluiceGenericIterator(pipe, ["data", "label"], reader_name="Reader")
     held = []
     for step, (b,) in enumerate(it):
         held.append((b, ids(b)))
-        held = held[-(depth - 1):]
+        held = held[-(depth + 1):]
         for old, want in held:
             assert ids(old) == want
     assert step == 19
 
 
 def test_holding_too_many_steps_is_a_clear_error(files):
-    it = SluiceGenericIterator(reader_pipe(files, 40, 2, depth=2), ["data", "label"],
-                               reader_name="Reader")
+    # max_held_bytes=1: nothing may be set aside, so held steps keep their slots
+    it = SluiceGenericIterator(reader_pipe(files, 40, 2, depth=2, max_held_bytes=1),
+                               ["data", "label"], reader_name="Reader")
     a, b = next(it), next(it)
     t0 = time.monotonic()
     with pytest.raises(sluice.MisuseError, match="still referenced"):
@@ -400,9 +404,11 @@ def test_holding_too_many_steps_is_a_clear_error(files):
 
 
 def test_holding_too_many_steps_with_two_pipelines(files):
-    # shard 0 has depth 3, shard 1 depth 2: holding two steps stops the second pipeline only;
-    # the first one's batch is kept until the second can deliver, so both stay in step
-    pipes = [reader_pipe(files, 40, 2, 0, 2, depth=3), reader_pipe(files, 40, 2, 1, 2, depth=2)]
+    # shard 0 has depth 3, shard 1 depth 2, neither may set batches aside: holding two steps
+    # stops the second pipeline only; the first one's batch is kept until the second can
+    # deliver, so both stay in step
+    pipes = [reader_pipe(files, 40, 2, 0, 2, depth=3, max_held_bytes=1),
+             reader_pipe(files, 40, 2, 1, 2, depth=2, max_held_bytes=1)]
     it = SluiceGenericIterator(pipes, ["data", "label"], reader_name="Reader")
     a, b = next(it), next(it)
     with pytest.raises(sluice.MisuseError, match="still referenced"):

@@ -159,17 +159,17 @@ static int options_from_dict(PyObject *d, sl_pipeline_options *o)
 {
     sl_pipeline_options_init(o);
     static const char *const keys[] = {
-        "batch_size", "num_threads",  "prefetch_queue_depth", "seed",
-        "device_id",  "fuse_samples", "cpu_queue_depth",      "gpu_queue_depth"};
-    for (int k = 0; k < 8; k++) {
+        "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",          "device_id",
+        "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes"};
+    for (int k = 0; k < 9; k++) {
         PyObject *v = PyDict_GetItemString(d, keys[k]);
         if (!v || v == Py_None)
             continue;
         long long x = PyLong_AsLongLong(v);
         if (x == -1 && PyErr_Occurred())
             return -1;
-        if (k == 3) {
-            o->seed = x;
+        if (k == 3 || k == 8) { /* the int64_t ones */
+            *(k == 3 ? &o->seed : &o->max_held_bytes) = x;
             continue;
         }
         if (x < INT_MIN || x > INT_MAX)
@@ -269,11 +269,12 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     sl_status rc = sl_pipeline_options_from_json(s, &o);
     if (rc != SL_OK)
         return slpy_raise_last(st, rc);
-    return Py_BuildValue(
-        "{s:i,s:i,s:i,s:L,s:i,s:O,s:i,s:i}", "batch_size", o.batch_size, "num_threads",
-        o.num_threads, "prefetch_queue_depth", o.prefetch_queue_depth, "seed", (long long)o.seed,
-        "device_id", o.device_id, "fuse_samples", o.fuse_samples ? Py_True : Py_False,
-        "cpu_queue_depth", o.cpu_queue_depth, "gpu_queue_depth", o.gpu_queue_depth);
+    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i,s:O,s:i,s:i,s:L}", "batch_size", o.batch_size,
+                         "num_threads", o.num_threads, "prefetch_queue_depth",
+                         o.prefetch_queue_depth, "seed", (long long)o.seed, "device_id",
+                         o.device_id, "fuse_samples", o.fuse_samples ? Py_True : Py_False,
+                         "cpu_queue_depth", o.cpu_queue_depth, "gpu_queue_depth", o.gpu_queue_depth,
+                         "max_held_bytes", (long long)o.max_held_bytes);
 }
 
 static PyMethodDef graph_methods[] = {
