@@ -16,7 +16,8 @@
 # - Environment: SLUICE_TEST_DATA (make_images.py output), SLUICE_TEST_TREE (make_tree.py
 #   output), SLUICE_CLI (the sluice executable), SLUICE_SOURCE_DIR, SLUICE_BUILD_DIR.
 # - Fixture `testdata`: generated once per build tree (cached by a hash of tests/data/*.py and
-#   the arguments), required by every test.
+#   the arguments), required by every test; or carried from another machine
+#   (SLUICE_TEST_DATA_FROM).
 
 pkg_check_modules(sluice_cmocka IMPORTED_TARGET cmocka)
 if(NOT sluice_cmocka_FOUND)
@@ -24,9 +25,22 @@ if(NOT sluice_cmocka_FOUND)
                         "configure with -DSLUICE_BUILD_TESTS=OFF to build without tests")
 endif()
 
-set(SLUICE_TEST_DATA "${PROJECT_BINARY_DIR}/testdata")
-set(SLUICE_TEST_TREE "${PROJECT_BINARY_DIR}/testtree")
-set(SLUICE_TEST_CASES "${PROJECT_BINARY_DIR}/testcases")
+# Generating the test data needs Debian's wallpaper photos (tests/data/photos.py); a machine
+# without them (the lent GPU machine) uses data generated elsewhere and carried:
+# -DSLUICE_TEST_DATA_FROM=DIR with DIR/testdata, DIR/testtree and DIR/testcases (any of them may
+# be missing; scripts/device-prepare.sh makes such a folder).
+set(SLUICE_TEST_DATA_FROM "" CACHE PATH
+    "Folder of test data generated on another machine (testdata/, testtree/, testcases/)")
+if(SLUICE_TEST_DATA_FROM)
+    set(sluice_data_root "${SLUICE_TEST_DATA_FROM}")
+    set(sluice_carried 1)
+else()
+    set(sluice_data_root "${PROJECT_BINARY_DIR}")
+    set(sluice_carried 0)
+endif()
+set(SLUICE_TEST_DATA "${sluice_data_root}/testdata")
+set(SLUICE_TEST_TREE "${sluice_data_root}/testtree")
+set(SLUICE_TEST_CASES "${sluice_data_root}/testcases")
 set(sluice_test_env
     "SLUICE_TEST_DATA=${SLUICE_TEST_DATA}"
     "SLUICE_TEST_TREE=${SLUICE_TEST_TREE}"
@@ -42,16 +56,16 @@ set(sluice_gen "${PROJECT_SOURCE_DIR}/cmake/run_generator.cmake")
 add_test(NAME fixture.testdata.images
          COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
                  "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_images.py"
-                 "-DOUT=${SLUICE_TEST_DATA}" -P "${sluice_gen}")
+                 "-DOUT=${SLUICE_TEST_DATA}" "-DCARRIED=${sluice_carried}" -P "${sluice_gen}")
 add_test(NAME fixture.testdata.tree
          COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
                  "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_tree.py"
-                 "-DOUT=${SLUICE_TEST_TREE}"
+                 "-DOUT=${SLUICE_TEST_TREE}" "-DCARRIED=${sluice_carried}"
                  "-DARGS=--classes 4 --per-class 25 --seed 1" -P "${sluice_gen}")
 add_test(NAME fixture.testdata.cases
          COMMAND ${CMAKE_COMMAND} "-DPYTHON=${SLUICE_PYTHON}"
                  "-DSCRIPT=${PROJECT_SOURCE_DIR}/tests/data/make_cases.py"
-                 "-DOUT=${SLUICE_TEST_CASES}" -P "${sluice_gen}")
+                 "-DOUT=${SLUICE_TEST_CASES}" "-DCARRIED=${sluice_carried}" -P "${sluice_gen}")
 set_tests_properties(fixture.testdata.images fixture.testdata.tree fixture.testdata.cases PROPERTIES
                      FIXTURES_SETUP testdata LABELS fixture TIMEOUT 300)
 

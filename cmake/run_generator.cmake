@@ -6,6 +6,18 @@
 # output, not in it, so tests that list the directory see only generated files. A failed run
 # removes the output and fails (the ctest fixture then fails and names the generator).
 # A generator that does not exist yet is reported and skipped, not failed.
+#
+# -DCARRIED=1: OUT was generated on another machine and carried here (SLUICE_TEST_DATA_FROM,
+# scripts/device-prepare.sh): nothing is generated; a folder that was not carried is reported,
+# and the tests that read it fail on their own, naming what they could not open.
+if(CARRIED)
+    if(IS_DIRECTORY "${OUT}")
+        message(STATUS "test data: ${OUT} (carried)")
+    else()
+        message(STATUS "test data: ${OUT} was not carried; the tests that read it will fail")
+    endif()
+    return()
+endif()
 foreach(var PYTHON SCRIPT OUT)
     if(NOT DEFINED ${var})
         message(FATAL_ERROR "run_generator.cmake: -D${var}=... is required")

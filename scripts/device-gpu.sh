@@ -1,21 +1,29 @@
 #!/bin/bash
-# scripts/device-gpu.sh [STEPS]: sluice's GPU checks and benchmarks on a lent GPU machine (the
-# `device` tool), in one command, from the repository root there:
+# scripts/device-gpu.sh [STEPS]: sluice's GPU checks and benchmarks on a fresh lent GPU machine
+# (the `device` tool: Ubuntu-like, GCC 13, CUDA, Python 3.12 with torch; no package registry, no
+# wallpaper photos), in one command from the repository root there. Exactly how:
 #
-#   here:  scripts/device-debs.sh                      # once: the packages the machine lacks
-#          bench/make_dataset.py --out build/bench-data/n500-s0 --n 500 --seed 0   (or make bench)
-#   run:   carry [".device-debs", "build/bench-data/n500-s0"],
-#          command "scripts/device-gpu.sh build,test,bench,scaling"
+#   1. here:  scripts/device-prepare.sh
+#             (packages, the test data made from this machine's photos, 500 benchmark photos;
+#             it checks the 64 MiB carry limit and prints step 2)
+#   2. device tool `run`, one call:
+#             carry     [".device-debs", ".device-testdata", "build/bench-data/n500-s0"]
+#             command   "scripts/device-gpu.sh"
+#             timeout_s 600 (build ~3 min on 16 cores, tests ~1 min, benchmarks ~4 min)
+#   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
 #
-# STEPS (comma-separated, default all): build (configure and build build-gpu/ with CUDA),
-# test (ctest -L 'gpu|gpu-emulated': every kernel against its CPU operator on the device),
-# bench (bench/gpu.py: train with the GPU stage against the CPU pipeline and torchvision's
-# DataLoader; crop_mirror_normalize's bandwidth against a device-to-device copy), scaling
-# (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
-# issue 5's 16-thread goal). What comes back in $OUT (the device tool brings back at most 8
-# files; /tmp/sluice-out elsewhere): steps.txt (the machine, each step and its output's tail),
-# build.txt, ctest-gpu.txt, gpu.md and gpu.json (bench/gpu.py), scaling.md and scaling.json
-# (bench/run).
+# STEPS (comma-separated, default all): build (configure and build build-gpu/ with CUDA, its
+# tests reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel
+# against its CPU operator on the device and emulated, then the GPU tests of tests/python with
+# pytest: test_gpu.py and the held-batch loops of test_held_batches.py), bench (bench/gpu.py:
+# train with the GPU stage against the CPU pipeline and torchvision's DataLoader;
+# crop_mirror_normalize's bandwidth against a device-to-device copy), scaling (bench/run: the
+# decode bound and sluice's train and val pipelines on 1 .. all CPU threads, issue 5's 16-thread
+# goal). What comes back in $OUT (the device tool brings back at most 8 files; /tmp/sluice-out
+# elsewhere): steps.txt (the machine, each step and its output's tail), build.txt,
+# ctest-gpu.txt, pytest-gpu.txt, gpu.md and gpu.json (bench/gpu.py), scaling.md and
+# scaling.json (bench/run). A failed step is reported in steps.txt and the next steps still run;
+# the exit status is non-zero when any step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=",${1:-build,test,bench,scaling},"
@@ -25,7 +33,9 @@ DATA=${SLUICE_DATA:-build/bench-data/n500-s0}
 BUILD=${SLUICE_GPU_BUILD:-build-gpu}
 JOBS=$(nproc)
 mkdir -p "$OUT"
+FAILED=0
 log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
+failed() { FAILED=1; log "FAILED: $*"; }
 tail_to_steps() { tail -"$1" "$2" | tee -a "$OUT/steps.txt"; }
 
 # The carried packages, unpacked into $DEPS (absolute links made to point inside it), found
@@ -36,6 +46,7 @@ if [ -d .device-debs ] && ls .device-debs/*.deb >/dev/null 2>&1; then
     find "$DEPS" -type l -lname '/*' | while read -r l; do ln -sfn "$DEPS$(readlink "$l")" "$l"; done
     ML="$DEPS/usr/lib/x86_64-linux-gnu"
     export PATH="$DEPS/usr/bin:$PATH"
+    PYDEPS="$DEPS/usr/lib/python3/dist-packages" # pytest, when the machine's Python lacks it"
     export PKG_CONFIG_LIBDIR="$ML/pkgconfig:$DEPS/usr/share/pkgconfig"
     export PKG_CONFIG_SYSROOT_DIR="$DEPS"
     export LD_LIBRARY_PATH="$ML:$DEPS/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -50,23 +61,37 @@ if [[ $STEPS == *,build,* ]]; then
     log "build ($BUILD, CUDA, Python $PY)"
     args=(-S . -B "$BUILD" -DSLUICE_WERROR=ON -DSLUICE_ASSERT=ON -DSLUICE_CUDA=ON
           -DSLUICE_PYTHON="$PY" -DPython3_EXECUTABLE="$PY")
+    if [ -d .device-testdata/testtree ]; then
+        args+=(-DSLUICE_TEST_DATA_FROM="$PWD/.device-testdata")
+    else
+        log "no .device-testdata carried: the fixtures will try to make it (needs wallpapers)"
+    fi
     if ! cmake "${args[@]}" > "$OUT/build.txt" 2>&1; then
         log "configure failed with the Python package; again without it"
         cmake "${args[@]}" -DSLUICE_PYTHON_MODULE=OFF >> "$OUT/build.txt" 2>&1
     fi
     cmake --build "$BUILD" -j "$JOBS" >> "$OUT/build.txt" 2>&1 ||
-        { tail_to_steps 40 "$OUT/build.txt"; exit 1; }
+        { tail_to_steps 40 "$OUT/build.txt"; failed "build"; exit 1; }
 fi
 if [[ $STEPS == *,test,* ]]; then
     log "test: ctest -L 'gpu|gpu-emulated'"
     (cd "$BUILD" && ctest -L 'gpu|gpu-emulated' --output-on-failure -j 4) > "$OUT/ctest-gpu.txt" 2>&1 \
-        || log "some GPU tests failed (ctest-gpu.txt)"
+        || failed "some GPU tests (ctest-gpu.txt)"
     tail_to_steps 25 "$OUT/ctest-gpu.txt"
+    log "test: pytest tests/python/test_gpu.py tests/python/test_held_batches.py"
+    pypath="$BUILD/python"
+    "$PY" -c 'import pytest' 2>/dev/null || pypath="$pypath:${PYDEPS:-}"
+    tree=$(sed -n 's/^SLUICE_TEST_DATA_FROM:PATH=//p' "$BUILD/CMakeCache.txt")
+    tree=${tree:-$BUILD}/testtree
+    (PYTHONPATH="$pypath" SLUICE_TEST_TREE="$tree" "$PY" -m pytest -q -p no:cacheprovider \
+        tests/python/test_gpu.py tests/python/test_held_batches.py) > "$OUT/pytest-gpu.txt" 2>&1 \
+        || failed "some Python GPU tests (pytest-gpu.txt)"
+    tail_to_steps 25 "$OUT/pytest-gpu.txt"
 fi
 if [[ $STEPS == *,bench,* ]]; then
     log "bench: bench/gpu.py on $DATA"
     "$PY" bench/gpu.py --root "$DATA" --threads 4 16 --rounds 3 --build-dir "$BUILD" \
-        --out "$OUT" > "$TMP/gpu.txt" 2>&1 || log "bench/gpu.py failed"
+        --out "$OUT" > "$TMP/gpu.txt" 2>&1 || failed "bench/gpu.py"
     tail_to_steps 60 "$TMP/gpu.txt"
 fi
 if [[ $STEPS == *,scaling,* ]]; then
@@ -77,9 +102,10 @@ if [[ $STEPS == *,scaling,* ]]; then
     ln -sfn "$(realpath "$DATA")" "$BUILD/bench-data/n$n-s0"
     "$PY" bench/run --no-build --build-dir "$BUILD" --n "$n" --seed 0 --rounds 1 \
         --threads "$JOBS" --only '^(decode_full|sluice_train|sluice_val)(_t[0-9]+)?$' \
-        --out "$TMP" > "$TMP/scaling.txt" 2>&1 || log "bench/run failed"
+        --out "$TMP" > "$TMP/scaling.txt" 2>&1 || failed "bench/run"
     tail_to_steps 30 "$TMP/scaling.txt"
     cp "$TMP/latest.md" "$OUT/scaling.md" 2>/dev/null || true
     cp "$TMP/latest.json" "$OUT/scaling.json" 2>/dev/null || true
 fi
 log "done"
+exit $FAILED

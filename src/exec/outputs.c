@@ -241,8 +241,11 @@ static void size_text(char *buf, size_t len, size_t bytes)
 void sl__outputs_describe_held_locked(const sl_pipeline *p, char *buf, size_t len)
 {
     size_t n = (size_t)snprintf(buf, len, "views of iteration%s", p->nheld == 1 ? "" : "s");
+    const sl_outputs *oldest = p->held; /* the list is newest first: list it backwards */
+    while (oldest && oldest->next)
+        oldest = oldest->next;
     int listed = 0;
-    for (const sl_outputs *o = p->held; o && n < len; o = o->next, listed++) {
+    for (const sl_outputs *o = oldest; o && n < len; o = o->prev, listed++) {
         if (listed == 8) {
             n += (size_t)snprintf(buf + n, len - n, ", ...");
             break;
