@@ -269,15 +269,35 @@ static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size
  * from a full decode. With this margin those columns fall outside the roi. */
 #define CROP_MARGIN 4
 
+/* The same for block smoothing, which libjpeg applies to a progressive JPEG whose later scans
+ * are missing (a truncated download): each block's missing coefficients are estimated from the
+ * blocks up to two to each side (jdcoefct.c, decompress_smooth_data), and at a cropped window's
+ * edge there are none, so up to two blocks of each component near the edge differ — and the
+ * upsampled chroma reaches one block further. Three iMCUs (the unit jpeg_crop_scanline aligns
+ * to; an iMCU holds one block of the most subsampled component) on each side keep them out of
+ * the roi. Complete progressive files are not smoothed; the margin costs them a few blocks. */
+static int smoothing_margin(const struct jpeg_decompress_struct *c)
+{
+    if (!c->progressive_mode || !c->do_block_smoothing)
+        return 0;
+#if JPEG_LIB_VERSION >= 70
+    int block = c->min_DCT_h_scaled_size;
+#else
+    int block = c->min_DCT_scaled_size;
+#endif
+    return 3 * c->max_h_samp_factor * block;
+}
+
 /* Window: jpeg_crop_scanline widens [x - margin, x + w + margin) to iMCU boundaries,
  * jpeg_skip_scanlines skips the rows above (decoding the context rows upsampling needs); the
  * rows below are never decoded (jpeg_abort_decompress). */
 static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
-    int left = r->x < CROP_MARGIN ? 0 : r->x - CROP_MARGIN;
-    int right = (int)c->output_width - (r->x + r->w) < CROP_MARGIN ? (int)c->output_width
-                                                                   : r->x + r->w + CROP_MARGIN;
+    int margin = CROP_MARGIN + smoothing_margin(c);
+    int left = r->x < margin ? 0 : r->x - margin;
+    int right =
+        (int)c->output_width - (r->x + r->w) < margin ? (int)c->output_width : r->x + r->w + margin;
     JDIMENSION x0 = (JDIMENSION)left, cw = (JDIMENSION)(right - left);
     if (cw != c->output_width)
         jpeg_crop_scanline(c, &x0, &cw);

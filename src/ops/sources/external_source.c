@@ -313,9 +313,9 @@ static sl_status run_sample(sl_ctx *ctx, int i)
 {
     fed *f = *(fed **)sl_ctx_iter_data(ctx);
     size_t bytes = f->offsets[i + 1] - f->offsets[i];
-    const void *src = f->is_lent ? f->lent[i] : f->data + f->offsets[i];
-    if (bytes)
-        memcpy(sl_ctx_output_data(ctx, 0, i), src, bytes);
+    if (bytes) /* an empty batch copied nothing: f->data is NULL, and NULL + 0 is undefined */
+        memcpy(sl_ctx_output_data(ctx, 0, i), f->is_lent ? f->lent[i] : f->data + f->offsets[i],
+               bytes);
     /* the last copy gives lent data back (the others' reads happen before their decrement) */
     if (f->is_lent && atomic_fetch_sub_explicit(&f->to_copy, 1, memory_order_acq_rel) == 1)
         give_back(f);
