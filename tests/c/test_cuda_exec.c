@@ -86,8 +86,10 @@ static void gpu_data_back_to_the_cpu(void **state)
              "   \"inputs\": [\"reader:0\"]},"
              "  {\"name\": \"flip\", \"op\": \"flip\", \"device\": \"$GPU\", \"inputs\": "
              "[\"dec\"]},"
-             "  {\"name\": \"back\", \"op\": \"copy\", \"inputs\": [\"flip\"]},"
-             "  {\"name\": \"back_mixed\", \"op\": \"copy\", \"inputs\": [\"dec\"]},"
+             "  {\"name\": \"back\", \"op\": \"copy\", \"device\": \"cpu\", \"inputs\": "
+             "[\"flip\"]},"
+             "  {\"name\": \"back_mixed\", \"op\": \"copy\", \"device\": \"cpu\", \"inputs\": "
+             "[\"dec\"]},"
              "  {\"name\": \"f\", \"op\": \"cast\", \"inputs\": [\"back\"], \"args\": "
              "{\"dtype\": \"float32\"}}],"
              " \"outputs\": [\"f\", \"back_mixed\", \"back\"]}",
@@ -431,8 +433,8 @@ static void placement_errors_name_the_node(void **state)
     const char *gpu_into_cpu =
         "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
         " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]},"
-        " {\"name\": \"back\", \"op\": \"cast\", \"inputs\": [\"m\"], \"args\": {\"dtype\": "
-        "\"float64\"}}],"
+        " {\"name\": \"back\", \"op\": \"cast\", \"device\": \"cpu\", \"inputs\": [\"m\"], "
+        "\"args\": {\"dtype\": \"float64\"}}],"
         " \"outputs\": [\"back\"]}";
     assert_int_equal(build_status(gpu_into_cpu, 0, msg, sizeof msg), SL_EINVAL);
     assert_non_null(strstr(msg, "\"back\""));
