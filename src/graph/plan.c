@@ -55,15 +55,11 @@ static sl_status check_device(build *b, int i, const sl__ref *refs)
     char why[512];
     if (sl__stage_check(b->ops[i], pl, from, why, sizeof why) != SL_OK)
         return fail(b, i, SL_EUNSUPPORTED, "%s", why);
-    if (pl->stage != SL__STAGE_CPU && b->o->device_id < 0) {
-        if (pl->from >= 0)
-            return fail(b, i, SL_EUNSUPPORTED,
-                        "device \"%s\" in a CPU-only pipeline (device_id is -1): no device was "
-                        "given and input %d comes from node \"%s\" on %s",
-                        sl__stage_name(pl->stage), pl->from, from, sl__stage_name(pl->from_stage));
+    /* A node placed off the cpu by its inputs never gets here in a CPU-only pipeline: the
+     * mixed or gpu node above it, given its device, is checked first and fails. */
+    if (pl->stage != SL__STAGE_CPU && b->o->device_id < 0)
         return fail(b, i, SL_EUNSUPPORTED, "device \"%s\" in a CPU-only pipeline (device_id is -1)",
                     sl__stage_name(pl->stage));
-    }
     return SL_OK;
 }
 
