@@ -31,8 +31,11 @@ typedef struct sl_graph sl_graph;
 SL_API sl_status sl_graph_create(sl_graph **out);
 SL_API void sl_graph_destroy(sl_graph *g);
 
-/* Adds a node running operator `op` on `device` ("cpu", "mixed", "gpu"; NULL = "cpu").
- * `name` must be unique; NULL picks "<op>_<k>". Strings are copied. */
+/* Adds a node running operator `op` on `device` ("cpu", "mixed", "gpu"). NULL leaves the device
+ * to the build, which places the node from its inputs as DALI does: on "gpu" when at least one
+ * of its regular inputs is GPU data (an output of a mixed or gpu node), else on "cpu" (so a
+ * source runs on "cpu"); argument inputs do not count. A given device always wins. `name`
+ * must be unique; NULL picks "<op>_<k>". Strings are copied. */
 SL_API sl_status sl_graph_add(sl_graph *g, const char *op, const char *name, const char *device);
 /* Appends the next positional input of `node`: "producer" or "producer:k". */
 SL_API sl_status sl_graph_input(sl_graph *g, const char *node, const char *source);
@@ -63,10 +66,13 @@ SL_API sl_status sl_graph_output(sl_graph *g, const char *source);
  *               "inputs": ["reader:0"], "args": {"output_type": "RGB"},
  *               "arg_inputs": {"mirror": "coin"}}, ...],
  *    "outputs": ["cmn", "reader:1"]}
+ * A node without "device" is placed from its inputs, as sl_graph_add(..., NULL) is.
  * sl_graph_from_json parses the graph part (options: sl_pipeline_options_from_json). Errors name
  * the node and key. Returns: *out owned by the caller. */
 SL_API sl_status sl_graph_from_json(const char *json, sl_graph **out);
-/* Writes the graph as JSON (without the "pipeline" part). Returns: *json owned (free()). */
+/* Writes the graph as JSON (without the "pipeline" part); a node added without a device is
+ * written without "device", so reading the text back places it the same way.
+ * Returns: *json owned (free()). */
 SL_API sl_status sl_graph_to_json(const sl_graph *g, char **json);
 
 #ifdef __cplusplus

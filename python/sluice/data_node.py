@@ -7,7 +7,8 @@ maps them: ``+`` add, ``-`` sub, ``*`` mul, ``/`` fdiv (true division: integers 
 geq (bool results), ``& | ^`` bitand bitor bitxor. A Python int is an int32 constant, a float a
 float32 one (DALI's typing); ``types.Constant(v, dtype)`` or a NumPy scalar gives the type.
 Indexing (``x[10:20, :, 0]``, ``x[..., ::-1]``, ``x[-1]``) records a C ``tensor_subscript`` node
-(NumPy's basic indexing, resolved per sample; see sluice.subscript).
+(NumPy's basic indexing, resolved per sample; see sluice.subscript). Like fn.*, these nodes
+run where their inputs are: on the GPU when an operand is GPU data.
 """
 from . import _sluice
 
@@ -22,17 +23,18 @@ class DataNode:
     """One output of an operator node: what ``fn.*`` returns and takes.
 
     ``name`` is ``"node"`` or ``"node:k"`` (the reference the JSON spec uses); ``device`` is
-    "cpu" (sluice runs every operator on the CPU today).
+    where its node runs: "cpu", "mixed" (data on the GPU, made from CPU inputs: a mixed decoder,
+    ``.gpu()``) or "gpu" — the device given, or the one the C build infers from the inputs.
     """
 
     __slots__ = ("_pipeline", "node", "index", "op", "device")
 
-    def __init__(self, pipeline, node, index, op, device="cpu"):
+    def __init__(self, pipeline, node, index, op, device):
         self._pipeline = pipeline
         self.node = node
         self.index = index
         self.op = op
-        self.device = device or "cpu"
+        self.device = device
 
     @property
     def name(self):

@@ -5,7 +5,9 @@
 function's ``__doc__`` and signature come from the registry (every argument with its type,
 default, range, choices and whether it may be given per sample), so ``help(fn.resize)`` is the
 operator reference. Calling one inside a pipeline definition records a node and returns a
-DataNode (a tuple of them when the operator has several outputs). Arguments are checked in C
+DataNode (a tuple of them when the operator has several outputs); without ``device`` the node
+runs where its inputs are ("gpu" when one of them is GPU data, else "cpu": the build's rule,
+which DataNode.device reports). Arguments are checked in C
 where the call is made: an unknown or ill-typed argument raises ``sluice.ArgumentTypeError``
 (a TypeError), a bad value ``sluice.InvalidArgumentError`` (a ValueError), each naming the
 operator, the node and the argument in the words the build and the CLI use.
@@ -60,9 +62,11 @@ def _call(op_name, inputs, kwargs):
         else:
             args[key] = _types.to_arg(value)
     refs = [_input_ref(op_name, k, x) for k, x in enumerate(inputs)]
-    node = pipe._graph.add_node(op_name, name, device, refs, args, arg_inputs)
+    # device None: the C build's rule places the node from its inputs; add_node applies that
+    # same rule now, so the DataNodes report where the build will run them
+    node, placed = pipe._graph.add_node(op_name, name, device, refs, args, arg_inputs)
     n_out = len(_SCHEMAS[op_name]["outputs"])
-    outs = tuple(_DataNode(pipe, node, i, op_name, device) for i in range(n_out))
+    outs = tuple(_DataNode(pipe, node, i, op_name, placed) for i in range(n_out))
     return outs[0] if n_out == 1 else outs
 
 
@@ -121,9 +125,11 @@ def _make_doc(op):
     for a in op["args"]:
         parts.append("    " + _arg_line(a))
         parts.append(_indent(a["doc"], "        "))
-    parts.append("    device (str; default \"cpu\"; one of %s)" % ", ".join(
+    parts.append("    device (str; optional; one of %s)" % ", ".join(
         repr(d) for d in op["devices"]))
-    parts.append("        Where the node runs.")
+    parts.append("        Where the node runs. When not given: \"gpu\" if one of the inputs is on "
+                 "the GPU (the output of a\n        \"mixed\" or \"gpu\" node), else \"cpu\"; "
+                 "argument inputs do not count.")
     parts.append("    name (str; optional)")
     parts.append("        The node's name (readers: used by Pipeline.epoch_size/reader_meta and the "
                  "iterators' reader_name); default \"<op>_<k>\".")
@@ -141,7 +147,7 @@ def _make_signature(op):
     for a in op["args"]:
         default = P.empty if a["required"] else (None if a["optional"] else a["default"])
         params.append(P(a["name"], P.KEYWORD_ONLY, default=default))
-    params.append(P("device", P.KEYWORD_ONLY, default="cpu"))
+    params.append(P("device", P.KEYWORD_ONLY, default=None))
     params.append(P("name", P.KEYWORD_ONLY, default=None))
     return _inspect.Signature(params)
 

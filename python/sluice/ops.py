@@ -5,7 +5,9 @@ makes an operator object holding keyword arguments; calling it on inputs
 (``resize(images)``) records a node exactly as ``fn.resize(images, resize_x=224)`` does, with
 the call's keyword arguments added. Class names are the CamelCase of the operator's last name
 part under the same namespaces as fn (``decoders.image_random_crop`` ->
-``ops.decoders.ImageRandomCrop``); ``ops.ExternalSource`` wraps fn.external_source.
+``ops.decoders.ImageRandomCrop``); ``ops.ExternalSource`` wraps fn.external_source. An
+operator made without ``device`` places each node it records from that call's inputs, as fn
+does.
 """
 import sys
 
@@ -21,11 +23,12 @@ class _Operator:
 
     _fn = None  # the fn.* function, set per class
 
-    def __init__(self, *, device="cpu", **kwargs):
+    def __init__(self, *, device=None, **kwargs):
         self._kwargs = dict(kwargs, device=device)
 
     @property
     def device(self):
+        """The device given, or None: each call then places its node from the inputs."""
         return self._kwargs["device"]
 
     def __call__(self, *inputs, **kwargs):

@@ -106,8 +106,8 @@ sl_status sl_graph_add(sl_graph *g, const char *op, const char *name, const char
     memset(n, 0, sizeof(*n));
     n->name = sl__strdup(name);
     n->op = sl__strdup(op);
-    n->device = sl__strdup(device ? device : "cpu");
-    if (!n->name || !n->op || !n->device) {
+    n->device = device ? sl__strdup(device) : NULL; /* NULL: placed from the inputs */
+    if (!n->name || !n->op || (device && !n->device)) {
         node_fini(n);
         return sl__last_error_set(SL_ENOMEM, "sl_graph_add: out of memory");
     }

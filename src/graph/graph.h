@@ -1,8 +1,9 @@
 /* src/graph/graph.h: internal interface of the graph module (never installed).
  *
  * Exports: typed argument values and their coercion to a schema, the unbuilt graph (what the
- * user described), the registry's parsed defaults, and the plan (validated, pruned, ordered,
- * placed graph) that the executor runs.
+ * user described), the registry's parsed defaults, placement (where a node runs: its device,
+ * or the one its inputs imply), and the plan (validated, pruned, ordered, placed graph) that
+ * the executor runs.
  */
 #ifndef SLUICE_GRAPH_INTERNAL_H
 #define SLUICE_GRAPH_INTERNAL_H
@@ -72,7 +73,7 @@ typedef struct sl__garg {
 typedef struct sl__gnode {
     char *name;
     char *op;
-    char *device;
+    char *device;  /* as given; NULL when not given (placed from the inputs: place.c) */
     char **inputs; /* "node[:k]" */
     int ninputs;
     sl__garg *args;
@@ -98,8 +99,48 @@ bool sl__graph_parse_ref(const sl_graph *g, const char *ref, int *node, int *out
  * sl_last_error(). */
 sl_status sl__spec_write(const sl_graph *g, const sl_pipeline_options *o, char **json);
 
-/* ---- the plan (plan.c) ------------------------------------------------------------------ */
+/* ---- placement (place.c) ---------------------------------------------------------------- */
 typedef enum sl__stage { SL__STAGE_CPU = 0, SL__STAGE_MIXED, SL__STAGE_GPU } sl__stage;
+
+/* Where a node runs, and why. */
+typedef struct sl__placement {
+    sl__stage stage;
+    bool given;           /* the node's device was given (it wins whatever the inputs) */
+    int from;             /* no device given and on gpu: the first regular input holding GPU
+                           * data, which decided it; -1 otherwise */
+    sl__stage from_stage; /* where that input's producer runs (mixed or gpu) */
+} sl__placement;
+
+const char *sl__stage_name(sl__stage s);
+/* The stage "cpu", "mixed" or "gpu" names; false for any other text. */
+bool sl__stage_parse(const char *device, sl__stage *out);
+/* The placement rule, the one every front end gets (DALI's): a node given a `device` runs
+ * there; a node without one (device NULL) runs on gpu when at least one of its regular inputs
+ * is GPU data (in[k], the stage of input k's producer, is mixed or gpu), else on cpu (so a
+ * source runs on cpu). Argument inputs are never passed: they do not count. Returns false
+ * only for a given device that names no stage. */
+bool sl__stage_place(const char *device, const sl__stage *in, int n, sl__placement *out);
+/* Whether this build can run op where pl puts it: the operator has an implementation on that
+ * stage and, off the cpu, sluice was built with CUDA (and has the operator's GPU code).
+ * Returns SL_OK, or SL_EUNSUPPORTED with the reason in err, in the build's words; an inferred
+ * gpu placement's reason names the input that implied it (from_node: its producer's name). */
+sl_status sl__stage_check(const sl_op_def *op, const sl__placement *pl, const char *from_node,
+                          char *err, size_t errlen);
+
+/* A cache entry of sl__graph_place not placed yet. */
+#define SL__PLACED_UNKNOWN (-1)
+/* Places a node of the unbuilt graph g before the build, as the build will: its `device`
+ * (NULL: not given) and its regular `inputs` ("node[:k]"), which must name nodes of g — the
+ * node itself need not be in g yet. placed[] (one entry per node of g, SL__PLACED_UNKNOWN until
+ * known) caches the stages of nodes placed on the way; the caller keeps it between calls, so
+ * nodes added one by one cost one lookup per input. *from_node: the node index behind
+ * out->from (-1 when none). Returns SL_OK, or the error (in err) for what the build would
+ * reject first: an unknown device, a reference to no node, a cycle, out of memory. */
+sl_status sl__graph_place(const sl_graph *g, const char *device, char *const *inputs, int n,
+                          signed char *placed, sl__placement *out, int *from_node, char *err,
+                          size_t errlen);
+
+/* ---- the plan (plan.c) ------------------------------------------------------------------ */
 
 typedef struct sl__ref {
     int node; /* index in plan order */
@@ -150,6 +191,5 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
 void sl__plan_destroy(sl__plan *p);
 /* True when output `out` of node `node` (out < 0: any of its outputs) is a pipeline output. */
 bool sl__plan_is_output(const sl__plan *plan, int node, int out);
-const char *sl__stage_name(sl__stage s);
 
 #endif

@@ -4,9 +4,12 @@
  * unknown operator, device the operator or the build does not support, wrong number of
  * inputs, an input or argument input that refers to nothing, unknown argument, wrong argument
  * type or value, missing required argument, argument input from a non-CPU node, cycle.
+ * Placement (place.c's rule) runs in topological order once the graph is known to be acyclic:
+ * a node without a device takes the one its inputs imply, its producers being placed first.
  * Invariant of the result: nodes are in topological order (producers before consumers; ties in
  * the order they were added), and every node reaches an output or has side effects/preserve.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,14 +19,10 @@ typedef struct build {
     const sl_graph *g;
     const sl_pipeline_options *o;
     const sl_op_def **ops; /* per graph node */
-    sl__stage *stages;     /* per graph node */
+    sl__stage *stages;     /* per graph node, once placed */
+    sl__placement *placed; /* per graph node, once placed */
     sl__error *err;
 } build;
-
-const char *sl__stage_name(sl__stage s)
-{
-    return s == SL__STAGE_GPU ? "gpu" : s == SL__STAGE_MIXED ? "mixed" : "cpu";
-}
 
 static sl_status fail(build *b, int node, sl_status code, const char *fmt, ...) SL_PRINTF(4, 5);
 static sl_status fail(build *b, int node, sl_status code, const char *fmt, ...)
@@ -36,50 +35,32 @@ static sl_status fail(build *b, int node, sl_status code, const char *fmt, ...)
     return code;
 }
 
-/* The stage a device string names; SL__STAGE_CPU with *ok false when unknown. */
-static sl__stage parse_stage(const char *device, unsigned *mask, bool *ok)
-{
-    static const struct {
-        const char *name;
-        sl__stage stage;
-        unsigned mask;
-    } devs[] = {{"cpu", SL__STAGE_CPU, SL_OP_CPU},
-                {"mixed", SL__STAGE_MIXED, SL_OP_MIXED},
-                {"gpu", SL__STAGE_GPU, SL_OP_GPU}};
-    for (int d = 0; d < 3; d++) {
-        if (strcmp(device, devs[d].name) == 0) {
-            *mask = devs[d].mask;
-            *ok = true;
-            return devs[d].stage;
-        }
-    }
-    *ok = false;
-    return SL__STAGE_CPU;
-}
-
-/* Checks that the operator and this build support node i's device (stage already parsed). */
-static sl_status check_device(build *b, int i)
+/* Places node i from its regular inputs' producers, already placed (topological order). */
+static void place(build *b, int i, const sl__ref *refs, sl__stage *scratch)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    unsigned mask = 0;
-    bool ok;
-    sl__stage stage = parse_stage(n->device, &mask, &ok);
-    if (!(b->ops[i]->devices & mask))
-        return fail(b, i, SL_EUNSUPPORTED, "operator has no %s implementation", n->device);
-    if (stage == SL__STAGE_CPU)
-        return SL_OK;
-#ifndef SLUICE_HAVE_CUDA
-    return fail(b, i, SL_EUNSUPPORTED,
-                "device \"%s\" needs CUDA, and this build of sluice has no CUDA support",
-                n->device);
-#else
-    if (b->o->device_id < 0)
+    for (int k = 0; k < n->ninputs; k++)
+        scratch[k] = b->stages[refs[k].node];
+    bool ok = sl__stage_place(n->device, scratch, n->ninputs, &b->placed[i]);
+    assert(ok); /* check_node has parsed the device */
+    (void)ok;
+    b->stages[i] = b->placed[i].stage;
+}
+
+/* Checks that the operator and this build support where node i was placed. */
+static sl_status check_device(build *b, int i, const sl__ref *refs)
+{
+    const sl__placement *pl = &b->placed[i];
+    const char *from = pl->from >= 0 ? b->g->nodes[refs[pl->from].node].name : NULL;
+    char why[512];
+    if (sl__stage_check(b->ops[i], pl, from, why, sizeof why) != SL_OK)
+        return fail(b, i, SL_EUNSUPPORTED, "%s", why);
+    /* A node placed off the cpu by its inputs never gets here in a CPU-only pipeline: the
+     * mixed or gpu node above it, given its device, is checked first and fails. */
+    if (pl->stage != SL__STAGE_CPU && b->o->device_id < 0)
         return fail(b, i, SL_EUNSUPPORTED, "device \"%s\" in a CPU-only pipeline (device_id is -1)",
-                    n->device);
-    if (stage == SL__STAGE_GPU && !b->ops[i]->run_gpu)
-        return fail(b, i, SL_EUNSUPPORTED, "operator has no gpu implementation in this build");
+                    sl__stage_name(pl->stage));
     return SL_OK;
-#endif
 }
 
 /* Data flows cpu -> mixed -> gpu: cpu and mixed nodes read CPU data, gpu nodes GPU data. */
@@ -89,6 +70,13 @@ static sl_status check_input_stages(build *b, int i, const sl__ref *refs)
     for (int k = 0; k < n->ninputs; k++) {
         sl__stage from = b->stages[refs[k].node];
         const char *pname = b->g->nodes[refs[k].node].name;
+        const sl__placement *pl = &b->placed[i];
+        if (b->stages[i] == SL__STAGE_GPU && from == SL__STAGE_CPU && pl->from >= 0)
+            return fail(b, i, SL_EINVAL,
+                        "input %d comes from CPU node \"%s\"; a gpu operator reads GPU data "
+                        "(no device was given, and input %d is GPU data): move it with .gpu() "
+                        "or run the producer on a mixed or gpu device",
+                        k, pname, pl->from);
         if (b->stages[i] == SL__STAGE_GPU && from == SL__STAGE_CPU)
             return fail(b, i, SL_EINVAL,
                         "input %d comes from CPU node \"%s\"; a gpu operator reads GPU data: "
@@ -153,13 +141,22 @@ static sl_status check_arg_input(build *b, int i, const sl__garg *ga, const sl_a
     sl_status st = resolve(b, i, ga->source, what, &pa->input);
     if (st != SL_OK)
         return st;
-    if (b->stages[pa->input.node] != SL__STAGE_CPU)
-        return fail(b, i, SL_EINVAL,
-                    "argument input \"%s\" comes from node \"%s\" on %s; argument inputs must "
-                    "come from CPU nodes",
-                    ga->name, b->g->nodes[pa->input.node].name,
-                    sl__stage_name(b->stages[pa->input.node]));
     pa->set = pa->user_set = true;
+    return SL_OK;
+}
+
+/* Argument inputs are CPU data, whatever the node's device (placed nodes). */
+static sl_status check_arg_stages(build *b, int i, const sl__parg *pargs)
+{
+    const sl_op_def *op = b->ops[i];
+    for (int a = 0; a < sl_op_num_args(op); a++) {
+        int p = pargs[a].input.node;
+        if (p >= 0 && b->stages[p] != SL__STAGE_CPU)
+            return fail(b, i, SL_EINVAL,
+                        "argument input \"%s\" comes from node \"%s\" on %s; argument inputs "
+                        "must come from CPU nodes",
+                        sl_op_arg(op, a)->name, b->g->nodes[p].name, sl__stage_name(b->stages[p]));
+    }
     return SL_OK;
 }
 
@@ -381,10 +378,8 @@ static sl_status check_node(build *b, gplan *gp, int i)
     gp->args[i] = sl__calloc((size_t)sl_op_num_args(b->ops[i]), sizeof(sl__parg));
     if (!gp->inputs[i] || !gp->args[i])
         return fail(b, i, SL_ENOMEM, "out of memory");
-    unsigned mask = 0;
-    bool ok;
-    b->stages[i] = parse_stage(n->device, &mask, &ok);
-    if (!ok)
+    sl__stage stage;
+    if (n->device && !sl__stage_parse(n->device, &stage))
         return fail(b, i, SL_EINVAL, "unknown device \"%s\" (expected cpu, mixed or gpu)",
                     n->device);
     return SL_OK;
@@ -407,6 +402,29 @@ static sl_status check_outputs(build *b, sl__plan *plan)
     return SL_OK;
 }
 
+/* Places every node, producers first, then checks the placements in that order, so that a
+ * node placed on gpu because of a producer that cannot run is not reported before it. */
+static sl_status place_all(build *b, gplan *gp)
+{
+    int maxin = 1;
+    for (int i = 0; i < b->g->n; i++)
+        maxin = b->g->nodes[i].ninputs > maxin ? b->g->nodes[i].ninputs : maxin;
+    sl__stage *scratch = sl__malloc(sizeof(sl__stage) * (size_t)maxin);
+    if (!scratch)
+        return fail(b, -1, SL_ENOMEM, "out of memory");
+    for (int k = 0; k < gp->norder; k++)
+        place(b, gp->order[k], gp->inputs[gp->order[k]], scratch);
+    sl__free(scratch);
+    sl_status st = SL_OK;
+    for (int k = 0; st == SL_OK && k < gp->norder; k++)
+        st = check_arg_stages(b, gp->order[k], gp->args[gp->order[k]]);
+    for (int k = 0; st == SL_OK && k < gp->norder; k++)
+        st = check_device(b, gp->order[k], gp->inputs[gp->order[k]]);
+    for (int k = 0; st == SL_OK && k < gp->norder; k++)
+        st = check_input_stages(b, gp->order[k], gp->inputs[gp->order[k]]);
+    return st;
+}
+
 static sl_status validate(build *b, gplan *gp, sl__plan *plan)
 {
     sl_status st = SL_OK;
@@ -416,14 +434,12 @@ static sl_status validate(build *b, gplan *gp, sl__plan *plan)
         st = check_inputs(b, i, gp->inputs[i]);
     for (int i = 0; st == SL_OK && i < b->g->n; i++)
         st = check_args(b, i, gp->args[i]);
-    for (int i = 0; st == SL_OK && i < b->g->n; i++)
-        st = check_device(b, i);
-    for (int i = 0; st == SL_OK && i < b->g->n; i++)
-        st = check_input_stages(b, i, gp->inputs[i]);
-    if (st == SL_OK)
-        st = check_outputs(b, plan);
     if (st == SL_OK)
         st = toposort(b, gp);
+    if (st == SL_OK)
+        st = place_all(b, gp);
+    if (st == SL_OK)
+        st = check_outputs(b, plan);
     return st;
 }
 
@@ -498,6 +514,7 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
     int *remap = sl__malloc(sizeof(int) * (size_t)(n ? n : 1));
     b.ops = sl__calloc((size_t)(n ? n : 1), sizeof(*b.ops));
     b.stages = sl__calloc((size_t)(n ? n : 1), sizeof(*b.stages));
+    b.placed = sl__calloc((size_t)(n ? n : 1), sizeof(*b.placed));
     gp.inputs = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.inputs));
     gp.args = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.args));
     gp.keep = sl__calloc((size_t)(n ? n : 1), sizeof(bool));
@@ -508,8 +525,8 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
         plan->outputs = sl__calloc((size_t)(g->noutputs ? g->noutputs : 1), sizeof(sl__ref));
         plan->noutputs = g->noutputs;
     }
-    if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !gp.inputs ||
-        !gp.args || !gp.keep || !gp.order)
+    if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !b.placed ||
+        !gp.inputs || !gp.args || !gp.keep || !gp.order)
         st = fail(&b, -1, SL_ENOMEM, "out of memory");
     if (st == SL_OK)
         st = validate(&b, &gp, plan);
@@ -527,6 +544,7 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
             fuse(plan);
     }
     gplan_fini(&b, &gp);
+    sl__free(b.placed);
     sl__free(b.stages);
     sl__free(b.ops);
     sl__free(remap);

@@ -527,8 +527,10 @@ static void put_node(text *t, const sl__gnode *n)
     put_str(t, n->name);
     put(t, ",\n      \"op\": ");
     put_str(t, n->op);
-    put(t, ",\n      \"device\": ");
-    put_str(t, n->device);
+    if (n->device) { /* none given: left out, so a reader places it from the inputs again */
+        put(t, ",\n      \"device\": ");
+        put_str(t, n->device);
+    }
     if (n->ninputs > 0) {
         put(t, ",\n      \"inputs\": ");
         put_refs(t, n->inputs, n->ninputs);

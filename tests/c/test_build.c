@@ -1,5 +1,7 @@
 /* tests/c/test_build.c: every build-time validation error names the node and the problem;
- * pruning, topological order and placement of what builds.
+ * pruning, topological order and placement of what builds; the placement rule itself
+ * (src/graph/place.c: a node without a device runs where its inputs are, as DALI documents).
+ * Pipelines that run mixed or gpu nodes are in test_cuda_exec.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "graph/graph.h"
 #include "testutil.h"
 
 /* reader -> dec -> cmn (mirror from coin), outputs cmn and reader:1. */
@@ -208,6 +211,161 @@ static void test_prune_and_order(void **state)
     sl_graph_destroy(g);
 }
 
+/* DALI: "If the device parameter is not specified, it is selected automatically based on the
+ * placement of the inputs. If there is at least one GPU input, the device='gpu' is assumed,
+ * otherwise 'cpu' is used." Only regular inputs are passed to the rule. */
+static void test_placement_rule(void **state)
+{
+    const sl__stage none[1] = {SL__STAGE_CPU};
+    const sl__stage cpu2[] = {SL__STAGE_CPU, SL__STAGE_CPU};
+    const sl__stage cpu_mixed[] = {SL__STAGE_CPU, SL__STAGE_MIXED, SL__STAGE_GPU};
+    const sl__stage gpu1[] = {SL__STAGE_GPU};
+    sl__placement pl;
+    assert_true(sl__stage_place(NULL, none, 0, &pl)); /* a source */
+    assert_int_equal(pl.stage, SL__STAGE_CPU);
+    assert_false(pl.given);
+    assert_int_equal(pl.from, -1);
+    assert_true(sl__stage_place(NULL, cpu2, 2, &pl));
+    assert_int_equal(pl.stage, SL__STAGE_CPU);
+    assert_int_equal(pl.from, -1);
+    assert_true(sl__stage_place(NULL, cpu_mixed, 3, &pl)); /* the first GPU input decides */
+    assert_int_equal(pl.stage, SL__STAGE_GPU);
+    assert_int_equal(pl.from, 1);
+    assert_int_equal(pl.from_stage, SL__STAGE_MIXED);
+    assert_true(sl__stage_place(NULL, gpu1, 1, &pl));
+    assert_int_equal(pl.stage, SL__STAGE_GPU);
+    assert_int_equal(pl.from_stage, SL__STAGE_GPU);
+    /* a given device wins, whatever the inputs (a wrong one is the build's input error) */
+    assert_true(sl__stage_place("cpu", gpu1, 1, &pl));
+    assert_int_equal(pl.stage, SL__STAGE_CPU);
+    assert_true(pl.given);
+    assert_int_equal(pl.from, -1);
+    assert_true(sl__stage_place("mixed", cpu2, 2, &pl));
+    assert_int_equal(pl.stage, SL__STAGE_MIXED);
+    assert_false(sl__stage_place("tpu", cpu2, 2, &pl));
+}
+
+/* Whether an operator can run where it lands: an inferred gpu placement of an operator
+ * without a gpu implementation is an error naming the input that implied it. */
+static void test_placement_check(void **state)
+{
+    char err[512];
+    const sl__stage mixed[] = {SL__STAGE_MIXED};
+    sl__placement pl;
+    assert_true(sl__stage_place(NULL, mixed, 1, &pl));
+    assert_int_equal(sl__stage_check(sl_registry_find("decoders.image"), &pl, "m", err, sizeof err),
+                     SL_EUNSUPPORTED);
+    assert_non_null(strstr(err, "operator has no gpu implementation"));
+    assert_non_null(strstr(err, "no device was given: input 0 comes from node \"m\" on mixed"));
+    assert_non_null(strstr(err, ".cpu()"));
+    assert_true(sl__stage_place("gpu", mixed, 1, &pl)); /* given: the plain words */
+    assert_int_equal(sl__stage_check(sl_registry_find("readers.file"), &pl, NULL, err, sizeof err),
+                     SL_EUNSUPPORTED);
+    assert_string_equal(err, "operator has no gpu implementation");
+    assert_true(sl__stage_place(NULL, mixed, 1, &pl));
+    sl_status st = sl__stage_check(sl_registry_find("flip"), &pl, "m", err, sizeof err);
+#ifdef SLUICE_HAVE_CUDA
+    assert_int_equal(st, SL_OK);
+#else
+    assert_int_equal(st, SL_EUNSUPPORTED);
+    assert_non_null(strstr(err, "needs CUDA"));
+#endif
+}
+
+/* sl__graph_place: the same rule over an unbuilt graph (what Python's DataNode.device reports
+ * before the build), nodes added in any order, the stages it meets cached. */
+static void test_graph_place(void **state)
+{
+    sl_graph *g = NULL;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    /* the consumer first: the C API and JSON specs need no order */
+    assert_int_equal(sl_graph_add(g, "arithmetic", "scaled", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "scaled", "flipped"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "flip", "flipped", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "flipped", "dec"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "decoders.image", "dec", "mixed"), SL_OK);
+    assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
+    assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
+    signed char placed[8];
+    memset(placed, SL__PLACED_UNKNOWN, sizeof placed);
+    sl__placement pl;
+    int from = -2;
+    char err[256];
+    char *scaled[] = {"scaled"}, *labels[] = {"reader:1"}, *mixed_and_cpu[] = {"coin", "dec"};
+    assert_int_equal(sl__graph_place(g, NULL, scaled, 1, placed, &pl, &from, err, sizeof err),
+                     SL_OK);
+    assert_int_equal(pl.stage, SL__STAGE_GPU); /* a chain below a mixed node stays on the GPU */
+    assert_int_equal(from, 0);                 /* node 0, "scaled" */
+    assert_int_equal(placed[0], SL__STAGE_GPU);
+    assert_int_equal(placed[1], SL__STAGE_GPU);
+    assert_int_equal(placed[2], SL__STAGE_MIXED);
+    assert_int_equal(placed[3], SL__PLACED_UNKNOWN); /* dec's device is given: its input is */
+    assert_int_equal(placed[4], SL__PLACED_UNKNOWN); /* not looked at, nor what is not on the way */
+    assert_int_equal(sl__graph_place(g, NULL, labels, 1, placed, &pl, &from, err, sizeof err),
+                     SL_OK);
+    assert_int_equal(pl.stage, SL__STAGE_CPU); /* a source's output */
+    assert_int_equal(from, -1);
+    assert_int_equal(placed[3], SL__STAGE_CPU);
+    assert_int_equal(
+        sl__graph_place(g, NULL, mixed_and_cpu, 2, placed, &pl, &from, err, sizeof err), SL_OK);
+    assert_int_equal(pl.stage, SL__STAGE_GPU);
+    assert_int_equal(pl.from, 1);
+    assert_int_equal(from, 2); /* "dec" */
+    assert_int_equal(
+        sl__graph_place(g, "cpu", mixed_and_cpu, 2, placed, &pl, &from, err, sizeof err), SL_OK);
+    assert_int_equal(pl.stage, SL__STAGE_CPU);
+    /* what it cannot place: a reference to no node, a cycle, an unknown device */
+    char *ghost[] = {"ghost:0"};
+    assert_int_equal(sl__graph_place(g, NULL, ghost, 1, placed, &pl, &from, err, sizeof err),
+                     SL_ENOTFOUND);
+    assert_non_null(strstr(err, "input 0 refers to unknown node \"ghost:0\""));
+    assert_int_equal(sl_graph_add(g, "flip", "a", NULL), SL_OK);
+    assert_int_equal(sl_graph_add(g, "flip", "b", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "a", "b"), SL_OK);
+    assert_int_equal(sl_graph_input(g, "b", "a"), SL_OK);
+    char *a[] = {"a"};
+    assert_int_equal(sl__graph_place(g, NULL, a, 1, placed, &pl, &from, err, sizeof err),
+                     SL_EINVAL);
+    assert_non_null(strstr(err, "cycle"));
+    assert_int_equal(sl__graph_place(g, "tpu", a, 1, placed, &pl, &from, err, sizeof err),
+                     SL_EINVAL);
+    assert_non_null(strstr(err, "unknown device \"tpu\""));
+    sl_graph_destroy(g);
+}
+
+/* Placement errors a CPU build reports too: argument inputs do not count toward the device
+ * and stay CPU data; an operator placed where it has no implementation names itself. */
+static void test_inferred_placement_errors(void **state)
+{
+    /* GPU data as an argument input of a node without a device: the node stays on cpu (its
+     * one regular input is CPU data) and the argument input is refused, before any device
+     * check (so in every build, CUDA or not, CPU-only or not) */
+    sl_graph *g = base_graph();
+    sl_graph_add(g, "copy", "mcoin", "mixed");
+    sl_graph_input(g, "mcoin", "coin");
+    sl_graph_arg_input(g, "cmn", "mirror", "mcoin");
+    expect_build_error(g, SL_EINVAL, "crop_mirror_normalize (node \"cmn\")",
+                       "argument input \"mirror\" comes from node \"mcoin\" on mixed",
+                       "argument inputs must come from CPU nodes", NULL);
+    /* a node without a device whose only input is a source runs on cpu: builds and runs */
+    g = base_graph();
+    sl_graph_add(g, "cast", "label_f", NULL);
+    sl_graph_input(g, "label_f", "reader:1");
+    sl_graph_arg_str(g, "label_f", "dtype", "float32");
+    sl_graph_output(g, "label_f");
+    sl_pipeline *p = NULL;
+    assert_int_equal(sl_pipeline_create(g, NULL, &p), SL_OK);
+    assert_int_equal(sl_pipeline_build(p), SL_OK);
+    for (int i = 0; i < sl_pipeline_num_nodes(p); i++) {
+        sl_node_stats s;
+        assert_int_equal(sl_pipeline_node_stats(p, i, &s), SL_OK);
+        assert_string_equal(s.device, "cpu");
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +381,10 @@ int main(void)
         cmocka_unit_test(test_no_outputs_and_init_errors),
         cmocka_unit_test(test_graph_misuse),
         cmocka_unit_test(test_prune_and_order),
+        cmocka_unit_test(test_placement_rule),
+        cmocka_unit_test(test_placement_check),
+        cmocka_unit_test(test_graph_place),
+        cmocka_unit_test(test_inferred_placement_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

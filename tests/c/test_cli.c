@@ -278,6 +278,73 @@ static char *md_section(const char *md, const char *name, char *buf, size_t cap)
     return buf;
 }
 
+/* The line of node `name` in the --stats table of r (copied into line), or false. */
+static bool stats_line(const result *r, const char *name, char *line, size_t cap)
+{
+    size_t n = strlen(name);
+    for (const char *l = r->out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, name, n) == 0 && l[n] == ' ') {
+            const char *end = strchr(l, '\n');
+            snprintf(line, cap, "%.*s", (int)(end ? end - l : (long)strlen(l)), l);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Writes <dir>/<name>: reader -> decoders.image on "mixed" -> crop_mirror_normalize without a
+ * device (mirror from a coin), in a pipeline on CUDA device `device_id`. Returns the path
+ * (static buffer). */
+static const char *write_mixed_spec(const fixture *f, const char *name, int device_id)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fprintf(
+        o,
+        "{\"pipeline\": {\"batch_size\": 4, \"num_threads\": 2, \"device_id\": %d},\n"
+        " \"nodes\": [\n"
+        "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": {\"file_root\": \"%s\"}},\n"
+        "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"mixed\",\n"
+        "   \"inputs\": [\"reader\"]},\n"
+        "  {\"name\": \"coin\", \"op\": \"random.coin_flip\"},\n"
+        "  {\"name\": \"cmn\", \"op\": \"crop_mirror_normalize\", \"inputs\": [\"dec\"],\n"
+        "   \"args\": {\"crop\": [32, 32]}, \"arg_inputs\": {\"mirror\": \"coin\"}}],\n"
+        " \"outputs\": [\"cmn\", \"reader:1\"]}\n",
+        device_id, tree(f));
+    fclose(o);
+    return path;
+}
+
+/* A spec's node without "device" runs where its inputs are (DALI's rule, decided by the
+ * library's build): crop_mirror_normalize below a mixed decoder on gpu (the GPU stage
+ * emulated on the host), its mirror argument input from the CPU; the stats say so. */
+static void test_run_infers_device(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    char line[512];
+    setenv("SLUICE_GPU_EMULATE", "1", 1);
+    run(&r, "run '%s' --iters 2 --stats", write_mixed_spec(f, "gpu.json", 0));
+#ifdef SLUICE_HAVE_CUDA
+    expect(&r, 0, "iterations           2\n");
+    if (!stats_line(&r, "cmn", line, sizeof line) || !strstr(line, "  gpu "))
+        fail_msg("cmn is not on gpu in the stats:\n%s", r.out);
+    if (!stats_line(&r, "coin", line, sizeof line) || !strstr(line, "  cpu "))
+        fail_msg("coin is not on cpu in the stats:\n%s", r.out);
+    /* a CPU-only pipeline: the mixed decoder is the error, named; not the nodes below it */
+    run(&r, "run '%s' --iters 1", write_mixed_spec(f, "cpu_only.json", -1));
+    expect(&r, 1, "decoders.image (node \"dec\")");
+    expect(&r, 1, "CPU-only pipeline");
+#else
+    (void)line;
+    expect(&r, 1, "decoders.image (node \"dec\")");
+    expect(&r, 1, "needs CUDA");
+#endif
+    unsetenv("SLUICE_GPU_EMULATE");
+}
+
 /* Every operator `sluice ops` lists has a section, and every argument of it a table row with
  * its type; random_shuffle's row shows its default. */
 static void test_ops_markdown(void **state)
@@ -349,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_bad_argument, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_bad_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_markdown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_infers_device, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

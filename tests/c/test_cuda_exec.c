@@ -7,7 +7,10 @@
  * iterations run in other buffers; a corrupt file in a mixed decoder is reported at its iteration,
  * naming the file, and the pipeline goes on; placement errors (gpu input from a CPU node, CPU
  * input from a gpu node, mixed for an operator without it, gpu in a CPU-only pipeline) fail the
- * build naming the node; under emulation, reading device memory on the host crashes as on a GPU.
+ * build naming the node; a node without a device runs where its inputs are (DALI's rule: gpu
+ * below a mixed decoder, from a JSON spec or the C API, with the CPU pipeline's bytes), and
+ * what cannot run there fails the build naming the node and the input that placed it; under
+ * emulation, reading device memory on the host crashes as on a GPU.
  * Data: the JPEG class tree of tests/data/make_tree.py (SLUICE_TEST_TREE).
  */
 #include <stdarg.h>
@@ -86,8 +89,10 @@ static void gpu_data_back_to_the_cpu(void **state)
              "   \"inputs\": [\"reader:0\"]},"
              "  {\"name\": \"flip\", \"op\": \"flip\", \"device\": \"$GPU\", \"inputs\": "
              "[\"dec\"]},"
-             "  {\"name\": \"back\", \"op\": \"copy\", \"inputs\": [\"flip\"]},"
-             "  {\"name\": \"back_mixed\", \"op\": \"copy\", \"inputs\": [\"dec\"]},"
+             "  {\"name\": \"back\", \"op\": \"copy\", \"device\": \"cpu\", \"inputs\": "
+             "[\"flip\"]},"
+             "  {\"name\": \"back_mixed\", \"op\": \"copy\", \"device\": \"cpu\", \"inputs\": "
+             "[\"dec\"]},"
              "  {\"name\": \"f\", \"op\": \"cast\", \"inputs\": [\"back\"], \"args\": "
              "{\"dtype\": \"float32\"}}],"
              " \"outputs\": [\"f\", \"back_mixed\", \"back\"]}",
@@ -456,6 +461,125 @@ static void emulated_device_memory_is_not_host_memory(void **state)
     assert_int_equal(WTERMSIG(status), SIGSEGV);
 }
 
+/* Expects the built pipeline's nodes on the devices listed as NULL-terminated name, device
+ * pairs, and no other node. */
+static void expect_devices(const sl_pipeline *p, ...)
+{
+    va_list ap;
+    int listed = 0;
+    va_start(ap, p);
+    for (const char *name; (name = va_arg(ap, const char *)); listed++) {
+        const char *device = va_arg(ap, const char *);
+        bool found = false;
+        for (int i = 0; i < sl_pipeline_num_nodes(p); i++) {
+            sl_node_stats s;
+            assert_int_equal(sl_pipeline_node_stats(p, i, &s), SL_OK);
+            if (strcmp(s.name, name) != 0)
+                continue;
+            found = true;
+            if (strcmp(s.device, device) != 0)
+                fail_msg("node \"%s\" runs on %s, expected %s", name, s.device, device);
+        }
+        if (!found)
+            fail_msg("no node \"%s\" in the pipeline", name);
+    }
+    va_end(ap);
+    assert_int_equal(sl_pipeline_num_nodes(p), listed);
+}
+
+/* DALI: "If the device parameter is not specified, it is selected automatically based on the
+ * placement of the inputs" — gpu when at least one input is GPU data. Below a mixed decoder,
+ * nodes without a device (one input, two GPU inputs, an arithmetic with a constant) run on
+ * gpu and give the CPU pipeline's bytes; a node reading only the reader's labels stays cpu. */
+static void inferred_gpu_equals_cpu(void **state)
+{
+    const char *json = tu_gpu_tree_spec(
+        5, 3, 4, "\"flip\", \"half\", \"sum\", \"lab\"",
+        "{\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\","
+        " \"inputs\": [\"reader:0\"]},"
+        "{\"name\": \"flip\", \"op\": \"flip\", \"inputs\": [\"dec\"], \"args\": {\"vertical\": "
+        "1}},"
+        "{\"name\": \"half\", \"op\": \"arithmetic\", \"inputs\": [\"flip\"],"
+        " \"args\": {\"op\": \"mul\", \"scalar\": 0.5}},"
+        "{\"name\": \"sum\", \"op\": \"arithmetic\", \"inputs\": [\"dec\", \"flip\"],"
+        " \"args\": {\"op\": \"add\"}},"
+        "{\"name\": \"lab\", \"op\": \"cast\", \"inputs\": [\"reader:1\"],"
+        " \"args\": {\"dtype\": \"float32\"}}");
+    char *copy = strdup(json); /* tu_gpu_tree_spec's buffer is reused */
+    tu_diff d = tu_gpu_compare(copy, 4, 0);
+    assert_true(d.elements > 100000 && d.max_abs == 0);
+    sl_pipeline *p = tu_gpu_build(copy, true);
+    expect_devices(p, "reader", "cpu", "dec", "mixed", "flip", "gpu", "half", "gpu", "sum", "gpu",
+                   "lab", "cpu", NULL);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    for (int o = 0; o < 3; o++)
+        assert_int_equal(sl_batch_device(sl_pipeline_output(p, o)), SL_DEVICE_GPU);
+    assert_int_equal(sl_batch_device(sl_pipeline_output(p, 3)), SL_DEVICE_CPU);
+    sl_pipeline_destroy(p);
+    p = tu_gpu_build(copy, false); /* the same spec with a cpu decoder: every node on cpu */
+    expect_devices(p, "reader", "cpu", "dec", "cpu", "flip", "cpu", "half", "cpu", "sum", "cpu",
+                   "lab", "cpu", NULL);
+    sl_pipeline_destroy(p);
+    free(copy);
+}
+
+/* The same through the C API: sl_graph_add(..., NULL) leaves the device to the build, and the
+ * spec written from that graph leaves it out too. */
+static sl_pipeline *api_pipeline(const char *dec_device)
+{
+    sl_graph *g = NULL;
+    sl_pipeline *p = NULL;
+    sl_pipeline_options o;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", tu_env_dir("SLUICE_TEST_TREE")),
+                     SL_OK);
+    assert_int_equal(sl_graph_add(g, "decoders.image", "dec", dec_device), SL_OK);
+    assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "flip", "flip", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "flip", "dec"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "arithmetic", "half", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "half", "flip"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "half", "op", "mul"), SL_OK);
+    assert_int_equal(sl_graph_arg_float(g, "half", "scalar", 0.5), SL_OK);
+    assert_int_equal(sl_graph_output(g, "half"), SL_OK);
+    char *json = NULL;
+    assert_int_equal(sl_graph_to_json(g, &json), SL_OK);
+    assert_non_null(strstr(json, "\"op\": \"flip\",\n      \"inputs\""));
+    free(json);
+    sl_pipeline_options_init(&o);
+    o.batch_size = 4;
+    o.num_threads = 2;
+    o.device_id = strcmp(dec_device, "cpu") == 0 ? -1 : 0;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    sl_graph_destroy(g);
+    if (sl_pipeline_build(p) != SL_OK)
+        fail_msg("build: %s", sl_pipeline_error(p));
+    return p;
+}
+
+static void inferred_gpu_from_the_c_api(void **state)
+{
+    sl_pipeline *c = api_pipeline("cpu"), *g = api_pipeline("mixed");
+    expect_devices(c, "reader", "cpu", "dec", "cpu", "flip", "cpu", "half", "cpu", NULL);
+    expect_devices(g, "reader", "cpu", "dec", "mixed", "flip", "gpu", "half", "gpu", NULL);
+    for (int it = 0; it < 3; it++) {
+        assert_int_equal(sl_pipeline_run(c), SL_OK);
+        assert_int_equal(sl_pipeline_run(g), SL_OK);
+        const sl_batch *x = sl_pipeline_output(c, 0), *y = sl_pipeline_output(g, 0);
+        assert_int_equal(sl_batch_device(y), SL_DEVICE_GPU);
+        assert_int_equal(sl_batch_dtype(x), SL_DTYPE_FLOAT32);
+        assert_int_equal(sl_batch_dtype(y), SL_DTYPE_FLOAT32);
+        assert_int_equal(sl_batch_nbytes(x), sl_batch_nbytes(y));
+        void *hx = tu_batch_to_host(x), *hy = tu_batch_to_host(y);
+        assert_memory_equal(hx, hy, sl_batch_nbytes(x));
+        free(hx);
+        free(hy);
+    }
+    sl_pipeline_destroy(c);
+    sl_pipeline_destroy(g);
+}
+
 /* Builds spec with device_id; returns the build status, the message in msg. */
 static sl_status build_status(const char *json, int device_id, char *msg, size_t n)
 {
@@ -487,8 +611,8 @@ static void placement_errors_name_the_node(void **state)
     const char *gpu_into_cpu =
         "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
         " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]},"
-        " {\"name\": \"back\", \"op\": \"cast\", \"inputs\": [\"m\"], \"args\": {\"dtype\": "
-        "\"float64\"}}],"
+        " {\"name\": \"back\", \"op\": \"cast\", \"device\": \"cpu\", \"inputs\": [\"m\"], "
+        "\"args\": {\"dtype\": \"float64\"}}],"
         " \"outputs\": [\"back\"]}";
     assert_int_equal(build_status(gpu_into_cpu, 0, msg, sizeof msg), SL_EINVAL);
     assert_non_null(strstr(msg, "\"back\""));
@@ -510,6 +634,56 @@ static void placement_errors_name_the_node(void **state)
     assert_int_equal(build_status(cpu_only, 0, msg, sizeof msg), SL_OK);
 }
 
+/* What a node without a device cannot do where its inputs put it fails the build, naming the
+ * node and the input that placed it — never a silent cpu. */
+static void inferred_placement_errors_name_the_node(void **state)
+{
+    char msg[2048];
+    /* an operator without a gpu implementation, below GPU data */
+    const char *decode_gpu =
+        "{\"nodes\": [{\"name\": \"r\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+        "\"/nonexistent\"}},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"r\"]},"
+        " {\"name\": \"d\", \"op\": \"decoders.image\", \"inputs\": [\"m\"]}],"
+        " \"outputs\": [\"d\"]}";
+    assert_int_equal(build_status(decode_gpu, 0, msg, sizeof msg), SL_EUNSUPPORTED);
+    assert_non_null(strstr(msg, "decoders.image (node \"d\")"));
+    assert_non_null(strstr(msg, "operator has no gpu implementation"));
+    assert_non_null(strstr(msg, "no device was given: input 0 comes from node \"m\" on mixed"));
+    /* in a CPU-only pipeline the mixed producer is the error, not the nodes it placed */
+    const char *flip_after_mixed =
+        "{\"nodes\": [{\"name\": \"f\", \"op\": \"flip\", \"inputs\": [\"m\"]},"
+        " {\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]}],"
+        " \"outputs\": [\"f\"]}";
+    assert_int_equal(build_status(flip_after_mixed, -1, msg, sizeof msg), SL_EUNSUPPORTED);
+    assert_non_null(strstr(msg, "copy (node \"m\")"));
+    assert_non_null(strstr(msg, "device \"mixed\" in a CPU-only pipeline"));
+    assert_int_equal(build_status(flip_after_mixed, 0, msg, sizeof msg), SL_OK);
+    /* placed on gpu by one input, with another from the CPU */
+    const char *gpu_and_cpu =
+        "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]},"
+        " {\"name\": \"s\", \"op\": \"arithmetic\", \"inputs\": [\"m\", \"c\"],"
+        "  \"args\": {\"op\": \"add\"}}],"
+        " \"outputs\": [\"s\"]}";
+    assert_int_equal(build_status(gpu_and_cpu, 0, msg, sizeof msg), SL_EINVAL);
+    assert_non_null(strstr(msg, "arithmetic (node \"s\")"));
+    assert_non_null(strstr(msg, "input 1 comes from CPU node \"c\""));
+    assert_non_null(strstr(msg, "no device was given, and input 0 is GPU data"));
+    assert_non_null(strstr(msg, ".gpu()"));
+    /* a given device wins over the inputs: cpu reading GPU data stays the error it was */
+    const char *given_cpu =
+        "{\"nodes\": [{\"name\": \"c\", \"op\": \"random.uniform\"},"
+        " {\"name\": \"m\", \"op\": \"copy\", \"device\": \"mixed\", \"inputs\": [\"c\"]},"
+        " {\"name\": \"f\", \"op\": \"flip\", \"device\": \"cpu\", \"inputs\": [\"m\"]}],"
+        " \"outputs\": [\"f\"]}";
+    assert_int_equal(build_status(given_cpu, 0, msg, sizeof msg), SL_EINVAL);
+    assert_non_null(strstr(msg, "flip (node \"f\")"));
+    assert_non_null(
+        strstr(msg, "input 0 comes from node \"m\" on mixed; a cpu operator reads CPU"));
+}
+
 int main(void)
 {
     tu_gpu_require();
@@ -526,6 +700,9 @@ int main(void)
         cmocka_unit_test(gpu_stage_survives_allocation_failures),
         cmocka_unit_test(corrupt_file_in_mixed_decoder_names_it),
         cmocka_unit_test(placement_errors_name_the_node),
+        cmocka_unit_test(inferred_gpu_equals_cpu),
+        cmocka_unit_test(inferred_gpu_from_the_c_api),
+        cmocka_unit_test(inferred_placement_errors_name_the_node),
         cmocka_unit_test(emulated_device_memory_is_not_host_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,7 +173,8 @@ static void test_reads_graph(void **state)
     assert_string_equal(find_arg(cmn, "file_filters")->value.strs[1], "a \"q\" \\ b\n");
     a = find_arg(cmn, "mirror");
     assert_string_equal(a->source, "coin");
-    assert_string_equal(sl__graph_find(g, "reader")->device, "cpu");
+    assert_null(sl__graph_find(g, "reader")->device); /* not given: the build places it */
+    assert_string_equal(sl__graph_find(g, "cmn")->device, "cpu");
     assert_true(find_arg(sl__graph_find(g, "reader"), "random_shuffle")->value.b);
     assert_int_equal(g->noutputs, 2);
     assert_string_equal(g->outputs[1], "reader:1");
@@ -185,7 +186,6 @@ static const char *const small_expected = "{\n"
                                           "    {\n"
                                           "      \"name\": \"r\",\n"
                                           "      \"op\": \"readers.file\",\n"
-                                          "      \"device\": \"cpu\",\n"
                                           "      \"args\": {\n"
                                           "        \"file_root\": \"/d\",\n"
                                           "        \"random_shuffle\": true\n"
@@ -210,7 +210,7 @@ static const char *const small_expected = "{\n"
                                           "}\n";
 
 /* A graph made with the API (arguments set out of name order) is written in the fixed
- * layout. */
+ * layout; a node added without a device is written without one. */
 static void test_writes_fixed_layout(void **state)
 {
     (void)state;
@@ -244,7 +244,9 @@ static void assert_graphs_equal(const sl_graph *a, const sl_graph *b)
         const sl__gnode *x = &a->nodes[i], *y = &b->nodes[i];
         assert_string_equal(x->name, y->name);
         assert_string_equal(x->op, y->op);
-        assert_string_equal(x->device, y->device);
+        assert_int_equal(x->device == NULL, y->device == NULL); /* not given stays not given */
+        if (x->device)
+            assert_string_equal(x->device, y->device);
         assert_int_equal(x->ninputs, y->ninputs);
         for (int k = 0; k < x->ninputs; k++)
             assert_string_equal(x->inputs[k], y->inputs[k]);
@@ -282,6 +284,48 @@ static void test_round_trip(void **state)
     assert_graphs_equal(g1, g2);
     free(t1);
     free(t2);
+    sl_graph_destroy(g1);
+    sl_graph_destroy(g2);
+}
+
+/* A node without "device" is written without it and read back without it, so the spec gives
+ * the same pipeline: the build places it from its inputs again (here on gpu, below a mixed
+ * node), while given devices stay as they were. */
+static void test_device_as_given_round_trips(void **state)
+{
+    (void)state;
+    static const char *const spec =
+        "{\"nodes\": [{\"name\": \"r\", \"op\": \"readers.file\", \"args\": {\"file_root\": "
+        "\"/d\"}},"
+        " {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"mixed\", \"inputs\": "
+        "[\"r\"]},"
+        " {\"name\": \"f\", \"op\": \"flip\", \"inputs\": [\"dec\"]},"
+        " {\"name\": \"back\", \"op\": \"copy\", \"device\": \"cpu\", \"inputs\": [\"f\"]}],"
+        " \"outputs\": [\"f\", \"back\"]}";
+    sl_graph *g1 = NULL, *g2 = NULL;
+    char *t1 = NULL;
+    assert_int_equal(sl_graph_from_json(spec, &g1), SL_OK);
+    assert_null(sl__graph_find(g1, "f")->device);
+    assert_int_equal(sl_graph_to_json(g1, &t1), SL_OK);
+    assert_non_null(strstr(t1, "\"name\": \"f\",\n      \"op\": \"flip\",\n      \"inputs\""));
+    assert_non_null(strstr(t1, "\"op\": \"copy\",\n      \"device\": \"cpu\""));
+    assert_int_equal(sl_graph_from_json(t1, &g2), SL_OK);
+    assert_graphs_equal(g1, g2);
+    const sl_graph *gs[] = {g1, g2};
+    for (int k = 0; k < 2; k++) {
+        signed char placed[4] = {SL__PLACED_UNKNOWN, SL__PLACED_UNKNOWN, SL__PLACED_UNKNOWN,
+                                 SL__PLACED_UNKNOWN};
+        char *f[] = {"f"}, *back[] = {"back"}, err[256];
+        sl__placement pl;
+        int from;
+        assert_int_equal(sl__graph_place(gs[k], NULL, f, 1, placed, &pl, &from, err, sizeof err),
+                         SL_OK);
+        assert_int_equal(placed[2], SL__STAGE_GPU); /* f */
+        assert_int_equal(sl__graph_place(gs[k], NULL, back, 1, placed, &pl, &from, err, sizeof err),
+                         SL_OK);
+        assert_int_equal(placed[3], SL__STAGE_CPU); /* back: given */
+    }
+    free(t1);
     sl_graph_destroy(g1);
     sl_graph_destroy(g2);
 }
@@ -475,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_writes_fixed_layout),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_round_trip_values),
+        cmocka_unit_test(test_device_as_given_round_trips),
         cmocka_unit_test(test_non_finite_rejected),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_options_errors),

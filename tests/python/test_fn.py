@@ -177,6 +177,29 @@ def test_device_argument_and_gpu():
             c.gpu()
 
 
+def test_device_not_given_is_left_to_the_build():
+    """Without ``device`` a node runs where its inputs are (the C build's rule); on CPU data that
+    is "cpu", sources included, and the spec leaves the device out so that a reader of it
+    places the node the same way. A given device is kept."""
+    assert inspect.signature(fn.flip).parameters["device"].default is None
+    assert "When not given" in fn.flip.__doc__
+    assert ops.Flip().device is None and ops.Flip(device="cpu").device == "cpu"
+    pipe = sluice.Pipeline(batch_size=2, seed=1)
+    with pipe:
+        u = fn.random.uniform(shape=[3], name="u")
+        f = ops.Flip(horizontal=1)(fn.reshape(u, shape=[1, 3, 1], name="r"), name="f")
+        h = f * 0.5
+        c = fn.cast(u, dtype=types.FLOAT, device="cpu", name="c")
+        pipe.set_outputs(h, c)
+    assert [x.device for x in (u, f, h, c)] == ["cpu"] * 4
+    nodes = {n["name"]: n for n in json.loads(pipe.serialize())["nodes"]}
+    assert "device" not in nodes["u"] and "device" not in nodes["f"]
+    assert nodes["c"]["device"] == "cpu"
+    assert all(s["device"] == "cpu" for s in pipe.executor_statistics().values())
+    out = pipe.run()
+    assert out[0].as_array().shape == (2, 1, 3, 1)
+
+
 def test_outside_a_pipeline_is_a_clear_error():
     with pytest.raises(RuntimeError, match="outside a pipeline definition"):
         fn.random.coin_flip()

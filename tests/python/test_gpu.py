@@ -1,6 +1,6 @@
-"""tests/python/test_gpu.py: the GPU stage from Python — .gpu(), device="mixed"/"gpu",
-TensorListGPU (DLPack kDLCUDA, as_cpu), the PyTorch iterator's CUDA tensors, and what a machine
-without a GPU does.
+"""tests/python/test_gpu.py: the GPU stage from Python — .gpu(), device="mixed"/"gpu", devices
+inferred from the inputs when not given (DALI's rule, decided in C), TensorListGPU (DLPack
+kDLCUDA, as_cpu), the PyTorch iterator's CUDA tensors, and what a machine without a GPU does.
 
 Each GPU check runs in a child process twice: on the real device (skipped, with the reason,
 when this machine has none) and with SLUICE_GPU_EMULATE=1, where the GPU stage is emulated on
@@ -262,6 +262,122 @@ def test_placement_errors_at_build():
 
     with pytest.raises(NotImplementedError, match="CPU-only pipeline"):
         cpu_only_gpu_call()
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_device_inferred_from_the_inputs(emulated, tree):
+    """DALI: "If the device parameter is not specified, it is selected automatically based on
+    the placement of the inputs ... it would work the same if only device='mixed' was specified
+    for fn.decoders.image." Below a mixed decoder, fn.* and ops.* calls and arithmetic without a
+    device run on the GPU with the CPU pipeline's bytes; each DataNode.device is the device the
+    build gives its node; a node reading only CPU data stays on the CPU."""
+    run_child('''
+        from sluice import ops
+        nodes = []
+
+        @pipeline_def(batch_size=4, num_threads=2, device_id=0, seed=3)
+        def pipe(gpu):
+            jpegs, labels = fn.readers.file(file_root=ROOT, random_shuffle=True, seed=1)
+            images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
+            flipped = fn.flip(images, horizontal=1)
+            half = flipped * 0.5
+            both = images + flipped
+            crop = ops.Crop(crop=(16, 16))
+            cropped = crop(flipped)
+            lab = fn.cast(labels, dtype=types.FLOAT)
+            want = "gpu" if gpu else "cpu"
+            assert images.device == ("mixed" if gpu else "cpu")
+            assert [x.device for x in (flipped, half, both, cropped)] == [want] * 4
+            assert crop.device is None
+            assert jpegs.device == labels.device == lab.device == "cpu"
+            nodes.extend([jpegs, images, flipped, half, both, cropped, lab])
+            return flipped, half, both, cropped, lab
+
+        pc, pg = pipe(False), pipe(True)
+        stats = pg.executor_statistics()
+        for x in nodes[7:]:
+            assert stats[x.node]["device"] == x.device, (x, stats[x.node])
+        for _ in range(3):
+            c, g = pc.run(), pg.run()
+            assert [type(t).__name__ for t in g] == ["TensorListGPU"] * 4 + ["TensorListCPU"]
+            for k in range(5):
+                host = g[k].as_cpu() if k < 4 else g[k]
+                assert host.dtype == c[k].dtype
+                for i in range(4):
+                    assert np.array_equal(host.at(i), c[k].at(i)), (k, i)
+
+        # the spec leaves the devices out, and reads back into the same pipeline
+        import json
+        text = pg.serialize()
+        spec = {n["name"]: n for n in json.loads(text)["nodes"]}
+        assert spec[nodes[8].node]["device"] == "mixed"
+        assert all("device" not in spec[x.node] for x in nodes[9:])
+        pd = sluice.Pipeline.deserialize(text)
+        pd.build()
+        assert pd.executor_statistics().keys() == stats.keys()
+        assert all(s["device"] == stats[n]["device"]
+                   for n, s in pd.executor_statistics().items())
+        pr = pipe(True)
+        for _ in range(2):
+            d, r = pd.run(), pr.run()
+            assert [type(t).__name__ for t in d] == [type(t).__name__ for t in r]
+            for k in range(5):
+                dh = d[k].as_cpu() if k < 4 else d[k]
+                rh = r[k].as_cpu() if k < 4 else r[k]
+                for i in range(4):
+                    assert np.array_equal(dh.at(i), rh.at(i)), (k, i)
+        print("ok")
+    ''', emulated, tree)
+
+
+def test_inferred_placement_errors(tree):
+    """What a node without a device cannot do where its inputs put it is an error naming the
+    operator, the node and the input that placed it (at the call, in the build's words); argument
+    inputs do not count and stay CPU data; a given device wins; in a CPU-only pipeline the mixed
+    node is the error."""
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=0)
+    with pipe:
+        jpegs, labels = sluice.fn.readers.file(file_root=str(tree), name="r")
+        moved = jpegs.gpu()
+        with pytest.raises(sluice.UnsupportedError) as e:
+            sluice.fn.decoders.image(moved, name="d")
+        assert e.value.operator == "decoders.image" and e.value.node == "d"
+        assert ('operator has no gpu implementation, and no device was given: input 0 comes '
+                f'from node "{moved.node}" on mixed') in str(e.value)
+        assert not pipe._graph.has_node("d")  # a failed call records nothing
+        images = sluice.fn.decoders.image(jpegs, device="mixed")
+        with pytest.raises(NotImplementedError, match="tensor_subscript .*no device was given"):
+            images[0:8]
+        flipped = sluice.fn.flip(images, device="cpu", name="f")  # a given device wins
+        assert flipped.device == "cpu"
+        pipe.set_outputs(flipped)
+    with pytest.raises(sluice.SluiceError, match=r'flip \(node "f"\).*a cpu operator reads CPU data'):
+        pipe.build()
+
+    pipe = sluice.Pipeline(batch_size=2, num_threads=1, device_id=0)
+    with pipe:
+        jpegs, labels = sluice.fn.readers.file(file_root=str(tree))
+        images = sluice.fn.decoders.image(jpegs)
+        coin = sluice.fn.random.coin_flip().gpu()
+        cmn = sluice.fn.crop_mirror_normalize(images, crop=(8, 8), mirror=coin, name="cmn")
+        assert cmn.device == "cpu"  # an argument input does not place the node
+        pipe.set_outputs(cmn)
+    with pytest.raises(sluice.SluiceError,
+                       match=rf'argument input "mirror" comes from node "{coin.node}" on mixed; '
+                             'argument inputs must come from CPU nodes'):
+        pipe.build()
+
+    @sluice.pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def cpu_only():
+        jpegs, _ = sluice.fn.readers.file(file_root=str(tree))
+        images = sluice.fn.decoders.image(jpegs, device="mixed", name="dec")
+        flipped = sluice.fn.flip(images, name="f")
+        assert flipped.device == "gpu"
+        return flipped
+
+    with pytest.raises(sluice.SluiceError,
+                       match=r'decoders.image \(node "dec"\): device "mixed" in a CPU-only'):
+        cpu_only().build()
 
 
 def test_prefetch_queue_depth_dict():

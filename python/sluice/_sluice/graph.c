@@ -1,8 +1,10 @@
 /* python/sluice/_sluice/graph.c: the Graph type, an sl_graph built as fn.* is called.
  *
  * Exports slpy_graph_spec (sluice._sluice.Graph), graph_from_json() and options_from_json().
- * Graph.add_node checks the whole node against the operator's schema first (slpy_check_node)
- * and only then records it, so a failed call leaves the graph as it was. Node names: the
+ * Graph.add_node checks the whole node against the operator's schema first (slpy_check_node),
+ * places it with the build's rule (sl__graph_place: its device, or the one its inputs imply,
+ * which DataNode.device reports) and only then records it, so a failed call leaves the graph
+ * as it was. Node names: the
  * caller's, or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
  * spec writer, so Pipeline.serialize() is exactly what `sluice run` reads.
  * Invariant: `g` is never NULL after construction; the object is used by one thread at a time
@@ -28,6 +30,7 @@ static PyObject *graph_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static void graph_dealloc(slpy_graph *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    PyMem_Free(self->placed);
     sl_graph_destroy(self->g);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -104,7 +107,57 @@ static int add_inputs(PyObject *self, const char *node, PyObject *inputs)
     return 0;
 }
 
-/* Graph.add_node(op, name, device, inputs, args, arg_inputs) -> the node's name. */
+/* Makes room in the placement cache for the nodes of g and one more, the new entries not
+ * placed yet (a graph read from JSON starts with none: its nodes are placed on first use). */
+static int reserve_placed(slpy_graph *self)
+{
+    int need = self->g->n + 1;
+    if (need <= self->cap)
+        return 0;
+    int cap = need > 2 * self->cap ? need : 2 * self->cap;
+    signed char *p = PyMem_Realloc(self->placed, (size_t)cap);
+    if (!p)
+        return PyErr_NoMemory(), -1;
+    memset(p + self->cap, SL__PLACED_UNKNOWN, (size_t)(cap - self->cap));
+    self->placed = p;
+    self->cap = cap;
+    return 0;
+}
+
+/* Places the node about to be added (sl__graph_place: the build's rule) and checks that it
+ * can run there; on failure raises the error in the build's words and returns -1. */
+static int place_new(slpy_graph *self, const sl_op_def *op, const char *name, const char *device,
+                     PyObject *inputs, sl__placement *pl)
+{
+    slpy_state *st = slpy_state_of((PyObject *)self);
+    Py_ssize_t n = PyList_GET_SIZE(inputs);
+    const char **refs = PyMem_Calloc((size_t)(n ? n : 1), sizeof(char *));
+    if (!refs)
+        return PyErr_NoMemory(), -1;
+    int rc = reserve_placed(self);
+    for (Py_ssize_t k = 0; rc == 0 && k < n; k++) {
+        refs[k] = PyUnicode_AsUTF8(PyList_GET_ITEM(inputs, k)); /* lives as long as the list */
+        rc = refs[k] ? 0 : -1;
+    }
+    int from = -1;
+    char err[512];
+    sl_status code = SL_OK;
+    if (rc == 0)
+        code = sl__graph_place(self->g, device, (char *const *)refs, (int)n, self->placed, pl,
+                               &from, err, sizeof err);
+    PyMem_Free(refs);
+    if (rc < 0)
+        return -1;
+    if (code != SL_OK) {
+        sl__error e;
+        sl__error_set(&e, code, op->name, name, -1, -1, NULL, "%s", err);
+        return slpy_raise_error(st, &e, false), -1;
+    }
+    return slpy_check_placement(st, op, name, pl, from >= 0 ? self->g->nodes[from].name : NULL);
+}
+
+/* Graph.add_node(op, name, device, inputs, args, arg_inputs) -> (the node's name, where it
+ * runs: its device, or the one its inputs imply). */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"op", "name", "device", "inputs", "args", "arg_inputs", NULL};
@@ -133,14 +186,17 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
         auto_name(g, opname, buf, sizeof buf);
     else
         snprintf(buf, sizeof buf, "%s", name);
-    if (slpy_check_node(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0)
+    sl__placement pl;
+    if (slpy_check_node(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0 ||
+        place_new((slpy_graph *)self, op, buf, device, inputs, &pl) < 0)
         return NULL;
     sl_status rc = sl_graph_add(g, opname, buf, device);
     if (rc != SL_OK)
         return raise_graph(self, rc);
+    ((slpy_graph *)self)->placed[g->n - 1] = (signed char)pl.stage; /* room: place_new */
     if (add_inputs(self, buf, inputs) < 0 || add_args(self, buf, cargs, arg_inputs) < 0)
         return NULL; /* only on out of memory: the node stays, the build reports it */
-    return PyUnicode_FromString(buf);
+    return Py_BuildValue("(ss)", buf, sl__stage_name(pl.stage));
 }
 
 static PyObject *graph_output(PyObject *self, PyObject *ref)
@@ -279,8 +335,9 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
 
 static PyMethodDef graph_methods[] = {
     {"add_node", SLPY_CFUNC(graph_add_node), METH_VARARGS | METH_KEYWORDS,
-     "add_node(op, name, device, inputs, args, arg_inputs) -> str\n\nChecks the node against "
-     "the operator's schema, then records it; returns its name."},
+     "add_node(op, name, device, inputs, args, arg_inputs) -> (name, device)\n\nChecks the "
+     "node against the operator's schema and places it as the build will (device None: from "
+     "its inputs), then records it; returns its name and where it runs."},
     {"output", graph_output, METH_O, "output(ref): appends a pipeline output \"node[:k]\"."},
     {"to_json", SLPY_CFUNC(graph_to_json), METH_VARARGS | METH_KEYWORDS,
      "to_json(options=None) -> str: the JSON pipeline spec."},

@@ -1,11 +1,12 @@
 /* python/sluice/_sluice/registry.c: the operator registry as Python data, and call-site checks.
  *
  * Exports slpy_registry (registry() -> list of dicts, from which sluice.fn, sluice.ops and
- * their docs are generated) and slpy_check_node (what fn.* runs before recording a node).
- * The checks are the build's own (src/graph/plan.c: device, input count, unknown argument,
- * per-sample argument, missing argument; sl__value_coerce for every value) with the same
- * words, so an error found where the operator is called reads exactly like the one the
- * build, the JSON spec or the CLI reports. The build checks everything again.
+ * their docs are generated), slpy_check_node and slpy_check_placement (what fn.* runs before
+ * recording a node). The checks are the build's own (src/graph/plan.c: device, input count,
+ * unknown argument, per-sample argument, missing argument; sl__value_coerce for every value;
+ * sl__stage_check for where the node runs) with the same words, so an error found where the
+ * operator is called reads exactly like the one the build, the JSON spec or the CLI reports.
+ * The build checks everything again.
  */
 #include "sluice_py.h"
 
@@ -171,34 +172,6 @@ static int fail(const check *c, sl_status code, bool as_type, const char *fmt, .
     return -1;
 }
 
-/* Same words as plan.c's check_node (unknown device) and check_device (support), which the
- * build runs in that order around the input and argument checks. */
-static unsigned device_mask(const char *device)
-{
-    static const struct {
-        const char *name;
-        unsigned mask;
-    } devs[] = {{"cpu", SL_OP_CPU}, {"mixed", SL_OP_MIXED}, {"gpu", SL_OP_GPU}};
-    unsigned mask = 0;
-    for (int d = 0; d < 3; d++)
-        mask = strcmp(device, devs[d].name) == 0 ? devs[d].mask : mask;
-    return mask;
-}
-
-static int check_device(const check *c, const char *device)
-{
-    unsigned mask = device_mask(device);
-    if (!(c->op->devices & mask))
-        return fail(c, SL_EUNSUPPORTED, false, "operator has no %s implementation", device);
-#ifndef SLUICE_HAVE_CUDA
-    if (mask != SL_OP_CPU)
-        return fail(c, SL_EUNSUPPORTED, false,
-                    "device \"%s\" needs CUDA, and this build of sluice has no CUDA support",
-                    device);
-#endif
-    return 0;
-}
-
 static int check_ninputs(const check *c, Py_ssize_t n)
 {
     const sl_op_def *op = c->op;
@@ -299,10 +272,21 @@ int slpy_check_node(slpy_state *st, const sl_op_def *op, const char *node, const
                     Py_ssize_t ninputs, PyObject *args, PyObject *arg_inputs)
 {
     check c = {.st = st, .op = op, .node = node};
-    if (device && !device_mask(device))
+    sl__stage stage;
+    if (device && !sl__stage_parse(device, &stage)) /* plan.c's check_node, same words */
         return fail(&c, SL_EINVAL, false, "unknown device \"%s\" (expected cpu, mixed or gpu)",
                     device);
     if (check_ninputs(&c, ninputs) < 0 || check_args(&c, args, arg_inputs) < 0)
         return -1;
-    return device ? check_device(&c, device) : 0;
+    return 0;
+}
+
+int slpy_check_placement(slpy_state *st, const sl_op_def *op, const char *node,
+                         const sl__placement *pl, const char *from_node)
+{
+    check c = {.st = st, .op = op, .node = node};
+    char why[512];
+    if (sl__stage_check(op, pl, from_node, why, sizeof why) != SL_OK)
+        return fail(&c, SL_EUNSUPPORTED, false, "%s", why);
+    return 0;
 }

@@ -75,13 +75,20 @@ PyObject *slpy_registry(PyObject *module, PyObject *unused);
  * of the build's checks (src/graph/plan.c). `args` maps names to constants, `arg_inputs`
  * names to references. Returns 0, or -1 with the exception raised (ArgumentTypeError for
  * unknown/ill-typed/missing arguments and wrong input counts, InvalidArgumentError for bad
- * values, UnsupportedError for devices). */
+ * values and unknown devices). */
 int slpy_check_node(slpy_state *st, const sl_op_def *op, const char *node, const char *device,
                     Py_ssize_t ninputs, PyObject *args, PyObject *arg_inputs);
+/* Checks that the operator and this build can run the node where it was placed (its device,
+ * or the one its inputs imply: sl__graph_place), in the build's words (sl__stage_check).
+ * Returns 0, or -1 with UnsupportedError raised. */
+int slpy_check_placement(slpy_state *st, const sl_op_def *op, const char *node,
+                         const sl__placement *pl, const char *from_node);
 
 /* ---- Graph (graph.c) --------------------------------------------------------------------- */
 typedef struct slpy_graph {
     PyObject_HEAD sl_graph *g;
+    signed char *placed; /* sl__graph_place's cache: per node of g (PyMem), `cap` entries */
+    int cap;
 } slpy_graph;
 extern PyType_Spec slpy_graph_spec;
 PyObject *slpy_graph_from_json(PyObject *module, PyObject *text);
