@@ -4,7 +4,7 @@
  *
  * - An empty sample fed to external_source, copied or lent, gives an empty output sample
  *   (UBSan reported NULL + 0 in its run_sample; the input is
- *   tests/fuzz/regressions/external_source/empty-sample.bin).
+ *   tests/fuzz/regressions/decode/empty-sample.bin, an input of the fuzz target "decode").
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,301 @@
+/* tests/fuzz/seeds.c: fuzz_seeds OUT TESTDATA [SPEC.json...]: writes the seed corpora of the fuzz
+ * targets (docs/fuzzing.md), generated, never committed:
+ *
+ *   OUT/decode/     every JPEG and PNG of TESTDATA (tests/data/make_images.py's output, corrupt
+ *                   files included) behind a selector byte that cycles through the output
+ *                   types and use_fast_idct
+ *   OUT/roi/        every image once bare (the target's bare mode) and once behind an 8-byte
+ *                   header that cycles through the target's cases, variants and output types
+ *   OUT/spec/       the SPEC.json files given (examples/, bench/specs/), and one spec per
+ *                   registered operator: a node with every argument at its default (required
+ *                   ones filled in), its inputs from external_source nodes
+ *   OUT/spec.dict   a libFuzzer dictionary for the spec target: the spec's keys, every operator
+ *                   and argument name, every choice, the dtype and device names
+ *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
+ *
+ * Exports main. Deterministic: the same inputs give the same files. Exit status 0 on success,
+ * 1 (with a message) when TESTDATA holds no image or a file cannot be written.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sluice/sluice.h"
+
+static const char *out_dir;
+
+static void die(const char *what, const char *path)
+{
+    fprintf(stderr, "fuzz_seeds: %s %s: %s\n", what, path, strerror(errno));
+    exit(1);
+}
+
+static void make_dir(const char *sub)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", out_dir, sub ? "/" : "", sub ? sub : "");
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        die("cannot create", path);
+}
+
+/* Writes OUT/sub/name: head (hn bytes) then body (bn bytes). */
+static void write_seed(const char *sub, const char *name, const void *head, size_t hn,
+                       const void *body, size_t bn)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", out_dir, sub, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(head, 1, hn, f) != hn || fwrite(body, 1, bn, f) != bn || fclose(f) != 0)
+        die("cannot write", path);
+}
+
+static char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot read", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
+        die("cannot read", path);
+    fclose(f);
+    buf[len] = '\0';
+    *n = (size_t)len;
+    return buf;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- images: decode and roi ------------------------------------------------------------- */
+
+static void image_seeds(const char *testdata)
+{
+    DIR *d = opendir(testdata);
+    if (!d)
+        die("cannot open", testdata);
+    char *names[1024];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 1024)
+        if (has_suffix(e->d_name, ".jpg") || has_suffix(e->d_name, ".png"))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    if (n == 0) {
+        fprintf(stderr, "fuzz_seeds: no .jpg or .png in %s\n", testdata);
+        exit(1);
+    }
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int k = 0; k < n; k++) {
+        char path[4096], name[300];
+        size_t len;
+        snprintf(path, sizeof path, "%s/%s", testdata, names[k]);
+        char *img = read_file(path, &len);
+        uint8_t sel = (uint8_t)(k % 8);
+        write_seed("decode", names[k], &sel, 1, img, len);
+        write_seed("roi", names[k], "", 0, img, len);
+        /* header: case k % 8, variant, fast IDCT every third, output type; parameters drawn
+         * from k so that windows and sizes differ from image to image */
+        uint8_t h[8] = {
+            (uint8_t)((k % 8) | ((k / 8) % 4) << 3 | (k % 3 == 0) << 5 | ((k / 2) % 3) << 6),
+            (uint8_t)(7 + 13 * k),
+            (uint8_t)(5 + 29 * k),
+            (uint8_t)(37 * k),
+            (uint8_t)(255 - 41 * k),
+            (uint8_t)(11 + 17 * k),
+            (uint8_t)(23 + 7 * k),
+            0};
+        snprintf(name, sizeof name, "%s.h", names[k]);
+        write_seed("roi", name, h, sizeof h, img, len);
+        free(img);
+        free(names[k]);
+    }
+}
+
+/* ---- specs and the spec dictionary ------------------------------------------------------ */
+
+/* A value for an argument without a default. */
+static const char *required_value(const sl_arg_def *a)
+{
+    switch (a->type) {
+    case SL_ARG_BOOL: return "false";
+    case SL_ARG_INT: return "1";
+    case SL_ARG_FLOAT: return "1.0";
+    case SL_ARG_STRING: return "\"\"";
+    case SL_ARG_DTYPE: return "\"uint8\"";
+    case SL_ARG_INTS: return a->min_len >= 2 ? "[1, 1]" : "[1]";
+    case SL_ARG_FLOATS: return a->min_len >= 2 ? "[16.0, 16.0]" : "[16.0]";
+    case SL_ARG_STRINGS: return "[\"x\"]";
+    }
+    return "0";
+}
+
+static void op_spec(const sl_op_def *op, FILE *f)
+{
+    fprintf(f, "{\"pipeline\": {\"batch_size\": 2, \"num_threads\": 1, \"seed\": 7},\n"
+               " \"nodes\": [\n");
+    for (int i = 0; i < op->min_inputs; i++)
+        fprintf(f, "  {\"name\": \"in%d\", \"op\": \"external_source\", \"device\": \"cpu\"},\n",
+                i);
+    fprintf(f, "  {\"name\": \"n\", \"op\": \"%s\"", op->name);
+    if (op->min_inputs > 0) {
+        fprintf(f, ", \"inputs\": [");
+        for (int i = 0; i < op->min_inputs; i++)
+            fprintf(f, "%s\"in%d\"", i ? ", " : "", i);
+        fprintf(f, "]");
+    }
+    fprintf(f, ",\n   \"args\": {");
+    int written = 0;
+    for (int i = 0; i < sl_op_num_args(op); i++) {
+        const sl_arg_def *a = sl_op_arg(op, i);
+        const char *v = a->def ? a->def : (a->flags & SL_ARG_OPTIONAL) ? NULL : required_value(a);
+        if (v)
+            fprintf(f, "%s\"%s\": %s", written++ ? ", " : "", a->name, v);
+    }
+    fprintf(f, "}}\n ],\n \"outputs\": [");
+    for (int i = 0; i < op->num_outputs; i++)
+        fprintf(f, "%s\"n:%d\"", i ? ", " : "", i);
+    fprintf(f, "]}\n");
+}
+
+/* One dictionary entry: the JSON string "s" (quotes included), escaped for libFuzzer. */
+static void dict_word(FILE *f, const char *s)
+{
+    fputs("\"\\\"", f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\\\\\%c", *s);
+        else
+            fputc(*s, f);
+    }
+    fputs("\\\"\"\n", f);
+}
+
+static void spec_seeds(char **specs, int nspecs)
+{
+    for (int i = 0; i < nspecs; i++) {
+        size_t len;
+        char *text = read_file(specs[i], &len);
+        const char *base = strrchr(specs[i], '/');
+        write_seed("spec", base ? base + 1 : specs[i], "", 0, text, len);
+        free(text);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spec.dict", out_dir);
+    FILE *dict = fopen(path, "w");
+    if (!dict)
+        die("cannot write", path);
+    static const char *const words[] = {"pipeline",
+                                        "batch_size",
+                                        "num_threads",
+                                        "prefetch_queue_depth",
+                                        "seed",
+                                        "device_id",
+                                        "fuse_samples",
+                                        "cpu_queue_depth",
+                                        "gpu_queue_depth",
+                                        "max_held_bytes",
+                                        "nodes",
+                                        "name",
+                                        "op",
+                                        "device",
+                                        "inputs",
+                                        "args",
+                                        "arg_inputs",
+                                        "outputs",
+                                        "cpu",
+                                        "mixed",
+                                        "gpu",
+                                        "uint8",
+                                        "int32",
+                                        "int64",
+                                        "float32",
+                                        "float16",
+                                        "float64",
+                                        "bool",
+                                        "HWC",
+                                        "CHW"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        dict_word(dict, words[i]);
+    for (int k = 0; k < sl_registry_count(); k++) {
+        const sl_op_def *op = sl_registry_get(k);
+        dict_word(dict, op->name);
+        for (int i = 0; i < sl_op_num_args(op); i++) {
+            const sl_arg_def *a = sl_op_arg(op, i);
+            dict_word(dict, a->name);
+            for (const char *c = a->choices; c && *c;) {
+                size_t n = strcspn(c, "|");
+                char choice[128];
+                snprintf(choice, sizeof choice, "%.*s", (int)n, c);
+                dict_word(dict, choice);
+                c += n + (c[n] == '|');
+            }
+        }
+        char name[300];
+        snprintf(name, sizeof name, "op-%s.json", op->name);
+        snprintf(path, sizeof path, "%s/spec/%s", out_dir, name);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            die("cannot write", path);
+        op_spec(op, f);
+        if (fclose(f) != 0)
+            die("cannot write", path);
+    }
+    if (fclose(dict) != 0)
+        die("cannot write", path);
+}
+
+/* ---- list files ------------------------------------------------------------------------- */
+
+static void file_list_seeds(void)
+{
+    static const char *const lists[] = {
+        "a 0\n",
+        "a 1\nb c 2\n\n  d.jpg   -3  \n0 4",
+        "missing 5\n",
+        "a 2147483647\r\n0 -2147483648\r\n",
+        "a 2147483648\n",
+        "a\n",
+        "\n \t\n",
+        "a 0x1\n",
+        "sub/dir/file.jpg 3\n/abs/path.png 1\n",
+        "b c\t+7\vd.jpg 8\n",
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "list-%02zu.txt", i);
+        write_seed("file_list", name, "", 0, lists[i], strlen(lists[i]));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: fuzz_seeds OUT TESTDATA [SPEC.json...]\n");
+        return 2;
+    }
+    out_dir = argv[1];
+    make_dir(NULL);
+    make_dir("decode");
+    make_dir("roi");
+    make_dir("spec");
+    make_dir("file_list");
+    image_seeds(argv[2]);
+    spec_seeds(argv + 3, argc - 3);
+    file_list_seeds();
+    printf("fuzz_seeds: seeds in %s\n", out_dir);
+    return 0;
+}
