@@ -4,9 +4,15 @@
 #                       (RelWithDebInfo with assertions on, warnings are errors)
 #   make check          build, then run ctest in build/
 #   make test           lint, check, then the ASan+UBSan build (build-asan/: labels unit ops exec
-#                       cli gpu-emulated) and the TSan build (build-tsan/: label exec); what CI
-#                       runs
+#                       cli gpu-emulated), the TSan build (build-tsan/: label exec) and a short
+#                       fuzz of every fuzz target (test-fuzz); what CI runs
 #   make test-asan / make test-tsan   one sanitizer configuration alone
+#   make fuzz           build the libFuzzer targets of tests/fuzz with clang into build-fuzz/
+#                       (ASan+UBSan, no CUDA), then run each FUZZ_SECONDS (60) on its corpus in
+#                       build-fuzz/corpus/, seeded from the test images and the committed
+#                       regression inputs (scripts/fuzz.sh, docs/fuzzing.md); a finding fails
+#                       and prints its reproducer (build-fuzz/findings/<target>/)
+#   make test-fuzz      make fuzz for FUZZ_TEST_SECONDS (15) per target: the CI step
 #   make test-repeat    build, then the parallel Python source tests REPEAT times in a row (20),
 #                       failing on the first failed run or on a worker process or /dev/shm
 #                       entry left behind (issue 6's reliability check)
@@ -25,13 +31,15 @@
 #   make docs           build, then generate the operator reference build/docs/ops.md from the
 #                       registry (`sluice ops --markdown`); docs/guide.md is written by hand
 #   make format / make format-check (= make lint)   clang-format on src include cli tests/c
-#                       and python/sluice/_sluice
+#                       tests/fuzz and python/sluice/_sluice
 #   make clean          remove every build directory (demo data included)
 #
-# Variables (make VAR=value): JOBS, BUILD_TYPE, BUILD_DIR, ASAN_DIR, TSAN_DIR, SLUICE_CUDA
-# (empty: auto-detect, ON iff nvcc works; ON/OFF to force; sticky in build/CMakeCache.txt),
-# WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g. -R test_batch), REPEAT,
-# PREFIX, DEMO_DATA, DEMO_CMD, BENCH_ARGS, PYTHON, CLANG_FORMAT.
+# Variables (make VAR=value): JOBS, BUILD_TYPE, BUILD_DIR, ASAN_DIR, TSAN_DIR, FUZZ_DIR,
+# SLUICE_CUDA (empty: auto-detect, ON iff nvcc works; ON/OFF to force; sticky in
+# build/CMakeCache.txt), WERROR, CMAKE_ARGS (extra -D... for every configure), CTEST_ARGS (e.g.
+# -R test_batch), REPEAT, PREFIX, DEMO_DATA, DEMO_CMD, BENCH_ARGS, PYTHON, CLANG_FORMAT,
+# FUZZ_SECONDS, FUZZ_TEST_SECONDS, FUZZ_TARGETS (e.g. "decode roi"; empty: all), FUZZ_CC,
+# and scripts/fuzz.sh's FUZZ_TIMEOUT, FUZZ_RSS_MB, FUZZ_ARGS (environment).
 
 SHELL := /bin/bash
 MAKEFLAGS += --no-print-directory
@@ -44,6 +52,11 @@ BUILD_TYPE   ?= RelWithDebInfo
 BUILD_DIR    ?= build
 ASAN_DIR     ?= build-asan
 TSAN_DIR     ?= build-tsan
+FUZZ_DIR     ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 15
+FUZZ_TARGETS ?=
+FUZZ_CC      ?= clang
 SLUICE_CUDA  ?=
 WERROR       ?= ON
 CMAKE_ARGS   ?=
@@ -70,6 +83,11 @@ SAN_ARGS    := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASSERT=ON -DSLUICE_WER
 # real-device tests stay out of it, as the CUDA driver and ASan do not mix well. TSan skips CUDA.
 ASAN_ARGS   := $(SAN_ARGS)
 TSAN_ARGS   := $(SAN_ARGS) -DSLUICE_CUDA=OFF
+# The fuzzing build: clang, the library and the targets only (SLUICE_FUZZ implies ASan+UBSan).
+FUZZ_ARGS_CMAKE := -DCMAKE_C_COMPILER=$(FUZZ_CC) -DSLUICE_FUZZ=ON -DSLUICE_CUDA=OFF \
+                   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=$(WERROR) \
+                   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_PYTHON_MODULE=OFF -DSLUICE_BUILD_BENCH=OFF \
+                   $(CMAKE_ARGS)
 
 export ASAN_OPTIONS  := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
@@ -79,12 +97,12 @@ export TSAN_OPTIONS  := halt_on_error=1 second_deadlock_stack=1
 # kernels with vm.mmap_rnd_bits > 28; running the tests with ASLR off avoids that where allowed.
 SAN_RUN := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 
-FORMAT_FILES = $(shell find src include cli tests/c python/sluice/_sluice -type f \
+FORMAT_FILES = $(shell find src include cli tests/c tests/fuzz python/sluice/_sluice -type f \
                  \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
                  2>/dev/null | sort)
 
 .PHONY: all setup configure build check test test-asan test-tsan test-repeat lint format format-check \
-        install docs demo bench bench-ops clean
+        install docs demo bench bench-ops clean fuzz fuzz-build test-fuzz
 
 all: build
 
@@ -100,7 +118,7 @@ build: configure
 check: build
 	cd $(BUILD_DIR) && $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-test: setup lint check test-asan test-tsan
+test: setup lint check test-asan test-tsan test-fuzz
 
 test-asan: setup
 	$(CMAKE) -S . -B $(ASAN_DIR) $(ASAN_ARGS) -DSLUICE_SANITIZE=address,undefined
@@ -116,6 +134,16 @@ test-tsan: setup
 	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
 	cd $(TSAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
 	    -L '^exec$$' $(CTEST_ARGS)
+
+fuzz-build: setup
+	$(CMAKE) -S . -B $(FUZZ_DIR) $(FUZZ_ARGS_CMAKE)
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
+
+fuzz: fuzz-build
+	PYTHON=$(PYTHON) scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+test-fuzz: fuzz-build
+	PYTHON=$(PYTHON) scripts/fuzz.sh $(FUZZ_DIR) $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS)
 
 lint: format-check
 
@@ -154,4 +182,4 @@ bench-ops: build $(DEMO_DATA)
 	$(PYTHON) bench/ops_ref.py --data $(DEMO_DATA) --json bench/results/ops_ref.json
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

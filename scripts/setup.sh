@@ -13,7 +13,8 @@ packages=(
     libjpeg62-turbo-dev libspng-dev zlib1g-dev libjansson-dev
     # C tests and format check
     libcmocka-dev clang-format
-    # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's
+    # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's with
+    # libFuzzer (make fuzz: clang -fsanitize=fuzzer, in libclang-rt-14-dev)
     libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev
     # the Python package (python3-dev: headers for the extension), Python tests, test-data
     # generators, references for comparisons, benchmarks
