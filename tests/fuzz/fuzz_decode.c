@@ -3,14 +3,17 @@
  *
  * Input: byte 0 selects, the rest is the encoded image (JPEG, PNG or anything else; possibly
  * empty: an empty sample, issue 15's finding 2). Byte 0:
- *   bits 0-1  output_type: 0 RGB, 1 BGR (decoded as RGB too, and compared), 2 GRAY, 3 RGB
+ *   bits 0-1  output_type: 0 RGB, 1 BGR, 2 GRAY, 3 RGB; BGR and GRAY are decoded as RGB too
+ *             and compared with it
  *   bit 2     use_fast_idct
  *   bits 3-7  unused (any value: the same run)
  * An empty input is an empty sample with byte 0 = 0.
  *
  * Findings: a sanitizer report; a run that fails without a message or with SL_EINTERNAL or
  * SL_EMISUSE; a decoded sample that is not HWC uint8 of 1 or 3 channels, at least 1 x 1 pixels;
- * a BGR decode that is not the RGB decode with its channels reversed. Images announcing more
+ * a BGR decode that is not the RGB decode with its channels reversed; a GRAY decode of a PNG
+ * that is not the documented luma (19595 R + 38470 G + 7471 B + 32768) >> 16 of its RGB decode
+ * (JPEGs are not compared: YCbCr ones give their Y channel). Images announcing more
  * than FZ_MAX_PIXELS are skipped. The pipelines (one per byte-0 choice, built on first use) live
  * for the whole process, as a training job's do: a failed iteration must leave them usable.
  *
@@ -23,7 +26,8 @@
 
 static const char *const type_names[] = {"RGB", "BGR", "GRAY", "RGB"};
 
-/* external_source "in" -> decoders.image "dec" (output 0); for BGR also "rgb" (output 1). */
+/* external_source "in" -> decoders.image "dec" (output 0); for BGR and GRAY also "rgb"
+ * (output 1). */
 static sl_pipeline *make(int type, bool fast)
 {
     sl_graph *g;
@@ -34,7 +38,7 @@ static sl_pipeline *make(int type, bool fast)
     fz_check(sl_graph_arg_str(g, "dec", "output_type", type_names[type]), "output_type");
     fz_check(sl_graph_arg_bool(g, "dec", "use_fast_idct", fast), "use_fast_idct");
     fz_check(sl_graph_output(g, "dec"), "output dec");
-    if (type == 1) {
+    if (type == 1 || type == 2) {
         fz_check(sl_graph_add(g, "decoders.image", "rgb", NULL), "add rgb");
         fz_check(sl_graph_input(g, "rgb", "in"), "input rgb");
         fz_check(sl_graph_arg_bool(g, "rgb", "use_fast_idct", fast), "use_fast_idct");
@@ -71,6 +75,25 @@ static void check_bgr(const sl_batch *bgr, const sl_batch *rgb)
                     (long long)(k / s[1]));
 }
 
+/* A PNG's GRAY decode must be the luma of its RGB decode (a gray PNG: the gray value itself,
+ * which the formula gives back). */
+static void check_gray(const sl_batch *gray, const sl_batch *rgb)
+{
+    const int64_t *s = sl_batch_shape(gray, 0), *t = sl_batch_shape(rgb, 0);
+    if (s[0] != t[0] || s[1] != t[1])
+        fz_fail("GRAY decode %lldx%lld, RGB decode %lldx%lld", (long long)s[1], (long long)s[0],
+                (long long)t[1], (long long)t[0]);
+    const uint8_t *g = sl_batch_sample_data(gray, 0), *c = sl_batch_sample_data(rgb, 0);
+    for (int64_t k = 0; k < s[0] * s[1]; k++) {
+        uint32_t luma =
+            (19595u * c[3 * k] + 38470u * c[3 * k + 1] + 7471u * c[3 * k + 2] + 32768u) >> 16;
+        if (g[k] != luma)
+            fz_fail("PNG: GRAY %u at pixel (%lld, %lld), the luma of RGB (%u, %u, %u) is %u", g[k],
+                    (long long)(k % s[1]), (long long)(k / s[1]), c[3 * k], c[3 * k + 1],
+                    c[3 * k + 2], luma);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sl_pipeline *pipes[4][2];
@@ -88,9 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fz_run(p) != SL_OK)
         return 0;
     check_image(sl_pipeline_output(p, 0), type == 2 ? 1 : 3, n);
-    if (type == 1) {
+    if (type == 1 || type == 2)
         check_image(sl_pipeline_output(p, 1), 3, n);
+    if (type == 1)
         check_bgr(sl_pipeline_output(p, 0), sl_pipeline_output(p, 1));
-    }
+    if (type == 2 && n >= 8 && memcmp(img, "\x89PNG\r\n\x1a\n", 8) == 0)
+        check_gray(sl_pipeline_output(p, 0), sl_pipeline_output(p, 1));
     return 0;
 }
