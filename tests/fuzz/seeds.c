@@ -4,8 +4,8 @@
  *   OUT/decode/     every JPEG and PNG of TESTDATA (tests/data/make_images.py's output, corrupt
  *                   files included) behind a selector byte that cycles through the output
  *                   types and use_fast_idct
- *   OUT/roi/        every image once bare (the target's bare mode) and once behind an 8-byte
- *                   header that cycles through the target's cases, variants and output types
+ *   OUT/roi/        every image twice behind an 8-byte header that cycles through the target's
+ *                   cases, variants and output types
  *   OUT/spec/       the SPEC.json files given (examples/, bench/specs/), and one spec per
  *                   registered operator: a node with every argument at its default (required
  *                   ones filled in), its inputs from external_source nodes
@@ -106,20 +106,23 @@ static void image_seeds(const char *testdata)
         char *img = read_file(path, &len);
         uint8_t sel = (uint8_t)(k % 8);
         write_seed("decode", names[k], &sel, 1, img, len);
-        write_seed("roi", names[k], "", 0, img, len);
-        /* header: case k % 8, variant, fast IDCT every third, output type; parameters drawn
-         * from k so that windows and sizes differ from image to image */
-        uint8_t h[8] = {
-            (uint8_t)((k % 8) | ((k / 8) % 4) << 3 | (k % 3 == 0) << 5 | ((k / 2) % 3) << 6),
-            (uint8_t)(7 + 13 * k),
-            (uint8_t)(5 + 29 * k),
-            (uint8_t)(37 * k),
-            (uint8_t)(255 - 41 * k),
-            (uint8_t)(11 + 17 * k),
-            (uint8_t)(23 + 7 * k),
-            0};
-        snprintf(name, sizeof name, "%s.h", names[k]);
-        write_seed("roi", name, h, sizeof h, img, len);
+        /* roi: two headers (the target's bare mode, eight checks per input, is left to the
+         * plain images of its regressions): cases k and k + 3, variants, fast IDCT every third,
+         * output types, and windows and sizes that differ from image to image */
+        for (int v = 0; v < 2; v++) {
+            int c = k + 3 * v;
+            uint8_t h[8] = {
+                (uint8_t)((c % 8) | ((c / 8) % 4) << 3 | (c % 3 == 0) << 5 | ((c / 2) % 3) << 6),
+                (uint8_t)(7 + 13 * c),
+                (uint8_t)(5 + 29 * c),
+                (uint8_t)(37 * c),
+                (uint8_t)(255 - 41 * c),
+                (uint8_t)(11 + 17 * c),
+                (uint8_t)(23 + 7 * c),
+                0};
+            snprintf(name, sizeof name, "%s.%d", names[k], v);
+            write_seed("roi", name, h, sizeof h, img, len);
+        }
         free(img);
         free(names[k]);
     }
@@ -127,9 +130,14 @@ static void image_seeds(const char *testdata)
 
 /* ---- specs and the spec dictionary ------------------------------------------------------ */
 
-/* A value for an argument without a default. */
+/* A value for an argument without a default: its first choice, or one of its type. */
 static const char *required_value(const sl_arg_def *a)
 {
+    static char first[128];
+    if (a->type == SL_ARG_STRING && a->choices) {
+        snprintf(first, sizeof first, "\"%.*s\"", (int)strcspn(a->choices, "|"), a->choices);
+        return first;
+    }
     switch (a->type) {
     case SL_ARG_BOOL: return "false";
     case SL_ARG_INT: return "1";
