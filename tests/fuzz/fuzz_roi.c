@@ -77,7 +77,7 @@ static const struct {
     {{1e-6, 1e-3}, {0.5, 2.0}, 3},
 };
 
-/* What one check runs: the graph-level choices (cfg) and the per-sample values. */
+/* What one check runs: the choices made in the graph (config), then the per-sample values. */
 typedef struct config {
     int kase, variant, type;
     bool fast, mirror, hwc;

@@ -13,7 +13,8 @@
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
  *
- * Exports main. Deterministic: the same inputs give the same files. Exit status 0 on success,
+ * Exports main. Deterministic: the same inputs give the same files, and only those (the four
+ * folders are emptied first). Exit status 0 on success,
  * 1 (with a message) when TESTDATA holds no image or a file cannot be written.
  */
 #include <dirent.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sluice/sluice.h"
 
@@ -33,12 +35,22 @@ static void die(const char *what, const char *path)
     exit(1);
 }
 
+/* Creates OUT/sub (OUT when sub is NULL), or empties it of the files an earlier run wrote, so
+ * that seeds no longer made do not stay. */
 static void make_dir(const char *sub)
 {
-    char path[4096];
+    char path[4096], file[8192];
     snprintf(path, sizeof path, "%s%s%s", out_dir, sub ? "/" : "", sub ? sub : "");
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
         die("cannot create", path);
+    DIR *d = sub ? opendir(path) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        if (e->d_name[0] != '.' && unlink(file) != 0)
+            die("cannot remove", file);
+    }
+    if (d)
+        closedir(d);
 }
 
 /* Writes OUT/sub/name: head (hn bytes) then body (bn bytes). */
