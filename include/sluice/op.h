@@ -254,6 +254,10 @@ SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out,
  * SL_ENOMEM then). sl_ctx_scratch_n gives SL_SCRATCH_BUFFERS independent buffers (k = 0 is
  * sl_ctx_scratch's), for a task that needs several at once. */
 #define SL_SCRATCH_BUFFERS 4
+/* The pipeline's per-sample limit (sl_pipeline_options.max_sample_bytes): the executor refuses
+ * an output sample larger than this before allocating it; an operator that needs working memory
+ * proportional to its input (a decoder's coefficient buffer) refuses more than this too. */
+SL_API size_t sl_ctx_max_sample_bytes(const sl_ctx *ctx);
 SL_API void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes);
 SL_API void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes);
 

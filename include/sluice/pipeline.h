@@ -55,6 +55,11 @@ typedef struct sl_pipeline_options {
      * host memory, and as many of device memory, at a time. Default 0: a quarter of the
      * machine's physical memory and a quarter of the GPU's. */
     int64_t max_held_bytes;
+    /* The largest output sample any node may produce, and the most working memory an operator
+     * may take for one sample (a decoder's), in bytes (default 1 GiB). A sample past it fails
+     * its iteration with SL_EINVAL naming the node, the sample and its file, before anything is
+     * allocated for it: a hostile header or a mistaken size cannot take the machine's memory. */
+    int64_t max_sample_bytes;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */

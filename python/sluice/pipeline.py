@@ -42,7 +42,7 @@ _PIPELINE_ARGS = (
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
-    "max_batch_size", "fuse_samples", "max_held_bytes")
+    "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -101,6 +101,10 @@ class Pipeline:
     device memory; 0 is a quarter of the machine's memory and a quarter of the GPU's. Past it,
     run() waits for references to die and raises MisuseError after about 2 s naming the
     iterations that hold the memory.
+    max_sample_bytes (sluice's addition, default 1 GiB): the largest output sample of any
+    operator, and the most working memory an operator takes for one sample (a decoder's); a
+    sample past it fails its batch (InvalidArgumentError naming the operator, the sample and its
+    file) before anything is allocated for it, and the pipeline goes on with the next batch.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -112,7 +116,8 @@ class Pipeline:
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
-                 concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0):
+                 concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
+                 max_sample_bytes=1 << 30):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -135,6 +140,7 @@ class Pipeline:
         self._seed = -1 if seed is None else int(seed)
         self._fuse_samples = bool(fuse_samples)
         self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
+        self._max_sample_bytes = 1 << 30 if max_sample_bytes is None else int(max_sample_bytes)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
@@ -244,7 +250,8 @@ class Pipeline:
                 "device_id": -1 if self._device_id is None else self._device_id,
                 "fuse_samples": int(self._fuse_samples),
                 "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue,
-                "max_held_bytes": self._max_held_bytes}
+                "max_held_bytes": self._max_held_bytes,
+                "max_sample_bytes": self._max_sample_bytes}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -262,7 +269,8 @@ class Pipeline:
             pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
                                     o["prefetch_queue_depth"], o["seed"], o["device_id"],
                                     o["fuse_samples"], o["cpu_queue_depth"],
-                                    o["gpu_queue_depth"], o["max_held_bytes"])
+                                    o["gpu_queue_depth"], o["max_held_bytes"],
+                                    o["max_sample_bytes"])
             pipe.build()
         except BaseException:
             self._close_pool()
@@ -611,6 +619,7 @@ class Pipeline:
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
         self._fuse_samples = o["fuse_samples"]
         self._max_held_bytes = o["max_held_bytes"]
+        self._max_sample_bytes = o["max_sample_bytes"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 

@@ -90,6 +90,18 @@ static int64_t numel(const sl_batch *b, int i)
     return n;
 }
 
+bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes)
+{
+    const int64_t *s = b->shapes + (size_t)i * SL_MAX_NDIM;
+    size_t n = sl_dtype_size(b->dtype);
+    for (int d = 0; d < b->ndim; d++) {
+        if (s[d] < 0 || __builtin_mul_overflow(n, (uint64_t)s[d], &n))
+            return false;
+    }
+    *bytes = n;
+    return true;
+}
+
 sl_status sl__batch_scatter(sl_batch *b)
 {
     if (b->sample_ptrs)
@@ -100,10 +112,11 @@ sl_status sl__batch_scatter(sl_batch *b)
 
 sl_status sl__batch_alloc(sl_batch *b)
 {
-    size_t elem = sl_dtype_size(b->dtype), total = 0;
+    size_t total = 0, bytes;
     for (int i = 0; i < b->size; i++) {
         b->offsets[i] = total;
-        total += (size_t)numel(b, i) * elem;
+        if (!sl__batch_sample_bytes(b, i, &bytes) || __builtin_add_overflow(total, bytes, &total))
+            return SL_ENOMEM; /* hostile sizes that the executor's limit did not stop */
     }
     b->offsets[b->size] = total;
     if (total <= b->bytes_cap && b->data)
@@ -111,6 +124,8 @@ sl_status sl__batch_alloc(sl_batch *b)
     size_t cap = b->bytes_cap + b->bytes_cap / 2; /* grow by 1.5x so sizes that creep up settle */
     if (cap < total)
         cap = total;
+    if (cap > SIZE_MAX - 63)
+        return SL_ENOMEM;
     cap = (cap + 63) & ~(size_t)63;
     /* contents need not survive growth: a batch is allocated before it is written */
     uint8_t *data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);

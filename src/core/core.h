@@ -120,8 +120,12 @@ sl_status sl__batch_reserve_samples(sl_batch *b, int n);
 /* Sets n samples of dtype/ndim/layout, shapes and sources reset to 0/NULL. */
 sl_status sl__batch_begin(sl_batch *b, int n, sl_dtype dtype, int ndim, const char *layout);
 /* Computes offsets from the shapes and grows the data (geometrically, 64-byte aligned) if
- * needed. Steady state with similar sizes allocates nothing. */
+ * needed. Steady state with similar sizes allocates nothing. SL_ENOMEM also when the sizes do
+ * not fit in size_t. */
 sl_status sl__batch_alloc(sl_batch *b);
+/* Bytes of sample i (its extents times the element size), false when an extent is negative or
+ * the product does not fit in size_t. */
+bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes);
 static inline int64_t *sl__batch_shape_mut(sl_batch *b, int i)
 {
     return b->shapes + (size_t)i * SL_MAX_NDIM;

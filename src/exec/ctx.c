@@ -357,6 +357,55 @@ sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
     return code;
 }
 
+/* ---- the per-sample size limit ------------------------------------------------------------ */
+
+size_t sl_ctx_max_sample_bytes(const sl_ctx *ctx)
+{
+    return (size_t)ctx->p->opt.max_sample_bytes;
+}
+
+/* "1.5 GiB", "12.0 MiB", "300 bytes". */
+static void size_text(char *buf, size_t len, size_t bytes)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%zu bytes", bytes);
+    else
+        snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o)
+{
+    size_t max = sl_ctx_max_sample_bytes(ctx), bytes;
+    for (int i = 0; i < b->size; i++) {
+        bool fits = sl__batch_sample_bytes(b, i, &bytes);
+        if (fits && bytes <= max)
+            continue;
+        char shape[32 * SL_MAX_NDIM] = "", have[32], limit[32];
+        for (int d = 0, n = 0; d < b->ndim; d++)
+            n += snprintf(shape + n, sizeof shape - (size_t)n, "%s%lld", d ? ", " : "",
+                          (long long)sl__batch_shape_mut((sl_batch *)b, i)[d]);
+        size_text(have, sizeof have, bytes);
+        size_text(limit, sizeof limit, max);
+        ctx->sample = i;
+        return fits ? sl_fail(ctx, SL_EINVAL,
+                              "output %d would take %s for this sample (shape [%s] of %s), more "
+                              "than max_sample_bytes (%s); raise it if the size is right",
+                              o, have, shape, sl_dtype_name(b->dtype), limit)
+                    : sl_fail(ctx, SL_EINVAL,
+                              "output %d has an impossible size for this sample (shape [%s] of "
+                              "%s)",
+                              o, shape, sl_dtype_name(b->dtype));
+    }
+    return SL_OK;
+}
+
 /* ---- init (build time) ------------------------------------------------------------------- */
 
 static const sl__value *init_value(const sl_op_init *ini, int arg)

@@ -245,6 +245,10 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
+/* ctx.c: fails the frame, naming the sample, when one of b's samples (output o of ctx's node,
+ * shapes set) would take more than max_sample_bytes, or has a size that does not fit in
+ * size_t: before anything is allocated for it. */
+sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o);
 /* ctx.c: s's buffer, grown (contents lost) to at least `bytes` and to the largest size asked
  * of this buffer by any worker (*hw, raised to `bytes`): which worker runs which sample depends
  * on scheduling, so each grows to what all have needed, and steady state allocates nothing

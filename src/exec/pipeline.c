@@ -25,6 +25,7 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->cpu_queue_depth = 0;
     o->gpu_queue_depth = 0;
     o->max_held_bytes = 0;
+    o->max_sample_bytes = (int64_t)1 << 30;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -51,6 +52,9 @@ static sl_status check_options(const sl_pipeline_options *o)
                                   "max_held_bytes must be 0 (the default budget) or positive, "
                                   "got %lld",
                                   (long long)o->max_held_bytes);
+    if (o->max_sample_bytes < 1)
+        return sl__last_error_set(SL_EINVAL, "max_sample_bytes must be at least 1, got %lld",
+                                  (long long)o->max_sample_bytes);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);

@@ -216,6 +216,8 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
         if (ctx->sn->wouts[o].size != sl_ctx_batch_size(ctx))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
+        if (sl__ctx_check_sizes(ctx, &ctx->sn->wouts[o], o) != SL_OK)
+            return SL_EINVAL;
     }
     if (ctx->pn->stage == SL__STAGE_MIXED)
         return sl__stage_alloc_mixed(ctx);
@@ -284,6 +286,8 @@ static void fused_setup_done(sl__snode *sn, int worker)
     sl_ctx ctx = make_ctx(sn, -1, worker);
     if (!atomic_load(&sn->slot->failed) && sn->outs[0].size != sl_ctx_batch_size(&ctx))
         sl_fail(&ctx, SL_EINTERNAL, "setup did not declare output 0");
+    else if (!atomic_load(&sn->slot->failed)) /* its samples go to scratch: the same limit */
+        sl__ctx_check_sizes(&ctx, &sn->outs[0], 0);
     pthread_mutex_lock(&p->mu);
     release_fused_consumer_locked(p, sn);
     pthread_mutex_unlock(&p->mu);

@@ -318,6 +318,10 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
         o->max_held_bytes = (int64_t)v;
         return SL_OK;
     }
+    if (strcmp(key, "max_sample_bytes") == 0) {
+        o->max_sample_bytes = (int64_t)v;
+        return SL_OK;
+    }
     int *field = strcmp(key, "batch_size") == 0             ? &o->batch_size
                  : strcmp(key, "num_threads") == 0          ? &o->num_threads
                  : strcmp(key, "prefetch_queue_depth") == 0 ? &o->prefetch_queue_depth
@@ -334,9 +338,17 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
     return SL_OK;
 }
 
-static const char *const option_keys[] = {
-    "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",           "device_id",
-    "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes", NULL};
+static const char *const option_keys[] = {"batch_size",
+                                          "num_threads",
+                                          "prefetch_queue_depth",
+                                          "seed",
+                                          "device_id",
+                                          "fuse_samples",
+                                          "cpu_queue_depth",
+                                          "gpu_queue_depth",
+                                          "max_held_bytes",
+                                          "max_sample_bytes",
+                                          NULL};
 
 sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o)
 {
@@ -553,8 +565,12 @@ static void put_options(text *t, const sl_pipeline_options *o)
     if (o->cpu_queue_depth || o->gpu_queue_depth) /* separated queues */
         put(t, ",\n    \"cpu_queue_depth\": %d,\n    \"gpu_queue_depth\": %d", o->cpu_queue_depth,
             o->gpu_queue_depth);
-    if (o->max_held_bytes) /* written only when not the default */
+    sl_pipeline_options def;
+    sl_pipeline_options_init(&def);
+    if (o->max_held_bytes != def.max_held_bytes) /* written only when not the default */
         put(t, ",\n    \"max_held_bytes\": %lld", (long long)o->max_held_bytes);
+    if (o->max_sample_bytes != def.max_sample_bytes)
+        put(t, ",\n    \"max_sample_bytes\": %lld", (long long)o->max_sample_bytes);
     put(t, "\n  },\n");
 }
 

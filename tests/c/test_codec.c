@@ -186,6 +186,7 @@ static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
     image im = {0};
     sl__image_info info;
     scratch s = {0};
+    const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
     im.status = sl__image_peek(d, n, &info, im.err, sizeof im.err);
     if (im.status != SL_OK)
         return im;
@@ -195,8 +196,7 @@ static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
     size_t bytes = roi && (roi->w < 1 || roi->h < 1) ? 0 : (size_t)im.w * im.h * im.c;
     im.px = malloc(bytes + GUARD);
     memset(im.px, GUARD_BYTE, bytes + GUARD);
-    im.status =
-        sl__image_decode(d, n, color, flags, roi, im.px, scratch_get, &s, im.err, sizeof im.err);
+    im.status = sl__image_decode(d, n, color, flags, roi, im.px, &mem, im.err, sizeof im.err);
     for (size_t i = bytes; i < bytes + GUARD; i++)
         assert_int_equal(im.px[i], GUARD_BYTE);
     assert_true(s.calls <= 1);
@@ -389,7 +389,8 @@ static bool roi_matches(const uint8_t *d, size_t n, const image *full, sl__color
     scratch s = {0};
     char err[256];
     size_t at = ((size_t)r->y * full->w + r->x) * full->c;
-    ok = sl__image_decode(d, n, color, 0, &rs, buf + at, scratch_get, &s, err, sizeof err) == SL_OK;
+    const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
+    ok = sl__image_decode(d, n, color, 0, &rs, buf + at, &mem, err, sizeof err) == SL_OK;
     for (size_t i = 0; ok && i < bytes; i++) {
         size_t y = i / stride, x = i % stride / full->c;
         bool inside = y >= (size_t)r->y && y < (size_t)(r->y + r->h) && x >= (size_t)r->x &&
@@ -648,9 +649,9 @@ static void test_scratch_enomem(void **state)
         sl__roi r = {.x = 1, .y = 1, .w = info.width - 2, .h = info.height - 2};
         uint8_t *out = malloc((size_t)info.width * info.height * 3);
         scratch s = {.fail = true};
-        assert_int_equal(
-            sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, scratch_get, &s, err, sizeof err),
-            SL_ENOMEM);
+        const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
+        assert_int_equal(sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, &mem, err, sizeof err),
+                         SL_ENOMEM);
         assert_int_equal(s.calls, 1);
         free(out);
         free(d);

@@ -210,30 +210,46 @@ static PyObject *graph_output(PyObject *self, PyObject *ref)
     Py_RETURN_NONE;
 }
 
+/* The pipeline options as Python sees them: key, field, whether the field is an int64_t (else
+ * an int). One table for reading a dict and for writing one. */
+static const struct {
+    const char *key;
+    size_t off;
+    bool wide;
+} option_fields[] = {
+    {"batch_size", offsetof(sl_pipeline_options, batch_size), false},
+    {"num_threads", offsetof(sl_pipeline_options, num_threads), false},
+    {"prefetch_queue_depth", offsetof(sl_pipeline_options, prefetch_queue_depth), false},
+    {"seed", offsetof(sl_pipeline_options, seed), true},
+    {"device_id", offsetof(sl_pipeline_options, device_id), false},
+    {"fuse_samples", offsetof(sl_pipeline_options, fuse_samples), false},
+    {"cpu_queue_depth", offsetof(sl_pipeline_options, cpu_queue_depth), false},
+    {"gpu_queue_depth", offsetof(sl_pipeline_options, gpu_queue_depth), false},
+    {"max_held_bytes", offsetof(sl_pipeline_options, max_held_bytes), true},
+    {"max_sample_bytes", offsetof(sl_pipeline_options, max_sample_bytes), true},
+};
+#define NUM_OPTION_FIELDS ((int)(sizeof option_fields / sizeof option_fields[0]))
+
 /* Reads the options dict (missing keys keep the defaults). */
 static int options_from_dict(PyObject *d, sl_pipeline_options *o)
 {
     sl_pipeline_options_init(o);
-    static const char *const keys[] = {
-        "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",          "device_id",
-        "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes"};
-    for (int k = 0; k < 9; k++) {
-        PyObject *v = PyDict_GetItemString(d, keys[k]);
+    for (int k = 0; k < NUM_OPTION_FIELDS; k++) {
+        PyObject *v = PyDict_GetItemString(d, option_fields[k].key);
         if (!v || v == Py_None)
             continue;
         long long x = PyLong_AsLongLong(v);
         if (x == -1 && PyErr_Occurred())
             return -1;
-        if (k == 3 || k == 8) { /* the int64_t ones */
-            *(k == 3 ? &o->seed : &o->max_held_bytes) = x;
+        char *field = (char *)o + option_fields[k].off;
+        if (option_fields[k].wide) {
+            *(int64_t *)(void *)field = x;
             continue;
         }
         if (x < INT_MIN || x > INT_MAX)
-            return PyErr_Format(PyExc_OverflowError, "%s is out of range", keys[k]), -1;
-        int *field[] = {
-            &o->batch_size, &o->num_threads,  &o->prefetch_queue_depth, NULL,
-            &o->device_id,  &o->fuse_samples, &o->cpu_queue_depth,      &o->gpu_queue_depth};
-        *field[k] = (int)x;
+            return PyErr_Format(PyExc_OverflowError, "%s is out of range", option_fields[k].key),
+                   -1;
+        *(int *)(void *)field = (int)x;
     }
     return 0;
 }
@@ -325,12 +341,18 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     sl_status rc = sl_pipeline_options_from_json(s, &o);
     if (rc != SL_OK)
         return slpy_raise_last(st, rc);
-    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i,s:O,s:i,s:i,s:L}", "batch_size", o.batch_size,
-                         "num_threads", o.num_threads, "prefetch_queue_depth",
-                         o.prefetch_queue_depth, "seed", (long long)o.seed, "device_id",
-                         o.device_id, "fuse_samples", o.fuse_samples ? Py_True : Py_False,
-                         "cpu_queue_depth", o.cpu_queue_depth, "gpu_queue_depth", o.gpu_queue_depth,
-                         "max_held_bytes", (long long)o.max_held_bytes);
+    PyObject *d = PyDict_New();
+    for (int k = 0; d && k < NUM_OPTION_FIELDS; k++) {
+        const char *field = (const char *)&o + option_fields[k].off;
+        long long x = option_fields[k].wide ? *(const int64_t *)(const void *)field
+                                            : *(const int *)(const void *)field;
+        PyObject *v = strcmp(option_fields[k].key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
+                                                                        : PyLong_FromLongLong(x);
+        if (!v || PyDict_SetItemString(d, option_fields[k].key, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
 }
 
 static PyMethodDef graph_methods[] = {

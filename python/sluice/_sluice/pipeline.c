@@ -29,22 +29,31 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {
-        "graph",     "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",
-        "device_id", "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes",
-        NULL};
+    static char *kwlist[] = {"graph",
+                             "batch_size",
+                             "num_threads",
+                             "prefetch_queue_depth",
+                             "seed",
+                             "device_id",
+                             "fuse_samples",
+                             "cpu_queue_depth",
+                             "gpu_queue_depth",
+                             "max_held_bytes",
+                             "max_sample_bytes",
+                             NULL};
     slpy_state *st = slpy_state_of_type(type);
     PyObject *graph;
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
-    long long seed = o.seed, max_held = o.max_held_bytes;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLiiiiL:Pipeline", kwlist, st->graph_type,
+    long long seed = o.seed, max_held = o.max_held_bytes, max_sample = o.max_sample_bytes;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLiiiiLL:Pipeline", kwlist, st->graph_type,
                                      &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
                                      &seed, &o.device_id, &o.fuse_samples, &o.cpu_queue_depth,
-                                     &o.gpu_queue_depth, &max_held))
+                                     &o.gpu_queue_depth, &max_held, &max_sample))
         return NULL;
     o.seed = seed;
     o.max_held_bytes = max_held;
+    o.max_sample_bytes = max_sample;
     if (o.num_threads <= 0) { /* DALI's -1: the default */
         sl_pipeline_options def;
         sl_pipeline_options_init(&def);
@@ -252,7 +261,8 @@ static PyType_Slot pipeline_slots[] = {
     {Py_tp_methods, pipeline_methods},
     {Py_tp_getset, pipeline_getset},
     {Py_tp_doc, "Pipeline(graph, batch_size, num_threads, prefetch_queue_depth, seed, "
-                "device_id, fuse_samples, cpu_queue_depth, gpu_queue_depth, max_held_bytes): an "
+                "device_id, fuse_samples, cpu_queue_depth, gpu_queue_depth, max_held_bytes, "
+                "max_sample_bytes): an "
                 "sl_pipeline "
                 "(the graph is copied)."},
     {0, NULL}};

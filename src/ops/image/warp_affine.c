@@ -36,7 +36,9 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .type = SL_ARG_FLOATS,
                 .doc = "Output size (H, W) in pixels, each > 0, rounded to the nearest integer "
                        "(at least 1). Unset: the input's size.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
+                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_RANGE,
+                .min = 0.0,
+                .max = SL__MAX_EXTENT,
                 .min_len = 2,
                 .max_len = 2},
     [A_INVERSE_MAP] = {.name = "inverse_map",
