@@ -195,7 +195,10 @@ class Pipeline:
                                   "@pipeline_def, or override define_graph")
 
     def iter_setup(self):
-        """Called before each iteration is scheduled (DALI's legacy feed hook)."""
+        """Called before each iteration is scheduled (DALI's legacy feed hook): override it to
+        feed_input() the iteration's data. Raising StopIteration ends the epoch: the batches
+        fed before are still delivered, then run() raises StopIteration; reset() starts the
+        next epoch."""
 
     def set_outputs(self, *outputs):
         """The pipeline's outputs, in order: DataNodes of this pipeline."""
@@ -415,7 +418,13 @@ class Pipeline:
         else:
             want = 1 if self._prefetched else self._depth
         while want > 0 and not self._epoch_ended:
-            self.iter_setup()
+            try:
+                self.iter_setup()
+            except StopIteration:
+                # DALI's legacy feed hook ends the epoch as a source does: what was fed and
+                # scheduled before is still delivered, then run() raises StopIteration
+                self._epoch_ended = True
+                break
             fed = self._feed_sources() if self._sources else True
             if fed is False:
                 self._epoch_ended = True

@@ -203,6 +203,60 @@ def test_feed_input_without_source():
         pipe.feed_input("nope", np.zeros((BS, 2), np.int32))
 
 
+class FedByIterSetup(sluice.Pipeline):
+    """DALI's legacy style: a Pipeline subclass whose iter_setup feeds `n_batches` batches,
+    then raises StopIteration."""
+
+    def __init__(self, n_batches, depth):
+        super().__init__(batch_size=BS, num_threads=1, device_id=None,
+                         prefetch_queue_depth=depth)
+        self.n_batches, self.fed = n_batches, 0
+
+    def define_graph(self):
+        self.data = fn.external_source(name="data")
+        return self.data
+
+    def iter_setup(self):
+        if self.fed == self.n_batches:
+            self.fed = 0  # the next epoch starts over, after reset()
+            raise StopIteration
+        self.feed_input(self.data, batch(self.fed))
+        self.fed += 1
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+def test_iter_setup_stop_iteration_delivers_every_fed_batch(depth):
+    pipe = FedByIterSetup(5, depth)
+    pipe.build()
+    for _ in range(2):  # epochs
+        got = []
+        while True:
+            try:  # (nothing of a batch is kept: depth 1 has one buffer set)
+                got.append(pipe.run()[0].as_array()[:, 0, 0].tolist())
+            except StopIteration:
+                break
+        assert got == [[10 * k + i for i in range(BS)] for k in range(5)]
+        with pytest.raises(StopIteration):  # until reset()
+            pipe.run()
+        pipe.reset()
+
+
+def test_iter_setup_stop_iteration_with_the_scheduled_api():
+    pipe = FedByIterSetup(3, 2)
+    pipe.build()
+    got = []
+    pipe.schedule_run()  # the first call prefetches two iterations
+    while True:
+        try:
+            (out,) = pipe.share_outputs()
+        except StopIteration:
+            break
+        got.append(int(out.at(0)[0, 0]))
+        pipe.release_outputs()
+        pipe.schedule_run()
+    assert got == [0, 10, 20]
+
+
 def test_feed_input_on_a_source_with_a_callback_is_refused():
     pipe = make(lambda: batch(0))
     with pytest.raises(RuntimeError, match="has a 'source'"):
