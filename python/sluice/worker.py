@@ -165,9 +165,10 @@ class SourceSpec:
     """What a worker needs of one parallel source (picklable when the source is)."""
 
     def __init__(self, kind, source, name, num_outputs, batch, batch_info, nparams,
-                 is_genfunc, cycle, dtypes, ndims, batch_size, bytes_hint):
+                 is_genfunc, cycle, dtypes, ndims, batch_size, bytes_hint, several=False):
         self.kind = kind                  # "sample", "batch" or "iter"
         self.source, self.name, self.num_outputs = source, name, num_outputs
+        self.several = several            # num_outputs given (even 1): a tuple is returned
         self.batch, self.batch_info, self.nparams = batch, batch_info, nparams
         self.is_genfunc, self.cycle = is_genfunc, cycle
         self.dtypes, self.ndims = dtypes, ndims  # per output: dtype.str / int, or None
@@ -197,7 +198,7 @@ class _Task:
 
     def split(self, data, what):
         n = self.spec.num_outputs
-        if n == 1:
+        if not self.spec.several:
             return [data]
         if not isinstance(data, (list, tuple)) or len(data) != n:
             got = (f"{len(data)} values" if isinstance(data, (list, tuple))

@@ -186,6 +186,59 @@ def test_num_outputs():
     assert b.as_array().tolist() == [[0, 0], [0, 1], [0, 2]]
 
 
+def one_batch_in_a_list(i):
+    return [batch(i)]  # num_outputs=1: a sequence of one batch (DALI's test_fw_iterators)
+
+
+def one_sample_in_a_tuple(info):
+    return (np.array([info.idx_in_epoch, info.idx_in_batch], np.int32),)
+
+
+@pytest.mark.parametrize("source, batch_mode", [
+    (one_batch_in_a_list, True),
+    (lambda i: (batch(i),), True),                    # a 1-tuple
+    ([(batch(i),) for i in range(3)], True),          # an iterable of 1-tuples
+    (one_sample_in_a_tuple, False),                   # per sample: each sample in a 1-tuple
+])
+def test_num_outputs_1_takes_a_sequence_of_one_and_returns_a_list(source, batch_mode):
+    nodes = []
+
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def p():
+        outs = fn.external_source(source=source, num_outputs=1, batch=batch_mode)
+        nodes.append(outs)
+        return outs  # a list of one DataNode, as DALI returns
+
+    pipe = p()
+    assert isinstance(nodes[0], list) and len(nodes[0]) == 1
+    assert isinstance(nodes[0][0], sluice.DataNode)
+    for k in range(2):
+        (out,) = pipe.run()
+        arr = out.as_array()
+        if batch_mode:
+            assert arr.shape == (BS, 2, 2)
+            np.testing.assert_array_equal(arr, np.stack(batch(k)))
+        else:
+            assert arr.tolist() == [[BS * k + i, i] for i in range(BS)]
+
+
+def test_num_outputs_given_needs_that_many_items():
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def p():
+        return fn.external_source(source=lambda: batch(0), num_outputs=1)
+
+    with pytest.raises(ValueError, match=r"tuple \(or list\) of 1 items .*got 3 items"):
+        p().run()
+
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def q():
+        a, b = fn.external_source(source=lambda: np.zeros((BS, 2)), num_outputs=2)
+        return a, b
+
+    with pytest.raises(ValueError, match="num_outputs=2.*got ndarray"):
+        q().run()
+
+
 def test_feed_input_without_source():
     pipe = make(None, depth=2)
     pipe.build()

@@ -156,6 +156,26 @@ def test_outputs_dtypes_and_layouts():
     assert (img.at(3) == 3).all()
 
 
+@pytest.mark.parametrize("batch_mode", [False, True])
+def test_num_outputs_1_takes_a_sequence_of_one(batch_mode):
+    if batch_mode:
+        def source(info):  # one batch in a 1-tuple
+            return ([np.array([info.iteration, k], np.int32) for k in range(4)],)
+    else:
+        def source(si):  # one sample in a list of one
+            return [np.array([si.iteration, si.idx_in_batch], np.int32)]
+
+    @pipeline_def(batch_size=4, num_threads=1, py_num_workers=2)
+    def p():
+        (x,) = fn.external_source(source, num_outputs=1, batch=batch_mode, parallel=True,
+                                  batch_info=batch_mode or None)
+        return x
+
+    pipe = p()
+    for it in range(3):
+        assert pipe.run()[0].as_array().tolist() == [[it, k] for k in range(4)]
+
+
 def test_torch_tensors_from_workers():
     pipe = build(lambda si: torch.full((3,), si.idx_in_epoch, dtype=torch.float16),
                  batch=False)
