@@ -44,23 +44,25 @@ class SampleInfo:
 # ---- data conversion ----------------------------------------------------------------------
 
 def to_numpy(x):
-    """A C-contiguous NumPy array for one sample or batch (no copy when already one)."""
+    """A C-contiguous NumPy array for one sample or batch (no copy when already one). A 0-D
+    value (a NumPy scalar, a 0-D array or tensor, a Python number) stays 0-D: a scalar sample
+    has shape (), as in DALI (np.ascontiguousarray would make it (1,))."""
     import numpy as np
 
     if isinstance(x, np.ndarray):
-        return np.ascontiguousarray(x)
+        return np.asarray(x, order="C")
     mod = type(x).__module__.split(".")[0]
     if mod == "torch" and hasattr(x, "device"):
         if x.device.type != "cpu":
             raise _sluice.UnsupportedError(
                 f"external_source: a tensor on {x.device} was given; sluice pipelines take "
                 "CPU data only")
-        return np.ascontiguousarray(x.detach().numpy())
+        return np.asarray(x.detach().numpy(), order="C")
     if isinstance(x, _sluice.TensorListCPU):
-        return np.ascontiguousarray(x.as_array())
+        return np.asarray(x.as_array(), order="C")
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
-        return np.ascontiguousarray(np.from_dlpack(x))
-    return np.ascontiguousarray(np.asarray(x))
+        return np.asarray(np.from_dlpack(x), order="C")
+    return np.asarray(x, order="C")
 
 
 def to_samples(batch):
@@ -74,7 +76,7 @@ def to_samples(batch):
     if arr.ndim == 0:
         raise ValueError("external_source: a batch must be a list of samples or an array with "
                          "a leading batch dimension, got a scalar")
-    return [arr[i] for i in range(arr.shape[0])]
+    return [arr[i, ...] for i in range(arr.shape[0])]  # arrays, 0-D for a 1-D batch
 
 
 # ---- sources --------------------------------------------------------------------------------

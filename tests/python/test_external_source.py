@@ -164,6 +164,43 @@ def test_data_kinds_numpy_batch_array_torch_and_dlpack():
         np.testing.assert_array_equal(out.as_array(), expected)
 
 
+def test_an_array_source_per_sample_gives_0d_samples():
+    # iterating a 1-D array yields NumPy scalars: with batch=False each is one 0-D sample,
+    # shape () as DALI gives (a 2-D array yields its rows: 1-D samples)
+    data = np.arange(2 * BS, dtype=np.float32)
+    pipe = make(data, batch=False)
+    for k in range(2):
+        (out,) = pipe.run()
+        assert out.shape() == [()] * BS and out.dtype == types.FLOAT
+        np.testing.assert_array_equal(out.as_array(), data[BS * k:BS * (k + 1)])
+        assert out.at(0).shape == ()
+    with pytest.raises(StopIteration):
+        pipe.run()
+    rows = np.arange(2 * BS * 2, dtype=np.int16).reshape(2 * BS, 2)
+    (out,) = make(rows, batch=False).run()
+    assert out.shape() == [(2,)] * BS
+
+
+@pytest.mark.parametrize("sample", [
+    lambda k: np.float32(k),                      # a NumPy scalar
+    lambda k: np.array(k, np.float32),            # a 0-D array
+    lambda k: torch.tensor(k, dtype=torch.float32),  # a 0-D tensor
+])
+def test_scalar_samples_stay_0d(sample):
+    per_sample = make(lambda si: sample(si.idx_in_epoch), batch=False)
+    in_a_list = make(lambda i: [sample(BS * i + k) for k in range(BS)])  # DALI's test_scalar
+    for pipe in (per_sample, in_a_list):
+        for k in range(2):
+            (out,) = pipe.run()
+            assert out.shape() == [()] * BS, out.shape()
+            assert out.as_array().tolist() == [float(BS * k + i) for i in range(BS)]
+
+
+def test_a_1d_batch_array_is_a_batch_of_scalars():
+    (out,) = make(lambda: np.arange(BS, dtype=np.int64)).run()
+    assert out.shape() == [()] * BS and out.as_array().tolist() == list(range(BS))
+
+
 def test_ragged_samples_and_layout():
     data = [[np.ones((h, 2, 3), np.uint8) * h for h in (1, 2, 3)]]
     (out,) = make(data, layout="HWC").run()

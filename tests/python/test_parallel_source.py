@@ -176,6 +176,18 @@ def test_num_outputs_1_takes_a_sequence_of_one(batch_mode):
         assert pipe.run()[0].as_array().tolist() == [[it, k] for k in range(4)]
 
 
+def test_scalar_samples_from_workers_stay_0d():
+    data = np.arange(8, dtype=np.float32)
+    for pipe in (build(lambda si: np.float64(si.idx_in_epoch) if si.idx_in_epoch < 8
+                       else pc.stop(), batch=False),
+                 build(data, batch=False),  # an array iterated: NumPy scalars
+                 build(lambda info: np.arange(4) + 4 * info.iteration if info.iteration < 2
+                       else pc.stop(), batch_info=True)):  # a 1-D batch: 4 scalars
+        got = drain(pipe)
+        assert [[s.shape for s in b[0]] for b in got] == [[()] * 4] * 2
+        assert [float(s) for b in got for s in b[0]] == list(range(8))
+
+
 def test_torch_tensors_from_workers():
     pipe = build(lambda si: torch.full((3,), si.idx_in_epoch, dtype=torch.float16),
                  batch=False)
