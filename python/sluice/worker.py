@@ -81,10 +81,10 @@ def get_worker_info():
 
 
 def worker_seed(pipeline_seed, worker_id):
-    """The seed of worker `worker_id` of a pipeline seeded with `pipeline_seed` (-1: sluice's
-    fixed default): distinct per worker, the same in every run (a SeedSequence hash, as
-    PyTorch seeds NumPy since 1.9)."""
-    entropy = 0x5EED if pipeline_seed in (-1, None) else int(pipeline_seed) & (2**64 - 1)
+    """The seed of worker `worker_id` of a pipeline whose seed is `pipeline_seed` (the C
+    pipeline's: the one given, or the fresh one drawn when none was): distinct per worker, the
+    same for the same pipeline seed (a SeedSequence hash, as PyTorch seeds NumPy since 1.9)."""
+    entropy = int(pipeline_seed) & (2**64 - 1)
     words = np.random.SeedSequence(entropy, spawn_key=(worker_id,)).generate_state(2)
     return (int(words[0]) << 32 | int(words[1])) & (2**63 - 1)
 

@@ -188,6 +188,17 @@ def test_scalar_samples_from_workers_stay_0d():
         assert [float(s) for b in got for s in b[0]] == list(range(8))
 
 
+def test_worker_seeds_follow_the_pipeline_seed_drawn_or_given():
+    def seeds(seed):
+        pipe = build(lambda si: np.array([sluice.get_worker_info().seed], np.int64),
+                     batch=False, seed=seed)
+        return pipe.run()[0].as_array().ravel().tolist()
+
+    # no seed: each pipeline draws a fresh one, and so its workers are seeded afresh
+    assert seeds(None) != seeds(None)
+    assert seeds(7) == seeds(7)
+
+
 def test_torch_tensors_from_workers():
     pipe = build(lambda si: torch.full((3,), si.idx_in_epoch, dtype=torch.float16),
                  batch=False)
