@@ -45,6 +45,7 @@ typedef struct tally {
     double t0, t_built, t_first, t_end; /* s, monotonic: build start, built, first output, end */
     long total, done, failed;           /* iterations */
     int batch;
+    int64_t seed;      /* the pipeline's, drawn at create when the spec and --seed give none */
     bool bar;          /* progress bar shown */
     double last_drawn; /* s */
 } tally;
@@ -378,6 +379,7 @@ static void print_summary(const tally *t)
         printf("time to first batch  %.3f s\n", t->t_first - t->t0);
     printf("images/s             %.1f%s\n", rate(t, t->t_end),
            t->done >= 2 ? " (after the first batch)" : "");
+    printf("seed                 %lld\n", (long long)t->seed); /* --seed it to reproduce */
 }
 
 static void print_stats(const sl_pipeline *p)
@@ -448,6 +450,7 @@ static int build(const sl_graph *g, const sl_pipeline_options *o, sl_pipeline **
         return CLI_FAIL;
     }
     t->t_built = now_s();
+    t->seed = sl_pipeline_seed(*p);
     return CLI_OK;
 }
 

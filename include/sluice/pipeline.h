@@ -34,8 +34,11 @@ typedef struct sl_pipeline_options {
     int batch_size;           /* samples per iteration (default 1) */
     int num_threads;          /* CPU worker threads (default: the number of CPUs) */
     int prefetch_queue_depth; /* iterations in flight or waiting (default 2) */
-    int64_t seed;             /* pipeline seed (default -1: a fixed default, 0x5eed) */
-    int device_id;            /* CUDA device, -1 for a CPU-only pipeline (default -1) */
+    /* Pipeline seed: every random operator without a seed of its own draws from it. Negative
+     * (default -1): a fresh seed drawn for each pipeline by sl_pipeline_create, as DALI does
+     * (sl_pipeline_seed() tells which); give one to make runs reproducible. */
+    int64_t seed;
+    int device_id; /* CUDA device, -1 for a CPU-only pipeline (default -1) */
     /* Sample fusion (default 1): a CPU node whose one output only feeds an SL_OP_SAMPLEWISE
      * consumer runs sample by sample with it, the intermediate sample in per-thread scratch
      * instead of a whole batch (less memory, the sample still in cache). 0 runs every node
@@ -67,10 +70,14 @@ SL_API void sl_pipeline_options_init(sl_pipeline_options *o);
 /* Reads the "pipeline" object of a JSON spec into *o (keys not given keep their value). */
 SL_API sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o);
 
-/* Copies the graph and the options; nothing is checked yet.
+/* Copies the graph and the options (a negative seed replaced by a fresh one); the graph is
+ * checked at build.
  * Returns: *out owned (sl_pipeline_destroy). Errors in sl_last_error(). */
 SL_API sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o,
                                     sl_pipeline **out);
+/* The pipeline's seed: the options' seed, or the one sl_pipeline_create drew when it was
+ * negative (write it into a spec to reproduce the run). -1 for NULL. */
+SL_API int64_t sl_pipeline_seed(const sl_pipeline *p);
 /* Validates, prunes, orders and places the graph, initialises the operators (a file reader
  * lists its files here) and starts the threads. Calling it twice is harmless. */
 SL_API sl_status sl_pipeline_build(sl_pipeline *p);

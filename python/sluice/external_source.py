@@ -44,23 +44,25 @@ class SampleInfo:
 # ---- data conversion ----------------------------------------------------------------------
 
 def to_numpy(x):
-    """A C-contiguous NumPy array for one sample or batch (no copy when already one)."""
+    """A C-contiguous NumPy array for one sample or batch (no copy when already one). A 0-D
+    value (a NumPy scalar, a 0-D array or tensor, a Python number) stays 0-D: a scalar sample
+    has shape (), as in DALI (np.ascontiguousarray would make it (1,))."""
     import numpy as np
 
     if isinstance(x, np.ndarray):
-        return np.ascontiguousarray(x)
+        return np.asarray(x, order="C")
     mod = type(x).__module__.split(".")[0]
     if mod == "torch" and hasattr(x, "device"):
         if x.device.type != "cpu":
             raise _sluice.UnsupportedError(
                 f"external_source: a tensor on {x.device} was given; sluice pipelines take "
                 "CPU data only")
-        return np.ascontiguousarray(x.detach().numpy())
+        return np.asarray(x.detach().numpy(), order="C")
     if isinstance(x, _sluice.TensorListCPU):
-        return np.ascontiguousarray(x.as_array())
+        return np.asarray(x.as_array(), order="C")
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
-        return np.ascontiguousarray(np.from_dlpack(x))
-    return np.ascontiguousarray(np.asarray(x))
+        return np.asarray(np.from_dlpack(x), order="C")
+    return np.asarray(x, order="C")
 
 
 def to_samples(batch):
@@ -74,7 +76,7 @@ def to_samples(batch):
     if arr.ndim == 0:
         raise ValueError("external_source: a batch must be a list of samples or an array with "
                          "a leading batch dimension, got a scalar")
-    return [arr[i] for i in range(arr.shape[0])]
+    return [arr[i, ...] for i in range(arr.shape[0])]  # arrays, 0-D for a 1-D batch
 
 
 # ---- sources --------------------------------------------------------------------------------
@@ -135,8 +137,12 @@ class Source:
 
     parallel = False
 
-    def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts):
+    def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts,
+                 several=False):
+        # several: num_outputs was given (even 1): the source returns a tuple (or list) of
+        # num_outputs items, DALI's rule; otherwise it returns the one item itself
         self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
+        self.several = several
         self.cycle, self.batch, self.batch_info = _cycle_mode(cycle), batch, batch_info
         self.layouts = layouts
         self.epoch, self.iteration, self.sample_idx = 0, 0, 0
@@ -206,11 +212,14 @@ class Source:
         self.sample_idx += batch_size
 
     def _split(self, data):
-        if self.num_outputs == 1:
+        if not self.several:
             return [data]
         if not isinstance(data, (list, tuple)) or len(data) != self.num_outputs:
-            raise ValueError(f"external_source: the source must return {self.num_outputs} "
-                             f"outputs (num_outputs), got {type(data).__name__}")
+            got = (f"{len(data)} items" if isinstance(data, (list, tuple))
+                   else type(data).__name__)
+            raise ValueError(f"external_source: the source must return a tuple (or list) of "
+                             f"{self.num_outputs} items (num_outputs={self.num_outputs}), "
+                             f"got {got}")
         return list(data)
 
 
@@ -270,14 +279,16 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
 
         pipe._add_source(ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts,
                                         dtypes, ndims, prefetch_queue_depth, timeout,
-                                        bytes_per_sample_hint, name or nodes[0]))
+                                        bytes_per_sample_hint, name or nodes[0],
+                                        several=several))
     elif source is not None:
-        pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts))
+        pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts,
+                                several=several))
     elif cycle is not None and cycle is not False:
         raise ValueError("external_source: cycle needs a source")
     else:
         pipe._add_fed_nodes(nodes)
-    return outs[0] if num_outputs is None else tuple(outs)
+    return outs[0] if num_outputs is None else outs  # DALI: a list, even of one DataNode
 
 
 external_source.__doc__ = """fn.external_source(source=None, num_outputs=None, *, cycle=None, name=None,
@@ -299,8 +310,10 @@ source:
     A batch is a list of 1 to batch_size arrays (shapes may differ, same dtype and ndim) or
     one array whose first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable
     objects. Its number of samples is that iteration's batch size (several sources of a
-    pipeline must agree). The data is copied when fed. ``num_outputs=k``: the source returns k
-    batches (a tuple) and the call returns k DataNodes.
+    pipeline must agree). The data is copied when fed. ``num_outputs=k`` (even 1): the source
+    returns a tuple (or list) of k batches (or, with ``batch=False``, of k samples) and the
+    call returns a list of k DataNodes; without it the source returns the batch itself and
+    the call returns one DataNode.
 cycle: False/"no" (default): StopIteration from the source ends the epoch — ``run()`` raises
     StopIteration once the batches already scheduled are delivered, and ``pipe.reset()``
     starts the next epoch (a new iterator; a generator function is called again). Per sample,

@@ -13,14 +13,15 @@ epoch ended before it got data: it fails and is skipped), or the exception of a 
 source's batch, raised by the share_outputs() that reaches it — so a worker's error comes out
 at the batch it belongs to, and the pipeline goes on.
 
-Differences from DALI, on purpose or not yet: seed -1/None is a fixed seed (reproducible);
-``exec_async=False`` changes nothing (work always runs on the pipeline's threads; run() waits
-for it); ``exec_pipelined=False`` means prefetch depth 1; ``prefetch_queue_depth`` as a dict
-gives separated queues with the dynamic executor's other traits (in DALI it selects the legacy
-executor); checkpointing, conditionals and the debug mode are not supported; outputs
-stay valid while referenced (a view keeps its iteration's buffers, which are set aside so the
-pipeline goes on: memory grows while batches are kept, up to max_held_bytes), not only until
-the next run; an error of an external source does not end the pipeline.
+Differences from DALI, on purpose or not yet: ``exec_async=False`` changes nothing (work
+always runs on the pipeline's threads; run() waits for it); ``exec_pipelined=False`` means
+prefetch depth 1; ``prefetch_queue_depth`` as a dict gives separated queues with the dynamic
+executor's other traits (in DALI it selects the legacy executor); checkpointing, conditionals
+and the debug mode are not supported; outputs stay valid while referenced (a view keeps its
+iteration's buffers, which are set aside so the pipeline goes on: memory grows while batches
+are kept, up to max_held_bytes), not only until the next run; an error of an external source
+does not end the pipeline. As in DALI, no seed means a fresh seed per pipeline (drawn by the C
+library; ``seed`` is then None and serialize() writes the one drawn).
 """
 import collections
 import contextlib
@@ -76,13 +77,16 @@ def _queues(prefetch_queue_depth, exec_pipelined):
 
 
 class Pipeline:
-    """Pipeline(batch_size, num_threads, device_id=None, seed=-1, exec_pipelined=True,
+    """Pipeline(batch_size, num_threads, device_id=None, seed=None, exec_pipelined=True,
     prefetch_queue_depth=2, exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
     batch_size: samples per iteration (required). num_threads: CPU worker threads (-1: one per
     CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
     (or -1) for a CPU-only pipeline. A pipeline without mixed or gpu nodes never touches CUDA,
-    whatever its device_id. seed: pipeline seed; -1 or None is a fixed seed.
+    whatever its device_id. seed: pipeline seed; None (or negative, DALI's older spelling): a
+    fresh seed drawn for this pipeline (by the C library, when the pipeline is created at
+    build, serialize() or start_py_workers(); serialize() writes it, so a deserialized
+    pipeline repeats the run). The seed property is then None, as in DALI.
     prefetch_queue_depth: iterations in flight or waiting (int), or dict(cpu_size, gpu_size):
     separated queues, as DALI's: gpu_size buffer sets for the mixed and gpu stages' outputs
     (each lent to the consumer until released), and the CPU stage runs up to cpu_size
@@ -109,7 +113,7 @@ class Pipeline:
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
 
-    def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=-1,
+    def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=None,
                  exec_pipelined=True, prefetch_queue_depth=2, exec_async=True,
                  bytes_per_sample=0, set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, *, enable_memory_stats=False,
@@ -137,7 +141,7 @@ class Pipeline:
         self._batch_size = -1 if batch_size is None else int(batch_size)
         self._num_threads = -1 if num_threads is None else int(num_threads)
         self._device_id = None if device_id in (None, -1) else int(device_id)
-        self._seed = -1 if seed is None else int(seed)
+        self._seed = None if seed is None or int(seed) < 0 else int(seed)  # None: not fixed
         self._fuse_samples = bool(fuse_samples)
         self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
         self._max_sample_bytes = 1 << 30 if max_sample_bytes is None else int(max_sample_bytes)
@@ -149,7 +153,8 @@ class Pipeline:
         self._graph = _sluice.Graph()
         self._outputs = None        # DataNodes given to set_outputs
         self._finalized = False     # outputs written into the graph
-        self._pipe = None           # the built C pipeline
+        self._cpipe = None          # the C pipeline, created (its seed drawn) at first need
+        self._pipe = None           # the same, once built
         self._sources = []          # external_source.Source objects
         self._fed_nodes = set()     # external_source nodes fed by feed_input
         self._reset_run_state()
@@ -167,7 +172,8 @@ class Pipeline:
     max_batch_size = batch_size
     num_threads = property(lambda self: self._num_threads)
     device_id = property(lambda self: self._device_id)
-    seed = property(lambda self: self._seed)
+    seed = property(lambda self: self._seed, doc="The seed given, or None: a fresh one is "
+                    "drawn for this pipeline (serialize() writes it).")
     exec_pipelined = property(lambda self: self._exec_pipelined)
     exec_async = property(lambda self: self._exec_async)
     prefetch_queue_depth = property(lambda self: self._prefetch_queue_depth)
@@ -201,7 +207,10 @@ class Pipeline:
                                   "@pipeline_def, or override define_graph")
 
     def iter_setup(self):
-        """Called before each iteration is scheduled (DALI's legacy feed hook)."""
+        """Called before each iteration is scheduled (DALI's legacy feed hook): override it to
+        feed_input() the iteration's data. Raising StopIteration ends the epoch: the batches
+        fed before are still delivered, then run() raises StopIteration; reset() starts the
+        next epoch."""
 
     def set_outputs(self, *outputs):
         """The pipeline's outputs, in order: DataNodes of this pipeline."""
@@ -246,7 +255,8 @@ class Pipeline:
     def _options(self):
         threads = self._num_threads if self._num_threads > 0 else (os.cpu_count() or 1)
         return {"batch_size": self._batch_size, "num_threads": threads,
-                "prefetch_queue_depth": self._depth, "seed": self._seed,
+                "prefetch_queue_depth": self._depth,
+                "seed": -1 if self._seed is None else self._seed,
                 "device_id": -1 if self._device_id is None else self._device_id,
                 "fuse_samples": int(self._fuse_samples),
                 "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue,
@@ -263,17 +273,13 @@ class Pipeline:
             raise _sluice.UnsupportedError(
                 f"Pipeline(device_id={self._device_id}): sluice was built without CUDA "
                 "support; pass device_id=None for a CPU-only pipeline")
-        o = self._options()
+        pipe = self._c_pipeline()
         self.start_py_workers()  # before the pipeline's threads exist (fork)
         try:
-            pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                    o["prefetch_queue_depth"], o["seed"], o["device_id"],
-                                    o["fuse_samples"], o["cpu_queue_depth"],
-                                    o["gpu_queue_depth"], o["max_held_bytes"],
-                                    o["max_sample_bytes"])
             pipe.build()
         except BaseException:
             self._close_pool()
+            self._cpipe = None  # a failed build is not retried on the same C pipeline
             raise
         self._pipe = pipe
         # external sources whose nodes were pruned (no output uses them) are not fed
@@ -286,6 +292,20 @@ class Pipeline:
         if self._pipe is None:
             self.build()
         return self._pipe
+
+    def _c_pipeline(self):
+        """The C pipeline, created on first need and not yet built (no thread started): its
+        seed is the pipeline's, drawn by the C library when none was given — build, serialize()
+        and the workers' seeds all see that one."""
+        if self._cpipe is None:
+            self._finalize()
+            o = self._options()
+            self._cpipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
+                                           o["prefetch_queue_depth"], o["seed"], o["device_id"],
+                                           o["fuse_samples"], o["cpu_queue_depth"],
+                                           o["gpu_queue_depth"], o["max_held_bytes"],
+                                           o["max_sample_bytes"])
+        return self._cpipe
 
     # ---- worker processes of parallel external sources ----------------------------------------
     def start_py_workers(self):
@@ -308,7 +328,7 @@ class Pipeline:
                           "(this process's affinity): excessive worker creation might make the "
                           "pipeline slow or even freeze it", UserWarning, stacklevel=3)
         pool = WorkerPool(parallel, n, self._py_start_method, self._py_callback_pickler,
-                          self._py_worker_init, self._seed, self._batch_size)
+                          self._py_worker_init, self._c_pipeline().seed, self._batch_size)
         # the pool must not refer to the pipeline: the finalizer stops it when the pipeline
         # dies (del, garbage collection, interpreter exit)
         self._pool_finalizer = weakref.finalize(self, pool.close)
@@ -423,7 +443,13 @@ class Pipeline:
         else:
             want = 1 if self._prefetched else self._depth
         while want > 0 and not self._epoch_ended:
-            self.iter_setup()
+            try:
+                self.iter_setup()
+            except StopIteration:
+                # DALI's legacy feed hook ends the epoch as a source does: what was fed and
+                # scheduled before is still delivered, then run() raises StopIteration
+                self._epoch_ended = True
+                break
             fed = self._feed_sources() if self._sources else True
             if fed is False:
                 self._epoch_ended = True
@@ -589,7 +615,10 @@ class Pipeline:
                 outs = define_graph()
             self.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
         self._finalize()
-        text = self._graph.to_json(self._options())
+        o = self._options()
+        if self._seed is None:
+            o["seed"] = self._c_pipeline().seed  # the one drawn, as DALI serializes it
+        text = self._graph.to_json(o)
         if filename is not None:
             with open(filename, "w") as f:
                 f.write(text)
@@ -615,7 +644,7 @@ class Pipeline:
         self._batch_size, self._num_threads = o["batch_size"], o["num_threads"]
         self._prefetch_queue_depth = o["prefetch_queue_depth"]
         self._depth, self._cpu_queue, self._gpu_queue = _queues(self._prefetch_queue_depth, True)
-        self._seed = o["seed"]
+        self._seed = None if o["seed"] < 0 else o["seed"]
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
         self._fuse_samples = o["fuse_samples"]
         self._max_held_bytes = o["max_held_bytes"]
@@ -625,6 +654,7 @@ class Pipeline:
 
     def _adopt_spec(self, text):
         self._graph = _sluice.graph_from_json(text)
+        self._cpipe = None  # created again from this graph and options
         self._finalized = True
         self._sources, self._outputs = [], []
 

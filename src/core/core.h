@@ -159,6 +159,10 @@ void sl__philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4
 uint64_t sl__mix64(uint64_t x);
 /* FNV-1a over a string, then mixed. */
 uint64_t sl__hash_str(const char *s);
+/* A fresh seed in [0, 2^63): from getrandom(); if that fails (no entropy source), from the
+ * clock, the process id and a per-process counter, so two calls never return the same value
+ * in one process. Threads: safe. */
+int64_t sl__seed_fresh(void);
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,7 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->batch_size = 1;
     o->num_threads = cpus > 0 ? (int)cpus : 1;
     o->prefetch_queue_depth = 2;
-    o->seed = -1;
+    o->seed = -1; /* a fresh seed per pipeline, drawn by sl_pipeline_create */
     o->device_id = -1;
     o->fuse_samples = 1;
     o->cpu_queue_depth = 0;
@@ -80,6 +80,8 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
         return sl__last_error_set(SL_ENOMEM, "sl_pipeline_create: out of memory");
     }
     p->opt = *o;
+    if (p->opt.seed < 0) /* DALI's rule: no seed given, a fresh one for this pipeline */
+        p->opt.seed = sl__seed_fresh();
     /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
      * sets (stage.c) only gpu_queue_depth of them */
     bool separated = o->cpu_queue_depth > 0;
@@ -91,6 +93,11 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
     sl__error_clear(&p->error);
     *out = p;
     return SL_OK;
+}
+
+int64_t sl_pipeline_seed(const sl_pipeline *p)
+{
+    return p ? p->opt.seed : -1;
 }
 
 static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);

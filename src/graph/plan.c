@@ -296,7 +296,8 @@ static uint64_t node_seed(const build *b, const gplan *gp, int i)
     if (a >= 0 && gp->args[i][a].user_set && gp->args[i][a].input.node < 0 &&
         gp->args[i][a].value.i != -1)
         return (uint64_t)gp->args[i][a].value.i;
-    uint64_t pipeline_seed = b->o->seed == -1 ? 0x5eed : (uint64_t)b->o->seed;
+    assert(b->o->seed >= 0); /* sl_pipeline_create replaced a negative seed with a fresh one */
+    uint64_t pipeline_seed = (uint64_t)b->o->seed;
     return sl__mix64(sl__mix64(pipeline_seed) ^ sl__hash_str(b->g->nodes[i].name));
 }
 

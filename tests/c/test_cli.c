@@ -195,7 +195,8 @@ static void test_run_iters(void **state)
     expect(&r, 0, "iterations           3\n");
     expect(&r, 0, "images               24 ");
     expect(&r, 0, "time to first batch");
-    assert_null(strstr(r.out, "iters  ")); /* no progress bar off a terminal */
+    expect(&r, 0, "seed                 1\n"); /* the spec's */
+    assert_null(strstr(r.out, "iters  "));     /* no progress bar off a terminal */
 }
 
 /* By default one epoch of the reader: 100 images in batches of 32 (--batch) = 4 iterations;
@@ -220,8 +221,9 @@ static void test_run_epoch_set_stats_trace(void **state)
     assert_non_null(text);
     assert_true(n > 2 && (text[0] == '{' || text[0] == '['));
     free(text);
-    run(&r, "run '%s' --batch 32 --epochs 2 --root '%s' --quiet", spec, t);
+    run(&r, "run '%s' --batch 32 --epochs 2 --root '%s' --quiet --seed 77", spec, t);
     expect(&r, 0, "iterations           8\n");
+    expect(&r, 0, "seed                 77\n");
 }
 
 static void test_run_bad_argument(void **state)

@@ -220,6 +220,11 @@ static PyObject *pipeline_num_outputs(PyObject *self, void *closure)
     return PyLong_FromLong(sl_pipeline_num_outputs(((slpy_pipeline *)self)->p));
 }
 
+static PyObject *pipeline_seed(PyObject *self, void *closure)
+{
+    return PyLong_FromLongLong(sl_pipeline_seed(((slpy_pipeline *)self)->p));
+}
+
 static PyObject *pipeline_error(PyObject *self, void *closure)
 {
     return PyUnicode_FromString(sl_pipeline_error(((slpy_pipeline *)self)->p));
@@ -253,6 +258,8 @@ static PyGetSetDef pipeline_getset[] = {
      NULL},
     {"num_outputs", pipeline_num_outputs, NULL, "Number of pipeline outputs (after build).", NULL},
     {"error", pipeline_error, NULL, "Message of the last failed call, \"\" if none.", NULL},
+    {"seed", pipeline_seed, NULL,
+     "The pipeline's seed: the one given, or the fresh one drawn when it was negative.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot pipeline_slots[] = {
