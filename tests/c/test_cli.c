@@ -280,6 +280,7 @@ static char *md_section(const char *md, const char *name, char *buf, size_t cap)
     return buf;
 }
 
+#ifdef SLUICE_HAVE_CUDA /* only test_run_infers_device reads stats lines, with CUDA */
 /* The line of node `name` in the --stats table of r (copied into line), or false. */
 static bool stats_line(const result *r, const char *name, char *line, size_t cap)
 {
@@ -293,6 +294,7 @@ static bool stats_line(const result *r, const char *name, char *line, size_t cap
     }
     return false;
 }
+#endif
 
 /* Writes <dir>/<name>: reader -> decoders.image on "mixed" -> crop_mirror_normalize without a
  * device (mirror from a coin), in a pipeline on CUDA device `device_id`. Returns the path
