@@ -77,19 +77,20 @@ static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
     return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
 }
 
-/* How many entries of op->inputs describe the inputs (the variadic tail is not listed). */
+/* How many entries of op->inputs describe the inputs (a variadic tail has one). */
 static int described_inputs(const sl_op_def *op)
 {
-    if (!op->inputs)
-        return 0;
-    return op->max_inputs >= 0 && op->max_inputs <= 64 ? op->max_inputs : op->min_inputs;
+    return sl_op_num_input_defs(op);
 }
 
-/* "(1 to 3 inputs)" when the operator takes a variable number of inputs, else "". */
+/* "(1 to 3 inputs)" or "(1 or more inputs)" when the operator takes a variable number of
+ * inputs, else "". */
 static const char *input_count_text(const sl_op_def *op, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    if (op->min_inputs != op->max_inputs)
+    if (op->max_inputs == SL_INPUTS_ANY)
+        snprintf(buf, cap, "(%d or more inputs)", op->min_inputs);
+    else if (op->min_inputs != op->max_inputs)
         snprintf(buf, cap, "(%d to %d inputs)", op->min_inputs, op->max_inputs);
     return buf;
 }

@@ -74,6 +74,23 @@ typedef struct sl_io_def {
     const char *doc;
 } sl_io_def;
 
+/* sl_op_def.max_inputs of an operator that takes any number of inputs, at least min_inputs
+ * (cat, stack). Its `inputs` table then has max(min_inputs, 1) entries, the last one describing
+ * every input from its position on (sl_op_num_input_defs). */
+#define SL_INPUTS_ANY (-1)
+
+/* A deprecated argument name an operator still accepts, as DALI does (its schemas'
+ * DeprecateArgInFavorOf and DeprecateArg). `renamed_to` names the argument it is an alias of:
+ * its value goes there (giving both is an error). NULL: an argument sluice does not use, whose
+ * value is accepted and ignored. `msg` is what front ends show when it is used; NULL gives
+ * DALI's default words (sl_arg_alias_message). The build accepts the old name silently; Python
+ * issues the message as a DeprecationWarning. */
+typedef struct sl_arg_alias {
+    const char *name;
+    const char *renamed_to;
+    const char *msg;
+} sl_arg_alias;
+
 /* sl_op_def.devices */
 #define SL_OP_CPU 0x1u
 #define SL_OP_MIXED 0x2u
@@ -131,12 +148,14 @@ typedef struct sl_feed {
 typedef struct sl_op_def {
     const char *name;        /* dotted, "decoders.image"; file src/ops/decoders/image.c */
     const char *doc;         /* first line a summary; rest in Markdown */
-    const sl_io_def *inputs; /* max_inputs entries */
+    const sl_io_def *inputs; /* max_inputs entries (SL_INPUTS_ANY: see there) */
     int min_inputs, max_inputs;
     const sl_io_def *outputs; /* num_outputs entries */
     int num_outputs;
     const sl_arg_def *args;
     int num_args;
+    const sl_arg_alias *aliases; /* deprecated argument names still accepted; may be NULL */
+    int num_aliases;
     unsigned devices; /* SL_OP_CPU | ... */
     unsigned flags;   /* SL_OP_SOURCE | ... */
     /* Bytes of per-iteration data per sample (sl_ctx_iter_data), kept per iteration slot. */

@@ -115,6 +115,7 @@ def _make_doc(op):
     if op["inputs"]:
         parts.append("Inputs (positional DataNodes%s):" % (
             "" if op["min_inputs"] == op["max_inputs"]
+            else f", {op['min_inputs']} or more" if op["max_inputs"] is None
             else f", {op['min_inputs']} to {op['max_inputs']}"))
         parts += [f"    {i['name']}: {i['doc']}" for i in op["inputs"]]
         parts.append("")
@@ -141,8 +142,11 @@ def _make_signature(op):
     params = []
     arg_names = {a["name"] for a in op["args"]} | set(_COMMON)
     for k, i in enumerate(op["inputs"]):
-        default = P.empty if k < op["min_inputs"] else None
         name = i["name"] + ("_input" if i["name"] in arg_names else "")
+        if op["max_inputs"] is None and k == len(op["inputs"]) - 1:  # any number from here on
+            params.append(P(name, P.VAR_POSITIONAL))
+            break
+        default = P.empty if k < op["min_inputs"] else None
         params.append(P(name, P.POSITIONAL_ONLY, default=default))
     for a in op["args"]:
         default = P.empty if a["required"] else (None if a["optional"] else a["default"])

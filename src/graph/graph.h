@@ -63,6 +63,18 @@ const char *sl__vkind_name(sl__vkind k);
  * NULL only when memory ran out parsing the defaults (a later call tries again). */
 const sl__value *sl__registry_default(const sl_op_def *op, int i);
 
+/* sl__op_arg_resolve's answer for a deprecated name whose value is ignored. */
+#define SL__ARG_IGNORED (-2)
+/* The argument a name given to op stands for, the rule every front end applies: its own
+ * argument's index, the index of the argument a deprecated alias renames (*alias set to the
+ * alias), SL__ARG_IGNORED for a deprecated name sluice accepts and ignores (*alias set), or
+ * -1 for a name the operator does not know. alias may be NULL. */
+int sl__op_arg_resolve(const sl_op_def *op, const char *name, const sl_arg_alias **alias);
+/* Whether op takes n inputs: SL_OK, or SL_EINVAL with the reason in err ("expects 1 input,
+ * got 2", "expects 1 to 3 inputs, got 0", "expects at least 1 input, got 0"), the words of
+ * the build and of the call-site checks. */
+sl_status sl__op_check_ninputs(const sl_op_def *op, int n, char *err, size_t errlen);
+
 /* ---- the unbuilt graph (graph.c) -------------------------------------------------------- */
 typedef struct sl__garg {
     char *name;

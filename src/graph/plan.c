@@ -112,14 +112,9 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
 static sl_status check_inputs(build *b, int i, sl__ref *refs)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    const sl_op_def *op = b->ops[i];
-    if (n->ninputs < op->min_inputs || n->ninputs > op->max_inputs) {
-        if (op->min_inputs == op->max_inputs)
-            return fail(b, i, SL_EINVAL, "expects %d input%s, got %d", op->min_inputs,
-                        op->min_inputs == 1 ? "" : "s", n->ninputs);
-        return fail(b, i, SL_EINVAL, "expects %d to %d inputs, got %d", op->min_inputs,
-                    op->max_inputs, n->ninputs);
-    }
+    char why[128];
+    if (sl__op_check_ninputs(b->ops[i], n->ninputs, why, sizeof why) != SL_OK)
+        return fail(b, i, SL_EINVAL, "%s", why);
     for (int k = 0; k < n->ninputs; k++) {
         char what[32];
         snprintf(what, sizeof what, "input %d", k);
@@ -160,6 +155,25 @@ static sl_status check_arg_stages(build *b, int i, const sl__parg *pargs)
     return SL_OK;
 }
 
+/* The schema position *a of node i's argument ga: its own, or for a deprecated alias the one it
+ * renames (sl__op_arg_resolve), or SL__ARG_IGNORED for a deprecated name whose value is ignored.
+ * An alias given with the argument it renames is an error. */
+static sl_status arg_position(build *b, int i, const sl__garg *ga, int *a)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    const sl_arg_alias *al;
+    *a = sl__op_arg_resolve(b->ops[i], ga->name, &al);
+    if (*a == -1)
+        return fail(b, i, SL_EINVAL, "unknown argument \"%s\"", ga->name);
+    for (int k = 0; al && al->renamed_to && k < n->nargs; k++) {
+        if (strcmp(n->args[k].name, al->renamed_to) == 0)
+            return fail(b, i, SL_EINVAL,
+                        "argument \"%s\" is a deprecated alias for \"%s\", which is given too",
+                        ga->name, al->renamed_to);
+    }
+    return SL_OK;
+}
+
 /* Checks node i's arguments and fills its plan arguments (indexed by schema position). */
 static sl_status check_args(build *b, int i, sl__parg *pargs)
 {
@@ -169,9 +183,12 @@ static sl_status check_args(build *b, int i, sl__parg *pargs)
         pargs[a].input.node = -1;
     for (int k = 0; k < n->nargs; k++) {
         const sl__garg *ga = &n->args[k];
-        int a = sl_op_arg_index(op, ga->name);
-        if (a < 0)
-            return fail(b, i, SL_EINVAL, "unknown argument \"%s\"", ga->name);
+        int a;
+        sl_status pst = arg_position(b, i, ga, &a);
+        if (pst != SL_OK)
+            return pst;
+        if (a == SL__ARG_IGNORED)
+            continue; /* a deprecated argument sluice has no use for (DALI ignores it too) */
         const sl_arg_def *def = sl_op_arg(op, a);
         if (ga->source) {
             sl_status st = check_arg_input(b, i, ga, def, &pargs[a]);

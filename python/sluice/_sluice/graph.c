@@ -1,11 +1,11 @@
 /* python/sluice/_sluice/graph.c: the Graph type, an sl_graph built as fn.* is called.
  *
  * Exports slpy_graph_spec (sluice._sluice.Graph), graph_from_json() and options_from_json().
- * Graph.add_node checks the whole node against the operator's schema first (slpy_check_node),
- * places it with the build's rule (sl__graph_place: its device, or the one its inputs imply,
- * which DataNode.device reports) and only then records it, so a failed call leaves the graph
- * as it was. Node names: the
- * caller's, or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
+ * Graph.add_node resolves deprecated argument names (slpy_resolve_aliases), checks the whole
+ * node against the operator's schema (slpy_check_node), places it with the build's rule
+ * (sl__graph_place: its device, or the one its inputs imply, which DataNode.device reports) and
+ * only then records it, so a failed call leaves the graph as it was. Node names: the caller's,
+ * or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
  * spec writer, so Pipeline.serialize() is exactly what `sluice run` reads.
  * Invariant: `g` is never NULL after construction; the object is used by one thread at a time
  * (the GIL is held throughout: nothing here blocks).
@@ -187,16 +187,25 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
     else
         snprintf(buf, sizeof buf, "%s", name);
     sl__placement pl;
+    if (slpy_resolve_aliases(st, op, buf, &cargs, &arg_inputs) < 0) /* new references */
+        return NULL;
+    PyObject *r = NULL;
     if (slpy_check_node(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0 ||
         place_new((slpy_graph *)self, op, buf, device, inputs, &pl) < 0)
-        return NULL;
+        goto done;
     sl_status rc = sl_graph_add(g, opname, buf, device);
-    if (rc != SL_OK)
-        return raise_graph(self, rc);
+    if (rc != SL_OK) {
+        raise_graph(self, rc);
+        goto done;
+    }
     ((slpy_graph *)self)->placed[g->n - 1] = (signed char)pl.stage; /* room: place_new */
     if (add_inputs(self, buf, inputs) < 0 || add_args(self, buf, cargs, arg_inputs) < 0)
-        return NULL; /* only on out of memory: the node stays, the build reports it */
-    return Py_BuildValue("(ss)", buf, sl__stage_name(pl.stage));
+        goto done; /* only on out of memory: the node stays, the build reports it */
+    r = Py_BuildValue("(ss)", buf, sl__stage_name(pl.stage));
+done:
+    Py_DECREF(cargs);
+    Py_DECREF(arg_inputs);
+    return r;
 }
 
 static PyObject *graph_output(PyObject *self, PyObject *ref)

@@ -121,9 +121,12 @@ static PyObject *op_dict(const sl_op_def *op)
     }
     if (set_item(d, "name", PyUnicode_FromString(op->name)) < 0 ||
         set_item(d, "doc", PyUnicode_FromString(op->doc ? op->doc : "")) < 0 ||
-        set_item(d, "inputs", io_list(op->inputs, op->max_inputs)) < 0 ||
+        set_item(d, "inputs", io_list(op->inputs, sl_op_num_input_defs(op))) < 0 ||
         set_item(d, "min_inputs", PyLong_FromLong(op->min_inputs)) < 0 ||
-        set_item(d, "max_inputs", PyLong_FromLong(op->max_inputs)) < 0 ||
+        set_item(d, "max_inputs",
+                 op->max_inputs == SL_INPUTS_ANY ? Py_NewRef(Py_None)
+                                                 : PyLong_FromLong(op->max_inputs)) < 0 ||
+        set_item(d, "aliases", slpy_alias_list(op)) < 0 ||
         set_item(d, "outputs", io_list(op->outputs, op->num_outputs)) < 0 ||
         set_item(d, "devices", names_of_bits(op->devices, devices, 3)) < 0 ||
         set_item(d, "flags", names_of_bits(op->flags, flags, 4)) < 0 ||
@@ -174,14 +177,10 @@ static int fail(const check *c, sl_status code, bool as_type, const char *fmt, .
 
 static int check_ninputs(const check *c, Py_ssize_t n)
 {
-    const sl_op_def *op = c->op;
-    if (n >= op->min_inputs && n <= op->max_inputs)
+    char why[128];
+    if (sl__op_check_ninputs(c->op, n > INT_MAX ? INT_MAX : (int)n, why, sizeof why) == SL_OK)
         return 0;
-    if (op->min_inputs == op->max_inputs)
-        return fail(c, SL_EINVAL, true, "expects %d input%s, got %d", op->min_inputs,
-                    op->min_inputs == 1 ? "" : "s", (int)n);
-    return fail(c, SL_EINVAL, true, "expects %d to %d inputs, got %d", op->min_inputs,
-                op->max_inputs, (int)n);
+    return fail(c, SL_EINVAL, true, "%s", why);
 }
 
 /* Whether a value of kind k has the right shape for def at all (then a failed coercion is a

@@ -3,7 +3,8 @@
  * The extension is one module (module.c) with one C file per Python type: Graph (graph.c),
  * Pipeline (pipeline.c), TensorListCPU and its per-sample buffer exporter (tensorlist.c), DLPack
  * capsules (dlpack.c), plus the exception classes (errors.c), the registry's introspection and
- * the call-site argument checks (registry.c), Python value conversion (value.c), feeding
+ * the call-site argument checks (registry.c), deprecated argument names (aliases.c), Python
+ * value conversion (value.c), feeding
  * external sources (feed.c) and the shared-memory chunks of Python workers, lent to external
  * sources (shm.c).
  *
@@ -83,6 +84,18 @@ int slpy_check_node(slpy_state *st, const sl_op_def *op, const char *node, const
  * Returns 0, or -1 with UnsupportedError raised. */
 int slpy_check_placement(slpy_state *st, const sl_op_def *op, const char *node,
                          const sl__placement *pl, const char *from_node);
+
+/* ---- deprecated argument names (aliases.c) ------------------------------------------------ */
+/* Replaces *args and *arg_inputs (dicts, borrowed) with new references to dicts where every
+ * deprecated name of op (sl_op_def.aliases) is resolved as the build resolves it: a renamed
+ * argument moves to its current name, an ignored one is dropped, each with a
+ * DeprecationWarning in the registry's words; an alias given together with the argument it
+ * renames raises ArgumentTypeError. Without deprecated names the same dicts come back (new
+ * references). Returns 0, or -1 with the exception set. */
+int slpy_resolve_aliases(slpy_state *st, const sl_op_def *op, const char *node, PyObject **args,
+                         PyObject **arg_inputs);
+/* The deprecated names of op as a list of {"name", "renamed_to" (None: ignored), "msg"}. */
+PyObject *slpy_alias_list(const sl_op_def *op);
 
 /* ---- Graph (graph.c) --------------------------------------------------------------------- */
 typedef struct slpy_graph {

@@ -43,6 +43,16 @@ enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
 #define SL__DECODER_ARG_DEFS                                                                       \
     [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF, [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF
 
+/* The deprecated names every decoder op accepts and ignores, as DALI does (it deprecated them in
+ * 1.0 and 1.36 and does nothing with them), with DALI's words. */
+#define SL__DECODER_DEPRECATED(name)                                                               \
+    {                                                                                              \
+        name, NULL, "The argument ``" name "`` is now deprecated and its usage is discouraged."    \
+    }
+#define SL__DECODER_ALIASES                                                                        \
+    SL__DECODER_DEPRECATED("split_stages"), SL__DECODER_DEPRECATED("use_chunk_allocator"),         \
+        SL__DECODER_DEPRECATED("memory_stats")
+
 extern const sl_io_def sl__decoder_inputs[1];
 
 /* setup of every decoder op: input 0 must be 1-D uint8 bytes per sample and output_type valid

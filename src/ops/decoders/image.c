@@ -92,6 +92,9 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     return sl__decoder_decode(ctx, i, color, flags, NULL, out);
 }
 
+/* DALI's deprecated decoder arguments (no effect there either). */
+static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
+
 const sl_op_def sl_op_decoders_image = {
     .name = "decoders.image",
     .doc = doc,
@@ -102,6 +105,8 @@ const sl_op_def sl_op_decoders_image = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
     .devices = SL_OP_CPU | SL_OP_MIXED,
     .init = sl__decoder_init,
     .fini = sl__decoder_fini,

@@ -249,6 +249,9 @@ static const char doc[] =
     "which is much cheaper. The result differs slightly from full-resolution decode + resize "
     "(tests bound the difference).";
 
+/* DALI's deprecated decoder arguments (no effect there either). */
+static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
+
 const sl_op_def sl_op_decoders_image_random_crop = {
     .name = "decoders.image_random_crop",
     .doc = doc,
@@ -259,6 +262,8 @@ const sl_op_def sl_op_decoders_image_random_crop = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
     .devices = SL_OP_CPU | SL_OP_MIXED,
     .flags = SL_OP_RANDOM,
     .iter_bytes_per_sample = sizeof(plan),

@@ -463,6 +463,9 @@ static sl_status resize_run_gpu(sl_ctx *ctx)
 }
 #endif
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"image_type", NULL, NULL}};
+
 const sl_op_def sl_op_resize = {
     .name = "resize",
     .doc =
@@ -497,6 +500,8 @@ const sl_op_def sl_op_resize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(geom),

@@ -156,6 +156,9 @@ static sl_status rotate_init(sl_op_init *ini, void **state)
     return sl__affine_init(ini, state, &common);
 }
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}};
+
 const sl_op_def sl_op_rotate = {
     .name = "rotate",
     .doc = "Rotates images by `angle` degrees counter-clockwise about their centre (DALI's "
@@ -181,6 +184,8 @@ const sl_op_def sl_op_rotate = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = rotate_init,

@@ -142,6 +142,9 @@ static sl_status wa_run_gpu(sl_ctx *ctx)
 }
 #endif
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}};
+
 const sl_op_def sl_op_warp_affine = {
     .name = "warp_affine",
     .doc = "Applies an affine transform to images (DALI's warp_affine).\n\n"
@@ -169,6 +172,8 @@ const sl_op_def sl_op_warp_affine = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .init = wa_init,
     .setup = wa_setup,
