@@ -3,8 +3,8 @@
  *
  * - 0-d samples (scalars; the case files store every array with at least one dimension):
  *   cast rounds 2.5 -> 3 and -2.5 -> -3, stack joins scalars into 1-D (with axis_name: that
- *   layout), pad and reshape pass them through, flip rejects them with a message naming the
- *   layout.
+ *   layout), pad, reshape and transpose (no perm, or perm []) pass them through, flip rejects
+ *   them with a message naming the layout.
  * - cat and stack of 40 inputs (any number, as in DALI).
  * - normalize with batch=True over several iterations in flight (prefetch depth 3): the batch
  *   statistics live in per-iteration data, so each iteration must be normalised with its own
@@ -173,6 +173,24 @@ static void test_scalar_stack_axis_name(void **state)
     sl_pipeline_destroy(p);
 }
 
+/* transpose of 0-d samples: without perm (reversed: nothing to do) and with perm [] (DALI's
+ * test_transpose_default does both), the value passes through. */
+static void test_scalar_transpose(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        sl_pipeline *p = make(graph1("transpose", k ? "perm" : NULL, k ? "[]" : NULL, false), 1, 1);
+        int64_t v = -123456789012LL;
+        const void *data[1] = {&v};
+        feed(p, "a", 1, 0, SL_DTYPE_INT64, NULL, data, "");
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        assert_int_equal(sl_batch_ndim(b), 0);
+        assert_true(*(const int64_t *)sl_batch_sample_data(b, 0) == v);
+        sl_pipeline_destroy(p);
+    }
+}
+
 static void test_scalar_pad_reshape(void **state)
 {
     (void)state;
@@ -266,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_scalar_stack),
         cmocka_unit_test(test_scalar_stack_axis_name),
         cmocka_unit_test(test_many_inputs),
+        cmocka_unit_test(test_scalar_transpose),
         cmocka_unit_test(test_scalar_pad_reshape),
         cmocka_unit_test(test_scalar_flip_fails),
         cmocka_unit_test(test_normalize_batch_iterations),

@@ -160,3 +160,46 @@ def test_cat_needs_an_input():
     with pytest.raises(TypeError, match="expects at least 1 input, got 0"):
         with Pipeline(batch_size=1, num_threads=1, device_id=None):
             fn.cat()
+
+
+# ---- transpose without perm ----------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(10, 20, 3), (10, 20), (1,), (), (3, 3, 2, 2, 3)])
+def test_transpose_default_reverses_the_axes(shape):
+    # DALI's test_transpose_default: fn.transpose(x) == fn.transpose(x, perm=reversed)
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=3)
+    def pipe():
+        data = fn.random.uniform(range=[0, 255], shape=shape)
+        perm = list(range(len(shape)))[::-1]
+        return data, fn.transpose(data), fn.transpose(data, perm=perm)
+
+    data, out_default, out_explicit = _run(pipe())
+    for i in range(2):
+        ref = np.transpose(np.asarray(data.at(i)))
+        np.testing.assert_array_equal(out_default.at(i), ref)
+        np.testing.assert_array_equal(out_explicit.at(i), ref)
+
+
+@pytest.mark.parametrize("perm,in_layout,transpose_layout,out_layout_arg,expected", [
+    ((2, 0, 1), "HWC", True, None, "CHW"),
+    ((2, 0, 1), "HWC", True, "CHW", "CHW"),
+    ((2, 0, 1), "HWC", False, "CHW", "CHW"),
+    ((1, 0, 2), None, False, None, ""),
+    ((1, 0, 2), "XYZ", True, None, "YXZ"),
+    ((1, 0, 2), "XYZ", False, None, "XYZ"),  # DALI: the input layout is copied
+    ((1, 0, 2), None, None, "ABC", "ABC"),
+    (None, "HWC", True, None, "CWH"),
+])
+def test_transpose_layout(perm, in_layout, transpose_layout, out_layout_arg, expected):
+    # DALI's test_transpose_layout, fed through feed_input like DALI's TransposePipeline
+    x = np.arange(2 * 3 * 4, dtype=np.int16).reshape(2, 3, 4)
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        data = fn.external_source(name="x")
+        pipe.set_outputs(fn.transpose(data, perm=perm, transpose_layout=transpose_layout,
+                                      output_layout=out_layout_arg))
+    pipe.build()
+    pipe.feed_input("x", [x], layout=in_layout)
+    (out,) = pipe.run()
+    assert out.layout() == expected
+    np.testing.assert_array_equal(out.at(0), np.transpose(x, perm))

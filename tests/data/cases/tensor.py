@@ -165,8 +165,15 @@ def make_transpose(out, rng, imgs):
           {"perm": [3, 1, 0, 2], "output_layout": "ABCD"})
      .input(x4, "FHWC").expect([a.transpose(3, 1, 0, 2) for a in x4], layout="ABCD").save())
     x2 = [rng.standard_normal((7, 3))]
-    (Case(out, "transpose_2d_no_layout", "transpose", {"perm": [1, 0], "transpose_layout": False})
-     .input(x2, "HW").expect([x2[0].T], layout="").save())
+    (Case(out, "transpose_2d_keep_layout", "transpose",
+          {"perm": [1, 0], "transpose_layout": False}, note="DALI: the input layout is kept")
+     .input(x2, "HW").expect([x2[0].T], layout="HW").save())
+    (Case(out, "transpose_default_reverses", "transpose", note="no perm: np.transpose(a)")
+     .input(imgs, "HWC").expect([im.transpose() for im in imgs], layout="CWH").save())
+    (Case(out, "transpose_default_4d", "transpose")
+     .input(x4, "FHWC").expect([a.transpose() for a in x4], layout="CWHF").save())
+    (Case(out, "transpose_scalar_perm", "transpose", {"perm": 0}, note="one int: perm [0]")
+     .input([np.arange(5, dtype=np.int8)]).expect([np.arange(5, dtype=np.int8)]).save())
     rgba = [rng.integers(0, 256, (3, 5, 4), dtype=np.uint8)]
     (Case(out, "transpose_rgba_u64", "transpose", {"perm": [2, 0, 1]})
      .input([rgba[0].astype(np.uint64)], "HWC")
