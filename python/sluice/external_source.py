@@ -9,6 +9,7 @@ it before the iteration is scheduled. Without a ``source`` the application calls
 processes instead (sluice.parallel, sluice.worker) and its batches are lent to the pipeline
 from shared memory.
 """
+import functools
 import inspect
 
 from . import _sluice
@@ -102,11 +103,25 @@ def _cycle_mode(cycle):
                      f"\"raise\", got {cycle!r}")
 
 
+def _is_generator_function(x):
+    """Whether calling x gives a fresh generator, as DALI decides: a generator function, a
+    functools.partial of one, or an object whose __call__ is one."""
+    if inspect.isgeneratorfunction(x):
+        return True
+    if isinstance(x, functools.partial):
+        return _is_generator_function(x.func)
+    if x is None or inspect.isfunction(x) or inspect.ismethod(x):
+        return False
+    call = getattr(x, "__call__", None)
+    return call is not None and call is not x and _is_generator_function(call)
+
+
 def _source_kind(source, cycle):
     """What `source` is: "genfunc", "callable" or "iterable" (a generator function counts as
-    the first, a callable iterable as a callable). Raises TypeError for anything else and
-    ValueError for a callable with cycle (a _cycle_mode) other than "no"."""
-    if inspect.isgeneratorfunction(source):
+    the first, a callable iterable as a callable). Raises TypeError for anything else and for
+    a generator object with cycle (a _cycle_mode) other than "no" (it cannot start again:
+    DALI's words), ValueError for a callable with such a cycle."""
+    if _is_generator_function(source):
         kind = "genfunc"
     elif callable(source):
         kind = "callable"
@@ -115,9 +130,12 @@ def _source_kind(source, cycle):
     else:
         raise TypeError("external_source: source must be a callable, an iterable or a "
                         f"generator function, got {type(source).__name__}")
+    if cycle != "no" and inspect.isgenerator(source):
+        raise TypeError("Cannot cycle through a generator - if the generator is a result of "
+                        "calling a generator function, pass that function instead as `source`.")
     if cycle != "no" and kind == "callable":
-        raise ValueError("external_source: cycle needs an iterable or a generator "
-                         "function as the source, not a callable")
+        raise ValueError("The argument `cycle` can only be specified if `source` is iterable "
+                         "(an iterable or a generator function), not a callable.")
     return kind
 
 
@@ -245,6 +263,8 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
         raise NotImplementedError("external_source(repeat_last=True) is not supported")
     if kwargs:
         raise TypeError(f"external_source() got unexpected keyword arguments {sorted(kwargs)}")
+    if source is not None:  # a source that cannot be used fails here, as in DALI
+        _source_kind(source, _cycle_mode(cycle))
     pipe = Pipeline.current()
     if pipe is None:
         raise RuntimeError("fn.external_source was called outside a pipeline definition")

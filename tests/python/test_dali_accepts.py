@@ -203,3 +203,66 @@ def test_transpose_layout(perm, in_layout, transpose_layout, out_layout_arg, exp
     (out,) = pipe.run()
     assert out.layout() == expected
     np.testing.assert_array_equal(out.at(0), np.transpose(x, perm))
+
+
+# ---- external_source: cycle ------------------------------------------------------------------
+
+def test_cycle_raise_with_a_list_and_a_generator_function():
+    # DALI's test_external_source_collection_cycling_raise
+    batches = [[np.array([1.5, 2.5], dtype=np.float32)],
+               [np.array([-1, 3.5, 4.5], dtype=np.float32)]]
+
+    def batch_gen():
+        yield from batches
+
+    pipe = Pipeline(1, 3, None, prefetch_queue_depth=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(batches, cycle="raise"),
+                         fn.external_source(batch_gen, cycle="raise"))
+    pipe.build()
+    for _ in range(3):
+        for b in batches:
+            a, g = pipe.run()
+            np.testing.assert_array_equal(a.at(0), b[0])
+            np.testing.assert_array_equal(g.at(0), b[0])
+        with pytest.raises(StopIteration):
+            pipe.run()
+        pipe.reset()
+
+
+def test_cycle_quiet_with_a_partial_generator_function():
+    # DALI's test_external_source_gen_function_partial: a partial of a generator function
+    # is a generator function
+    def gen(base):
+        for i in range(5):
+            yield [np.array([i + base], dtype=np.float32)]
+
+    class GenCallable:  # an object whose __call__ is a generator function counts too
+        def __call__(self):
+            yield from gen(10.0)
+
+    pipe = Pipeline(1, 3, None)
+    with pipe:
+        pipe.set_outputs(fn.external_source(functools.partial(gen, 1.5), cycle=True),
+                         fn.external_source(GenCallable(), cycle="quiet"))
+    pipe.build()
+    for _ in range(3):
+        for i in range(5):
+            a, b = pipe.run()
+            np.testing.assert_array_equal(a.at(0), [i + 1.5])
+            np.testing.assert_array_equal(b.at(0), [i + 10.0])
+
+
+def test_cycle_over_a_generator_object_is_refused():
+    # DALI's test_external_source_generator_cycle_error
+    def gen():
+        for i in range(5):
+            yield [np.array([i + 1.5], dtype=np.float32)]
+
+    with Pipeline(1, 3, None):
+        fn.external_source(gen(), cycle=False)  # no cycle: fine
+        with pytest.raises(TypeError, match="Cannot cycle through a generator - .* pass that "
+                                            "function instead as `source`."):
+            fn.external_source(gen(), cycle=True)
+    with pytest.raises(ValueError, match="Invalid value|cycle must be"):
+        fn.external_source(gen, cycle="sometimes")

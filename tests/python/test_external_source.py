@@ -133,7 +133,8 @@ def test_what_is_not_a_source_and_cycle_with_a_callable(parallel):
     with pytest.raises(TypeError, match="source must be a callable, an iterable or a "
                                         "generator function, got int"):
         build(42)
-    with pytest.raises(ValueError, match="cycle needs an iterable or a generator function"):
+    with pytest.raises(ValueError, match="The argument `cycle` can only be specified if "
+                                         "`source` is iterable"):  # DALI's words
         build(lambda: batch(0), cycle="quiet")
     build(lambda: batch(0), cycle="no")  # "no" is no cycling: fine with a callable
 
