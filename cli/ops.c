@@ -69,11 +69,10 @@ static const char *devices_text(const sl_op_def *op, char *buf, size_t cap)
 /* "source, stateful", "none", ... */
 static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
 {
-    static const bit_name flags[] = {{SL_OP_SOURCE, "source"},
-                                     {SL_OP_STATEFUL, "stateful"},
-                                     {SL_OP_RANDOM, "random"},
-                                     {SL_OP_SIDE_EFFECTS, "side effects"},
-                                     {SL_OP_TRANSFER, "transfer"}};
+    static const bit_name flags[] = {
+        {SL_OP_SOURCE, "source"},     {SL_OP_STATEFUL, "stateful"},
+        {SL_OP_RANDOM, "random"},     {SL_OP_SIDE_EFFECTS, "side effects"},
+        {SL_OP_TRANSFER, "transfer"}, {SL_OP_METADATA, "metadata only"}};
     return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
 }
 

@@ -114,6 +114,10 @@ typedef struct sl_arg_alias {
  * such a producer, which is why run_sample(i) must write only sample i of its outputs, through
  * sl_ctx_output_data(ctx, o, i), and only during that call. */
 #define SL_OP_SAMPLEWISE 0x20u
+/* Reads only the shapes, dtypes, layouts and sources of its inputs, never their data (shapes).
+ * On device "cpu" it may then read GPU data as it is: no copy to the host, no wait for the GPU
+ * work that fills it. */
+#define SL_OP_METADATA 0x40u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;

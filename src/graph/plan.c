@@ -83,8 +83,8 @@ static sl_status check_input_stages(build *b, int i, const sl__ref *refs)
                         "move it with .gpu() or run the producer on a mixed or gpu device",
                         k, pname);
         if (b->stages[i] == SL__STAGE_CPU && from != SL__STAGE_CPU &&
-            (b->ops[i]->flags & SL_OP_TRANSFER))
-            continue; /* the way back to the host (DataNode.cpu()) */
+            (b->ops[i]->flags & (SL_OP_TRANSFER | SL_OP_METADATA)))
+            continue; /* the way back to the host (DataNode.cpu()), or shapes only */
         if (b->stages[i] != SL__STAGE_GPU && from != SL__STAGE_CPU)
             return fail(b, i, SL_EINVAL,
                         "input %d comes from node \"%s\" on %s; a %s operator reads CPU data "

@@ -3,8 +3,8 @@
  *
  * - 0-d samples (scalars; the case files store every array with at least one dimension):
  *   cast rounds 2.5 -> 3 and -2.5 -> -3, stack joins scalars into 1-D (with axis_name: that
- *   layout), pad, reshape and transpose (no perm, or perm []) pass them through, flip rejects
- *   them with a message naming the layout.
+ *   layout), pad, reshape and transpose (no perm, or perm []) pass them through, shapes gives
+ *   an empty 1-D tensor, flip rejects them with a message naming the layout.
  * - cat and stack of 40 inputs (any number, as in DALI).
  * - normalize with batch=True over several iterations in flight (prefetch depth 3): the batch
  *   statistics live in per-iteration data, so each iteration must be normalised with its own
@@ -191,6 +191,23 @@ static void test_scalar_transpose(void **state)
     }
 }
 
+/* shapes of 0-d samples: an empty 1-D tensor each. */
+static void test_scalar_shapes(void **state)
+{
+    (void)state;
+    sl_pipeline *p = make(graph1("shapes", NULL, NULL, false), 2, 1);
+    uint8_t v[2] = {1, 2};
+    const void *data[2] = {&v[0], &v[1]};
+    feed(p, "a", 2, 0, SL_DTYPE_UINT8, NULL, data, "");
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *b = sl_pipeline_output(p, 0);
+    assert_int_equal(sl_batch_dtype(b), SL_DTYPE_INT64);
+    assert_int_equal(sl_batch_ndim(b), 1);
+    assert_int_equal(sl_batch_shape(b, 0)[0], 0);
+    assert_int_equal(sl_batch_shape(b, 1)[0], 0);
+    sl_pipeline_destroy(p);
+}
+
 static void test_scalar_pad_reshape(void **state)
 {
     (void)state;
@@ -285,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_scalar_stack_axis_name),
         cmocka_unit_test(test_many_inputs),
         cmocka_unit_test(test_scalar_transpose),
+        cmocka_unit_test(test_scalar_shapes),
         cmocka_unit_test(test_scalar_pad_reshape),
         cmocka_unit_test(test_scalar_flip_fails),
         cmocka_unit_test(test_normalize_batch_iterations),

@@ -280,12 +280,14 @@ static void check_op(const sl_op_def *op)
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
     if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
-                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE))
+                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
     /* sample fusion runs it sample by sample after its producer: it must be per sample */
     if ((op->flags & SL_OP_SAMPLEWISE) &&
         (!op->run_sample || (op->flags & (SL_OP_SOURCE | SL_OP_STATEFUL)) || op->min_inputs < 1))
         problem(op, NULL, "SL_OP_SAMPLEWISE on an operator that is not per sample with inputs");
+    if ((op->flags & SL_OP_METADATA) && (op->min_inputs < 1 || !(op->devices & SL_OP_CPU)))
+        problem(op, NULL, "SL_OP_METADATA on an operator without inputs or a CPU implementation");
     if (op->roi_sample && !(op->flags & SL_OP_SAMPLEWISE))
         problem(op, NULL, "roi_sample without SL_OP_SAMPLEWISE (it is called in fused chains)");
     /* a transfer copies its one input unchanged: anything else would break DataNode.cpu() */

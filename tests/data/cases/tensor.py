@@ -1,5 +1,5 @@
 """Layout and tensor operators against NumPy: cast, flip, transpose, pad, reshape, cat, stack,
-slice, normalize (DALI semantics, reference section 1 and DALI's operator docs).
+shapes, slice, normalize (DALI semantics, reference section 1 and DALI's operator docs).
 
 Every expected output is computed here with NumPy indexing, np.pad-like assembly and an
 independent implementation of DALI's conversion rules (round half away from zero written with
@@ -336,6 +336,25 @@ def make_join(out, rng, imgs):
      .input(a, "HWC").input(c, "HWC").expect_error("equal shapes").save())
 
 
+# ---- shapes ------------------------------------------------------------------------------------
+
+def make_shapes(out, rng, imgs):
+    ragged = [np.zeros((2, 3, 4, 1), np.float32), np.zeros((5, 0, 1, 7), np.float32)]
+    (Case(out, "shapes_int64", "shapes", note="np.array(a.shape, int64)")
+     .input(imgs, "HWC").expect([np.array(im.shape, np.int64) for im in imgs], layout="").save())
+    (Case(out, "shapes_4d_int32", "shapes", {"dtype": "int32"})
+     .input(ragged, "FHWC").expect([np.array(a.shape, np.int32) for a in ragged]).save())
+    (Case(out, "shapes_float", "shapes", {"dtype": "float32"})
+     .input(imgs[:2]).expect([np.array(im.shape, np.float32) for im in imgs[:2]]).save())
+    big = [np.zeros((300, 2), np.uint8)]
+    (Case(out, "shapes_uint8_saturates", "shapes", {"dtype": "uint8"}, note="cast's rules")
+     .input(big).expect([np.array([255, 2], np.uint8)]).save())
+    (Case(out, "shapes_type_alias", "shapes", {"type": "int16"}, note="DALI's deprecated name")
+     .input(imgs[:1]).expect([np.array(imgs[0].shape, np.int16)]).save())
+    (Case(out, "shapes_bool", "shapes", {"dtype": "bool"})
+     .input(imgs[:1]).expect_error("numeric type").save())
+
+
 # ---- slice -------------------------------------------------------------------------------------
 
 def window(a, anchor, shape, fill=0, dtype=None):
@@ -541,5 +560,6 @@ def make(out, rng):
     make_pad(out, rng, imgs)
     make_reshape(out, rng, imgs)
     make_join(out, rng, imgs)
+    make_shapes(out, rng, imgs)
     make_slice(out, rng, imgs)
     make_normalize(out, rng, imgs)
