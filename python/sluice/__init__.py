@@ -34,9 +34,11 @@ from .parallel import WorkerTimeoutError
 
 TensorListCPU = _sluice.TensorListCPU
 TensorListGPU = _sluice.TensorListGPU
+TensorCPU = _sluice.TensorCPU
+TensorGPU = _sluice.TensorGPU
 __version__ = _sluice.version()
 
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "TensorListCPU",
-           "TensorListGPU",
+           "TensorListGPU", "TensorCPU", "TensorGPU",
            "BatchInfo", "SampleInfo", "SluiceError", "WorkerInfo", "get_worker_info",
            "WorkerTimeoutError", "__version__"]

@@ -80,6 +80,22 @@ class DataNode:
 
         return fn.copy(self, device="cpu")
 
+    def shape(self, *, dtype=None, device="cpu"):
+        """The run-time shape of each sample as a new DataNode (DALI's ``DataNode.shape()``):
+        a ``shapes`` node, int64 unless ``dtype`` says otherwise. It reads the shapes only, so
+        GPU data is not copied back for it; ``device="gpu"`` moves the (small) result to the
+        GPU."""
+        from . import fn
+
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"DataNode.shape: device must be \"cpu\" or \"gpu\", got {device!r}")
+        out = fn.shapes(self, dtype=dtype, device="cpu")
+        return out.gpu() if device == "gpu" else out
+
+    def __iter__(self):
+        raise TypeError(f"{self!r} is not iterable: a DataNode stands for a batch computed "
+                        "later; index it (x[0]) or use a per-sample operator")
+
     def __bool__(self):
         raise TypeError("a DataNode has no truth value (it stands for a batch computed later); "
                         "conditionals are not supported")

@@ -44,6 +44,14 @@ class DALIDataType(_Enum):
 
         return numpy.dtype(self.sl_name)
 
+    def __call__(self):
+        """DALI's legacy ``tensor.dtype()``: NumPy's type string ("<f4"), with a warning."""
+        import warnings
+
+        warnings.warn("Calling '.dtype()' is deprecated, please use '.dtype' instead",
+                      DeprecationWarning, stacklevel=2)
+        return self.to_numpy().str
+
 
 _SL_DTYPE = {
     DALIDataType.NO_TYPE: "invalid", DALIDataType.UINT8: "uint8", DALIDataType.UINT16: "uint16",

@@ -163,6 +163,21 @@ sl_status sl_batch_copy_to_host(const sl_batch *b, void *dst, size_t cap)
     return SL_OK;
 }
 
+sl_status sl__batch_read(const sl_batch *b, const void *src, size_t n, void *dst)
+{
+    const uint8_t *s = src;
+    size_t total = sl_batch_nbytes(b);
+    if (n == 0)
+        return SL_OK;
+    if (!b->data || s < b->data || (size_t)(s - b->data) > total ||
+        n > total - (size_t)(s - b->data))
+        return sl__last_error_set(SL_EINVAL, "sl__batch_read: %zu bytes outside the batch", n);
+    if (b->device == SL_DEVICE_GPU && b->mem)
+        return b->mem->to_host(b->mem->ctx, dst, s, n);
+    memcpy(dst, s, n);
+    return SL_OK;
+}
+
 /* ---- public read-only accessors ---------------------------------------------------------- */
 
 int sl_batch_size(const sl_batch *b)

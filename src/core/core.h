@@ -113,6 +113,9 @@ void sl__batch_set_device(sl_batch *b, sl_device device, const sl__devmem *mem);
 /* Gives dst src's samples: count, dtype, ndim, layout, shapes and sources (not the data), then
  * allocates dst's storage. */
 sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src);
+/* Copies n bytes from src, inside b's storage (any device), to host memory dst: a synchronous
+ * device-to-host copy for GPU storage. SL_EINVAL when [src, src + n) is not inside it. */
+sl_status sl__batch_read(const sl_batch *b, const void *src, size_t n, void *dst);
 /* Frees the storage; the struct may be reused after sl__batch_init. */
 void sl__batch_fini(sl_batch *b);
 /* Makes room for n samples' metadata; keeps capacity (never shrinks). */

@@ -806,6 +806,13 @@ def test_feed_ndarray(files):
     raw = torch.empty((4, 4), dtype=torch.uint8)
     feed_ndarray(data, raw, cuda_stream=None)
     assert raw.view(torch.int32).reshape(-1).tolist() == [0, 1, 2, 3]
+    # DALI's feed_ndarray also takes a tensor: one sample (tl[i]) or the whole batch
+    one = torch.empty((1,), dtype=torch.int32)
+    assert feed_ndarray(label[2], one).tolist() == [2]
+    whole = torch.empty((4, 1), dtype=torch.int32)
+    assert feed_ndarray(label.as_tensor(), whole).reshape(-1).tolist() == [0, 1, 2, 3]
+    with pytest.raises(AssertionError, match="Shapes do not match"):
+        feed_ndarray(label[0], torch.empty((2,), dtype=torch.int32))
 
 
 def test_bool_and_float16_outputs():

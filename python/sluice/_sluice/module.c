@@ -108,7 +108,8 @@ static int module_exec(PyObject *m)
         add_type(m, &slpy_pipeline_spec, &st->pipeline_type) < 0 ||
         add_type(m, &slpy_tensorlist_spec, &st->tensorlist_type) < 0 ||
         add_type(m, &slpy_tensorlist_gpu_spec, &st->tensorlist_gpu_type) < 0 ||
-        add_type(m, &slpy_sample_spec, &st->sample_type) < 0 ||
+        add_type(m, &slpy_tensor_spec, &st->tensor_type) < 0 ||
+        add_type(m, &slpy_tensor_gpu_spec, &st->tensor_gpu_type) < 0 ||
         add_type(m, &slpy_chunk_spec, &st->chunk_type) < 0)
         return -1;
     if (slpy_errors_init(m, st) < 0 || add_constants(m) < 0)
@@ -125,7 +126,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->pipeline_type);
     Py_VISIT(st->tensorlist_type);
     Py_VISIT(st->tensorlist_gpu_type);
-    Py_VISIT(st->sample_type);
+    Py_VISIT(st->tensor_type);
+    Py_VISIT(st->tensor_gpu_type);
     Py_VISIT(st->chunk_type);
     Py_VISIT(st->np_asarray);
     Py_VISIT(st->dtypes);
@@ -141,7 +143,8 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->pipeline_type);
     Py_CLEAR(st->tensorlist_type);
     Py_CLEAR(st->tensorlist_gpu_type);
-    Py_CLEAR(st->sample_type);
+    Py_CLEAR(st->tensor_type);
+    Py_CLEAR(st->tensor_gpu_type);
     Py_CLEAR(st->chunk_type);
     Py_CLEAR(st->np_asarray);
     Py_CLEAR(st->dtypes);

@@ -25,6 +25,7 @@ epoch's first next(), so the epoch that ended still ends with StopIteration.
 """
 import os
 
+import numpy as np
 import torch
 
 from .. import _sluice
@@ -76,9 +77,9 @@ def _as_torch(tl):
 
 
 def feed_ndarray(tensor_list, arr, cuda_stream=None):
-    """Copies a TensorListCPU (its dense batch [batch, ...]; or a NumPy array) into the
-    preallocated torch tensor `arr` and returns `arr`. The element types and shapes must
-    match. GPU outputs are copied on the device; `cuda_stream` (DALI's argument) makes the copy
+    """Copies a TensorListCPU (its dense batch [batch, ...]), a TensorCPU / TensorGPU or a
+    NumPy array into the preallocated torch tensor `arr` and returns `arr`. The element types
+    and shapes must match. GPU outputs are copied on the device; `cuda_stream` (DALI's argument) makes the copy
     non-blocking when the target is a CUDA tensor."""
     if isinstance(tensor_list, (_sluice.TensorListCPU, _sluice.TensorListGPU)):
         src_type = to_torch_type.get(tensor_list.dtype)
@@ -87,6 +88,11 @@ def feed_ndarray(tensor_list, arr, cuda_stream=None):
             raise ValueError("feed_ndarray: the samples of the TensorList have different shapes "
                              f"({tensor_list.shape()[:3]}...); only a dense batch can be copied")
         src = _as_torch(tensor_list)
+    elif isinstance(tensor_list, (_sluice.TensorCPU, _sluice.TensorGPU)):  # tl[i], as_tensor()
+        src_type, shape = to_torch_type.get(tensor_list.dtype), tensor_list.shape()
+        host = tensor_list.as_cpu() if _EMULATED else tensor_list
+        src = torch.from_numpy(np.asarray(host)) if isinstance(host, _sluice.TensorCPU) \
+            else torch.from_dlpack(host)
     else:
         src = torch.from_numpy(tensor_list) if not torch.is_tensor(tensor_list) else tensor_list
         src_type, shape = src.dtype, list(src.shape)
