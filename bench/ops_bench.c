@@ -131,6 +131,7 @@ static const bench_case cases[] = {
      "subscript=[\"::-1\",\":\",\"::-1\"]"},
     {"tensor_subscript", "u8 x[10:-10, ::2, 0]", IN_U8, 1, "subscript=[\"10:-10\",\"::2\",\"0\"]"},
     {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
+    {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
     {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
     {"arithmetic", "u8 mul 1/255 -> f32", IN_U8, 1, "op=\"mul\";scalar=0.00392156862745098"},
