@@ -19,6 +19,7 @@ worker processes (``fn.external_source(..., parallel=True)``; ``sluice.get_worke
 inside them): see sluice.parallel.
 """
 from . import _sluice
+from . import backend_impl  # noqa: F401  (DALI's module of the tensor types)
 from . import types
 from . import fn
 from . import ops

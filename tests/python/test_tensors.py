@@ -315,3 +315,12 @@ def test_data_node_is_not_iterable():
         x = fn.external_source(name="x")
         with pytest.raises(TypeError, match="not iterable"):
             list(x)
+
+
+def test_dalis_module_names_of_the_types():
+    import sluice.backend
+    import sluice.backend_impl
+
+    assert sluice.backend_impl.TensorCPU is TensorCPU is sluice.backend.TensorCPU
+    assert sluice.backend_impl.TensorListGPU is sluice.TensorListGPU
+    assert sluice.backend_impl.TensorGPU is sluice.tensors.TensorGPU
