@@ -300,11 +300,7 @@ class Pipeline:
         if self._cpipe is None:
             self._finalize()
             o = self._options()
-            self._cpipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                           o["prefetch_queue_depth"], o["seed"], o["device_id"],
-                                           o["fuse_samples"], o["cpu_queue_depth"],
-                                           o["gpu_queue_depth"], o["max_held_bytes"],
-                                           o["max_sample_bytes"])
+            self._cpipe = _sluice.Pipeline(self._graph, o)
         return self._cpipe
 
     # ---- worker processes of parallel external sources ----------------------------------------

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "sluice/batch.h"
-#include "sluice/op.h"
+#include "sluice/rng.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
