@@ -773,7 +773,7 @@ static void bits_flush(bits *b)
         bits_put(b, 0x7f, 8 - b->n); /* pad with 1 bits */
 }
 
-int tu_add_jpeg_scan_flood(tu_corpus *c, int side, size_t bytes)
+int tu_add_jpeg_scan_flood(tu_corpus *c, int side, int ac_scans)
 {
     buf o = {0};
     uint8_t seg[80];
@@ -806,9 +806,8 @@ int tu_add_jpeg_scan_flood(tu_corpus *c, int side, size_t bytes)
     for (long i = 0; i < blocks; i++)
         bits_put(&b, 0, 1);
     bits_flush(&b);
-    /* AC scans, Ss=1 Se=63 Ah=Al=0, each all end-of-band runs, until the file is big enough */
-    int scans = 0;
-    while (o.n + 2 < bytes) {
+    /* AC scans, Ss=1 Se=63 Ah=Al=0, each all end-of-band runs */
+    for (int scan = 0; scan < ac_scans; scan++) {
         buf_put(&o, "\xff\xda\x00\x08\x01\x01\x00\x01\x3f\x00", 10);
         for (long left = blocks; left > 0;) {
             long run = left < 32767 ? left : 32767;
@@ -820,12 +819,11 @@ int tu_add_jpeg_scan_flood(tu_corpus *c, int side, size_t bytes)
             left -= run;
         }
         bits_flush(&b);
-        scans++;
     }
     buf_put(&o, "\xff\xd9", 2);
     int k = tu_corpus_add(c, TU_BOMB, o.p, o.n,
-                          "progressive %dx%d gray JPEG of %d AC scans (%zu bytes)", side, side,
-                          scans, o.n);
+                          "progressive %dx%d gray JPEG of 1 + %d scans (%zu bytes)", side, side,
+                          ac_scans, o.n);
     free(o.p);
     return k;
 }

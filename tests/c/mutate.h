@@ -72,10 +72,9 @@ int tu_add_png_headers(tu_corpus *c, const char *name, const uint8_t *d, size_t 
  * made once per process and kept (about 160 KiB). */
 int tu_add_png_bombs(tu_corpus *c, const char *name, const uint8_t *d, size_t n);
 /* A valid progressive gray JPEG of side x side pixels (all mid-gray), written from scratch: a DC
- * scan, then AC scans that each cover the whole image with a few end-of-band-run codes (about
- * 25 bytes a scan), repeated until the file is about `bytes` long. libjpeg visits every block
- * of the coefficient buffer in every scan, so the work grows as side^2 * bytes / 25 while the
- * file stays small. Returns its index. */
-int tu_add_jpeg_scan_flood(tu_corpus *c, int side, size_t bytes);
+ * scan, then `ac_scans` AC scans that each cover the whole image with a few end-of-band-run
+ * codes (10 to 20 bytes a scan). libjpeg visits every block of the coefficient buffer in every
+ * scan, so the work grows as side^2 * ac_scans while the file stays small. Returns its index. */
+int tu_add_jpeg_scan_flood(tu_corpus *c, int side, int ac_scans);
 
 #endif

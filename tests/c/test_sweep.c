@@ -5,7 +5,7 @@
  * baseline, progressive, restart-interval, gray and CMYK JPEGs at every subsampling; PNGs of
  * every color type and depth, palettes, interlaced, 16-bit): truncations at ~80 lengths each,
  * ~80 byte changes each (headers and data), extreme header fields of five JPEGs and five PNGs,
- * decompression bombs in PNG metadata and image data.
+ * decompression bombs in PNG metadata and image data, progressive JPEGs flooded with scans.
  * Each goes through three pipelines, external_source -> decoders.image (RGB and GRAY) and
  * decoders.image_random_crop (RGB), batch 1, max_sample_bytes 64 MiB.
  *
@@ -270,6 +270,8 @@ static void build_corpus(tu_corpus *c)
     const source *rgb = find_source("png_rgb.png"), *inter = find_source("png_interlaced_rgb.png");
     assert_true(tu_add_png_bombs(c, rgb->name, rgb->data, rgb->size) >= 6);
     assert_true(tu_add_png_bombs(c, inter->name, inter->data, inter->size) >= 6);
+    tu_add_jpeg_scan_flood(c, 2896, 44872); /* 1 MiB, 46 s to decode without a scan limit */
+    tu_add_jpeg_scan_flood(c, 64, 100000);
 }
 
 /* What a header claims: peek's width x height x channels bytes, 0 when peek fails. */
@@ -422,10 +424,50 @@ static void test_sweep(void **state)
     tu_corpus_free(&c);
 }
 
+/* Progressive JPEGs that repeat cheap scans over the whole image (finding: a valid 1 MiB file
+ * of 2896x2896 pixels and 44,873 scans took 46 s to decode): up to 256 scans decode (to the
+ * image they describe, all mid-gray), more are refused at once, naming the limit. */
+static void test_scan_flood(void **state)
+{
+    (void)state;
+    static const struct {
+        int side, ac_scans;
+        sl_status want;
+    } cases[] = {{2048, 255, SL_OK}, {2048, 256, SL_EUNSUPPORTED}, {2896, 44872, SL_EUNSUPPORTED}};
+    tu_corpus c = {0};
+    runner r[3];
+    open_runners(r);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int at = tu_add_jpeg_scan_flood(&c, cases[i].side, cases[i].ac_scans);
+        const tu_input *in = &c.v[at];
+        for (int k = 0; k < 3; k++) {
+            outcome o = runner_decode(&r[k], in);
+            print_message("%s, %s %s: %s in %.2f s\n", in->name, r[k].op, r[k].color,
+                          sl_status_name(o.status), o.secs);
+            if (o.status != cases[i].want)
+                fail_msg("%s: %s", in->name, sl_pipeline_error(r[k].p));
+            assert_true(o.secs < 5);
+            if (o.status != SL_OK) {
+                assert_non_null(strstr(sl_pipeline_error(r[k].p), "more than 256 scans"));
+                continue;
+            }
+            for (int64_t b = 0; b < o.h * o.w * o.c; b++)
+                if (o.px[b] != 128)
+                    fail_msg("%s, %s: byte %lld is %d, not 128", in->name, r[k].op, (long long)b,
+                             o.px[b]);
+        }
+    }
+    print_message("the largest: %zu bytes\n", c.v[c.n - 1].size);
+    for (int k = 0; k < 3; k++)
+        sl_pipeline_destroy(r[k].p);
+    tu_corpus_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_dir = argc > 1 ? argv[1] : tu_env_dir("SLUICE_TEST_DATA");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scan_flood),
         cmocka_unit_test(test_sweep),
     };
     return cmocka_run_group_tests(tests, load_sources, free_sources);
