@@ -20,6 +20,7 @@
 /* The sanitizer allocator's counter (sanitizer/allocator_interface.h, which gcc does not ship):
  * bytes allocated and not yet freed, the quarantine not included. */
 size_t __sanitizer_get_current_allocated_bytes(void);
+void __sanitizer_purge_allocator(void);
 #endif
 
 bool tu_mem_asan(void)
@@ -69,6 +70,23 @@ tu_mem tu_mem_now(void)
                     .sl_live_bytes = sl__alloc_live_bytes(),
                     .sl_live_count = sl__alloc_live_count(),
                     .sl_peak_bytes = sl__alloc_peak_bytes()};
+}
+
+void tu_mem_predictable(void)
+{
+#ifndef TU_ASAN
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+    mallopt(M_TRIM_THRESHOLD, 256 << 10);
+#endif
+}
+
+void tu_mem_settle(void)
+{
+#ifdef TU_ASAN
+    __sanitizer_purge_allocator();
+#else
+    malloc_trim(0);
+#endif
 }
 
 bool tu_mem_reset_peak(void)

@@ -28,6 +28,16 @@ typedef struct tu_mem {
 bool tu_mem_asan(void);
 /* One reading. -1 for a figure the system does not give. */
 tu_mem tu_mem_now(void);
+/* Makes glibc hand large freed blocks back at once: fixed mmap and trim thresholds (mallopt;
+ * by default glibc raises its mmap threshold, up to 32 MiB, after a large block is freed, and
+ * then keeps up to twice that free at the top of each thread's arena, so the resident set of a
+ * long run steps up by megabytes at moments that depend on which thread freed what). No effect
+ * under ASan, whose allocator is its own. Call it before what is measured. */
+void tu_mem_predictable(void);
+/* Hands memory that is free back where it can be: ASan's quarantine drained and its free
+ * memory returned to the system (__sanitizer_purge_allocator), or glibc's free heap trimmed
+ * (malloc_trim), so that the resident set read next is close to what is in use. */
+void tu_mem_settle(void);
 /* Resets the peaks: the kernel's (writing 5 to /proc/self/clear_refs) and sluice's. Returns
  * false when the kernel's cannot be reset (rss_peak then keeps counting from the start). */
 bool tu_mem_reset_peak(void);
