@@ -187,9 +187,9 @@ static outcome runner_decode(runner *r, const tu_input *in)
                  msg);
     char sample[32];
     snprintf(sample, sizeof sample, "iteration %lld, sample 0", (long long)it);
-    if (strcmp(d.op, r->op) != 0 || strcmp(d.node, "dec") != 0 || d.iteration != it ||
-        d.sample != 0 || d.detail[0] == '\0' || strncmp(msg, r->op, strlen(r->op)) != 0 ||
-        strstr(msg, sample) == NULL)
+    if (!d.op || !d.node || strcmp(d.op, r->op) != 0 || strcmp(d.node, "dec") != 0 ||
+        d.iteration != it || d.sample != 0 || d.detail[0] == '\0' ||
+        strncmp(msg, r->op, strlen(r->op)) != 0 || strstr(msg, sample) == NULL)
         fail_msg("%s, %s: the error does not name operator, node, iteration %lld and sample 0: "
                  "%s",
                  in->name, r->op, (long long)it, msg);
