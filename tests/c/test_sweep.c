@@ -42,10 +42,10 @@
 #define HANG_S 10.0         /* a run slower than this is a hang */
 #define MAX_SOURCES 64
 /* The most sluice may hold at once for one run: an output of up to LIMIT, in a batch buffer
- * that grows by 1.5x and is allocated before the old one is freed (src/core/batch.c), so up
- * to 2.5 x LIMIT of address space, most of it never touched; plus the decoder's scratch. The
- * resident set is held to LIMIT / 2. */
-#define SL_BOUND (LIMIT * 5 / 2 + 8 * TU_MIB)
+ * that grows by 1.5x (the old one freed first: src/core/batch.c), so up to 1.5 x LIMIT of
+ * address space, most of it never touched; plus the decoder's scratch. The resident set is
+ * held to LIMIT / 2. */
+#define SL_BOUND (LIMIT * 3 / 2 + 8 * TU_MIB)
 /* The most one run may add to the resident set. Under ASan blocks freed during the run stay
  * resident in its quarantine (libspng doubling a buffer from 8 KiB to 16 MiB touches 32 MiB),
  * and every byte has an eighth more of shadow. */
