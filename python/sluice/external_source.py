@@ -283,8 +283,9 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                                   name or nodes[0], several=several)
         return Source(source, nodes, n, cycle, batch, batch_info, layouts, several=several)
 
-    if source is not None:
-        make(None, [name or "external_source"] * n)  # checks the source now, where DALI does
+    pipe = Pipeline.current()
+    if source is not None:  # the source's checks (and the pipeline's, if one is being
+        make(pipe, [name or "external_source"] * n)  # defined) before any node is made
     outs = []
     for k in range(n):
         args = {"layout": layouts[k] or None, "dtype": dtypes[k], "ndim": ndims[k],
@@ -293,7 +294,6 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
     if source is not None:
         # each pipeline that adopts these nodes gets its own Source (sluice.node)
         group = _node.Group([o._node for o in outs], make)
-        pipe = Pipeline.current()
         if pipe is not None:
             _node.register(pipe, group)
     return outs[0] if num_outputs is None else outs  # DALI: a list, even of one DataNode

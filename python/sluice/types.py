@@ -234,7 +234,7 @@ def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
     are ints, bool if all bools, else float32; nested lists are N-d arrays), or a scalar with a
     shape (it fills it). dtype converts the values (rounded to nearest and saturated for
     integer types), shape reshapes them (or is filled by a single value), layout names the
-    dimensions; device "gpu" puts the constant on the GPU (a cpu constant and ``.gpu()``).
+    dimensions; device "gpu" makes it on the GPU.
     Other keyword arguments (name, preserve) go to ``fn.constant``.
     """
     if (device is None and layout is None and not kwargs and _scalar_shape(shape)
@@ -291,9 +291,8 @@ def _constant_node(value, dtype, shape, layout, device, **kwargs):
         shape = [shape]
     data = {"fdata": a.ravel().tolist()} if natural in _FLOAT_TYPES else \
         {"idata": [int(v) for v in a.ravel().tolist()]}
-    node = fn.constant(**data, shape=list(shape), dtype=natural if dtype is None else dtype,
-                       layout=layout, **kwargs)
-    return node.gpu() if device == "gpu" else node
+    return fn.constant(**data, shape=list(shape), dtype=natural if dtype is None else dtype,
+                       layout=layout, device=device, **kwargs)
 
 
 def to_arg(value):

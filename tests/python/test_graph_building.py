@@ -177,6 +177,12 @@ def test_a_parallel_source_made_outside_is_checked_by_the_pipeline_that_adopts_i
     pipe.set_outputs(x)  # as in DALI, the pipeline's check comes at build
     with pytest.raises(RuntimeError, match="without Python workers pool"):
         pipe.build()
+    # made inside such a pipeline's definition, the call fails, and records nothing
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, py_num_workers=0)
+    with pipe:
+        with pytest.raises(RuntimeError, match="without Python workers pool"):
+            fn.external_source(lambda si: np.int32([1]), batch=False, parallel=True)
+    assert pipe._graph.nodes == []
 
 
 def test_a_long_chain_made_outside_is_adopted_without_recursion():
@@ -515,3 +521,38 @@ def test_a_list_of_numbers_is_one_constant_not_input_sets():
     ca, cb, c, ua = pipe.run()
     np.testing.assert_array_equal(c.as_array(), [[3.0, 4.0]])
     np.testing.assert_array_equal(ca.as_array(), ua.as_array().astype(np.float64))
+
+
+def test_constant_operator_classes_and_scalar_promotion():
+    """DALI's operator_1/test_constant.py: ops.Constant objects and types.Constant as inputs
+    and argument inputs (shape=types.Constant([4]) is a per-sample argument input)."""
+    consts = [ops.Constant(fdata=(1.25, 2.5, 3)),
+              ops.Constant(idata=(1, 2, 3, 4), shape=(2, 1, 2)),
+              ops.Constant(idata=(-1, 1, 2, 3, 4), dtype=types.UINT8),
+              ops.Constant(fdata=(0.25, 1.25, 2.25, 3.25, 4.25), dtype=types.FLOAT16),
+              ops.Constant(fdata=5.5, shape=(100, 100)),
+              ops.Constant(idata=-4, shape=(10, 20)),
+              ops.Constant(idata=[0, 1, 0], dtype=types.BOOL)]
+    refs = [np.float32([1.25, 2.5, 3]), np.int32([[[1, 2]], [[3, 4]]]),
+            np.uint8([0, 1, 2, 3, 4]), np.float16([0.25, 1.25, 2.25, 3.25, 4.25]),
+            np.full((100, 100), 5.5, np.float32), np.full((10, 20), -4, np.int32),
+            np.array([False, True, False])]
+
+    class Consts(Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=3, num_threads=1, device_id=None)
+
+        def define_graph(self):
+            return [c() for c in consts] + [
+                ops.Reshape(shape=[1])(types.Constant(1.25)),
+                ops.Reshape()(types.Constant(np.uint16([[1, 2], [3, 4]]), device="cpu"),
+                              shape=types.Constant([4]))]
+
+    refs += [np.float32([1.25]), np.uint16([1, 2, 3, 4])]
+    pipe = Consts()
+    for _ in range(2):
+        for out, ref in zip(pipe.run(), refs):
+            assert len(out) == 3
+            for sample in arrays(out):
+                assert sample.dtype == ref.dtype
+                np.testing.assert_array_equal(sample, ref)

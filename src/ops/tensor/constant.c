@@ -2,7 +2,7 @@
  * fn.constant; Python's types.Constant and the constants given where a DataNode is expected
  * become nodes of it).
  *
- * Exports: const sl_op_def sl_op_constant ("constant", CPU).
+ * Exports: const sl_op_def sl_op_constant ("constant", CPU and GPU).
  *
  * The values are `fdata` (floating point) or `idata` (integers), exactly one of the two, in C
  * order. `shape` is the shape of a sample: the values fill it, or a single value is repeated to
@@ -10,9 +10,11 @@
  * float32 for fdata, int32 for idata), each value converted to it with DALI's ConvertSat rules
  * (ops/tensor/convert.c: floating point to integer rounds to nearest, halves away from zero,
  * and saturates). `layout` names the dimensions, one letter each, or is empty.
+ * On the GPU the values are uploaded each iteration and every sample gathers them with the
+ * tensor family's gather kernel (strides 0 when one value fills the shape).
  * Invariant: init converts the values once into the node's state (as many elements as were
  * given, never the whole shape, so a huge shape filled with one value costs nothing until a
- * sample is made); run_sample only copies them into each sample.
+ * sample is made); run_sample / run_gpu only copy them into each sample.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 
 #include "core/core.h"
 #include "ops/tensor/tensor.h"
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_FDATA, A_IDATA, A_SHAPE, A_DTYPE, A_LAYOUT, NUM_ARGS };
 
@@ -173,6 +176,33 @@ static sl_status constant_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One gather per sample from the uploaded values: in C order when they fill the shape, with
+ * every stride 0 when one value is repeated. */
+static sl_status constant_run_gpu(sl_ctx *ctx)
+{
+    const constant *c = sl_ctx_state(ctx);
+    const int n = sl_ctx_batch_size(ctx);
+    int64_t stride[SL_MAX_NDIM], step = 1;
+    for (int d = c->ndim - 1; d >= 0; d--) {
+        stride[d] = c->nvals == c->numel ? step : 0;
+        step *= c->shape[d];
+    }
+    if (c->numel == 0 || n == 0)
+        return SL_OK;
+    /* buffer 1: sl__gpu_gather uploads its jobs into buffer 0 */
+    const void *vals = sl_ctx_gpu_upload(ctx, 1, c->data, (size_t)c->nvals * c->esize);
+    sl__ggather *g = sl_ctx_scratch(ctx, sizeof(sl__ggather) * (size_t)n);
+    if (!vals)
+        return SL_ENOMEM; /* the upload recorded the error */
+    if (!g)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++)
+        sl__ggather_plan(&g[i], vals, sl_ctx_output_data(ctx, 0, i), c->ndim, c->shape, stride);
+    return sl__gpu_gather(ctx, g, n, c->esize);
+}
+#endif
+
 const sl_op_def sl_op_constant = {
     .name = "constant",
     .doc = "Produces the same tensor in every sample of every batch (DALI's constant).\n\n"
@@ -188,14 +218,19 @@ const sl_op_def sl_op_constant = {
            "with an array or a list, a pipeline output).\n\n"
            "Differs from DALI: the values keep double precision (fdata) and 64 bits (idata), so "
            "`dtype=float64` or `int64` constants are exact; DALI stores them as float32 and "
-           "int32. Every sample is its own copy (DALI lends one buffer to all).",
+           "int32. Every sample is its own copy (DALI lends one buffer to all).\n\n"
+           "`device=\"gpu\"` makes the samples on the GPU (the values are uploaded each "
+           "iteration and copied into every sample by one kernel).",
     .outputs = outputs,
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = constant_init,
     .fini = constant_fini,
     .setup = constant_setup,
     .run_sample = constant_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = constant_run_gpu,
+#endif
 };
