@@ -192,36 +192,35 @@ def _add(pipe, node):
         node.placed = placed
 
 
-def _holds_data_node(x):
+def holds_data_node(x):
+    """Whether x is a DataNode or a list or tuple holding one, at any depth."""
     from .data_node import DataNode
 
     return isinstance(x, DataNode) or (
-        isinstance(x, (list, tuple)) and any(_holds_data_node(e) for e in x))
+        isinstance(x, (list, tuple)) and any(holds_data_node(e) for e in x))
 
 
 def outputs(values):
-    """set_outputs' arguments as a list of DataNodes: a list or tuple holding DataNodes counts
-    as its elements (sluice's leniency; DALI wants them unpacked), a constant becomes a
-    constant node on the CPU (DALI's rule), anything else is a TypeError."""
+    """A pipeline's outputs as DataNodes, DALI's rules: a constant becomes a constant node on
+    the CPU; a list or tuple holding DataNodes is a TypeError (an output is one DataNode: the
+    list wanted unpacking), anything else too."""
     from . import types
     from .data_node import DataNode
 
-    flat = []
-    for o in values:
-        flat.extend(o if isinstance(o, (list, tuple)) and _holds_data_node(o) else [o])
     result = []
-    for k, o in enumerate(flat):
+    for k, o in enumerate(values):
         if isinstance(o, DataNode):
             result.append(o)
             continue
-        if _holds_data_node(o):
-            raise TypeError(f"set_outputs: output {k} holds a DataNode inside a nested list; "
-                            "give the DataNodes themselves (unpack the list with *)")
+        if holds_data_node(o):
+            raise TypeError(f"Illegal pipeline output type. The output {k} contains a nested "
+                            "`DataNode`: an output is one DataNode; unpack the list or tuple "
+                            "(set_outputs(*nodes)), which is the likely cause")
         try:
             with detached():
                 result.append(types.Constant(o, device="cpu"))
         except TypeError:
-            raise TypeError(f"set_outputs: output {k} is a {type(o).__name__}; an output is a "
-                            "DataNode or a constant (a number, a list of numbers, a NumPy "
+            raise TypeError(f"Illegal output type. The output {k} is a `{type(o)}`. An output "
+                            "is a DataNode or a constant (a number, a list of numbers, a NumPy "
                             "array, types.Constant)") from None
     return result

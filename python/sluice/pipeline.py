@@ -237,13 +237,12 @@ class Pipeline:
         """The pipeline's outputs, in order: DataNodes — of this pipeline's definition, made
         outside any (this pipeline adopts them, and what they read, when it is built), or of
         another pipeline — or constants (numbers, lists, NumPy arrays, types.Constant), which
-        become constant nodes on the CPU, as in DALI. A list or tuple holding DataNodes counts
-        as its elements."""
-        from . import node
-
+        become constant nodes on the CPU. As in DALI they are checked when the pipeline is
+        built: a list of DataNodes given as one output (set_outputs(nodes) for
+        set_outputs(*nodes)) or anything else is a TypeError then."""
         if self._finalized:
             raise RuntimeError("set_outputs: the pipeline is already built or serialized")
-        self._outputs = node.outputs(outputs)
+        self._outputs = list(outputs)
 
     def _finalize(self):
         if self._finalized:
@@ -257,11 +256,12 @@ class Pipeline:
                                "definition, or use @pipeline_def")
         from . import node
 
-        refs = [node.ref(self, o) for o in self._outputs]  # adopts what they reach
+        outputs = node.outputs(self._outputs)
+        refs = [node.ref(self, o) for o in outputs]  # adopts what they reach
         for r in refs:
             self._graph.output(r)
         self._finalized = True
-        self._outputs = []  # DataNodes refer to the pipeline: no cycle keeps it alive
+        self._outputs = []  # the graph holds them now
 
     def _add_source(self, source):
         self._sources.append(source)
@@ -741,12 +741,16 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
                 elif k in _PIPELINE_ARGS:
                     ctor[k] = kwargs.pop(k)
             pipe = Pipeline(**ctor)
+            from . import node
             with pipe:
                 outs = func(*args, **kwargs)
                 if outs is None:
                     raise RuntimeError(f"{func.__name__}: a pipeline definition must return "
                                        "its outputs (DataNodes)")
-                pipe.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
+                # a tuple is the outputs, and so is a list of DataNodes (sluice's leniency:
+                # DALI refuses it at build); anything else, a list of numbers too, is one
+                pipe.set_outputs(*(outs if isinstance(outs, tuple) or (
+                    isinstance(outs, list) and node.holds_data_node(outs)) else (outs,)))
             return pipe
 
         create._is_pipeline_def = True

@@ -399,13 +399,33 @@ def test_return_constants():
         assert o.at(0).dtype == np.dtype(narrowed.get(t, t)), (t, o.at(0).dtype)
 
 
-def test_output_errors():
-    pipe = Pipeline(1, 1, None)
-    with pytest.raises(TypeError, match="output 0 is a str"):
-        pipe.set_outputs("not a constant")
-    x = fn.random.coin_flip()
-    with pytest.raises(TypeError, match="nested list"):
-        pipe.set_outputs(x, [x, [x]])
+def test_output_errors_come_at_build_as_in_dali():
+    """DALI's test_set_outputs / test_set_outputs_err_msg_random_type: a list of DataNodes given
+    as one output (unpacking forgotten) and a value that is no constant fail at build."""
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    pipe.set_outputs(fn.external_source([[[np.ones(2)], [np.ones(3)]]], num_outputs=2,
+                                        cycle="quiet"))
+    with pytest.raises(TypeError, match=r"Illegal pipeline output type. The output 0 contains "
+                                        r"a nested `DataNode`"):
+        pipe.build()
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    pipe.set_outputs("test")
+    with pytest.raises(TypeError, match=r"Illegal output type. The output 0 is a "
+                                        r"`<class 'str'>`."):
+        pipe.build()
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def returns_a_list():
+        return [fn.random.coin_flip(), fn.random.coin_flip()]  # sluice: its outputs
+
+    assert len(returns_a_list().run()) == 2
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def returns_numbers():
+        return [1, 2, 3]  # one constant output
+
+    out, = returns_numbers().run()
+    np.testing.assert_array_equal(out.as_array(), [[1, 2, 3], [1, 2, 3]])
 
 
 def test_types_constant():
