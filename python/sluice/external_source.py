@@ -241,7 +241,7 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                     layout=None, dtype=None, ndim=None, cuda_stream=None, use_copy_kernel=None,
                     blocking=None, batch=True, repeat_last=False, parallel=None, no_copy=None,
                     prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=None,
-                    timeout=None, **kwargs):
+                    timeout=None, preserve=None, **kwargs):
     from . import node as _node
     from .fn import _call
     from .pipeline import Pipeline
@@ -289,7 +289,7 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
     outs = []
     for k in range(n):
         args = {"layout": layouts[k] or None, "dtype": dtypes[k], "ndim": ndims[k],
-                "device": device, "name": names[k]}
+                "device": device, "name": names[k], "preserve": preserve}
         outs.append(_call("external_source", [], args))
     if source is not None:
         # each pipeline that adopts these nodes gets its own Source (sluice.node)

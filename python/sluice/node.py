@@ -26,9 +26,10 @@ as in DALI.
 An external_source call with a Python ``source`` is a Group of its nodes (one per output): the
 pipeline that adopts one of them adopts them all and makes its own Source for them (its own
 pass over the source, its own epochs).
-Invariant: a Node never changes once made, except its name, set once by the first graph that
-names it; records refer only to their producers, never to a pipeline (but weakly), so no cycle
-keeps a pipeline alive.
+Invariant: what a Node records (operator, inputs, arguments, device) never changes once it is
+made; only its name (set once, by the first graph that names it), its placement (set once) and
+its home are filled in later. Records refer to their producers, and to a pipeline only weakly,
+so no cycle keeps a pipeline alive.
 """
 import contextlib
 import itertools

@@ -1,7 +1,9 @@
 """sluice.pipeline: Pipeline and pipeline_def, following DALI's API.
 
 A Pipeline records operator nodes as fn.* is called inside its definition (``with pipe:``, a
-``@pipeline_def`` function, or ``define_graph``) into a C graph, builds it into a C pipeline
+``@pipeline_def`` function, or ``define_graph``) into a C graph — and adopts, when it is built,
+the nodes made outside any definition that its outputs reach (sluice.node) —, builds it into a
+C pipeline
 (sluice._sluice.Pipeline) and runs it with DALI's run API. This class adds what is Python's:
 feeding ``fn.external_source`` sources before each iteration is scheduled, their epochs
 (StopIteration / reset), the worker processes of parallel sources (sluice.parallel: started
@@ -33,6 +35,7 @@ import warnings
 import weakref
 
 from . import _sluice
+from . import node as _node
 
 _tls = threading.local()
 
@@ -254,10 +257,8 @@ class Pipeline:
         if self._outputs is None:
             raise RuntimeError("the pipeline has no outputs: call set_outputs() inside its "
                                "definition, or use @pipeline_def")
-        from . import node
-
-        outputs = node.outputs(self._outputs)
-        refs = [node.ref(self, o) for o in outputs]  # adopts what they reach
+        outputs = _node.outputs(self._outputs)
+        refs = [_node.ref(self, o) for o in outputs]  # adopts what they reach
         for r in refs:
             self._graph.output(r)
         self._finalized = True
@@ -560,11 +561,10 @@ class Pipeline:
         a list of arrays or one array with a leading batch dimension (NumPy, torch CPU
         tensors, DLPack objects); copied. Feed before the iteration is scheduled: the first
         run() schedules prefetch_queue_depth iterations."""
-        from . import node
         from .data_node import DataNode
         from .external_source import to_samples
 
-        name = node.name_in(self, data_node) if isinstance(data_node, DataNode) else str(data_node)
+        name = _node.name_in(self, data_node) if isinstance(data_node, DataNode) else str(data_node)
         pipe = self._built()
         for s in self._sources:
             if name in s.nodes:
@@ -741,7 +741,6 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
                 elif k in _PIPELINE_ARGS:
                     ctor[k] = kwargs.pop(k)
             pipe = Pipeline(**ctor)
-            from . import node
             with pipe:
                 outs = func(*args, **kwargs)
                 if outs is None:
@@ -750,7 +749,7 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
                 # a tuple is the outputs, and so is a list of DataNodes (sluice's leniency:
                 # DALI refuses it at build); anything else, a list of numbers too, is one
                 pipe.set_outputs(*(outs if isinstance(outs, tuple) or (
-                    isinstance(outs, list) and node.holds_data_node(outs)) else (outs,)))
+                    isinstance(outs, list) and _node.holds_data_node(outs)) else (outs,)))
             return pipe
 
         create._is_pipeline_def = True

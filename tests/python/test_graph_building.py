@@ -161,13 +161,16 @@ def test_operators_with_side_effects_need_a_current_pipeline():
     current pipeline: no output would ever reach it."""
     with pytest.raises(RuntimeError, match="Current Pipeline not set"):
         fn.random.coin_flip(preserve=True)
-    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pytest.raises(RuntimeError, match="Current Pipeline not set"):
+        fn.external_source(source=[[np.float32([1])]], preserve=True)
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
     with pipe:
         kept = fn.random.coin_flip(preserve=True, name="kept")
+        src = fn.external_source(source=[[np.float32([-0.5, 1.25])]], preserve=True, name="s")
         pipe.set_outputs(fn.random.uniform())
-    assert kept.pipeline is pipe
+    assert kept.pipeline is pipe and src.pipeline is pipe
     pipe.build()
-    assert "kept" in pipe.executor_statistics()  # preserved: not pruned
+    assert {"kept", "s"} <= set(pipe.executor_statistics())  # preserved: not pruned
 
 
 def test_a_parallel_source_made_outside_is_checked_by_the_pipeline_that_adopts_it():
