@@ -4,7 +4,8 @@
  * Graph.add_node checks the whole node with the build's own checks first (sl__node_check),
  * places it with the build's rule (sl__graph_place: its device, or the one its inputs imply,
  * which DataNode.device reports) and only then records it, so a failed call leaves the graph
- * as it was. Node names: the
+ * as it was. Graph.check_node runs the same checks for a node of no graph yet (an operator
+ * called outside a pipeline definition), placing it from its inputs' devices. Node names: the
  * caller's, or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
  * spec writer, so Pipeline.serialize() is exactly what `sluice run` reads.
  * Invariant: `g` is never NULL after construction; the object is used by one thread at a time
@@ -124,6 +125,19 @@ static int reserve_placed(slpy_graph *self)
     return 0;
 }
 
+/* Whether this build can run op where pl puts it (sl__stage_check; from_node: the producer that
+ * implied a gpu placement); -1 with UnsupportedError raised in the build's words if not. */
+static int check_stage(slpy_state *st, const sl_op_def *op, const char *name,
+                       const sl__placement *pl, const char *from_node)
+{
+    char why[512];
+    if (sl__stage_check(op, pl, from_node, why, sizeof why) == SL_OK)
+        return 0;
+    sl__error e;
+    sl__error_set(&e, SL_EUNSUPPORTED, op->name, name, -1, -1, NULL, "%s", why);
+    return slpy_raise_error(st, &e, false), -1;
+}
+
 /* Places the node about to be added (sl__graph_place: the build's rule) and checks that it
  * can run there; on failure raises the error in the build's words and returns -1. */
 static int place_new(slpy_graph *self, const sl_op_def *op, const char *name, const char *device,
@@ -153,13 +167,7 @@ static int place_new(slpy_graph *self, const sl_op_def *op, const char *name, co
         sl__error_set(&e, code, op->name, name, -1, -1, NULL, "%s", err);
         return slpy_raise_error(st, &e, false), -1;
     }
-    char why[512];
-    if (sl__stage_check(op, pl, from >= 0 ? self->g->nodes[from].name : NULL, why, sizeof why) ==
-        SL_OK)
-        return 0;
-    sl__error e;
-    sl__error_set(&e, SL_EUNSUPPORTED, op->name, name, -1, -1, NULL, "%s", why);
-    return slpy_raise_error(st, &e, false), -1;
+    return check_stage(st, op, name, pl, from >= 0 ? self->g->nodes[from].name : NULL);
 }
 
 /* The build's checks of the node about to be added that need no other node (sl__node_check:
@@ -217,6 +225,30 @@ static int check_new(slpy_state *st, const sl_op_def *op, const char *name, cons
     return rc;
 }
 
+/* Longest node name + 2 (a NUL and room to tell a longer one). */
+#define SLPY_NODE_NAME_MAX 256
+
+static const sl_op_def *find_op(slpy_state *st, const char *opname)
+{
+    const sl_op_def *op = sl_registry_find(opname);
+    if (!op)
+        PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
+    return op;
+}
+
+/* A node name a graph takes: non-empty, no ':' (it separates the output index in references),
+ * not too long. Returns 0, or -1 with InvalidArgumentError raised. */
+static int check_name(slpy_state *st, const char *opname, const char *name)
+{
+    if (!strchr(name, ':') && name[0] && strlen(name) < SLPY_NODE_NAME_MAX - 1)
+        return 0;
+    PyErr_Format(st->errors[SL_EINVAL],
+                 "%s: node name \"%s\" must be non-empty, without ':', and shorter than %d "
+                 "characters",
+                 opname, name, SLPY_NODE_NAME_MAX - 1);
+    return -1;
+}
+
 /* Graph.add_node(op, name, device, inputs, args, arg_inputs) -> (the node's name, where it
  * runs: its device, or the one its inputs imply). */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -230,15 +262,10 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
         return NULL;
     slpy_state *st = slpy_state_of(self);
     sl_graph *g = ((slpy_graph *)self)->g;
-    const sl_op_def *op = sl_registry_find(opname);
-    if (!op)
-        return PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
-    char buf[256];
-    if (name && (strchr(name, ':') || !name[0] || strlen(name) >= sizeof buf - 1))
-        return PyErr_Format(st->errors[SL_EINVAL],
-                            "%s: node name \"%s\" must be non-empty, without ':', and shorter "
-                            "than %d characters",
-                            opname, name, (int)sizeof buf - 1);
+    const sl_op_def *op = find_op(st, opname);
+    char buf[SLPY_NODE_NAME_MAX];
+    if (!op || (name && check_name(st, opname, name) < 0))
+        return NULL;
     if (name && sl__graph_find(g, name))
         return PyErr_Format(st->errors[SL_EINVAL],
                             "%s: a node named \"%s\" already exists in this pipeline", opname,
@@ -258,6 +285,61 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
     if (add_inputs(self, buf, inputs) < 0 || add_args(self, buf, cargs, arg_inputs) < 0)
         return NULL; /* only on out of memory: the node stays, the build reports it */
     return Py_BuildValue("(ss)", buf, sl__stage_name(pl.stage));
+}
+
+/* The stages of a detached node's inputs, from their devices' names; -1 with ValueError for a
+ * name that is no stage (a caller's mistake: the names come from earlier placements). */
+static int input_stages(PyObject *devices, sl__stage *in)
+{
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(devices); k++) {
+        const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(devices, k));
+        if (!d)
+            return -1;
+        if (!sl__stage_parse(d, &in[k]))
+            return PyErr_Format(PyExc_ValueError, "input %zd: \"%s\" is not a device", k, d), -1;
+    }
+    return 0;
+}
+
+/* Graph.check_node(op, name, device, inputs, input_devices, args, arg_inputs) -> where it runs
+ * (a class method). The checks of add_node for a node that belongs to no graph yet (an
+ * operator called outside a pipeline definition): the same schema check, and the placement
+ * rule applied to the devices of its inputs (named by `inputs`, for messages) instead of to
+ * nodes of a graph; so the node fails now, in the words add_node would use, or never. */
+static PyObject *graph_check_node(PyObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"op",   "name",       "device", "inputs", "input_devices",
+                             "args", "arg_inputs", NULL};
+    const char *opname, *name, *device = NULL;
+    PyObject *inputs, *devices, *cargs, *arg_inputs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ssz|O!O!O!O!:check_node", kwlist, &opname,
+                                     &name, &device, &PyList_Type, &inputs, &PyList_Type, &devices,
+                                     &PyDict_Type, &cargs, &PyDict_Type, &arg_inputs))
+        return NULL;
+    slpy_state *st = slpy_state_of_type((PyTypeObject *)type);
+    const sl_op_def *op = find_op(st, opname);
+    Py_ssize_t n = PyList_GET_SIZE(inputs);
+    if (!op || check_name(st, opname, name) < 0)
+        return NULL;
+    if (PyList_GET_SIZE(devices) != n)
+        return PyErr_Format(PyExc_ValueError, "check_node: %zd inputs but %zd devices", n,
+                            PyList_GET_SIZE(devices));
+    if (check_new(st, op, name, device, n, cargs, arg_inputs) < 0)
+        return NULL;
+    sl__stage *in = PyMem_Calloc((size_t)(n ? n : 1), sizeof(sl__stage));
+    if (!in)
+        return PyErr_NoMemory();
+    sl__placement pl;
+    int rc = input_stages(devices, in);
+    if (rc == 0 && !sl__stage_place(device, in, (int)n, &pl)) /* check_new saw device */
+        rc = (PyErr_Format(PyExc_ValueError, "unknown device \"%s\"", device), -1);
+    PyMem_Free(in);
+    if (rc < 0)
+        return NULL;
+    const char *from = pl.from >= 0 ? PyUnicode_AsUTF8(PyList_GET_ITEM(inputs, pl.from)) : NULL;
+    if ((pl.from >= 0 && !from) || check_stage(st, op, name, &pl, from) < 0)
+        return NULL;
+    return PyUnicode_FromString(sl__stage_name(pl.stage));
 }
 
 static PyObject *graph_output(PyObject *self, PyObject *ref)
@@ -400,6 +482,10 @@ static PyMethodDef graph_methods[] = {
      "add_node(op, name, device, inputs, args, arg_inputs) -> (name, device)\n\nChecks the "
      "node against the operator's schema and places it as the build will (device None: from "
      "its inputs), then records it; returns its name and where it runs."},
+    {"check_node", SLPY_CFUNC(graph_check_node), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "check_node(op, name, device, inputs, input_devices, args, arg_inputs) -> device\n\nThe "
+     "checks of add_node for a node of no graph (a class method): the schema, and the "
+     "placement from its inputs' devices; returns where it runs."},
     {"output", graph_output, METH_O, "output(ref): appends a pipeline output \"node[:k]\"."},
     {"to_json", SLPY_CFUNC(graph_to_json), METH_VARARGS | METH_KEYWORDS,
      "to_json(options=None) -> str: the JSON pipeline spec."},
