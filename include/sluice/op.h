@@ -31,6 +31,8 @@
 
 #include "sluice/batch.h"
 #include "sluice/dtype.h"
+#include "sluice/pipeline.h" /* sl_feed, sl_reader_meta: what a source's feed / reader_meta see */
+#include "sluice/rng.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -121,33 +123,6 @@ typedef struct sl_arg_alias {
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;
-
-/* What a reader reports about its epoch (DALI's reader_meta). */
-typedef struct sl_reader_meta {
-    int64_t epoch_size;        /* samples in the whole data set */
-    int64_t epoch_size_padded; /* with pad_last_batch: ceil(epoch_size / shards) * shards */
-    int number_of_shards;
-    int shard_id;
-    bool pad_last_batch;
-    bool stick_to_shard;
-} sl_reader_meta;
-
-/* A batch handed to sl_pipeline_feed_input: borrowed for the duration of the call. */
-typedef struct sl_feed {
-    int num_samples;
-    int ndim;
-    sl_dtype dtype;
-    const char *layout;      /* may be NULL */
-    const int64_t *shapes;   /* num_samples * ndim extents */
-    const void *const *data; /* per sample, contiguous C order */
-    /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
-     * feed time; the samples must stay valid and unchanged until release(release_ctx) is
-     * called — once, from any thread, when the iteration no longer reads them: external_source
-     * calls it as soon as it copied the last sample (an iteration that failed first: when its
-     * slot moves on, or when the pipeline is destroyed). */
-    void (*release)(void *release_ctx);
-    void *release_ctx;
-} sl_feed;
 
 typedef struct sl_op_def {
     const char *name;        /* dotted, "decoders.image"; file src/ops/decoders/image.c */
@@ -318,27 +293,9 @@ SL_API void sl_ctx_focus_sample(sl_ctx *ctx, int sample);
  * Returns: code. */
 SL_API sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
 
-/* ---- counter-based random numbers (Philox 4x32-10) ------------------------------------- */
-
-typedef struct sl_rng {
-    uint32_t key[2];
-    uint32_t ctr[4];
-    uint32_t out[4];
-    int used; /* words of out[] consumed */
-} sl_rng;
-
-/* A stream keyed by (seed) with counter (a, b): a stream per (node seed, iteration, sample). */
-SL_API void sl_rng_init(sl_rng *r, uint64_t seed, uint64_t a, uint64_t b);
-/* The stream of sample i in this iteration for this node. */
+/* The random stream of sample i in this iteration for this node (sluice/rng.h): keyed by the
+ * node's seed, counted by (iteration, sample). */
 SL_API sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample);
-SL_API uint32_t sl_rng_u32(sl_rng *r);
-SL_API uint64_t sl_rng_u64(sl_rng *r);
-/* Uniform in [0, 1) with 53 random bits. */
-SL_API double sl_rng_uniform(sl_rng *r);
-/* Uniform integer in [0, n), unbiased; n > 0. */
-SL_API uint64_t sl_rng_below(sl_rng *r, uint64_t n);
-/* Standard normal (Box-Muller). */
-SL_API double sl_rng_normal(sl_rng *r);
 
 #ifdef __cplusplus
 }

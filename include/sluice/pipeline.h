@@ -21,7 +21,6 @@
 
 #include "sluice/batch.h"
 #include "sluice/graph.h"
-#include "sluice/op.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -29,6 +28,33 @@ extern "C" {
 #endif
 
 typedef struct sl_pipeline sl_pipeline;
+
+/* What a reader reports about its epoch (DALI's reader_meta). */
+typedef struct sl_reader_meta {
+    int64_t epoch_size;        /* samples in the whole data set */
+    int64_t epoch_size_padded; /* with pad_last_batch: ceil(epoch_size / shards) * shards */
+    int number_of_shards;
+    int shard_id;
+    bool pad_last_batch;
+    bool stick_to_shard;
+} sl_reader_meta;
+
+/* A batch handed to sl_pipeline_feed_input: borrowed for the duration of the call. */
+typedef struct sl_feed {
+    int num_samples;
+    int ndim;
+    sl_dtype dtype;
+    const char *layout;      /* may be NULL */
+    const int64_t *shapes;   /* num_samples * ndim extents */
+    const void *const *data; /* per sample, contiguous C order */
+    /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
+     * feed time; the samples must stay valid and unchanged until release(release_ctx) is
+     * called — once, from any thread, when the iteration no longer reads them: external_source
+     * calls it as soon as it copied the last sample (an iteration that failed first: when its
+     * slot moves on, or when the pipeline is destroyed). */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
+} sl_feed;
 
 typedef struct sl_pipeline_options {
     int batch_size;           /* samples per iteration (default 1) */

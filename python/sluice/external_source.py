@@ -255,7 +255,8 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                     layout=None, dtype=None, ndim=None, cuda_stream=None, use_copy_kernel=None,
                     blocking=None, batch=True, repeat_last=False, parallel=None, no_copy=None,
                     prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=None,
-                    timeout=None, **kwargs):
+                    timeout=None, preserve=None, **kwargs):
+    from . import node as _node
     from .fn import _call
     from .pipeline import Pipeline
 
@@ -263,20 +264,14 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
         raise NotImplementedError("external_source(repeat_last=True) is not supported")
     if kwargs:
         raise TypeError(f"external_source() got unexpected keyword arguments {sorted(kwargs)}")
-    if source is not None:  # a source that cannot be used fails here, as in DALI
-        _source_kind(source, _cycle_mode(cycle))
-    pipe = Pipeline.current()
-    if pipe is None:
-        raise RuntimeError("fn.external_source was called outside a pipeline definition")
     if parallel:
         if source is None:
             raise ValueError("external_source(parallel=True) needs a source (feed_input cannot "
                              "run in worker processes)")
-        if pipe._py_num_workers < 1:
-            raise RuntimeError("The external source cannot run in parallel mode without Python "
-                               "workers pool (the pipeline has py_num_workers=0)")
     elif timeout is not None:
         raise ValueError("external_source: timeout applies to parallel=True sources")
+    if source is None and cycle is not None and cycle is not False:
+        raise ValueError("external_source: cycle needs a source")
     n = 1 if num_outputs is None else int(num_outputs)
     if n < 1:
         raise ValueError("external_source: num_outputs must be at least 1")
@@ -288,26 +283,33 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
     layouts = _per_output(layout, n, several, "layout")
     dtypes = _per_output(dtype, n, several, "dtype")
     ndims = _per_output(ndim, n, several, "ndim")
+
+    def make(pipe, nodes):
+        """The Source feeding these nodes (their names in pipe) in pipeline pipe."""
+        if parallel:
+            from .parallel import ParallelSource
+
+            if pipe is not None and pipe._py_num_workers < 1:
+                raise RuntimeError("The external source cannot run in parallel mode without "
+                                   "Python workers pool (the pipeline has py_num_workers=0)")
+            return ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts, dtypes,
+                                  ndims, prefetch_queue_depth, timeout, bytes_per_sample_hint,
+                                  name or nodes[0], several=several)
+        return Source(source, nodes, n, cycle, batch, batch_info, layouts, several=several)
+
+    pipe = Pipeline.current()
+    if source is not None:  # the source's checks (and the pipeline's, if one is being
+        make(pipe, [name or "external_source"] * n)  # defined) before any node is made
     outs = []
     for k in range(n):
         args = {"layout": layouts[k] or None, "dtype": dtypes[k], "ndim": ndims[k],
-                "device": device, "name": names[k]}
+                "device": device, "name": names[k], "preserve": preserve}
         outs.append(_call("external_source", [], args))
-    nodes = [o.node for o in outs]
-    if parallel:
-        from .parallel import ParallelSource
-
-        pipe._add_source(ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts,
-                                        dtypes, ndims, prefetch_queue_depth, timeout,
-                                        bytes_per_sample_hint, name or nodes[0],
-                                        several=several))
-    elif source is not None:
-        pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts,
-                                several=several))
-    elif cycle is not None and cycle is not False:
-        raise ValueError("external_source: cycle needs a source")
-    else:
-        pipe._add_fed_nodes(nodes)
+    if source is not None:
+        # each pipeline that adopts these nodes gets its own Source (sluice.node)
+        group = _node.Group([o._node for o in outs], make)
+        if pipe is not None:
+            _node.register(pipe, group)
     return outs[0] if num_outputs is None else outs  # DALI: a list, even of one DataNode
 
 
@@ -371,3 +373,48 @@ Limitations (sluice today): data must be on the CPU; ``no_copy``, ``blocking``,
 data is copied when fed; a parallel source's is read from shared memory in place);
 ``repeat_last=True`` raises NotImplementedError.
 """
+
+
+class ExternalSource:
+    """``ops.ExternalSource(source=None, num_outputs=None, *, cycle=None, layout=None,
+    dtype=None, ndim=None, name=None, device="cpu", batch=None, parallel=None, ...)``: DALI's
+    operator class of fn.external_source.
+
+    The constructor keeps the arguments (a source is checked now); each call
+    ``src(*, source=None, name=None, ...)`` makes nodes as ``fn.external_source`` with the
+    arguments of both. An argument goes to one of the two, not both (the call's ``name``
+    replaces the constructor's): RuntimeError for source, layout, dtype, ndim, cuda_stream
+    and use_copy_kernel, ValueError for the others, as DALI. Unlike fn.external_source,
+    ``batch`` left unset is ``not parallel`` (DALI's class default: a parallel source is per
+    sample unless batch=True).
+    """
+
+    _RUNTIME = ("source", "layout", "dtype", "ndim", "cuda_stream", "use_copy_kernel")
+
+    def __init__(self, source=None, num_outputs=None, *, device="cpu", name=None, **kwargs):
+        self._num_outputs, self._device, self._name = num_outputs, device, name
+        self._kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if source is not None:
+            self._kwargs["source"] = source
+            _source_kind(source, _cycle_mode(kwargs.get("cycle")))
+
+    @property
+    def device(self):
+        return self._device
+
+    def __call__(self, *, name=None, **kwargs):
+        merged = dict(self._kwargs)
+        for k, v in kwargs.items():
+            if v is None:
+                continue
+            if k in merged:
+                what = f"``{k}`` already specified in constructor."
+                raise (RuntimeError if k in self._RUNTIME else ValueError)(what)
+            merged[k] = v
+        if merged.get("batch") is None:
+            merged["batch"] = not merged.get("parallel")
+        return external_source(num_outputs=self._num_outputs, device=self._device,
+                               name=self._name if name is None else name, **merged)
+
+    def __repr__(self):
+        return f"ExternalSource(num_outputs={self._num_outputs!r}, {self._kwargs})"

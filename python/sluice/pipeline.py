@@ -1,7 +1,9 @@
 """sluice.pipeline: Pipeline and pipeline_def, following DALI's API.
 
 A Pipeline records operator nodes as fn.* is called inside its definition (``with pipe:``, a
-``@pipeline_def`` function, or ``define_graph``) into a C graph, builds it into a C pipeline
+``@pipeline_def`` function, or ``define_graph``) into a C graph — and adopts, when it is built,
+the nodes made outside any definition that its outputs reach (sluice.node) —, builds it into a
+C pipeline
 (sluice._sluice.Pipeline) and runs it with DALI's run API. This class adds what is Python's:
 feeding ``fn.external_source`` sources before each iteration is scheduled, their epochs
 (StopIteration / reset), the worker processes of parallel sources (sluice.parallel: started
@@ -33,6 +35,7 @@ import warnings
 import weakref
 
 from . import _sluice
+from . import node as _node
 
 _tls = threading.local()
 
@@ -74,6 +77,13 @@ def _queues(prefetch_queue_depth, exec_pipelined):
             return 1, 0, 0
         return cpu + gpu, cpu, gpu
     return (1 if not exec_pipelined else int(prefetch_queue_depth)), 0, 0
+
+
+def _queue_size(prefetch_queue_depth, key):
+    """DALI's cpu_queue_size / gpu_queue_size: the dict's entry, or the int for both."""
+    if isinstance(prefetch_queue_depth, dict):
+        return prefetch_queue_depth.get(key, 2)
+    return prefetch_queue_depth
 
 
 class Pipeline:
@@ -133,6 +143,10 @@ class Pipeline:
             raise TypeError("Pipeline: py_worker_init must be callable (it gets the worker id)")
         self._py_num_workers = int(py_num_workers)
         self._py_start_method = py_start_method
+        # DALI's arguments with no effect in sluice, kept for the properties of their names
+        self._set_affinity, self._max_streams = bool(set_affinity), max_streams
+        self._default_cuda_stream_priority = default_cuda_stream_priority
+        self._enable_memory_stats = bool(enable_memory_stats)
         self._py_callback_pickler = py_callback_pickler
         self._py_worker_init = py_worker_init
         self._pool = None           # sluice.parallel.WorkerPool of the parallel sources
@@ -151,12 +165,13 @@ class Pipeline:
                                                                 exec_pipelined)
         self._output_dtype, self._output_ndim = output_dtype, output_ndim
         self._graph = _sluice.Graph()
+        self._names = {}            # sluice.node.Node -> its name in _graph (sluice.node)
+        self._groups = set()        # external_source groups given a Source here
         self._outputs = None        # DataNodes given to set_outputs
         self._finalized = False     # outputs written into the graph
         self._cpipe = None          # the C pipeline, created (its seed drawn) at first need
         self._pipe = None           # the same, once built
         self._sources = []          # external_source.Source objects
-        self._fed_nodes = set()     # external_source nodes fed by feed_input
         self._reset_run_state()
 
     def _reset_run_state(self):
@@ -177,6 +192,15 @@ class Pipeline:
     exec_pipelined = property(lambda self: self._exec_pipelined)
     exec_async = property(lambda self: self._exec_async)
     prefetch_queue_depth = property(lambda self: self._prefetch_queue_depth)
+    exec_separated = property(lambda self: isinstance(self._prefetch_queue_depth, dict))
+    cpu_queue_size = property(lambda self: _queue_size(self._prefetch_queue_depth, "cpu_size"))
+    gpu_queue_size = property(lambda self: _queue_size(self._prefetch_queue_depth, "gpu_size"))
+    py_num_workers = property(lambda self: self._py_num_workers)
+    py_start_method = property(lambda self: self._py_start_method)
+    set_affinity = property(lambda self: self._set_affinity)
+    max_streams = property(lambda self: self._max_streams)
+    default_cuda_stream_priority = property(lambda self: self._default_cuda_stream_priority)
+    enable_memory_stats = property(lambda self: self._enable_memory_stats)
 
     # ---- definition ---------------------------------------------------------------------------
     @staticmethod
@@ -213,22 +237,15 @@ class Pipeline:
         next epoch."""
 
     def set_outputs(self, *outputs):
-        """The pipeline's outputs, in order: DataNodes of this pipeline."""
-        from .data_node import DataNode
-
+        """The pipeline's outputs, in order: DataNodes — of this pipeline's definition, made
+        outside any (this pipeline adopts them, and what they read, when it is built), or of
+        another pipeline — or constants (numbers, lists, NumPy arrays, types.Constant), which
+        become constant nodes on the CPU. As in DALI they are checked when the pipeline is
+        built: a list of DataNodes given as one output (set_outputs(nodes) for
+        set_outputs(*nodes)) or anything else is a TypeError then."""
         if self._finalized:
             raise RuntimeError("set_outputs: the pipeline is already built or serialized")
-        flat = []
-        for o in outputs:
-            flat.extend(o if isinstance(o, (list, tuple)) else [o])
-        for k, o in enumerate(flat):
-            if not isinstance(o, DataNode):
-                raise TypeError(f"set_outputs: output {k} must be a DataNode, got "
-                                f"{type(o).__name__}")
-            if o.pipeline is not self:
-                raise ValueError(f"set_outputs: output {k} ({o.name}) belongs to another "
-                                 "pipeline")
-        self._outputs = flat
+        self._outputs = list(outputs)
 
     def _finalize(self):
         if self._finalized:
@@ -240,16 +257,15 @@ class Pipeline:
         if self._outputs is None:
             raise RuntimeError("the pipeline has no outputs: call set_outputs() inside its "
                                "definition, or use @pipeline_def")
-        for o in self._outputs:
-            self._graph.output(o.ref)
+        outputs = _node.outputs(self._outputs)
+        refs = [_node.ref(self, o) for o in outputs]  # adopts what they reach
+        for r in refs:
+            self._graph.output(r)
         self._finalized = True
-        self._outputs = []  # DataNodes refer to the pipeline: no cycle keeps it alive
+        self._outputs = []  # the graph holds them now
 
     def _add_source(self, source):
         self._sources.append(source)
-
-    def _add_fed_nodes(self, nodes):
-        self._fed_nodes.update(nodes)
 
     # ---- build ------------------------------------------------------------------------------
     def _options(self):
@@ -300,11 +316,7 @@ class Pipeline:
         if self._cpipe is None:
             self._finalize()
             o = self._options()
-            self._cpipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                           o["prefetch_queue_depth"], o["seed"], o["device_id"],
-                                           o["fuse_samples"], o["cpu_queue_depth"],
-                                           o["gpu_queue_depth"], o["max_held_bytes"],
-                                           o["max_sample_bytes"])
+            self._cpipe = _sluice.Pipeline(self._graph, o)
         return self._cpipe
 
     # ---- worker processes of parallel external sources ----------------------------------------
@@ -552,7 +564,7 @@ class Pipeline:
         from .data_node import DataNode
         from .external_source import to_samples
 
-        name = data_node.node if isinstance(data_node, DataNode) else str(data_node)
+        name = _node.name_in(self, data_node) if isinstance(data_node, DataNode) else str(data_node)
         pipe = self._built()
         for s in self._sources:
             if name in s.nodes:
@@ -610,6 +622,10 @@ class Pipeline:
         """The pipeline as the JSON spec `sluice run` reads (graph + options); written to
         `filename` too when given. Python sources of external_source nodes are not part of it:
         a deserialized pipeline is fed with feed_input."""
+        if define_graph is not None and not callable(define_graph):
+            raise TypeError("serialize: define_graph must be callable" + (
+                "; did you mean serialize(filename=...)?" if isinstance(define_graph, str)
+                else ""))
         if define_graph is not None and self._outputs is None:
             with self:
                 outs = define_graph()
@@ -654,6 +670,7 @@ class Pipeline:
 
     def _adopt_spec(self, text):
         self._graph = _sluice.graph_from_json(text)
+        self._names, self._groups = {}, set()
         self._cpipe = None  # created again from this graph and options
         self._finalized = True
         self._sources, self._outputs = [], []
@@ -697,31 +714,45 @@ def _reject_conditionals(enable_conditionals, debug=False):
 
 def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_kwargs):
     """Decorator: ``@pipeline_def(batch_size=..., ...)`` turns a function that calls fn.* and
-    returns DataNodes into a factory of Pipelines. Pipeline arguments given at the decorator
-    are defaults; the same arguments given when calling the factory override them (and are
-    also passed to the function when it takes a parameter of that name)."""
+    returns DataNodes (or constants) into a factory of Pipelines. Pipeline arguments given at
+    the decorator are defaults; the same arguments given when calling the factory override
+    them. As in DALI, a parameter of the function shadows the Pipeline argument of that name
+    (the call's value goes to the function only, with a warning), the function may not take
+    ``**kwargs``, and ``Pipeline.current()`` inside it is the pipeline being made."""
     _reject_conditionals(enable_conditionals, debug)
 
     def decorate(func):
         params = inspect.signature(func).parameters
+        varkw = [p.name for p in params.values() if p.kind == p.VAR_KEYWORD]
 
         @functools.wraps(func)
         def create(*args, **kwargs):
+            if varkw:
+                raise TypeError(f"Using variadic keyword argument `**{varkw[0]}` in a "
+                                "graph-defining function is not allowed (it would take "
+                                "Pipeline arguments silently)")
             _reject_conditionals(kwargs.pop("enable_conditionals", False),
                                  kwargs.pop("debug", False))
             ctor = dict(pipeline_kwargs)
             for k in list(kwargs):
-                if k in _PIPELINE_ARGS:
-                    ctor[k] = kwargs[k] if k in params else kwargs.pop(k)
+                if k in _PIPELINE_ARGS and k in params:
+                    warnings.warn(f"pipeline_def: the argument `{k}` of {func.__name__} shadows "
+                                  "the Pipeline argument of the same name", stacklevel=2)
+                elif k in _PIPELINE_ARGS:
+                    ctor[k] = kwargs.pop(k)
             pipe = Pipeline(**ctor)
             with pipe:
                 outs = func(*args, **kwargs)
                 if outs is None:
                     raise RuntimeError(f"{func.__name__}: a pipeline definition must return "
                                        "its outputs (DataNodes)")
-                pipe.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
+                # a tuple is the outputs, and so is a list of DataNodes (sluice's leniency:
+                # DALI refuses it at build); anything else, a list of numbers too, is one
+                pipe.set_outputs(*(outs if isinstance(outs, tuple) or (
+                    isinstance(outs, list) and _node.holds_data_node(outs)) else (outs,)))
             return pipe
 
+        create._is_pipeline_def = True
         return create
 
     return decorate(fn) if fn is not None else decorate

@@ -127,14 +127,12 @@ sl_status sl__batch_alloc(sl_batch *b)
     if (cap > SIZE_MAX - 63)
         return SL_ENOMEM;
     cap = (cap + 63) & ~(size_t)63;
-    /* contents need not survive growth: a batch is allocated before it is written */
-    uint8_t *data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);
-    if (!data)
-        return SL_ENOMEM;
+    /* contents need not survive growth (a batch is allocated before it is written), so the old
+     * buffer goes first: a sample at max_sample_bytes never has both at once */
     free_data(b, b->data);
-    b->data = data;
-    b->bytes_cap = cap;
-    return SL_OK;
+    b->data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);
+    b->bytes_cap = b->data ? cap : 0;
+    return b->data ? SL_OK : SL_ENOMEM;
 }
 
 sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src)

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "sluice/batch.h"
-#include "sluice/op.h"
+#include "sluice/rng.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -33,6 +33,15 @@ void sl__free(void *p);
 char *sl__strdup(const char *s);
 /* Allocations made so far (successful ones). */
 uint64_t sl__alloc_count(void);
+/* Blocks allocated and not yet freed (realloc moves one: it counts one free and one
+ * allocation), and the bytes they hold (malloc_usable_size: at least what was asked). Memory
+ * libjpeg, libspng or the CUDA runtime allocate for themselves is not seen here. */
+uint64_t sl__alloc_live_count(void);
+uint64_t sl__alloc_live_bytes(void);
+/* The most live bytes there were at any moment since the last sl__alloc_peak_reset() (since
+ * the start of the process before the first). */
+uint64_t sl__alloc_peak_bytes(void);
+void sl__alloc_peak_reset(void);
 /* Make the n-th allocation from now fail (n >= 1); 0 disables. */
 void sl__alloc_fail_after(uint64_t n);
 /* True once an injected failure fired since the last sl__alloc_fail_after(). */

@@ -54,6 +54,10 @@ sl_status sl__value_from_jansson(const void *json, sl__value *out, char *err, si
  * INTS ints, FLOATS floats, STRINGS strs. err receives the reason. */
 sl_status sl__value_coerce(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
                            size_t errlen);
+/* Whether a value of v's kind has the right shape for def at all, so that a failed
+ * sl__value_coerce is a bad value (ValueError) rather than a value of the wrong kind
+ * (TypeError). */
+bool sl__value_kind_fits(const sl_arg_def *def, const sl__value *v);
 /* Writes the value as JSON text into buf (for docs and spec output). */
 void sl__value_to_json(const sl__value *v, char *buf, size_t cap);
 const char *sl__vkind_name(sl__vkind k);
@@ -70,10 +74,6 @@ const sl__value *sl__registry_default(const sl_op_def *op, int i);
  * alias), SL__ARG_IGNORED for a deprecated name sluice accepts and ignores (*alias set), or
  * -1 for a name the operator does not know. alias may be NULL. */
 int sl__op_arg_resolve(const sl_op_def *op, const char *name, const sl_arg_alias **alias);
-/* Whether op takes n inputs: SL_OK, or SL_EINVAL with the reason in err ("expects 1 input,
- * got 2", "expects 1 to 3 inputs, got 0", "expects at least 1 input, got 0"), the words of
- * the build and of the call-site checks. */
-sl_status sl__op_check_ninputs(const sl_op_def *op, int n, char *err, size_t errlen);
 
 /* ---- the unbuilt graph (graph.c) -------------------------------------------------------- */
 typedef struct sl__garg {
@@ -165,6 +165,36 @@ typedef struct sl__parg {
     sl__ref input; /* argument input; input.node < 0 for a constant */
     sl__value value;
 } sl__parg;
+
+/* options.c: the pipeline options, one entry per field of sl_pipeline_options in the order a
+ * spec writes them: key (the spec key, and the Python keyword), the field's offset, whether it
+ * is an int64_t (else an int), and whether a spec writes it only when it differs from the
+ * default. The spec reader and writer and the Python extension go through this list alone. */
+typedef struct sl__option {
+    const char *key;
+    size_t offset;
+    bool wide;
+    bool if_not_default;
+} sl__option;
+extern const sl__option sl__options[];
+extern const int sl__num_options;
+const sl__option *sl__option_find(const char *key); /* NULL when unknown */
+int64_t sl__option_get(const sl_pipeline_options *o, const sl__option *opt);
+/* SL_EINVAL, the reason in err, when v does not fit an int field. */
+sl_status sl__option_set(sl_pipeline_options *o, const sl__option *opt, int64_t v, char *err,
+                         size_t errlen);
+
+/* check.c: the checks of node n (operator op) that need no other node — its device name, its
+ * number of inputs, its arguments (each known; a constant that coerces to the argument's type,
+ * or an argument input where per-sample values are accepted; every required one given) — with
+ * the error, naming operator and node, in e. The build runs them on every node and the Python
+ * extension on each node fn.* records, so both report the same error in the same words.
+ * pargs (sl_op_num_args(op) entries, zeroed, or NULL): the coerced values by schema position,
+ * defaults filled in, argument inputs marked set (plan.c resolves their references).
+ * *type_error (may be NULL): the failure is about what was given — an unknown or missing
+ * argument, a value of the wrong kind, the number of inputs — rather than a bad value. */
+sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *pargs, sl__error *e,
+                         bool *type_error);
 
 typedef struct sl__pnode {
     const sl_op_def *op;

@@ -109,12 +109,10 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
     return SL_OK;
 }
 
+/* Resolves node i's input references (their count was checked by sl__node_check). */
 static sl_status check_inputs(build *b, int i, sl__ref *refs)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    char why[128];
-    if (sl__op_check_ninputs(b->ops[i], n->ninputs, why, sizeof why) != SL_OK)
-        return fail(b, i, SL_EINVAL, "%s", why);
     for (int k = 0; k < n->ninputs; k++) {
         char what[32];
         snprintf(what, sizeof what, "input %d", k);
@@ -122,21 +120,6 @@ static sl_status check_inputs(build *b, int i, sl__ref *refs)
         if (st != SL_OK)
             return st;
     }
-    return SL_OK;
-}
-
-static sl_status check_arg_input(build *b, int i, const sl__garg *ga, const sl_arg_def *def,
-                                 sl__parg *pa)
-{
-    char what[128];
-    if (!(def->flags & SL_ARG_TENSOR))
-        return fail(b, i, SL_EINVAL, "argument \"%s\" does not accept per-sample argument inputs",
-                    ga->name);
-    snprintf(what, sizeof what, "argument input \"%s\"", ga->name);
-    sl_status st = resolve(b, i, ga->source, what, &pa->input);
-    if (st != SL_OK)
-        return st;
-    pa->set = pa->user_set = true;
     return SL_OK;
 }
 
@@ -155,66 +138,22 @@ static sl_status check_arg_stages(build *b, int i, const sl__parg *pargs)
     return SL_OK;
 }
 
-/* The schema position *a of node i's argument ga: its own, or for a deprecated alias the one it
- * renames (sl__op_arg_resolve), or SL__ARG_IGNORED for a deprecated name whose value is ignored.
- * An alias given with the argument it renames is an error. */
-static sl_status arg_position(build *b, int i, const sl__garg *ga, int *a)
-{
-    const sl__gnode *n = &b->g->nodes[i];
-    const sl_arg_alias *al;
-    *a = sl__op_arg_resolve(b->ops[i], ga->name, &al);
-    if (*a == -1)
-        return fail(b, i, SL_EINVAL, "unknown argument \"%s\"", ga->name);
-    for (int k = 0; al && al->renamed_to && k < n->nargs; k++) {
-        if (strcmp(n->args[k].name, al->renamed_to) == 0)
-            return fail(b, i, SL_EINVAL,
-                        "argument \"%s\" is a deprecated alias for \"%s\", which is given too",
-                        ga->name, al->renamed_to);
-    }
-    return SL_OK;
-}
-
-/* Checks node i's arguments and fills its plan arguments (indexed by schema position). */
+/* Resolves node i's argument inputs (sl__node_check filled the rest of its plan arguments). */
 static sl_status check_args(build *b, int i, sl__parg *pargs)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    const sl_op_def *op = b->ops[i];
-    for (int a = 0; a < sl_op_num_args(op); a++)
-        pargs[a].input.node = -1;
     for (int k = 0; k < n->nargs; k++) {
         const sl__garg *ga = &n->args[k];
-        int a;
-        sl_status pst = arg_position(b, i, ga, &a);
-        if (pst != SL_OK)
-            return pst;
+        if (!ga->source)
+            continue;
+        int a = sl__op_arg_resolve(b->ops[i], ga->name, NULL); /* checked: known */
         if (a == SL__ARG_IGNORED)
             continue; /* a deprecated argument sluice has no use for (DALI ignores it too) */
-        const sl_arg_def *def = sl_op_arg(op, a);
-        if (ga->source) {
-            sl_status st = check_arg_input(b, i, ga, def, &pargs[a]);
-            if (st != SL_OK)
-                return st;
-            continue;
-        }
-        char err[512];
-        sl_status st = sl__value_coerce(&ga->value, def, &pargs[a].value, err, sizeof err);
+        char what[128];
+        snprintf(what, sizeof what, "argument input \"%s\"", ga->name);
+        sl_status st = resolve(b, i, ga->source, what, &pargs[a].input);
         if (st != SL_OK)
-            return fail(b, i, st, "argument \"%s\": %s", ga->name, err);
-        pargs[a].set = pargs[a].user_set = true;
-    }
-    for (int a = 0; a < sl_op_num_args(op); a++) {
-        const sl_arg_def *def = sl_op_arg(op, a);
-        if (pargs[a].set)
-            continue;
-        if (def->def) {
-            const sl__value *dv = sl__registry_default(op, a); /* NULL: out of memory */
-            sl_status st = dv ? sl__value_copy(&pargs[a].value, dv) : SL_ENOMEM;
-            if (st != SL_OK)
-                return fail(b, i, st, "out of memory");
-            pargs[a].set = true;
-        } else if (!(def->flags & SL_ARG_OPTIONAL)) {
-            return fail(b, i, SL_EINVAL, "missing required argument \"%s\"", def->name);
-        }
+            return st;
     }
     return SL_OK;
 }
@@ -396,11 +335,7 @@ static sl_status check_node(build *b, gplan *gp, int i)
     gp->args[i] = sl__calloc((size_t)sl_op_num_args(b->ops[i]), sizeof(sl__parg));
     if (!gp->inputs[i] || !gp->args[i])
         return fail(b, i, SL_ENOMEM, "out of memory");
-    sl__stage stage;
-    if (n->device && !sl__stage_parse(n->device, &stage))
-        return fail(b, i, SL_EINVAL, "unknown device \"%s\" (expected cpu, mixed or gpu)",
-                    n->device);
-    return SL_OK;
+    return sl__node_check(n, b->ops[i], gp->args[i], b->err, NULL);
 }
 
 static sl_status check_outputs(build *b, sl__plan *plan)

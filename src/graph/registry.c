@@ -1,8 +1,8 @@
 /* src/graph/registry.c: the built-in operators (from src/ops/ops.def) and their schemas.
  *
- * Exports sl_registry_*, sl_op_*, sl_arg_alias_message, sl__registry_default and two rules
- * every front end shares: sl__op_arg_resolve (what an argument name stands for, deprecated
- * aliases included) and sl__op_check_ninputs. The table is static; the sorted index
+ * Exports sl_registry_*, sl_op_*, sl_arg_alias_message, sl__registry_default and
+ * sl__op_arg_resolve (what an argument name stands for, deprecated aliases included: the rule
+ * sl__node_check applies for every front end). The table is static; the sorted index
  * (pthread_once) and the parsed defaults (on first use, again after running out of memory) are
  * made once and never change afterwards, so reading the registry from any thread is safe. A
  * default that does not parse or coerce is a bug in an operator file; the registry-wide test
@@ -208,22 +208,6 @@ int sl__op_arg_resolve(const sl_op_def *op, const char *name, const sl_arg_alias
     if (!al)
         return a;
     return al->renamed_to ? sl_op_arg_index(op, al->renamed_to) : SL__ARG_IGNORED;
-}
-
-sl_status sl__op_check_ninputs(const sl_op_def *op, int n, char *err, size_t errlen)
-{
-    bool any = op->max_inputs == SL_INPUTS_ANY;
-    if (n >= op->min_inputs && (any || n <= op->max_inputs))
-        return SL_OK;
-    if (any)
-        snprintf(err, errlen, "expects at least %d input%s, got %d", op->min_inputs,
-                 op->min_inputs == 1 ? "" : "s", n);
-    else if (op->min_inputs == op->max_inputs)
-        snprintf(err, errlen, "expects %d input%s, got %d", op->min_inputs,
-                 op->min_inputs == 1 ? "" : "s", n);
-    else
-        snprintf(err, errlen, "expects %d to %d inputs, got %d", op->min_inputs, op->max_inputs, n);
-    return SL_EINVAL;
 }
 
 const char *sl_arg_type_name(sl_arg_type t)

@@ -109,6 +109,24 @@ def test_the_registry_lists_the_aliases_and_the_spec_has_current_names():
     assert node["args"]["dtype"] in ("float16", "FLOAT16")
 
 
+def test_alias_outside_a_pipeline_warns_once_at_the_call():
+    data = _image_batch()
+    x = fn.external_source(lambda: data, layout="HWC")  # no pipeline being defined
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        y = fn.crop_mirror_normalize(x, output_dtype=types.FLOAT16, output_layout="HWC")
+        pipes = []
+        for _ in range(2):  # adopted by two pipelines: replayed, no warning again
+            p = Pipeline(batch_size=2, num_threads=1, device_id=None)
+            p.set_outputs(y)
+            pipes.append(p)
+        outs = [p.run()[0] for p in pipes]
+    assert [w.category for w in rec] == [DeprecationWarning]
+    for out in outs:
+        assert out.dtype == types.FLOAT16
+        np.testing.assert_array_equal(out.at(0), data[0].astype(np.float16))
+
+
 def test_a_shown_warning_even_where_deprecation_warnings_are_ignored():
     # DALI shows its deprecation warnings whatever the filters (catch_warnings + "default")
     with warnings.catch_warnings(record=True) as rec:
@@ -259,10 +277,10 @@ def test_cycle_over_a_generator_object_is_refused():
         for i in range(5):
             yield [np.array([i + 1.5], dtype=np.float32)]
 
-    with Pipeline(1, 3, None):
-        fn.external_source(gen(), cycle=False)  # no cycle: fine
-        with pytest.raises(TypeError, match="Cannot cycle through a generator - .* pass that "
-                                            "function instead as `source`."):
-            fn.external_source(gen(), cycle=True)
+    _ = Pipeline(1, 3, None)  # DALI's test calls it outside any pipeline definition
+    fn.external_source(gen(), cycle=False)  # no cycle: fine
+    with pytest.raises(TypeError, match="Cannot cycle through a generator - .* pass that "
+                                        "function instead as `source`."):
+        fn.external_source(gen(), cycle=True)
     with pytest.raises(ValueError, match="Invalid value|cycle must be"):
         fn.external_source(gen, cycle="sometimes")

@@ -287,6 +287,41 @@ def test_tensor_gpu_and_shapes_of_gpu_data(emulated, tree):
     ''', emulated, tree)
 
 
+@pytest.mark.parametrize("emulated", MODES)
+def test_constants_meet_gpu_data(emulated, tree):
+    """Issue 16: a constant operand of GPU data is made on the GPU (as DALI places it), and so
+    are fn.constant / types.Constant with device="gpu" and a constant input of an operator
+    given device="gpu"; nodes made outside the pipeline are adopted."""
+    run_child('''
+        img = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+        scale = np.array([1, 10, 100], np.float32)
+        x = fn.external_source(lambda: [img.copy(), img[:1].copy()], layout="HWC").gpu()
+        scaled, shifted = x * scale, [1.0, 2.0, 3.0] + x
+        assert (scaled.device, shifted.device) == ("gpu", "gpu")
+        c = types.Constant(scale, device="gpu")
+        assert c.device == "gpu"
+        p = sluice.Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with p:
+            cast = fn.cast(np.arange(6, dtype=np.int16), dtype=types.INT32, device="gpu")
+            filled = fn.constant(fdata=2.5, shape=[3, 4], dtype=types.FLOAT16, device="gpu")
+            scalar = fn.constant(idata=[-7], shape=[], dtype=types.INT8, layout="", device="gpu")
+        p.set_outputs(scaled, shifted, c, cast, filled, scalar)
+        for _ in range(2):
+            outs = p.run()
+            assert all(type(t).__name__ == "TensorListGPU" for t in outs)
+            host = [t.as_cpu() for t in outs]
+            for k, sample in enumerate((img, img[:1])):
+                assert np.array_equal(host[0].at(k), sample * scale)
+                assert np.array_equal(host[1].at(k), sample + np.float32([1, 2, 3]))
+                assert np.array_equal(host[2].at(k), scale)
+                assert np.array_equal(host[3].at(k), np.arange(6, dtype=np.int32))
+                f = host[4].at(k)
+                assert f.dtype == np.float16 and np.array_equal(f, np.full((3, 4), 2.5))
+                assert host[5].at(k).dtype == np.int8 and host[5].at(k) == -7
+        print("ok")
+    ''', emulated, tree)
+
+
 def test_placement_errors_at_build():
     @sluice.pipeline_def(batch_size=1, num_threads=1, device_id=0)
     def cpu_into_gpu():

@@ -1,14 +1,15 @@
 /* python/sluice/_sluice/aliases.c: deprecated argument names, as DALI's Python front end
  * treats them.
  *
- * Exports slpy_resolve_aliases (what Graph.add_node runs first) and slpy_alias_list (the
+ * Exports slpy_resolve_aliases, the module function resolve_aliases() (what sluice.node runs
+ * once on every operator call, before the node is recorded or checked) and slpy_alias_list (the
  * "aliases" entry of registry()). Which names are deprecated, what they stand for and the words
  * of the warning come from the operator definitions through the C registry (sl_op_def.aliases,
- * sl__op_arg_resolve, sl_arg_alias_message), the same rule the build applies to C graphs and
- * JSON specs; this file only adds what is Python's: a DeprecationWarning per use, shown even
- * where DeprecationWarnings are ignored by default (DALI shows them the same way), and the
- * renamed arguments recorded under their current names, so a serialized pipeline has no
- * deprecated names left.
+ * sl__op_arg_resolve, sl_arg_alias_message), the same rule sl__node_check applies to C graphs
+ * and JSON specs; this file only adds what is Python's: a DeprecationWarning per call, shown
+ * even where DeprecationWarnings are ignored by default (DALI shows them the same way), and the
+ * renamed arguments recorded under their current names, so a serialized pipeline (or a node
+ * replayed into several pipelines) has no deprecated names left.
  */
 #include "sluice_py.h"
 
@@ -58,7 +59,7 @@ static int resolve_dict(slpy_state *st, const sl_op_def *op, const char *node, P
         if (!name)
             goto fail;
         if (sl__op_arg_resolve(op, name, &al) == -1 || !al)
-            continue; /* its own argument, or unknown: slpy_check_node says so */
+            continue; /* its own argument, or unknown: sl__node_check says so */
         if (al->renamed_to && given(args, arg_inputs, al->renamed_to)) {
             sl__error e;
             sl__error_set(&e, SL_EINVAL, op->name, node, -1, -1, NULL,
@@ -92,7 +93,7 @@ static bool has_alias(const sl_op_def *op, PyObject *d)
     while (PyDict_Next(d, &pos, &key, &value)) {
         const char *name = PyUnicode_AsUTF8(key);
         if (!name)
-            PyErr_Clear(); /* not a str: slpy_check_node reports it */
+            PyErr_Clear(); /* not a str: the checks report it */
         else if (sl_op_arg_index(op, name) < 0 && sl_op_find_alias(op, name))
             return true;
     }
@@ -134,4 +135,22 @@ PyObject *slpy_alias_list(const sl_op_def *op)
         PyList_SET_ITEM(l, i, d);
     }
     return l;
+}
+
+/* resolve_aliases(op, name, args, arg_inputs) -> (args, arg_inputs): slpy_resolve_aliases for
+ * Python (name may be None: a node named later). */
+PyObject *slpy_resolve_aliases_py(PyObject *module, PyObject *args)
+{
+    const char *opname, *name;
+    PyObject *a, *ai;
+    if (!PyArg_ParseTuple(args, "szO!O!:resolve_aliases", &opname, &name, &PyDict_Type, &a,
+                          &PyDict_Type, &ai))
+        return NULL;
+    slpy_state *st = PyModule_GetState(module);
+    const sl_op_def *op = sl_registry_find(opname);
+    if (!op)
+        return PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
+    if (slpy_resolve_aliases(st, op, name, &a, &ai) < 0)
+        return NULL;
+    return Py_BuildValue("(NN)", a, ai);
 }

@@ -2,7 +2,7 @@
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
- * _shm_live().
+ * resolve_aliases(), _shm_live().
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -63,6 +63,9 @@ static PyMethodDef module_methods[] = {
     {"options_from_json", slpy_options_from_json, METH_O,
      "options_from_json(text) -> dict: the \"pipeline\" object of a JSON spec, with defaults."},
     {"_set_dtypes", set_dtypes, METH_O, "_set_dtypes(seq): dtype objects by sl_dtype index."},
+    {"resolve_aliases", slpy_resolve_aliases_py, METH_VARARGS,
+     "resolve_aliases(op, name, args, arg_inputs) -> (args, arg_inputs): deprecated argument "
+     "names resolved to the current ones (each with a DeprecationWarning), as the build does."},
     {"_shm_live", slpy_shm_live, METH_NOARGS,
      "_shm_live() -> (mappings, bytes): SharedChunk mappings alive in this process."},
     {NULL, NULL, 0, NULL}};

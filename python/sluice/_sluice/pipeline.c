@@ -29,31 +29,16 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"graph",
-                             "batch_size",
-                             "num_threads",
-                             "prefetch_queue_depth",
-                             "seed",
-                             "device_id",
-                             "fuse_samples",
-                             "cpu_queue_depth",
-                             "gpu_queue_depth",
-                             "max_held_bytes",
-                             "max_sample_bytes",
-                             NULL};
+    static char *kwlist[] = {"graph", "options", NULL};
     slpy_state *st = slpy_state_of_type(type);
-    PyObject *graph;
+    PyObject *graph, *options = NULL;
     sl_pipeline_options o;
-    sl_pipeline_options_init(&o);
-    long long seed = o.seed, max_held = o.max_held_bytes, max_sample = o.max_sample_bytes;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLiiiiLL:Pipeline", kwlist, st->graph_type,
-                                     &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
-                                     &seed, &o.device_id, &o.fuse_samples, &o.cpu_queue_depth,
-                                     &o.gpu_queue_depth, &max_held, &max_sample))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!:Pipeline", kwlist, st->graph_type, &graph,
+                                     &PyDict_Type, &options))
         return NULL;
-    o.seed = seed;
-    o.max_held_bytes = max_held;
-    o.max_sample_bytes = max_sample;
+    sl_pipeline_options_init(&o);
+    if (options && slpy_options_from_dict(options, &o) < 0)
+        return NULL;
     if (o.num_threads <= 0) { /* DALI's -1: the default */
         sl_pipeline_options def;
         sl_pipeline_options_init(&def);
@@ -267,11 +252,9 @@ static PyType_Slot pipeline_slots[] = {
     {Py_tp_dealloc, pipeline_dealloc},
     {Py_tp_methods, pipeline_methods},
     {Py_tp_getset, pipeline_getset},
-    {Py_tp_doc, "Pipeline(graph, batch_size, num_threads, prefetch_queue_depth, seed, "
-                "device_id, fuse_samples, cpu_queue_depth, gpu_queue_depth, max_held_bytes, "
-                "max_sample_bytes): an "
-                "sl_pipeline "
-                "(the graph is copied)."},
+    {Py_tp_doc, "Pipeline(graph, options=None): an sl_pipeline (the graph is copied); options "
+                "is a dict of the pipeline options by their spec keys (None or missing: the "
+                "default)."},
     {0, NULL}};
 
 PyType_Spec slpy_pipeline_spec = {

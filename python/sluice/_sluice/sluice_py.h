@@ -71,20 +71,8 @@ int slpy_value_from_py(PyObject *o, sl__value *out, char *err, size_t errlen);
 /* A Python object (bool, int, float, str, list) for a value. New reference or NULL. */
 PyObject *slpy_value_to_py(const sl__value *v);
 
-/* ---- registry and call-site checks (registry.c) ----------------------------------------- */
+/* ---- registry (registry.c) --------------------------------------------------------------- */
 PyObject *slpy_registry(PyObject *module, PyObject *unused);
-/* Checks a node against its operator's schema before it is added to a graph, with the words
- * of the build's checks (src/graph/plan.c). `args` maps names to constants, `arg_inputs`
- * names to references. Returns 0, or -1 with the exception raised (ArgumentTypeError for
- * unknown/ill-typed/missing arguments and wrong input counts, InvalidArgumentError for bad
- * values and unknown devices). */
-int slpy_check_node(slpy_state *st, const sl_op_def *op, const char *node, const char *device,
-                    Py_ssize_t ninputs, PyObject *args, PyObject *arg_inputs);
-/* Checks that the operator and this build can run the node where it was placed (its device,
- * or the one its inputs imply: sl__graph_place), in the build's words (sl__stage_check).
- * Returns 0, or -1 with UnsupportedError raised. */
-int slpy_check_placement(slpy_state *st, const sl_op_def *op, const char *node,
-                         const sl__placement *pl, const char *from_node);
 
 /* ---- deprecated argument names (aliases.c) ------------------------------------------------ */
 /* Replaces *args and *arg_inputs (dicts, borrowed) with new references to dicts where every
@@ -97,8 +85,13 @@ int slpy_resolve_aliases(slpy_state *st, const sl_op_def *op, const char *node, 
                          PyObject **arg_inputs);
 /* The deprecated names of op as a list of {"name", "renamed_to" (None: ignored), "msg"}. */
 PyObject *slpy_alias_list(const sl_op_def *op);
+/* The module function resolve_aliases(op, name, args, arg_inputs) -> (args, arg_inputs). */
+PyObject *slpy_resolve_aliases_py(PyObject *module, PyObject *args);
 
 /* ---- Graph (graph.c) --------------------------------------------------------------------- */
+/* Reads a dict of pipeline options (keys: sl__options', the spec keys; None or a missing key:
+ * the default) into *o. Returns 0, or -1 with TypeError (unknown key) or OverflowError. */
+int slpy_options_from_dict(PyObject *d, sl_pipeline_options *o);
 typedef struct slpy_graph {
     PyObject_HEAD sl_graph *g;
     signed char *placed; /* sl__graph_place's cache: per node of g (PyMem), `cap` entries */

@@ -88,9 +88,9 @@ sl_status sl__image_peek(const uint8_t *data, size_t size, sl__image_info *info,
  * SL__DECODE_*. mem->scratch is called at most once. Without SL__DECODE_TO_END the rows below
  * a roi are never read. Returns: SL_OK; SL_ECORRUPT for corrupt or truncated data (a JPEG's
  * "premature end" warnings included: nothing is half-decoded silently); SL_EUNSUPPORTED for a
- * valid image this decoder cannot handle (12-bit JPEG...) or one that needs more working memory
- * than mem->limit; SL_EINVAL for a roi outside the image; SL_ENOMEM. err as for
- * sl__image_peek. */
+ * valid image this decoder cannot handle (12-bit JPEG, a JPEG of more than 256 scans...) or
+ * one that needs more working memory than mem->limit; SL_EINVAL for a roi outside the image;
+ * SL_ENOMEM. err as for sl__image_peek. */
 sl_status sl__image_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
                            const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
                            size_t errlen);

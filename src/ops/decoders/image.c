@@ -49,7 +49,9 @@ static const char doc[] =
     "output, and the working memory that grows with the image (the coefficients libjpeg keeps "
     "for a whole progressive JPEG, the 16-bit scratch of an interlaced PNG); an image that "
     "needs more fails its iteration before anything is allocated for it. Images are also at "
-    "most 65535 pixels a side and 2^28 pixels in all.";
+    "most 65535 pixels a side and 2^28 pixels in all, and JPEGs at most 256 scans (DALI's "
+    "limit too): a progressive file may repeat its scans, and each one is decoded over the "
+    "whole image.";
 
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)

@@ -14,6 +14,9 @@
  * decoded to CMYK by libjpeg and converted with Pillow's formula (Adobe inverted CMYK, see
  * `ink`), so they are bit-identical too; their GRAY is Pillow's luma of that RGB.
  * A JPEG whose EOI marker is missing counts as truncated when the last row needs the bytes.
+ * A file of more than MAX_SCANS scans is refused (SL_EUNSUPPORTED) as soon as the scan after
+ * the last allowed one begins: libjpeg decodes every scan over the blocks of its components, so
+ * a small progressive file that repeats cheap scans could otherwise take minutes.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -35,6 +38,7 @@
 typedef struct job {
     struct jpeg_decompress_struct cinfo;
     struct jpeg_error_mgr mgr;
+    struct jpeg_progress_mgr progress; /* decode only: counts the scans (on_progress) */
     jmp_buf jump;
     sl_status code; /* set by the callbacks before longjmp */
     char *err;
@@ -133,6 +137,30 @@ static void on_message(j_common_ptr cinfo, int level)
 static void no_output(j_common_ptr cinfo)
 {
     (void)cinfo;
+}
+
+/* Scans a file may have. Encoders write about 10 (libjpeg's progressive script: 10 for YCbCr,
+ * 6 for gray); 256 is what DALI's decoder (nvImageCodec, NVIMGCODEC_MAX_JPEG_SCANS) allows. A
+ * scan costs a pass over the blocks of its components: a 1 MiB file of 44,872 scans, each
+ * covering a 2896x2896 image with a few end-of-band runs, took 46 s to decode without this
+ * limit; 256 such scans over the largest image max_sample_bytes allows by default (8 Mi blocks
+ * of coefficients) take seconds. */
+#define MAX_SCANS 256
+
+/* progress_monitor: libjpeg calls it before each row of blocks it reads while it absorbs a
+ * multi-scan file in jpeg_start_decompress, and input_scan_number counts the SOS markers read
+ * so far. Must not return past the limit. */
+static void on_progress(j_common_ptr cinfo)
+{
+    struct jpeg_decompress_struct *c = (struct jpeg_decompress_struct *)(void *)cinfo;
+    if (c->input_scan_number <= MAX_SCANS)
+        return;
+    job *j = job_of(cinfo);
+    j->code = sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                             "JPEG: more than %d scans (each one is decoded over the whole "
+                             "image, so a file that repeats its scans could take minutes)",
+                             MAX_SCANS);
+    longjmp(j->jump, 1);
 }
 
 /* Creates the decompressor, reads the header and runs body; any libjpeg error or fatal warning
@@ -401,6 +429,8 @@ static sl_status decode_body(job *j)
                               c->image_width, c->image_height, coef, j->mem->limit);
     /* a backstop for libjpeg's other buffers: past it, libjpeg fails (it has no backing store) */
     c->mem->max_memory_to_use = j->mem->limit > (size_t)LONG_MAX ? LONG_MAX : (long)j->mem->limit;
+    j->progress.progress_monitor = on_progress;
+    c->progress = &j->progress;
     jpeg_start_decompress(c); /* a progressive file is read whole here */
     s = decode_rows(j, &r, cmyk);
     jpeg_abort_decompress(c); /* rows below the window and the EOI are never read */

@@ -29,10 +29,14 @@
 
 #include "ops/decoders/codec.h"
 
-/* Ancillary chunks (text, ICC profiles, EXIF) that libspng keeps in memory: per chunk and in
- * all. IDAT is streamed and not subject to these. */
+/* Ancillary chunks (text, ICC profiles, EXIF) that libspng keeps in memory: per chunk (a
+ * compressed one once inflated: libspng doubles its buffer, so it stops short of this), in all,
+ * and how many (text and unknown chunks). IDAT is streamed and not subject to these. */
 #define CHUNK_MAX ((size_t)16 << 20)
 #define CHUNK_CACHE_MAX ((size_t)64 << 20)
+/* libspng's own, SPNG_MAX_CHUNK_COUNT, named here for the message: spng_set_option of 0.7.3
+ * refuses any SPNG_CHUNK_COUNT_LIMIT above the chunks counted so far, so it stays as it is */
+#define CHUNK_COUNT_MAX 1000
 
 /* One decode: what was asked, and libspng's state. */
 typedef struct job {
@@ -60,9 +64,11 @@ static sl_status fail_spng(char *err, size_t errlen, int rc)
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
                               "PNG: image over the size limit (%d pixels per side)",
                               SL__IMAGE_MAX_DIM);
-    case SPNG_ECHUNK_LIMITS:
+    case SPNG_ECHUNK_LIMITS: /* libspng does not say which limit */
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
-                              "PNG: metadata chunk over the limit (%zu MiB)", CHUNK_MAX >> 20);
+                              "PNG: metadata over the limits (%zu MiB a chunk, also once "
+                              "inflated; %zu MiB and %d chunks in all)",
+                              CHUNK_MAX >> 20, CHUNK_CACHE_MAX >> 20, CHUNK_COUNT_MAX);
     default: return sl__codec_fail(err, errlen, SL_ECORRUPT, "PNG: %s", spng_strerror(rc));
     }
 }

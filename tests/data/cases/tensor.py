@@ -1,5 +1,6 @@
 """Layout and tensor operators against NumPy: cast, flip, transpose, pad, reshape, cat, stack,
-shapes, slice, normalize (DALI semantics, reference section 1 and DALI's operator docs).
+shapes, slice, normalize, constant (DALI semantics, reference section 1 and DALI's operator
+docs).
 
 Every expected output is computed here with NumPy indexing, np.pad-like assembly and an
 independent implementation of DALI's conversion rules (round half away from zero written with
@@ -552,8 +553,47 @@ def make_normalize(out, rng, imgs):
      .input(imgs[:1], "HWC").expect_error("bool").save())
 
 
+def make_constant(out, rng):
+    """constant: no inputs, the same sample in each of a batch of 3; values converted with
+    DALI's rules (dali_cast), shapes filled or broadcast from one value."""
+    vals = [1.5, 2.5, -3.7, 4.0, -0.5, 1e9]
+    ref = dali_cast(np.array(vals, np.float64).reshape(2, 3), "int16")
+    (Case(out, "constant_fdata_int16_hw", "constant",
+          {"fdata": vals, "shape": [2, 3], "dtype": "int16", "layout": "HW"},
+          note="float values rounded half away from zero and saturated (1e9 -> 32767)")
+     .batch(3).expect([ref] * 3, layout="HW").save())
+    (Case(out, "constant_idata_default_int32", "constant", {"idata": [7, -2, 2 ** 31 - 1]},
+          note="no shape: 1-D; no dtype: int32")
+     .batch(2).expect([np.array([7, -2, 2 ** 31 - 1], np.int32)] * 2).save())
+    (Case(out, "constant_fdata_default_float32", "constant", {"fdata": [0.1, -2.0]})
+     .batch(2).expect([np.array([0.1, -2.0], np.float32)] * 2).save())
+    (Case(out, "constant_one_value_fills_uint8", "constant",
+          {"idata": [300], "shape": [2, 4, 3], "dtype": "uint8"},
+          note="one value repeated over the shape; 300 saturates to 255")
+     .batch(2).expect([np.full((2, 4, 3), 255, np.uint8)] * 2).save())
+    (Case(out, "constant_float64_exact", "constant",
+          {"fdata": [0.1, 1 / 3], "dtype": "float64"},
+          note="double precision kept (DALI would store float32)")
+     .batch(1).expect([np.array([0.1, 1 / 3], np.float64)]).save())
+    (Case(out, "constant_int64_exact", "constant", {"idata": [2 ** 40 + 1], "dtype": "int64"})
+     .batch(1).expect([np.array([2 ** 40 + 1], np.int64)]).save())
+    (Case(out, "constant_bool", "constant", {"idata": [1, 0, 5], "dtype": "bool"})
+     .batch(2).expect([np.array([True, False, True])] * 2).save())
+    (Case(out, "constant_empty", "constant", {"fdata": [1.0], "shape": [0, 3]},
+          note="a shape with no elements: empty samples")
+     .batch(2).expect([np.zeros((0, 3), np.float32)] * 2).save())
+    for name, args, err in [
+            ("both", {"fdata": [1.0], "idata": [1]}, "exclusive"),
+            ("neither", {"shape": [2]}, "either fdata or idata"),
+            ("count", {"fdata": [1.0, 2.0, 3.0], "shape": [2, 2]}, "3 values do not fill"),
+            ("layout", {"idata": [1, 2], "layout": "HWC"}, "has 3 letters"),
+            ("negative", {"idata": [1], "shape": [2, -1]}, "must be 0 or more")]:
+        Case(out, "constant_" + name, "constant", args).batch(1).expect_error(err).save()
+
+
 def make(out, rng):
     imgs = photos.load(4, 96, rng)
+    make_constant(out, rng)
     make_cast(out, rng)
     make_flip(out, rng, imgs)
     make_transpose(out, rng, imgs)
