@@ -221,6 +221,22 @@ static void print_args(const sl_op_def *op)
     }
 }
 
+/* "output_dtype (deprecated name of dtype), image_type (deprecated, ignored)" into buf, or "". */
+static const char *aliases_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < op->num_aliases && n < cap; i++) {
+        const sl_arg_alias *al = &op->aliases[i];
+        int k = al->renamed_to ? snprintf(buf + n, cap - n, "%s%s (deprecated name of %s)",
+                                          i ? ", " : "", al->name, al->renamed_to)
+                               : snprintf(buf + n, cap - n, "%s%s (deprecated, ignored)",
+                                          i ? ", " : "", al->name);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    return buf;
+}
+
 static void describe(const sl_op_def *op)
 {
     char buf[128];
@@ -233,6 +249,13 @@ static void describe(const sl_op_def *op)
     printf("\ndevices: %s\n", devices_text(op, buf, sizeof buf));
     printf("flags:   %s\n", flags_text(op, buf, sizeof buf));
     print_args(op);
+    char names[512];
+    if (aliases_text(op, names, sizeof names)[0]) {
+        printf("\n");
+        char line[600];
+        snprintf(line, sizeof line, "also accepted: %s", names);
+        wrap(line, 2);
+    }
 }
 
 /* ---- Markdown ----------------------------------------------------------------------------- */
@@ -311,6 +334,9 @@ static void md_describe(const sl_op_def *op)
     printf("**Devices:** %s  \n", devices_text(op, buf, sizeof buf));
     printf("**Flags:** %s\n\n", flags_text(op, buf, sizeof buf));
     md_args(op);
+    char names[512];
+    if (aliases_text(op, names, sizeof names)[0])
+        printf("\n**Also accepted (DALI's deprecated names):** %s\n", names);
 }
 
 /* The whole reference: a title, an index of the operators, then one section each. */

@@ -83,6 +83,13 @@ static void test_ops_describe(void **state)
     expect(&r, 0, "out_of_bounds_policy");
     expect(&r, 0, "error|pad|trim_to_shape");
     expect(&r, 0, "inputs:");
+    expect(&r, 0,
+           "also accepted: output_dtype (deprecated name of dtype), image_type "
+           "(deprecated, ignored)");
+    run(&r, "ops cat");
+    expect(&r, 0, "(1 or more inputs)");
+    run(&r, "ops shapes");
+    expect(&r, 0, "metadata only");
     run(&r, "ops readers.file");
     expect(&r, 0, "optional");
     expect(&r, 0, "source, stateful");
