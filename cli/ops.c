@@ -69,10 +69,13 @@ static const char *devices_text(const sl_op_def *op, char *buf, size_t cap)
 /* "source, stateful", "none", ... */
 static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
 {
-    static const bit_name flags[] = {
-        {SL_OP_SOURCE, "source"},     {SL_OP_STATEFUL, "stateful"},
-        {SL_OP_RANDOM, "random"},     {SL_OP_SIDE_EFFECTS, "side effects"},
-        {SL_OP_TRANSFER, "transfer"}, {SL_OP_METADATA, "metadata only"}};
+    static const bit_name flags[] = {{SL_OP_SOURCE, "source"},
+                                     {SL_OP_STATEFUL, "stateful"},
+                                     {SL_OP_RANDOM, "random"},
+                                     {SL_OP_SIDE_EFFECTS, "side effects"},
+                                     {SL_OP_TRANSFER, "transfer"},
+                                     {SL_OP_METADATA, "metadata only"},
+                                     {SL_OP_CALLBACK, "runs the application's function"}};
     return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
 }
 
@@ -91,6 +94,15 @@ static const char *input_count_text(const sl_op_def *op, char *buf, size_t cap)
         snprintf(buf, cap, "(%d or more inputs)", op->min_inputs);
     else if (op->min_inputs != op->max_inputs)
         snprintf(buf, cap, "(%d to %d inputs)", op->min_inputs, op->max_inputs);
+    return buf;
+}
+
+/* "(num_outputs of them)" for an operator whose number of outputs is an argument, else "". */
+static const char *output_count_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (op->num_outputs_arg)
+        snprintf(buf, cap, "(as many as the argument %s says)", op->num_outputs_arg);
     return buf;
 }
 
@@ -246,6 +258,8 @@ static void describe(const sl_op_def *op)
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("  %s\n", buf);
     print_io("outputs", op->outputs, op->num_outputs);
+    if (output_count_text(op, buf, sizeof buf)[0])
+        printf("  %s\n", buf);
     printf("\ndevices: %s\n", devices_text(op, buf, sizeof buf));
     printf("flags:   %s\n", flags_text(op, buf, sizeof buf));
     print_args(op);
@@ -331,6 +345,8 @@ static void md_describe(const sl_op_def *op)
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("%s\n\n", buf);
     md_io("Outputs", op->outputs, op->num_outputs);
+    if (output_count_text(op, buf, sizeof buf)[0])
+        printf("%s\n\n", buf);
     printf("**Devices:** %s  \n", devices_text(op, buf, sizeof buf));
     printf("**Flags:** %s\n\n", flags_text(op, buf, sizeof buf));
     md_args(op);

@@ -120,6 +120,11 @@ typedef struct sl_arg_alias {
  * On device "cpu" it may then read GPU data as it is: no copy to the host, no wait for the GPU
  * work that fills it. */
 #define SL_OP_METADATA 0x40u
+/* Runs code of the application's front end: a function registered for the node with
+ * sl_pipeline_set_callback before the build (python_function: the Python API registers the
+ * Python callable). A JSON spec cannot hold such a function, so a node without one fails to
+ * build; Python's serialize() refuses a pipeline holding one. */
+#define SL_OP_CALLBACK 0x80u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;
@@ -131,6 +136,11 @@ typedef struct sl_op_def {
     int min_inputs, max_inputs;
     const sl_io_def *outputs; /* num_outputs entries */
     int num_outputs;
+    /* An operator whose number of outputs is an argument, as DALI's python_function: the name
+     * of its SL_ARG_INT argument (with SL_ARG_RANGE from 0) whose value is a node's number of
+     * outputs. `outputs` then has num_outputs = 1 entry, which describes each of them. NULL:
+     * every node has num_outputs outputs. */
+    const char *num_outputs_arg;
     const sl_arg_def *args;
     int num_args;
     const sl_arg_alias *aliases; /* deprecated argument names still accepted; may be NULL */
@@ -198,6 +208,13 @@ SL_API int sl_init_batch_size(const sl_op_init *ini);
  * and the node name. */
 SL_API uint64_t sl_init_seed(const sl_op_init *ini);
 SL_API const char *sl_init_node_name(const sl_op_init *ini);
+/* The node's number of outputs: num_outputs, or the value of num_outputs_arg. Same for
+ * sl_ctx_num_outputs. */
+SL_API int sl_init_num_outputs(const sl_op_init *ini);
+/* SL_OP_CALLBACK operators: the function registered for the node (sl_pipeline_set_callback).
+ * Returns: false, *fn and *user untouched, when none was registered; *user is the
+ * application's, valid until the pipeline is destroyed. */
+SL_API bool sl_init_callback(const sl_op_init *ini, sl_callback_fn *fn, void **user);
 /* Records an error for this node. Returns: code, so `return sl_init_fail(...)` reads well. */
 SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
     SL_PRINTF(3, 4);
@@ -209,6 +226,7 @@ SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, 
 SL_API int sl_ctx_batch_size(const sl_ctx *ctx);
 SL_API int64_t sl_ctx_iteration(const sl_ctx *ctx);
 SL_API int sl_ctx_num_inputs(const sl_ctx *ctx);
+SL_API int sl_ctx_num_outputs(const sl_ctx *ctx);
 SL_API const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i);
 SL_API void *sl_ctx_state(const sl_ctx *ctx);
 /* Per-iteration data: iter_bytes_per_sample * batch size bytes, kept between setup and run of

@@ -125,6 +125,59 @@ SL_API sl_status sl_pipeline_run(sl_pipeline *p);
  * (dtype/ndim/layout it declares), with the message in sl_pipeline_error(). */
 SL_API sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed *batch);
 
+/* ---- callbacks: nodes that run the application's code (python_function) -----------------
+ * A node of an SL_OP_CALLBACK operator calls a function the application registers for it
+ * before the build. The node calls it once per iteration, in iteration order and one call at a
+ * time (the operator is stateful), on one of the pipeline's threads, with the iteration's
+ * inputs; the function hands back a view of each output sample, which the node checks (one
+ * dtype and one number of dimensions per output) and copies into its outputs. The executor
+ * owns scheduling, ordering and errors: a failed call fails its iteration, delivered in order
+ * by share_outputs with the node's context, and the pipeline goes on. */
+
+/* One output sample as a callback hands it back: any layout in memory (strides), read by the
+ * node until sl_callback_call.release. */
+typedef struct sl_sample_view {
+    sl_dtype dtype;
+    int ndim;               /* 0 to SL_MAX_NDIM */
+    const int64_t *shape;   /* ndim extents, each >= 0 */
+    const int64_t *strides; /* ndim steps in bytes (negative or 0 allowed); NULL: C order */
+    const void *data;       /* the element at index (0, ..., 0); may be NULL when empty */
+} sl_sample_view;
+
+/* What a callback gets: borrowed for the duration of the call, except the views it fills. */
+typedef struct sl_callback_call {
+    int64_t iteration;
+    int batch_size; /* samples of this iteration */
+    int num_inputs;
+    const sl_batch *const *inputs; /* the node's inputs (host memory), valid during the call */
+    int num_outputs;
+    /* num_outputs * batch_size views, zeroed: the callback fills outputs[o * batch_size + i]
+     * with sample i of output o. */
+    sl_sample_view *outputs;
+    /* Set by the callback when its views hold resources: called once, from any thread, when
+     * the node no longer reads them (after copying them, or when the iteration failed first;
+     * also after a failed call); NULL: nothing to release. */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
+    char *err; /* the callback's message on failure (errlen bytes, "" before the call) */
+    size_t errlen;
+} sl_callback_call;
+
+/* A node's function. Returns SL_OK, or an error code (SL_ECALLBACK when the application's code
+ * failed) with its message in call->err; the iteration then fails with that code, the message
+ * prefixed with the node's context. */
+typedef sl_status (*sl_callback_fn)(void *user, sl_callback_call *call);
+
+/* Registers fn (with `user`) for node `name`, of an SL_OP_CALLBACK operator, before the build;
+ * a second call for the node replaces the first. A node of such an operator without a function
+ * fails to build.
+ * Returns SL_ENOTFOUND if no such node, SL_EINVAL if its operator takes no callback,
+ * SL_EMISUSE once built (or fn NULL); the message in sl_pipeline_error().
+ * Owns: user is borrowed; it must stay valid until sl_pipeline_destroy returns.
+ * Threads: fn runs on the pipeline's threads, never two calls for one node at once. */
+SL_API sl_status sl_pipeline_set_callback(sl_pipeline *p, const char *name, sl_callback_fn fn,
+                                          void *user);
+
 /* Outputs of the iteration last shared: borrowed until its release. */
 SL_API int sl_pipeline_num_outputs(const sl_pipeline *p);
 SL_API const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i);

@@ -105,6 +105,11 @@ int sl_ctx_num_inputs(const sl_ctx *ctx)
     return ctx->pn->ninputs;
 }
 
+int sl_ctx_num_outputs(const sl_ctx *ctx)
+{
+    return ctx->pn->nout;
+}
+
 const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->pn->ninputs)
@@ -125,7 +130,7 @@ void *sl_ctx_iter_data(const sl_ctx *ctx)
 
 void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char *layout)
 {
-    assert(o >= 0 && o < ctx->pn->op->num_outputs && ndim >= 0 && ndim <= SL_MAX_NDIM);
+    assert(o >= 0 && o < ctx->pn->nout && ndim >= 0 && ndim <= SL_MAX_NDIM);
     sl_batch *b = &ctx->sn->wouts[o];
     int n = sl_ctx_batch_size(ctx);
     if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
@@ -330,7 +335,7 @@ static const char *sample_source(const sl_ctx *ctx)
 {
     if (ctx->sample < 0)
         return NULL;
-    const sl_batch *out = ctx->pn->op->num_outputs > 0 ? &ctx->sn->wouts[0] : NULL;
+    const sl_batch *out = ctx->pn->nout > 0 ? &ctx->sn->wouts[0] : NULL;
     if (out && ctx->sample < out->size && out->sources[ctx->sample])
         return out->sources[ctx->sample];
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -479,6 +484,24 @@ uint64_t sl_init_seed(const sl_op_init *ini)
 const char *sl_init_node_name(const sl_op_init *ini)
 {
     return ini->p->plan->nodes[ini->node].name;
+}
+
+int sl_init_num_outputs(const sl_op_init *ini)
+{
+    return ini->p->plan->nodes[ini->node].nout;
+}
+
+bool sl_init_callback(const sl_op_init *ini, sl_callback_fn *fn, void **user)
+{
+    const char *name = ini->p->plan->nodes[ini->node].name;
+    for (int k = 0; k < ini->p->ncallbacks; k++) {
+        if (strcmp(ini->p->callbacks[k].node, name) == 0) {
+            *fn = ini->p->callbacks[k].fn;
+            *user = ini->p->callbacks[k].user;
+            return true;
+        }
+    }
+    return false;
 }
 
 sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)

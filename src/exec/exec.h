@@ -43,7 +43,7 @@ typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
     int node;                    /* plan index */
-    sl_batch *outs;              /* op->num_outputs batches, storage reused across iterations */
+    sl_batch *outs;              /* pn->nout batches, storage reused across iterations */
     sl_batch *wouts;             /* what the op's context writes: outs, or host_outs (mixed) */
     sl_batch *host_outs;         /* mixed nodes: pinned staging of outs (stage.c), else NULL */
     struct sl__gpunode *gn;      /* mixed and gpu nodes: events and upload buffers (stage.c) */
@@ -139,6 +139,13 @@ typedef struct sl__scratch {
     size_t cap;
 } sl__scratch;
 
+/* A function registered for a node before the build (sl_pipeline_set_callback). */
+typedef struct sl__callback {
+    char *node; /* the node's name (owned) */
+    sl_callback_fn fn;
+    void *user; /* the application's, borrowed */
+} sl__callback;
+
 struct sl_pipeline {
     sl_graph *graph;         /* owned copy of what the user described */
     sl_pipeline_options opt; /* with defaults resolved */
@@ -187,6 +194,10 @@ struct sl_pipeline {
     int nheld, nspares;        /* (mu) */
     size_t held_bytes[2];      /* (mu) host, device bytes of the held records */
     size_t held_max[2];        /* host, device bytes the held records may take */
+
+    sl__callback *callbacks; /* registered before the build; SL_OP_CALLBACK nodes' init reads
+                              * them (sl_init_callback) */
+    int ncallbacks;
 
     sl__error error; /* last failure of a call on this pipeline */
 };

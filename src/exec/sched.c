@@ -213,7 +213,7 @@ static void add_busy(sl__snode *sn, int64_t t0)
 
 static sl_status alloc_outputs(sl_ctx *ctx)
 {
-    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; o < ctx->pn->nout; o++) {
         if (ctx->sn->wouts[o].size != sl_ctx_batch_size(ctx))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
         if (sl__ctx_check_sizes(ctx, &ctx->sn->wouts[o], o) != SL_OK)
@@ -221,7 +221,7 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     }
     if (ctx->pn->stage == SL__STAGE_MIXED)
         return sl__stage_alloc_mixed(ctx);
-    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; o < ctx->pn->nout; o++) {
         if (sl__pool_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);

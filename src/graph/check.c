@@ -1,10 +1,10 @@
 /* src/graph/check.c: the checks of one node that need no other node.
  *
- * Exports sl__node_check (graph.h). The build (plan.c) runs it on every node, and the Python
- * extension on each node that fn.* or ops.* records, so an error found where an operator is
- * called reads exactly like the one the build, a JSON spec or the CLI reports: one rule, in one
- * place, for every front end. What needs the rest of the graph (references to other nodes,
- * placement, cycles, outputs) stays in plan.c. Argument names are resolved with
+ * Exports sl__node_check and sl__node_num_outputs (graph.h). The build (plan.c) runs it on every
+ * node, and the Python extension on each node that fn.* or ops.* records, so an error found where
+ * an operator is called reads exactly like the one the build, a JSON spec or the CLI reports: one
+ * rule, in one place, for every front end. What needs the rest of the graph (references to other
+ * nodes, placement, cycles, outputs) stays in plan.c. Argument names are resolved with
  * sl__op_arg_resolve: DALI's deprecated names (sl_op_def.aliases) count as the arguments they
  * rename, or are accepted and ignored.
  * Invariant: on success every argument of the schema is either set in pargs (the user's coerced
@@ -130,4 +130,12 @@ sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *parg
     for (int k = 0; st == SL_OK && k < n->nargs; k++)
         st = check_arg(&c, op, &n->args[k], pargs);
     return st == SL_OK ? check_rest(&c, op, pargs) : st;
+}
+
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs)
+{
+    if (!op->num_outputs_arg)
+        return op->num_outputs;
+    int a = sl_op_arg_index(op, op->num_outputs_arg); /* an int with a default (registry test) */
+    return a >= 0 && pargs && pargs[a].set ? (int)pargs[a].value.i : 0;
 }

@@ -196,6 +196,10 @@ sl_status sl__option_set(sl_pipeline_options *o, const sl__option *opt, int64_t 
 sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *pargs, sl__error *e,
                          bool *type_error);
 
+/* A node's number of outputs: op->num_outputs, or the value of its op->num_outputs_arg in pargs
+ * (sl__node_check's coerced arguments; the default when not given). */
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs);
+
 typedef struct sl__pnode {
     const sl_op_def *op;
     char *name;
@@ -203,6 +207,7 @@ typedef struct sl__pnode {
     bool to_host; /* a cpu SL_OP_TRANSFER node reading GPU data: the executor copies it */
     int ninputs;
     sl__ref *inputs;
+    int nout;  /* its number of outputs: op->num_outputs or op->num_outputs_arg's value */
     int nargs; /* sl_op_num_args(op) */
     sl__parg *args;
     int *succ; /* distinct consumer nodes (data or argument inputs) */

@@ -21,6 +21,7 @@ typedef struct build {
     const sl_op_def **ops; /* per graph node */
     sl__stage *stages;     /* per graph node, once placed */
     sl__placement *placed; /* per graph node, once placed */
+    sl__parg **pargs;      /* per graph node, its checked arguments (gplan's) */
     sl__error *err;
 } build;
 
@@ -102,10 +103,10 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
                     what, ref);
     if (out->node < 0)
         return fail(b, i, SL_ENOTFOUND, "%s refers to unknown node \"%s\"", what, ref);
-    const sl_op_def *src = b->ops[out->node];
-    if (out->out >= src->num_outputs)
+    int nout = sl__node_num_outputs(b->ops[out->node], b->pargs[out->node]);
+    if (out->out >= nout)
         return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d", what,
-                    out->out, b->g->nodes[out->node].name, src->num_outputs);
+                    out->out, b->g->nodes[out->node].name, nout);
     return SL_OK;
 }
 
@@ -308,6 +309,7 @@ static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
         pn->name = sl__strdup(b->g->nodes[i].name);
         pn->seed = node_seed(b, gp, i); /* before the arguments move into the plan */
         pn->ninputs = b->g->nodes[i].ninputs;
+        pn->nout = sl__node_num_outputs(b->ops[i], gp->args[i]);
         pn->inputs = gp->inputs[i];
         gp->inputs[i] = NULL;
         pn->nargs = sl_op_num_args(b->ops[i]);
@@ -347,10 +349,10 @@ static sl_status check_outputs(build *b, sl__plan *plan)
         if (!sl__graph_parse_ref(b->g, b->g->outputs[k], &r->node, &r->out) || r->node < 0)
             return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"", k,
                         b->g->outputs[k]);
-        if (r->out >= b->ops[r->node]->num_outputs)
+        int nout = sl__node_num_outputs(b->ops[r->node], b->pargs[r->node]);
+        if (r->out >= nout)
             return fail(b, r->node, SL_EINVAL,
-                        "pipeline output %d asks for output %d; the operator has %d", k, r->out,
-                        b->ops[r->node]->num_outputs);
+                        "pipeline output %d asks for output %d; the node has %d", k, r->out, nout);
     }
     return SL_OK;
 }
@@ -439,9 +441,8 @@ static void fuse(sl__plan *plan)
     for (int i = 0; i < plan->n; i++) {
         const sl__pnode *pn = &plan->nodes[i];
         unsigned not_fusable = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS;
-        if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample ||
-            pn->op->num_outputs != 1 || (pn->op->flags & not_fusable) || pn->nsucc != 1 ||
-            sl__plan_is_output(plan, i, -1))
+        if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample || pn->nout != 1 ||
+            (pn->op->flags & not_fusable) || pn->nsucc != 1 || sl__plan_is_output(plan, i, -1))
             continue;
         sl__pnode *c = &plan->nodes[pn->succ[0]];
         if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
@@ -481,6 +482,7 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
     if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !b.placed ||
         !gp.inputs || !gp.args || !gp.keep || !gp.order)
         st = fail(&b, -1, SL_ENOMEM, "out of memory");
+    b.pargs = gp.args;
     if (st == SL_OK)
         st = validate(&b, &gp, plan);
     for (int k = 0; st == SL_OK && k < g->noutputs; k++)

@@ -279,9 +279,26 @@ static void check_op(const sl_op_def *op)
     /* Devices, flags, functions. */
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
-    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
-                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA))
+    if (op->flags &
+        ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
+                    SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA | SL_OP_CALLBACK))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
+    /* the application's function runs once per iteration, in order, and is never pruned */
+    if ((op->flags & SL_OP_CALLBACK) && (op->flags & (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS)) !=
+                                            (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS))
+        problem(op, NULL, "SL_OP_CALLBACK without SL_OP_STATEFUL and SL_OP_SIDE_EFFECTS");
+    /* op.h: the argument that gives the number of outputs is an int from 0, with a default,
+     * constant (the graph needs the count before any iteration), and one description serves
+     * every output */
+    if (op->num_outputs_arg) {
+        int a = sl_op_arg_index(op, op->num_outputs_arg);
+        const sl_arg_def *def = sl_op_arg(op, a);
+        if (!def || def->type != SL_ARG_INT || !(def->flags & SL_ARG_RANGE) || def->min < 0 ||
+            !def->def || (def->flags & SL_ARG_TENSOR) || op->num_outputs != 1)
+            problem(op, op->num_outputs_arg,
+                    "num_outputs_arg is not a constant int argument with a range from 0 and a "
+                    "default, with one output description");
+    }
     /* sample fusion runs it sample by sample after its producer: it must be per sample */
     if ((op->flags & SL_OP_SAMPLEWISE) &&
         (!op->run_sample || (op->flags & (SL_OP_SOURCE | SL_OP_STATEFUL)) || op->min_inputs < 1))
@@ -442,7 +459,24 @@ static void test_checker_finds_problems(void **state)
     EXPECT_CAUGHT(bad.aliases = clash; bad.num_aliases = 1);
     EXPECT_CAUGHT(bad.aliases = dangling; bad.num_aliases = 1);
     EXPECT_CAUGHT(bad.aliases = twice; bad.num_aliases = 2);
-    EXPECT_CAUGHT(bad.num_aliases = 1); /* no table */
+    EXPECT_CAUGHT(bad.num_aliases = 1);          /* no table */
+    EXPECT_CAUGHT(bad.flags = SL_OP_CALLBACK);   /* neither stateful nor kept */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "mode"); /* a string */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "size"); /* a list, no default */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "no_such_arg");
+    static const sl_arg_def counted[] = {{.name = "n",
+                                          .type = SL_ARG_INT,
+                                          .def = "1",
+                                          .doc = "How many outputs.",
+                                          .flags = SL_ARG_RANGE,
+                                          .min = 0,
+                                          .max = 4}};
+#define COUNTED bad.args = counted, bad.num_args = 1, bad.num_outputs_arg = "n"
+    EXPECT_CAUGHT(COUNTED; bad.num_outputs = 2); /* one description serves every output */
+    bad = good;
+    COUNTED;
+    assert_int_equal(problems_of(&bad), 0);
+#undef COUNTED
     static const sl_arg_alias fine[] = {{"old_size", "size", NULL}, {"gone", NULL, NULL}};
     bad = good;
     bad.aliases = fine;
