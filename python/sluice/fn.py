@@ -43,9 +43,28 @@ def _input(op_name, k, x, device):
                         f"types.Constant), got {type(x).__name__}") from None
 
 
+def _num_outputs(schema, args):
+    """How many outputs a node of the operator has: the schema's, or the value of the argument
+    that says (num_outputs_arg: python_function's num_outputs), checked already."""
+    arg = schema["num_outputs_arg"]
+    if arg is None:
+        return len(schema["outputs"])
+    value = args.get(arg)
+    if value is None:
+        value = next(a["default"] for a in schema["args"] if a["name"] == arg)
+    return int(value)
+
+
 def _call(op_name, inputs, kwargs):
     """Records one node of operator op_name (into the pipeline being defined, or detached when
-    none is: sluice.node); returns its DataNode(s)."""
+    none is: sluice.node); returns its DataNode, or a tuple of them (of any length) when the
+    operator has not one output."""
+    outs = _call_node(op_name, inputs, kwargs)[1]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _call_node(op_name, inputs, kwargs):
+    """_call's work: returns (the node, a tuple of its DataNodes)."""
     kwargs = dict(kwargs)
     device, name = kwargs.pop("device", None), kwargs.pop("name", None)
     args, arg_inputs = {}, {}
@@ -61,8 +80,7 @@ def _call(op_name, inputs, kwargs):
     # where the build will run them
     schema = _SCHEMAS[op_name]
     node = _node.make(op_name, name, device, inputs, args, arg_inputs, schema["flags"])
-    outs = tuple(_DataNode(node, i) for i in range(len(schema["outputs"])))
-    return outs[0] if len(outs) == 1 else outs
+    return node, tuple(_DataNode(node, i) for i in range(_num_outputs(schema, args)))
 
 
 def _is_input_set(x):
@@ -197,6 +215,10 @@ def _install(module, make):
 _install(_sys.modules[__name__], _make_function)
 
 from .external_source import external_source  # noqa: E402  (overrides the generated one)
+from .python_function import (  # noqa: E402  (the generated one cannot take a function)
+    dl_tensor_python_function, python_function)
 
 external_source.__doc__ += ("\n\nThe C operator behind it (one node per output):\n\n"
                             + _make_doc(_SCHEMAS["external_source"]))
+python_function.__doc__ += ("\n\nThe C operator behind it:\n\n"
+                            + _make_doc(_SCHEMAS["python_function"]))

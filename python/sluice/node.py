@@ -25,7 +25,8 @@ as in DALI.
 
 An external_source call with a Python ``source`` is a Group of its nodes (one per output): the
 pipeline that adopts one of them adopts them all and makes its own Source for them (its own
-pass over the source, its own epochs).
+pass over the source, its own epochs). A python_function node carries its function
+(``callback``): every pipeline that holds the node registers it for its copy.
 Invariant: what a Node records (operator, inputs, arguments, device) never changes once it is
 made; only its name (set once, by the first graph that names it), its placement (set once) and
 its home are filled in later. Records refer to their producers, and to a pipeline only weakly,
@@ -46,7 +47,7 @@ class Node:
     arguments as the C graph takes them."""
 
     __slots__ = ("op", "name", "auto", "named", "device", "placed", "inputs", "args",
-                 "arg_inputs", "group", "_home")
+                 "arg_inputs", "group", "callback", "_home")
 
     def __init__(self, op, name, device, inputs, args, arg_inputs):
         self.op, self.device = op, device
@@ -56,6 +57,7 @@ class Node:
         self.inputs, self.args, self.arg_inputs = inputs, args, arg_inputs
         self.placed = None
         self.group = None   # a Group, for the nodes of an external_source with a source
+        self.callback = None  # python_function: its function (sluice.python_function.Spec)
         self._home = None   # weakref to the pipeline it was recorded in when made
 
     @property
@@ -182,6 +184,15 @@ def register(pipe, group):
     pipe._groups.add(group)
 
 
+def register_callback(pipe, node):
+    """Gives pipe the function of python_function node `node` (node.callback), registered
+    with the C pipeline when it is created (Pipeline._c_pipeline)."""
+    if pipe._cpipe is not None:
+        raise RuntimeError("python_function: the pipeline is built (or serialized) already; "
+                           "its operators must be made before")
+    pipe._callbacks[pipe._names[node]] = node.callback
+
+
 def _add(pipe, node):
     names = pipe._names
     refs = [f"{names[x._node]}:{x.index}" for x in node.inputs]
@@ -189,6 +200,8 @@ def _add(pipe, node):
     name, placed = pipe._graph.add_node(node.op, None if node.auto else node.name, node.device,
                                         refs, node.args, arg_refs)
     names[node] = name
+    if node.callback is not None:  # adopted: this pipeline calls the function too
+        register_callback(pipe, node)
     if not node.named:
         node.name, node.named = name, True  # the first graph to name it gives its name
     if node.placed is None:

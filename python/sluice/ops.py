@@ -6,7 +6,9 @@ makes an operator object holding keyword arguments; calling it on inputs
 the call's keyword arguments added. Class names are the CamelCase of the operator's last name
 part under the same namespaces as fn (``decoders.image_random_crop`` ->
 ``ops.decoders.ImageRandomCrop``); ``ops.ExternalSource(source=None, num_outputs=None, ...)``
-is DALI's class over fn.external_source (sluice.external_source.ExternalSource). An argument
+is DALI's class over fn.external_source (sluice.external_source.ExternalSource), and
+``ops.PythonFunction`` / ``ops.DLTensorPythonFunction`` DALI's classes over fn.python_function
+and fn.dl_tensor_python_function (sluice.python_function). An argument
 goes to the constructor or to the call, not both. Objects may be made anywhere (typically in a
 Pipeline subclass's ``__init__``) and called any number of times, each call a node. An
 operator made without ``device`` places each node it records from that call's inputs, as fn
@@ -16,6 +18,7 @@ import sys
 
 from . import fn as _fn
 from . import external_source as _es
+from . import python_function as _pf
 
 
 def _camel(name):
@@ -74,6 +77,10 @@ def _install():
         target = _fn._namespace(module, prefix, __name__) if prefix else module
         setattr(target, _camel(short), _make_class(op))
     module.ExternalSource = _es.ExternalSource  # DALI's class, not the generated one
+    module.PythonFunction = _pf.PythonFunction  # DALI's classes, with a Python function
+    module.DLTensorPythonFunction = _pf.DLTensorPythonFunction
+    module._dlpack_to_array = _pf.dlpack_to_array  # DALI's helpers of the same names
+    module._dlpack_from_array = _pf.dlpack_from_array
 
 
 _install()

@@ -167,6 +167,7 @@ class Pipeline:
         self._graph = _sluice.Graph()
         self._names = {}            # sluice.node.Node -> its name in _graph (sluice.node)
         self._groups = set()        # external_source groups given a Source here
+        self._callbacks = {}        # python_function node name -> its function's Spec
         self._outputs = None        # DataNodes given to set_outputs
         self._finalized = False     # outputs written into the graph
         self._cpipe = None          # the C pipeline, created (its seed drawn) at first need
@@ -316,7 +317,10 @@ class Pipeline:
         if self._cpipe is None:
             self._finalize()
             o = self._options()
-            self._cpipe = _sluice.Pipeline(self._graph, o)
+            cpipe = _sluice.Pipeline(self._graph, o)
+            for name, spec in self._callbacks.items():  # python_function nodes' functions
+                cpipe.set_callback(name, spec.runner(self, name))
+            self._cpipe = cpipe
         return self._cpipe
 
     # ---- worker processes of parallel external sources ----------------------------------------
@@ -621,7 +625,9 @@ class Pipeline:
     def serialize(self, define_graph=None, filename=None):
         """The pipeline as the JSON spec `sluice run` reads (graph + options); written to
         `filename` too when given. Python sources of external_source nodes are not part of it:
-        a deserialized pipeline is fed with feed_input."""
+        a deserialized pipeline is fed with feed_input. A pipeline with a python_function
+        node cannot be serialized (UnsupportedError naming the node): a spec cannot hold a
+        Python function."""
         if define_graph is not None and not callable(define_graph):
             raise TypeError("serialize: define_graph must be callable" + (
                 "; did you mean serialize(filename=...)?" if isinstance(define_graph, str)
@@ -631,6 +637,11 @@ class Pipeline:
                 outs = define_graph()
             self.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
         self._finalize()
+        for name in self._callbacks:
+            raise _sluice.UnsupportedError(
+                f'Pipeline.serialize(): node "{name}" (python_function) cannot be serialized: '
+                "its Python function lives in this process, and a spec cannot hold it; run "
+                "this pipeline from Python")
         o = self._options()
         if self._seed is None:
             o["seed"] = self._c_pipeline().seed  # the one drawn, as DALI serializes it
@@ -670,7 +681,7 @@ class Pipeline:
 
     def _adopt_spec(self, text):
         self._graph = _sluice.graph_from_json(text)
-        self._names, self._groups = {}, set()
+        self._names, self._groups, self._callbacks = {}, set(), {}
         self._cpipe = None  # created again from this graph and options
         self._finalized = True
         self._sources, self._outputs = [], []

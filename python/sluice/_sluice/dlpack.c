@@ -251,3 +251,12 @@ void slpy_dlpack_release(slpy_tensor *t)
     if (mt && mt->deleter)
         mt->deleter(mt);
 }
+
+PyObject *slpy_dlpack_capsule_device(PyObject *module, PyObject *capsule)
+{
+    DLManagedTensor *mt = PyCapsule_GetPointer(capsule, "dltensor");
+    if (!mt)
+        return NULL; /* not a capsule, or consumed already: ValueError set */
+    return Py_BuildValue("(ii)", (int)mt->dl_tensor.device.device_type,
+                         (int)mt->dl_tensor.device.device_id);
+}

@@ -2,7 +2,7 @@
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
- * resolve_aliases(), _shm_live().
+ * resolve_aliases(), _dlpack_device(), _shm_live().
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -66,6 +66,8 @@ static PyMethodDef module_methods[] = {
     {"resolve_aliases", slpy_resolve_aliases_py, METH_VARARGS,
      "resolve_aliases(op, name, args, arg_inputs) -> (args, arg_inputs): deprecated argument "
      "names resolved to the current ones (each with a DeprecationWarning), as the build does."},
+    {"_dlpack_device", slpy_dlpack_capsule_device, METH_O,
+     "_dlpack_device(capsule) -> (device_type, device_id) of an unconsumed DLPack capsule."},
     {"_shm_live", slpy_shm_live, METH_NOARGS,
      "_shm_live() -> (mappings, bytes): SharedChunk mappings alive in this process."},
     {NULL, NULL, 0, NULL}};

@@ -8,6 +8,9 @@
  * consumer thread at a time). share_outputs/run return one TensorListCPU per output, each
  * holding its own pin of the iteration's buffers and a reference to this object, so the
  * sl_pipeline is destroyed (GIL released: it joins threads) only after the last view died.
+ * The Python functions of python_function nodes (callback.c) belong to this object too: the
+ * collector sees them (a function may refer back to its pipeline), and they are freed after
+ * the sl_pipeline, whose threads call them.
  */
 #include "sluice_py.h"
 
@@ -58,14 +61,27 @@ static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwar
 static void pipeline_dealloc(slpy_pipeline *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    slpy_callbacks_destroy_here(self); /* dying on its own thread: destroyed by another */
     sl_pipeline *p = self->p;
     if (p) {
-        PyThreadState *ts = PyEval_SaveThread(); /* joins the pipeline's threads */
+        /* joins the pipeline's threads; one running a Python function takes the GIL to finish
+         * it, and the node's views are released (the GIL again) as it is destroyed */
+        PyThreadState *ts = PyEval_SaveThread();
         sl_pipeline_destroy(p);
         PyEval_RestoreThread(ts);
     }
+    slpy_callbacks_free(self->cb); /* nothing calls them any more */
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
+}
+
+/* The Python functions of python_function nodes may refer to the pipeline (a bound method of
+ * a Pipeline subclass, a closure): the collector sees them, so such a cycle is collected. */
+static int pipeline_traverse(slpy_pipeline *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    return slpy_callbacks_traverse(self->cb, visit, arg);
 }
 
 typedef sl_status (*blocking_fn)(sl_pipeline *p);
@@ -83,8 +99,10 @@ static int call_blocking(PyObject *obj, blocking_fn fn)
     PyEval_RestoreThread(ts);
     slpy_pipeline_leave(self);
     if (rc != SL_OK)
-        return slpy_raise_pipeline(st, self->p, rc), -1;
-    return 0;
+        slpy_raise_pipeline(st, self->p, rc);
+    if (fn == sl_pipeline_share_outputs || fn == sl_pipeline_run)
+        slpy_callbacks_after_share(self, rc);
+    return rc == SL_OK ? 0 : -1;
 }
 
 static PyObject *outputs_tuple(PyObject *self)
@@ -232,6 +250,9 @@ static PyMethodDef pipeline_methods[] = {
      "feed_lent(name, chunks, samples, dtype, ndim, layout=None): one batch whose samples lie "
      "in SharedChunks (samples[i] = (chunk index, offset, shape)); lent, not copied: the chunks "
      "count as lent until the pipeline releases the batch."},
+    {"set_callback", slpy_pipeline_set_callback, METH_VARARGS,
+     "set_callback(node, runner): runs runner(iteration, batch_size, inputs) as the function of "
+     "python_function node `node` (before build); see sluice/python_function.py."},
     {"epoch_size", pipeline_epoch_size, METH_VARARGS,
      "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
     {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},
@@ -250,6 +271,7 @@ static PyGetSetDef pipeline_getset[] = {
 static PyType_Slot pipeline_slots[] = {
     {Py_tp_new, pipeline_new},
     {Py_tp_dealloc, pipeline_dealloc},
+    {Py_tp_traverse, pipeline_traverse},
     {Py_tp_methods, pipeline_methods},
     {Py_tp_getset, pipeline_getset},
     {Py_tp_doc, "Pipeline(graph, options=None): an sl_pipeline (the graph is copied); options "
@@ -260,6 +282,6 @@ static PyType_Slot pipeline_slots[] = {
 PyType_Spec slpy_pipeline_spec = {
     .name = "sluice._sluice.Pipeline",
     .basicsize = sizeof(slpy_pipeline),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = pipeline_slots,
 };

@@ -5,8 +5,9 @@
  * batch: hostlist.c), TensorCPU and TensorGPU (tensor.c), plus buffer-protocol views (buffer.c),
  * DLPack capsules (dlpack.c), the exception classes (errors.c), the registry's introspection and
  * the call-site argument checks (registry.c), deprecated argument names (aliases.c), Python
- * value conversion (value.c), feeding external sources (feed.c) and the shared-memory chunks of
- * Python workers, lent to external sources (shm.c).
+ * value conversion (value.c), feeding external sources (feed.c), the shared-memory chunks of
+ * Python workers, lent to external sources (shm.c), and the Python functions of
+ * python_function nodes (callback.c).
  *
  * Invariants: no C globals hold Python objects — everything lives in the module state
  * (slpy_state), reached from a heap type with slpy_state_of(). Every call into sluice that can
@@ -102,9 +103,11 @@ PyObject *slpy_graph_from_json(PyObject *module, PyObject *text);
 PyObject *slpy_options_from_json(PyObject *module, PyObject *text);
 
 /* ---- Pipeline (pipeline.c) --------------------------------------------------------------- */
+struct slpy_callbacks;
 typedef struct slpy_pipeline {
     PyObject_HEAD sl_pipeline *p;
     int busy; /* a call is running with the GIL released (one consumer thread at a time) */
+    struct slpy_callbacks *cb; /* python_function nodes' functions (callback.c), NULL if none */
 } slpy_pipeline;
 extern PyType_Spec slpy_pipeline_spec;
 /* Marks the pipeline busy for a call that releases the GIL; -1 with RuntimeError when another
@@ -116,6 +119,22 @@ void slpy_pipeline_leave(slpy_pipeline *self);
 /* Pipeline.feed_input(name, samples, layout=None): samples is a sequence of objects with the
  * buffer protocol (C-contiguous), one per sample. */
 PyObject *slpy_pipeline_feed_input(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* ---- python_function (callback.c) ---------------------------------------------------------- */
+/* Pipeline.set_callback(node, runner): runner(iteration, batch_size, inputs) runs the node's
+ * Python function (sluice/python_function.py) on the pipeline's threads. */
+PyObject *slpy_pipeline_set_callback(PyObject *self, PyObject *args);
+/* After a share_outputs/run that returned rc (its exception, if any, raised): a CallbackError
+ * gets the Python exception of its node and iteration as __cause__; what was kept for
+ * iterations delivered is dropped. */
+void slpy_callbacks_after_share(slpy_pipeline *self, sl_status rc);
+int slpy_callbacks_traverse(struct slpy_callbacks *t, visitproc visit, void *arg);
+/* Frees the table (GIL held), once the sl_pipeline that calls it is destroyed. */
+void slpy_callbacks_free(struct slpy_callbacks *t);
+/* Pipeline dealloc on a thread of its own sl_pipeline, inside one of its functions: hands the
+ * sl_pipeline and the table to a detached thread that destroys them after the call, clears
+ * self->p and self->cb and returns true; false (nothing done) on any other thread. */
+bool slpy_callbacks_destroy_here(slpy_pipeline *self);
 
 /* ---- shared-memory chunks of Python workers (shm.c) --------------------------------------- */
 extern PyType_Spec slpy_chunk_spec;
@@ -157,6 +176,10 @@ struct slpy_tensor;
 /* Takes a "dltensor" capsule of CPU memory into t (data, dtype, ndim, shape, dl), renaming the
  * capsule "used_dltensor" as the protocol asks. Returns 0, or -1 with TypeError/ValueError. */
 int slpy_dlpack_import(PyObject *capsule, struct slpy_tensor *t);
+/* _dlpack_device(capsule) -> (device_type, device_id) of an unconsumed "dltensor" capsule,
+ * what its producer's __dlpack_device__ would say (python_function reads capsules returned by
+ * a function through numpy.from_dlpack). ValueError for anything else. */
+PyObject *slpy_dlpack_capsule_device(PyObject *module, PyObject *capsule);
 /* Calls the deleter of the capsule t took (t->dl), if any. */
 void slpy_dlpack_release(struct slpy_tensor *t);
 
