@@ -67,12 +67,21 @@ def dlpack_to_array(x):
     memory only; no copy (DALI's ops._dlpack_to_array)."""
     import numpy as np
 
+    if isinstance(x, (_sluice.TensorCPU, np.ndarray)):
+        return np.asarray(x)
     if _is_capsule(x):
         x = _Capsule(x)
     elif not hasattr(x, "__dlpack__"):
         raise TypeError(f"expected a DLPack capsule or an object with __dlpack__ (a torch "
                         f"tensor, a NumPy array), got {type(x).__name__}")
-    return np.from_dlpack(x)
+    try:
+        return np.from_dlpack(x)
+    except RuntimeError as e:
+        if "dtype" not in str(e):
+            raise
+    # DLPack's bool (kDLBool), which NumPy 1.x does not read (nor consume): sluice's reader
+    capsule = x.capsule if isinstance(x, _Capsule) else x.__dlpack__()
+    return np.asarray(_sluice.TensorCPU(capsule))
 
 
 def dlpack_from_array(array):
@@ -84,6 +93,12 @@ def dlpack_from_array(array):
     if not a.flags.writeable:
         a = a.copy()
     return a.__dlpack__()
+
+
+def _capsule(a):
+    """A DLPack capsule of input sample a (NumPy's; sluice's own for bool, which NumPy does not
+    export: DLPack's kDLBool)."""
+    return _sluice.TensorCPU(a).__dlpack__() if a.dtype == bool else a.__dlpack__()
 
 
 def _samples(data, dtype, shapes, offsets):
@@ -121,7 +136,7 @@ class Runner:
 
         args = [_samples(*inp) for inp in inputs]
         if self.dlpack:
-            args = [[a.__dlpack__() for a in samples] for samples in args]
+            args = [[_capsule(a) for a in samples] for samples in args]
         pipe = self.pipe()
         Pipeline.push_current(pipe)  # DALI runs the function with its pipeline current
         try:

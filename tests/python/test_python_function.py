@@ -463,6 +463,15 @@ def test_dl_tensor_python_function_with_torch():
             assert np.array(plus.at(i)).dtype == np.float64
             assert np.array_equal(np.array(plus.at(i)), a + 0.5)
             assert np.array(count.at(i)).tolist() == [len(a)]
+    # bool, which NumPy 1.x does not export or read as DLPack: sluice's capsules carry it
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def bools():
+        x = fn.external_source(source=lambda: [np.array([True, False])] * 2)
+        return fn.dl_tensor_python_function(
+            x, function=lambda cs: [sluice.TensorCPU(c).__dlpack__() for c in cs])
+
+    (out,) = bools().run()
+    assert np.array(out.at(1)).tolist() == [True, False]
     op = ops.DLTensorPythonFunction(function=lambda xs: xs, num_outputs=2)
     with pytest.raises(sluice.CallbackError, match="must be a tuple"):
         make(lambda x: op(x)).run()

@@ -248,10 +248,12 @@ static sl_status take_outputs(PyObject *result, sl_callback_call *call)
         return SL_EINTERNAL;
     }
     Py_ssize_t count = (Py_ssize_t)nout * n;
+    if (count == 0)
+        return SL_OK; /* a sink (num_outputs=0): nothing to hold */
     held *h = PyMem_RawCalloc(1, sizeof(*h));
     if (h) {
-        h->views = PyMem_RawCalloc((size_t)(count ? count : 1), sizeof(Py_buffer));
-        h->dims = PyMem_RawCalloc((size_t)(count ? count : 1) * 2 * SL_MAX_NDIM, sizeof(int64_t));
+        h->views = PyMem_RawCalloc((size_t)count, sizeof(Py_buffer));
+        h->dims = PyMem_RawCalloc((size_t)count * 2 * SL_MAX_NDIM, sizeof(int64_t));
     }
     if (!h || !h->views || !h->dims) {
         if (h) {
