@@ -472,7 +472,8 @@ static void test_checker_finds_problems(void **state)
                                           .min = 0,
                                           .max = 4}};
 #define COUNTED bad.args = counted, bad.num_args = 1, bad.num_outputs_arg = "n"
-    EXPECT_CAUGHT(COUNTED; bad.num_outputs = 2); /* one description serves every output */
+    static const sl_io_def two[] = {{"a", "One."}, {"b", "Two."}};
+    EXPECT_CAUGHT(COUNTED; bad.outputs = two; bad.num_outputs = 2); /* one describes them all */
     bad = good;
     COUNTED;
     assert_int_equal(problems_of(&bad), 0);
