@@ -97,7 +97,8 @@ static const char *input_count_text(const sl_op_def *op, char *buf, size_t cap)
     return buf;
 }
 
-/* "(num_outputs of them)" for an operator whose number of outputs is an argument, else "". */
+/* "(as many as the argument num_outputs says)" for an operator whose number of outputs is an
+ * argument, else "". */
 static const char *output_count_text(const sl_op_def *op, char *buf, size_t cap)
 {
     buf[0] = '\0';

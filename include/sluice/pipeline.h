@@ -248,6 +248,20 @@ SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);
 SL_API sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s);
 /* Writes the last iterations' per-node spans as a Chrome/Perfetto trace (JSON). */
 SL_API sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f);
+/* Writes a picture of the pipeline's graph to f as Graphviz DOT text (`dot -Tsvg` draws it):
+ * one box per node of the plan with its name, operator and device ("gpu (from inputs)" where
+ * the build placed a node that was given none), data edges solid (labelled with the output
+ * index where the producer has several outputs), argument inputs dashed and labelled with the
+ * argument, the pipeline outputs as ovals "output k", each fused chain (sample fusion) in a
+ * cluster; pruned nodes are left out and named in a comment at the top. Before
+ * sl_pipeline_build it draws the plan the build will make, without initialising an operator
+ * (no file is read, no thread started): a graph the build rejects fails with the build's error.
+ * The text depends on the graph and the options alone: the same pipeline gives the same bytes.
+ * Returns: SL_OK; the build's error; SL_EIO when writing to f failed; SL_EMISUSE for NULL. The
+ * message is in sl_pipeline_error(p) (sl_last_error() for NULL).
+ * Owns: nothing; f is borrowed, written from its current position and left open.
+ * Threads: one thread at a time per pipeline, like the run calls. */
+SL_API sl_status sl_pipeline_write_dot(const sl_pipeline *p, FILE *f);
 
 #ifdef __cplusplus
 }

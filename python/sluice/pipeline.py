@@ -30,6 +30,8 @@ import contextlib
 import functools
 import inspect
 import os
+import shutil
+import subprocess
 import threading
 import warnings
 import weakref
@@ -621,6 +623,21 @@ class Pipeline:
         fused_into: the node it runs sample by sample with, see fuse_samples, or None)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
+    def graph(self, path=None):
+        """A picture of the pipeline: its graph as Graphviz DOT text, the same text as
+        ``sluice graph`` writes for serialize()'s spec. One box per node the build keeps (name,
+        operator, device), data inputs solid, argument inputs dashed and named, the outputs as
+        ovals, fused chains (fuse_samples) grouped; pruned nodes are left out (named in a
+        comment). It draws the plan the build makes without building (no file is read, no
+        thread started): a graph the build rejects raises the build's error. With ``path``
+        the picture is also written there: ``.dot`` or ``.gv`` the text, ``.svg``, ``.png``
+        or ``.pdf`` drawn by Graphviz's ``dot`` command (Debian's graphviz package; without
+        it, RuntimeError). Returns the DOT text."""
+        text = (self._pipe if self._pipe is not None else self._c_pipeline()).dot()
+        if path is not None:
+            _write_picture(text, os.fspath(path))
+        return text
+
     # ---- serialisation ------------------------------------------------------------------------
     def serialize(self, define_graph=None, filename=None):
         """The pipeline as the JSON spec `sluice run` reads (graph + options); written to
@@ -691,6 +708,29 @@ class Pipeline:
         return (f"Pipeline(batch_size={self._batch_size}, num_threads={self._num_threads}, "
                 f"prefetch_queue_depth={self._prefetch_queue_depth!r}, seed={self._seed}, "
                 f"built={self._pipe is not None})")
+
+
+def _write_picture(text, path):
+    """Writes DOT text to path: as is for .dot/.gv, drawn by Graphviz's dot for .svg/.png/.pdf
+    (the formats and words of ``sluice graph -o``)."""
+    suffix = os.path.splitext(path)[1]
+    if suffix in (".dot", ".gv"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    if suffix not in (".svg", ".png", ".pdf"):
+        raise ValueError(f'graph: "{path}": the suffix says the format: .dot or .gv (DOT '
+                         "text), .svg, .png or .pdf (drawn by Graphviz)")
+    dot = shutil.which("dot")
+    if dot is None:
+        raise RuntimeError(f'writing "{path}" needs Graphviz\'s dot command, which is not '
+                           "installed: install Debian's graphviz package (apt-get install "
+                           "graphviz), or write DOT text to a .dot file")
+    r = subprocess.run([dot, "-T" + suffix[1:], "-o", path], input=text.encode("utf-8"),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f'dot -T{suffix[1:]} -o "{path}" failed (exit status '
+                           f"{r.returncode}): {r.stderr.decode(errors='replace').strip()}")
 
 
 def _spec_options(text):

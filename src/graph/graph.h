@@ -2,14 +2,15 @@
  *
  * Exports: typed argument values and their coercion to a schema, the unbuilt graph (what the
  * user described), the registry's parsed defaults, placement (where a node runs: its device,
- * or the one its inputs imply), and the plan (validated, pruned, ordered, placed graph) that
- * the executor runs.
+ * or the one its inputs imply), the plan (validated, pruned, ordered, placed graph) that the
+ * executor runs, and the plan's picture (Graphviz DOT).
  */
 #ifndef SLUICE_GRAPH_INTERNAL_H
 #define SLUICE_GRAPH_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/core.h"
 #include "sluice/graph.h"
@@ -238,5 +239,12 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
 void sl__plan_destroy(sl__plan *p);
 /* True when output `out` of node `node` (out < 0: any of its outputs) is a pipeline output. */
 bool sl__plan_is_output(const sl__plan *plan, int node, int out);
+
+/* ---- the picture (dot.c) ---------------------------------------------------------------- */
+/* Writes plan (built from g) to f as Graphviz DOT: a box per node (name, operator, device),
+ * data edges solid, argument inputs dashed, pipeline outputs as ovals, fused chains as
+ * clusters; the nodes of g the build pruned are named in a comment. Returns SL_EIO when f
+ * reports a write error (no message: the caller words it), else SL_OK. */
+sl_status sl__plan_write_dot(const sl__plan *plan, const sl_graph *g, FILE *f);
 
 #endif

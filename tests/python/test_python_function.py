@@ -529,3 +529,16 @@ def test_leaving_the_interpreter_with_a_call_in_flight(keep):
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "done"
+
+
+def test_the_picture_shows_each_output_and_the_kept_sink():
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, seed=1)
+    def p():
+        x = fn.external_source(source=lambda: [np.zeros(2)] * 2, name="src")
+        a, b = fn.python_function(x, function=lambda v: (v, v), num_outputs=2, name="f")
+        fn.python_function(a, function=lambda v: None, num_outputs=0, name="sink")
+        return b
+
+    dot = p().graph()
+    assert 'n2 [label="sink\\npython_function\\ncpu"' in dot  # kept although nothing reads it
+    assert 'n1 -> n2 [label="0"];' in dot and 'n1 -> out0 [label="1"];' in dot

@@ -3,11 +3,12 @@
  * Exports slpy_pipeline_spec (sluice._sluice.Pipeline) and the busy guard. The Python class
  * sluice.Pipeline (pipeline.py) keeps the DALI-shaped API and its bookkeeping (external
  * sources, epochs); this type is the thin, blocking part: build, schedule_run, share_outputs,
- * release_outputs, run, feed_input, reader metadata, stats. Every one of those calls runs with
- * the GIL released; a second thread calling in meanwhile gets RuntimeError (a pipeline has one
- * consumer thread at a time). share_outputs/run return one TensorListCPU per output, each
- * holding its own pin of the iteration's buffers and a reference to this object, so the
- * sl_pipeline is destroyed (GIL released: it joins threads) only after the last view died.
+ * release_outputs, run, feed_input, reader metadata, stats, the graph's DOT text. Every
+ * blocking one of those calls runs with the GIL released; a second thread calling in meanwhile
+ * gets RuntimeError (a pipeline has one consumer thread at a time). share_outputs/run return one
+ * TensorListCPU per output, each holding its own pin of the iteration's buffers and a reference to
+ * this object, so the sl_pipeline is destroyed (GIL released: it joins threads) only after the last
+ * view died.
  * The Python functions of python_function nodes (callback.c) belong to this object too: the
  * collector sees them (a function may refer back to its pipeline), and they are freed after
  * the sl_pipeline, whose threads call them.
@@ -213,6 +214,36 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
     return l;
 }
 
+/* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
+ * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
+ * kept; the busy guard still keeps it off a pipeline another thread is building. */
+static PyObject *pipeline_dot(PyObject *self, PyObject *unused)
+{
+    slpy_pipeline *sp = (slpy_pipeline *)self;
+    slpy_state *st = slpy_state_of(self);
+    char *text = NULL;
+    size_t len = 0;
+    if (slpy_pipeline_enter(st, sp) < 0)
+        return NULL;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        slpy_pipeline_leave(sp);
+        return PyErr_NoMemory();
+    }
+    sl_status rc = sl_pipeline_write_dot(sp->p, mem);
+    bool closed = fclose(mem) == 0;
+    slpy_pipeline_leave(sp);
+    PyObject *r = NULL;
+    if (rc != SL_OK)
+        slpy_raise_pipeline(st, sp->p, rc);
+    else if (!closed)
+        PyErr_NoMemory();
+    else
+        r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+    free(text);
+    return r;
+}
+
 static PyObject *pipeline_iteration(PyObject *self, void *closure)
 {
     return PyLong_FromLongLong(sl_pipeline_iteration(((slpy_pipeline *)self)->p));
@@ -257,6 +288,8 @@ static PyMethodDef pipeline_methods[] = {
      "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
     {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},
     {"stats", pipeline_stats, METH_NOARGS, "stats() -> per-node timing, execution order."},
+    {"dot", pipeline_dot, METH_NOARGS,
+     "dot() -> str: the graph as Graphviz DOT text (the plan the build makes; no build)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef pipeline_getset[] = {
