@@ -131,6 +131,11 @@ class Runner:
         self.pipe = weakref.ref(pipe)  # no cycle through the C pipeline's table
         self.name = name
 
+    def __repr__(self):
+        return (f"Runner(node={self.name!r}, function={self.function!r}, "
+                f"num_outputs={self.num_outputs}, batch_processing={self.batch}, "
+                f"dlpack={self.dlpack})")
+
     def __call__(self, iteration, batch_size, inputs):
         from .pipeline import Pipeline
 

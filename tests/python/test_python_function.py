@@ -542,3 +542,20 @@ def test_the_picture_shows_each_output_and_the_kept_sink():
     dot = p().graph()
     assert 'n2 [label="sink\\npython_function\\ncpu"' in dot  # kept although nothing reads it
     assert 'n1 -> n2 [label="0"];' in dot and 'n1 -> out0 [label="1"];' in dot
+
+
+def test_a_node_adopted_by_another_pipeline_calls_its_function_there_too():
+    seen = []
+
+    def double(v):
+        seen.append(int(v))
+        return v * 2
+
+    a = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1)
+    with a:
+        y = fn.python_function(types.Constant(np.int32(3), device="cpu"), function=double)
+        a.set_outputs(y)
+    b = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1)
+    b.set_outputs(y + 1)  # b adopts the node, function and all
+    assert np.array(a.run()[0].at(0)) == 6 and np.array(b.run()[0].at(1)) == 7
+    assert seen[:2] == [3, 3] and len(seen) >= 4  # each pipeline calls it per sample
