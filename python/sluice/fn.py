@@ -215,7 +215,7 @@ def _install(module, make):
 _install(_sys.modules[__name__], _make_function)
 
 from .external_source import external_source  # noqa: E402  (overrides the generated one)
-from .python_function import (  # noqa: E402  (the generated one cannot take a function)
+from .python_function import (  # noqa: E402,F401  (the generated one cannot take a function)
     dl_tensor_python_function, python_function)
 
 external_source.__doc__ += ("\n\nThe C operator behind it (one node per output):\n\n"
