@@ -73,24 +73,37 @@ static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
                                      {SL_OP_STATEFUL, "stateful"},
                                      {SL_OP_RANDOM, "random"},
                                      {SL_OP_SIDE_EFFECTS, "side effects"},
-                                     {SL_OP_TRANSFER, "transfer"}};
+                                     {SL_OP_TRANSFER, "transfer"},
+                                     {SL_OP_METADATA, "metadata only"},
+                                     {SL_OP_CALLBACK, "runs the application's function"}};
     return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
 }
 
-/* How many entries of op->inputs describe the inputs (the variadic tail is not listed). */
+/* How many entries of op->inputs describe the inputs (a variadic tail has one). */
 static int described_inputs(const sl_op_def *op)
 {
-    if (!op->inputs)
-        return 0;
-    return op->max_inputs >= 0 && op->max_inputs <= 64 ? op->max_inputs : op->min_inputs;
+    return sl_op_num_input_defs(op);
 }
 
-/* "(1 to 3 inputs)" when the operator takes a variable number of inputs, else "". */
+/* "(1 to 3 inputs)" or "(1 or more inputs)" when the operator takes a variable number of
+ * inputs, else "". */
 static const char *input_count_text(const sl_op_def *op, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    if (op->min_inputs != op->max_inputs)
+    if (op->max_inputs == SL_INPUTS_ANY)
+        snprintf(buf, cap, "(%d or more inputs)", op->min_inputs);
+    else if (op->min_inputs != op->max_inputs)
         snprintf(buf, cap, "(%d to %d inputs)", op->min_inputs, op->max_inputs);
+    return buf;
+}
+
+/* "(as many as the argument num_outputs says)" for an operator whose number of outputs is an
+ * argument, else "". */
+static const char *output_count_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (op->num_outputs_arg)
+        snprintf(buf, cap, "(as many as the argument %s says)", op->num_outputs_arg);
     return buf;
 }
 
@@ -221,6 +234,22 @@ static void print_args(const sl_op_def *op)
     }
 }
 
+/* "output_dtype (deprecated name of dtype), image_type (deprecated, ignored)" into buf, or "". */
+static const char *aliases_text(const sl_op_def *op, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < op->num_aliases && n < cap; i++) {
+        const sl_arg_alias *al = &op->aliases[i];
+        int k = al->renamed_to ? snprintf(buf + n, cap - n, "%s%s (deprecated name of %s)",
+                                          i ? ", " : "", al->name, al->renamed_to)
+                               : snprintf(buf + n, cap - n, "%s%s (deprecated, ignored)",
+                                          i ? ", " : "", al->name);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    return buf;
+}
+
 static void describe(const sl_op_def *op)
 {
     char buf[128];
@@ -230,9 +259,18 @@ static void describe(const sl_op_def *op)
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("  %s\n", buf);
     print_io("outputs", op->outputs, op->num_outputs);
+    if (output_count_text(op, buf, sizeof buf)[0])
+        printf("  %s\n", buf);
     printf("\ndevices: %s\n", devices_text(op, buf, sizeof buf));
     printf("flags:   %s\n", flags_text(op, buf, sizeof buf));
     print_args(op);
+    char names[512];
+    if (aliases_text(op, names, sizeof names)[0]) {
+        printf("\n");
+        char line[600];
+        snprintf(line, sizeof line, "also accepted: %s", names);
+        wrap(line, 2);
+    }
 }
 
 /* ---- Markdown ----------------------------------------------------------------------------- */
@@ -308,9 +346,14 @@ static void md_describe(const sl_op_def *op)
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("%s\n\n", buf);
     md_io("Outputs", op->outputs, op->num_outputs);
+    if (output_count_text(op, buf, sizeof buf)[0])
+        printf("%s\n\n", buf);
     printf("**Devices:** %s  \n", devices_text(op, buf, sizeof buf));
     printf("**Flags:** %s\n\n", flags_text(op, buf, sizeof buf));
     md_args(op);
+    char names[512];
+    if (aliases_text(op, names, sizeof names)[0])
+        printf("\n**Also accepted (DALI's deprecated names):** %s\n", names);
 }
 
 /* The whole reference: a title, an index of the operators, then one section each. */

@@ -45,6 +45,7 @@ typedef struct tally {
     double t0, t_built, t_first, t_end; /* s, monotonic: build start, built, first output, end */
     long total, done, failed;           /* iterations */
     int batch;
+    int64_t seed;      /* the pipeline's, drawn at create when the spec and --seed give none */
     bool bar;          /* progress bar shown */
     double last_drawn; /* s */
 } tally;
@@ -184,34 +185,6 @@ static int parse_args(int argc, char **argv, run_args *ra)
 
 /* ---- the spec ------------------------------------------------------------------------------- */
 
-/* Reads a whole file ("-": standard input). Returns: malloc'd text, NULL after a message. */
-static char *read_file(const char *path)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    size_t n = 0, cap = 1 << 14;
-    char *buf = f ? malloc(cap) : NULL;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n + 1 < cap)
-            break;
-        char *bigger = realloc(buf, cap *= 2);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-    }
-    if (!f || !buf || ferror(f)) {
-        fprintf(stderr, "sluice: cannot read \"%s\": %s\n", path,
-                f && !buf ? "out of memory" : strerror(errno));
-        free(buf);
-        buf = NULL;
-    } else {
-        buf[n] = '\0';
-    }
-    if (f && f != stdin)
-        fclose(f);
-    return buf;
-}
-
 /* --set NODE.ARG=VALUE: VALUE is JSON; text that does not start like a JSON string, list or
  * object and does not parse is taken as a string (the shell has eaten its quotes). */
 static int apply_set(sl_graph *g, const char *set)
@@ -286,16 +259,7 @@ static int apply_overrides(const run_args *ra, sl_graph *g, sl_pipeline_options 
 
 static int load_spec(const run_args *ra, sl_graph **g, sl_pipeline_options *o)
 {
-    char *text = read_file(ra->spec);
-    if (!text)
-        return CLI_FAIL;
-    sl_pipeline_options_init(o);
-    int rc = CLI_OK;
-    if (sl_graph_from_json(text, g) != SL_OK || sl_pipeline_options_from_json(text, o) != SL_OK) {
-        fprintf(stderr, "sluice: %s: %s\n", ra->spec, sl_last_error());
-        rc = CLI_FAIL;
-    }
-    free(text);
+    int rc = cli_spec_load(ra->spec, g, o);
     return rc == CLI_OK ? apply_overrides(ra, *g, o) : rc;
 }
 
@@ -378,6 +342,7 @@ static void print_summary(const tally *t)
         printf("time to first batch  %.3f s\n", t->t_first - t->t0);
     printf("images/s             %.1f%s\n", rate(t, t->t_end),
            t->done >= 2 ? " (after the first batch)" : "");
+    printf("seed                 %lld\n", (long long)t->seed); /* --seed it to reproduce */
 }
 
 static void print_stats(const sl_pipeline *p)
@@ -448,6 +413,7 @@ static int build(const sl_graph *g, const sl_pipeline_options *o, sl_pipeline **
         return CLI_FAIL;
     }
     t->t_built = now_s();
+    t->seed = sl_pipeline_seed(*p);
     return CLI_OK;
 }
 

@@ -3,6 +3,7 @@
  *   sluice ops [NAME]            list the operators, or describe one (ops.c)
  *   sluice ops --markdown [NAME] the same descriptions as Markdown (docs/ops.md)
  *   sluice run SPEC.json [...]   build a pipeline from a JSON spec and run it (run.c)
+ *   sluice graph SPEC.json [-o FILE]  draw the pipeline a spec describes (graph.c)
  *   sluice help | --version
  *
  * Exit status: 0 success, 1 failure, 2 bad usage (the usage text then goes to stderr).
@@ -24,6 +25,8 @@ void cli_usage(FILE *f)
           "  ops --markdown [NAME]\n"
           "                       the same as Markdown: the operator reference (docs/ops.md)\n"
           "  run SPEC.json [...]  build the pipeline a JSON spec describes and run it\n"
+          "  graph SPEC.json [-o FILE]\n"
+          "                       draw the built pipeline: its nodes, inputs and fused chains\n"
           "  help                 show this text\n"
           "  --version            print the version\n"
           "\n"
@@ -33,7 +36,8 @@ void cli_usage(FILE *f)
           "  --batch B            batch size (overrides the spec's pipeline.batch_size)\n"
           "  --threads T          worker threads (pipeline.num_threads)\n"
           "  --prefetch D         iterations in flight (pipeline.prefetch_queue_depth)\n"
-          "  --seed S             pipeline seed (pipeline.seed)\n"
+          "  --seed S             pipeline seed (pipeline.seed; default: a fresh one each\n"
+          "                       run, printed in the summary)\n"
           "  --set NODE.ARG=JSON  set an argument of a node, e.g. --set 'cmn.crop=[128, 128]';\n"
           "                       text that is not JSON is taken as a string:\n"
           "                       --set reader.file_root=/data\n"
@@ -42,6 +46,11 @@ void cli_usage(FILE *f)
           "  --trace FILE         write a Chrome/Perfetto trace of the last iterations\n"
           "  --quiet              no progress bar (there is none when stderr is not a "
           "terminal)\n"
+          "\n"
+          "sluice graph SPEC.json [-o FILE]   (SPEC.json may be - for standard input)\n"
+          "  -o FILE.dot|.gv      write the Graphviz DOT text (default: to standard output)\n"
+          "  -o FILE.svg|.png|.pdf\n"
+          "                       draw it with Graphviz's dot command (Debian: graphviz)\n"
           "\n"
           "The spec format: {\"pipeline\": {...}, \"nodes\": [...], \"outputs\": [...]}, see "
           "sluice/graph.h.\n",
@@ -67,6 +76,8 @@ int main(int argc, char **argv)
         return cli_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cli_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "graph") == 0)
+        return cli_graph(argc - 2, argv + 2);
     fprintf(stderr, "sluice: unknown command \"%s\"\n\n", cmd);
     cli_usage(stderr);
     return CLI_USAGE;

@@ -11,8 +11,8 @@ packages=(
     build-essential cmake pkg-config
     # libraries linked by libsluice
     libjpeg62-turbo-dev libspng-dev zlib1g-dev libjansson-dev
-    # C tests and format check
-    libcmocka-dev clang-format
+    # C tests and format check; graphviz: the tests draw `sluice graph`'s DOT with dot -Tsvg
+    libcmocka-dev clang-format graphviz
     # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's with
     # libFuzzer (make fuzz: clang -fsanitize=fuzzer, in libclang-rt-14-dev)
     libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev

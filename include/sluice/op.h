@@ -31,6 +31,8 @@
 
 #include "sluice/batch.h"
 #include "sluice/dtype.h"
+#include "sluice/pipeline.h" /* sl_feed, sl_reader_meta: what a source's feed / reader_meta see */
+#include "sluice/rng.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -74,6 +76,23 @@ typedef struct sl_io_def {
     const char *doc;
 } sl_io_def;
 
+/* sl_op_def.max_inputs of an operator that takes any number of inputs, at least min_inputs
+ * (cat, stack). Its `inputs` table then has max(min_inputs, 1) entries, the last one describing
+ * every input from its position on (sl_op_num_input_defs). */
+#define SL_INPUTS_ANY (-1)
+
+/* A deprecated argument name an operator still accepts, as DALI does (its schemas'
+ * DeprecateArgInFavorOf and DeprecateArg). `renamed_to` names the argument it is an alias of:
+ * its value goes there (giving both is an error). NULL: an argument sluice does not use, whose
+ * value is accepted and ignored. `msg` is what front ends show when it is used; NULL gives
+ * DALI's default words (sl_arg_alias_message). The build accepts the old name silently; Python
+ * issues the message as a DeprecationWarning. */
+typedef struct sl_arg_alias {
+    const char *name;
+    const char *renamed_to;
+    const char *msg;
+} sl_arg_alias;
+
 /* sl_op_def.devices */
 #define SL_OP_CPU 0x1u
 #define SL_OP_MIXED 0x2u
@@ -97,46 +116,35 @@ typedef struct sl_io_def {
  * such a producer, which is why run_sample(i) must write only sample i of its outputs, through
  * sl_ctx_output_data(ctx, o, i), and only during that call. */
 #define SL_OP_SAMPLEWISE 0x20u
+/* Reads only the shapes, dtypes, layouts and sources of its inputs, never their data (shapes).
+ * On device "cpu" it may then read GPU data as it is: no copy to the host, no wait for the GPU
+ * work that fills it. */
+#define SL_OP_METADATA 0x40u
+/* Runs code of the application's front end: a function registered for the node with
+ * sl_pipeline_set_callback before the build (python_function: the Python API registers the
+ * Python callable). A JSON spec cannot hold such a function, so a node without one fails to
+ * build; Python's serialize() refuses a pipeline holding one. */
+#define SL_OP_CALLBACK 0x80u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;
 
-/* What a reader reports about its epoch (DALI's reader_meta). */
-typedef struct sl_reader_meta {
-    int64_t epoch_size;        /* samples in the whole data set */
-    int64_t epoch_size_padded; /* with pad_last_batch: ceil(epoch_size / shards) * shards */
-    int number_of_shards;
-    int shard_id;
-    bool pad_last_batch;
-    bool stick_to_shard;
-} sl_reader_meta;
-
-/* A batch handed to sl_pipeline_feed_input: borrowed for the duration of the call. */
-typedef struct sl_feed {
-    int num_samples;
-    int ndim;
-    sl_dtype dtype;
-    const char *layout;      /* may be NULL */
-    const int64_t *shapes;   /* num_samples * ndim extents */
-    const void *const *data; /* per sample, contiguous C order */
-    /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
-     * feed time; the samples must stay valid and unchanged until release(release_ctx) is
-     * called — once, from any thread, when the iteration no longer reads them: external_source
-     * calls it as soon as it copied the last sample (an iteration that failed first: when its
-     * slot moves on, or when the pipeline is destroyed). */
-    void (*release)(void *release_ctx);
-    void *release_ctx;
-} sl_feed;
-
 typedef struct sl_op_def {
     const char *name;        /* dotted, "decoders.image"; file src/ops/decoders/image.c */
     const char *doc;         /* first line a summary; rest in Markdown */
-    const sl_io_def *inputs; /* max_inputs entries */
+    const sl_io_def *inputs; /* max_inputs entries (SL_INPUTS_ANY: see there) */
     int min_inputs, max_inputs;
     const sl_io_def *outputs; /* num_outputs entries */
     int num_outputs;
+    /* An operator whose number of outputs is an argument, as DALI's python_function: the name
+     * of its SL_ARG_INT argument (with SL_ARG_RANGE from 0) whose value is a node's number of
+     * outputs. `outputs` then has num_outputs = 1 entry, which describes each of them. NULL:
+     * every node has num_outputs outputs. */
+    const char *num_outputs_arg;
     const sl_arg_def *args;
     int num_args;
+    const sl_arg_alias *aliases; /* deprecated argument names still accepted; may be NULL */
+    int num_aliases;
     unsigned devices; /* SL_OP_CPU | ... */
     unsigned flags;   /* SL_OP_SOURCE | ... */
     /* Bytes of per-iteration data per sample (sl_ctx_iter_data), kept per iteration slot. */
@@ -200,6 +208,13 @@ SL_API int sl_init_batch_size(const sl_op_init *ini);
  * and the node name. */
 SL_API uint64_t sl_init_seed(const sl_op_init *ini);
 SL_API const char *sl_init_node_name(const sl_op_init *ini);
+/* The node's number of outputs: num_outputs, or the value of num_outputs_arg. Same for
+ * sl_ctx_num_outputs. */
+SL_API int sl_init_num_outputs(const sl_op_init *ini);
+/* SL_OP_CALLBACK operators: the function registered for the node (sl_pipeline_set_callback).
+ * Returns: false, *fn and *user untouched, when none was registered; *user is the
+ * application's, valid until the pipeline is destroyed. */
+SL_API bool sl_init_callback(const sl_op_init *ini, sl_callback_fn *fn, void **user);
 /* Records an error for this node. Returns: code, so `return sl_init_fail(...)` reads well. */
 SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
     SL_PRINTF(3, 4);
@@ -211,6 +226,7 @@ SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, 
 SL_API int sl_ctx_batch_size(const sl_ctx *ctx);
 SL_API int64_t sl_ctx_iteration(const sl_ctx *ctx);
 SL_API int sl_ctx_num_inputs(const sl_ctx *ctx);
+SL_API int sl_ctx_num_outputs(const sl_ctx *ctx);
 SL_API const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i);
 SL_API void *sl_ctx_state(const sl_ctx *ctx);
 /* Per-iteration data: iter_bytes_per_sample * batch size bytes, kept between setup and run of
@@ -254,6 +270,10 @@ SL_API int sl_ctx_arg_ints(const sl_ctx *ctx, int arg, int sample, int64_t *out,
  * SL_ENOMEM then). sl_ctx_scratch_n gives SL_SCRATCH_BUFFERS independent buffers (k = 0 is
  * sl_ctx_scratch's), for a task that needs several at once. */
 #define SL_SCRATCH_BUFFERS 4
+/* The pipeline's per-sample limit (sl_pipeline_options.max_sample_bytes): the executor refuses
+ * an output sample larger than this before allocating it; an operator that needs working memory
+ * proportional to its input (a decoder's coefficient buffer) refuses more than this too. */
+SL_API size_t sl_ctx_max_sample_bytes(const sl_ctx *ctx);
 SL_API void *sl_ctx_scratch(sl_ctx *ctx, size_t bytes);
 SL_API void *sl_ctx_scratch_n(sl_ctx *ctx, int k, size_t bytes);
 
@@ -291,27 +311,9 @@ SL_API void sl_ctx_focus_sample(sl_ctx *ctx, int sample);
  * Returns: code. */
 SL_API sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
 
-/* ---- counter-based random numbers (Philox 4x32-10) ------------------------------------- */
-
-typedef struct sl_rng {
-    uint32_t key[2];
-    uint32_t ctr[4];
-    uint32_t out[4];
-    int used; /* words of out[] consumed */
-} sl_rng;
-
-/* A stream keyed by (seed) with counter (a, b): a stream per (node seed, iteration, sample). */
-SL_API void sl_rng_init(sl_rng *r, uint64_t seed, uint64_t a, uint64_t b);
-/* The stream of sample i in this iteration for this node. */
+/* The random stream of sample i in this iteration for this node (sluice/rng.h): keyed by the
+ * node's seed, counted by (iteration, sample). */
 SL_API sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample);
-SL_API uint32_t sl_rng_u32(sl_rng *r);
-SL_API uint64_t sl_rng_u64(sl_rng *r);
-/* Uniform in [0, 1) with 53 random bits. */
-SL_API double sl_rng_uniform(sl_rng *r);
-/* Uniform integer in [0, n), unbiased; n > 0. */
-SL_API uint64_t sl_rng_below(sl_rng *r, uint64_t n);
-/* Standard normal (Box-Muller). */
-SL_API double sl_rng_normal(sl_rng *r);
 
 #ifdef __cplusplus
 }

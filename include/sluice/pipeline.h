@@ -21,7 +21,6 @@
 
 #include "sluice/batch.h"
 #include "sluice/graph.h"
-#include "sluice/op.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -30,12 +29,42 @@ extern "C" {
 
 typedef struct sl_pipeline sl_pipeline;
 
+/* What a reader reports about its epoch (DALI's reader_meta). */
+typedef struct sl_reader_meta {
+    int64_t epoch_size;        /* samples in the whole data set */
+    int64_t epoch_size_padded; /* with pad_last_batch: ceil(epoch_size / shards) * shards */
+    int number_of_shards;
+    int shard_id;
+    bool pad_last_batch;
+    bool stick_to_shard;
+} sl_reader_meta;
+
+/* A batch handed to sl_pipeline_feed_input: borrowed for the duration of the call. */
+typedef struct sl_feed {
+    int num_samples;
+    int ndim;
+    sl_dtype dtype;
+    const char *layout;      /* may be NULL */
+    const int64_t *shapes;   /* num_samples * ndim extents */
+    const void *const *data; /* per sample, contiguous C order */
+    /* Optional: lend the data instead of copying it. When release is set, nothing is copied at
+     * feed time; the samples must stay valid and unchanged until release(release_ctx) is
+     * called — once, from any thread, when the iteration no longer reads them: external_source
+     * calls it as soon as it copied the last sample (an iteration that failed first: when its
+     * slot moves on, or when the pipeline is destroyed). */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
+} sl_feed;
+
 typedef struct sl_pipeline_options {
     int batch_size;           /* samples per iteration (default 1) */
     int num_threads;          /* CPU worker threads (default: the number of CPUs) */
     int prefetch_queue_depth; /* iterations in flight or waiting (default 2) */
-    int64_t seed;             /* pipeline seed (default -1: a fixed default, 0x5eed) */
-    int device_id;            /* CUDA device, -1 for a CPU-only pipeline (default -1) */
+    /* Pipeline seed: every random operator without a seed of its own draws from it. Negative
+     * (default -1): a fresh seed drawn for each pipeline by sl_pipeline_create, as DALI does
+     * (sl_pipeline_seed() tells which); give one to make runs reproducible. */
+    int64_t seed;
+    int device_id; /* CUDA device, -1 for a CPU-only pipeline (default -1) */
     /* Sample fusion (default 1): a CPU node whose one output only feeds an SL_OP_SAMPLEWISE
      * consumer runs sample by sample with it, the intermediate sample in per-thread scratch
      * instead of a whole batch (less memory, the sample still in cache). 0 runs every node
@@ -55,6 +84,11 @@ typedef struct sl_pipeline_options {
      * host memory, and as many of device memory, at a time. Default 0: a quarter of the
      * machine's physical memory and a quarter of the GPU's. */
     int64_t max_held_bytes;
+    /* The largest output sample any node may produce, and the most working memory an operator
+     * may take for one sample (a decoder's), in bytes (default 1 GiB). A sample past it fails
+     * its iteration with SL_EINVAL naming the node, the sample and its file, before anything is
+     * allocated for it: a hostile header or a mistaken size cannot take the machine's memory. */
+    int64_t max_sample_bytes;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */
@@ -62,10 +96,14 @@ SL_API void sl_pipeline_options_init(sl_pipeline_options *o);
 /* Reads the "pipeline" object of a JSON spec into *o (keys not given keep their value). */
 SL_API sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o);
 
-/* Copies the graph and the options; nothing is checked yet.
+/* Copies the graph and the options (a negative seed replaced by a fresh one); the graph is
+ * checked at build.
  * Returns: *out owned (sl_pipeline_destroy). Errors in sl_last_error(). */
 SL_API sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o,
                                     sl_pipeline **out);
+/* The pipeline's seed: the options' seed, or the one sl_pipeline_create drew when it was
+ * negative (write it into a spec to reproduce the run). -1 for NULL. */
+SL_API int64_t sl_pipeline_seed(const sl_pipeline *p);
 /* Validates, prunes, orders and places the graph, initialises the operators (a file reader
  * lists its files here) and starts the threads. Calling it twice is harmless. */
 SL_API sl_status sl_pipeline_build(sl_pipeline *p);
@@ -86,6 +124,59 @@ SL_API sl_status sl_pipeline_run(sl_pipeline *p);
  * Returns SL_ENOTFOUND if no such node, SL_EINVAL for data that does not fit the node
  * (dtype/ndim/layout it declares), with the message in sl_pipeline_error(). */
 SL_API sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed *batch);
+
+/* ---- callbacks: nodes that run the application's code (python_function) -----------------
+ * A node of an SL_OP_CALLBACK operator calls a function the application registers for it
+ * before the build. The node calls it once per iteration, in iteration order and one call at a
+ * time (the operator is stateful), on one of the pipeline's threads, with the iteration's
+ * inputs; the function hands back a view of each output sample, which the node checks (one
+ * dtype and one number of dimensions per output) and copies into its outputs. The executor
+ * owns scheduling, ordering and errors: a failed call fails its iteration, delivered in order
+ * by share_outputs with the node's context, and the pipeline goes on. */
+
+/* One output sample as a callback hands it back: any layout in memory (strides), read by the
+ * node until sl_callback_call.release. */
+typedef struct sl_sample_view {
+    sl_dtype dtype;
+    int ndim;               /* 0 to SL_MAX_NDIM */
+    const int64_t *shape;   /* ndim extents, each >= 0 */
+    const int64_t *strides; /* ndim steps in bytes (negative or 0 allowed); NULL: C order */
+    const void *data;       /* the element at index (0, ..., 0); may be NULL when empty */
+} sl_sample_view;
+
+/* What a callback gets: borrowed for the duration of the call, except the views it fills. */
+typedef struct sl_callback_call {
+    int64_t iteration;
+    int batch_size; /* samples of this iteration */
+    int num_inputs;
+    const sl_batch *const *inputs; /* the node's inputs (host memory), valid during the call */
+    int num_outputs;
+    /* num_outputs * batch_size views, zeroed: the callback fills outputs[o * batch_size + i]
+     * with sample i of output o. */
+    sl_sample_view *outputs;
+    /* Set by the callback when its views hold resources: called once, from any thread, when
+     * the node no longer reads them (after copying them, or when the iteration failed first;
+     * also after a failed call); NULL: nothing to release. */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
+    char *err; /* the callback's message on failure (errlen bytes, "" before the call) */
+    size_t errlen;
+} sl_callback_call;
+
+/* A node's function. Returns SL_OK, or an error code (SL_ECALLBACK when the application's code
+ * failed) with its message in call->err; the iteration then fails with that code, the message
+ * prefixed with the node's context. */
+typedef sl_status (*sl_callback_fn)(void *user, sl_callback_call *call);
+
+/* Registers fn (with `user`) for node `name`, of an SL_OP_CALLBACK operator, before the build;
+ * a second call for the node replaces the first. A node of such an operator without a function
+ * fails to build.
+ * Returns SL_ENOTFOUND if no such node, SL_EINVAL if its operator takes no callback,
+ * SL_EMISUSE once built (or fn NULL); the message in sl_pipeline_error().
+ * Owns: user is borrowed; it must stay valid until sl_pipeline_destroy returns.
+ * Threads: fn runs on the pipeline's threads, never two calls for one node at once. */
+SL_API sl_status sl_pipeline_set_callback(sl_pipeline *p, const char *name, sl_callback_fn fn,
+                                          void *user);
 
 /* Outputs of the iteration last shared: borrowed until its release. */
 SL_API int sl_pipeline_num_outputs(const sl_pipeline *p);
@@ -157,6 +248,20 @@ SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);
 SL_API sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s);
 /* Writes the last iterations' per-node spans as a Chrome/Perfetto trace (JSON). */
 SL_API sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f);
+/* Writes a picture of the pipeline's graph to f as Graphviz DOT text (`dot -Tsvg` draws it):
+ * one box per node of the plan with its name, operator and device ("gpu (from inputs)" where
+ * the build placed a node that was given none), data edges solid (labelled with the output
+ * index where the producer has several outputs), argument inputs dashed and labelled with the
+ * argument, the pipeline outputs as ovals "output k", each fused chain (sample fusion) in a
+ * cluster; pruned nodes are left out and named in a comment at the top. Before
+ * sl_pipeline_build it draws the plan the build will make, without initialising an operator
+ * (no file is read, no thread started): a graph the build rejects fails with the build's error.
+ * The text depends on the graph and the options alone: the same pipeline gives the same bytes.
+ * Returns: SL_OK; the build's error; SL_EIO when writing to f failed; SL_EMISUSE for NULL. The
+ * message is in sl_pipeline_error(p) (sl_last_error() for NULL).
+ * Owns: nothing; f is borrowed, written from its current position and left open.
+ * Threads: one thread at a time per pipeline, like the run calls. */
+SL_API sl_status sl_pipeline_write_dot(const sl_pipeline *p, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,16 @@ SL_API int sl_op_num_args(const sl_op_def *op);
 SL_API const sl_arg_def *sl_op_arg(const sl_op_def *op, int i);
 /* Index of an argument by name, -1 when the operator has none of that name. */
 SL_API int sl_op_arg_index(const sl_op_def *op, const char *name);
+/* Entries of op->inputs: max_inputs, or for an operator taking any number of inputs
+ * (SL_INPUTS_ANY) max(min_inputs, 1), the last one describing the inputs from there on. */
+SL_API int sl_op_num_input_defs(const sl_op_def *op);
+/* The deprecated argument name `name` of op (op->aliases), NULL when it is none. */
+SL_API const sl_arg_alias *sl_op_find_alias(const sl_op_def *op, const char *name);
+/* What a front end says when alias `a` is used: a->msg, or DALI's default words ("The argument
+ * ``output_dtype`` is a deprecated alias for ``dtype``. Use ``dtype`` instead." / "The argument
+ * ``image_type`` is no longer used and will be removed in a future release."), written into
+ * buf. Returns buf. */
+SL_API const char *sl_arg_alias_message(const sl_arg_alias *a, char *buf, size_t cap);
 /* "bool", "int", "float", "string", "dtype", "list of int", ... */
 SL_API const char *sl_arg_type_name(sl_arg_type t);
 

@@ -6,6 +6,7 @@
 #include "sluice/dtype.h"
 #include "sluice/batch.h"
 #include "sluice/op.h"
+#include "sluice/rng.h"
 #include "sluice/registry.h"
 #include "sluice/graph.h"
 #include "sluice/pipeline.h"

@@ -19,6 +19,7 @@ worker processes (``fn.external_source(..., parallel=True)``; ``sluice.get_worke
 inside them): see sluice.parallel.
 """
 from . import _sluice
+from . import backend_impl  # noqa: F401  (DALI's module of the tensor types)
 from . import types
 from . import fn
 from . import ops
@@ -34,9 +35,11 @@ from .parallel import WorkerTimeoutError
 
 TensorListCPU = _sluice.TensorListCPU
 TensorListGPU = _sluice.TensorListGPU
+TensorCPU = _sluice.TensorCPU
+TensorGPU = _sluice.TensorGPU
 __version__ = _sluice.version()
 
 __all__ = ["Pipeline", "pipeline_def", "fn", "ops", "types", "DataNode", "TensorListCPU",
-           "TensorListGPU",
+           "TensorListGPU", "TensorCPU", "TensorGPU",
            "BatchInfo", "SampleInfo", "SluiceError", "WorkerInfo", "get_worker_info",
            "WorkerTimeoutError", "__version__"]

@@ -9,6 +9,7 @@ it before the iteration is scheduled. Without a ``source`` the application calls
 processes instead (sluice.parallel, sluice.worker) and its batches are lent to the pipeline
 from shared memory.
 """
+import functools
 import inspect
 
 from . import _sluice
@@ -44,23 +45,25 @@ class SampleInfo:
 # ---- data conversion ----------------------------------------------------------------------
 
 def to_numpy(x):
-    """A C-contiguous NumPy array for one sample or batch (no copy when already one)."""
+    """A C-contiguous NumPy array for one sample or batch (no copy when already one). A 0-D
+    value (a NumPy scalar, a 0-D array or tensor, a Python number) stays 0-D: a scalar sample
+    has shape (), as in DALI (np.ascontiguousarray would make it (1,))."""
     import numpy as np
 
     if isinstance(x, np.ndarray):
-        return np.ascontiguousarray(x)
+        return np.asarray(x, order="C")
     mod = type(x).__module__.split(".")[0]
     if mod == "torch" and hasattr(x, "device"):
         if x.device.type != "cpu":
             raise _sluice.UnsupportedError(
                 f"external_source: a tensor on {x.device} was given; sluice pipelines take "
                 "CPU data only")
-        return np.ascontiguousarray(x.detach().numpy())
+        return np.asarray(x.detach().numpy(), order="C")
     if isinstance(x, _sluice.TensorListCPU):
-        return np.ascontiguousarray(x.as_array())
+        return np.asarray(x.as_array(), order="C")
     if hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
-        return np.ascontiguousarray(np.from_dlpack(x))
-    return np.ascontiguousarray(np.asarray(x))
+        return np.asarray(np.from_dlpack(x), order="C")
+    return np.asarray(x, order="C")
 
 
 def to_samples(batch):
@@ -74,7 +77,7 @@ def to_samples(batch):
     if arr.ndim == 0:
         raise ValueError("external_source: a batch must be a list of samples or an array with "
                          "a leading batch dimension, got a scalar")
-    return [arr[i] for i in range(arr.shape[0])]
+    return [arr[i, ...] for i in range(arr.shape[0])]  # arrays, 0-D for a 1-D batch
 
 
 # ---- sources --------------------------------------------------------------------------------
@@ -100,11 +103,25 @@ def _cycle_mode(cycle):
                      f"\"raise\", got {cycle!r}")
 
 
+def _is_generator_function(x):
+    """Whether calling x gives a fresh generator, as DALI decides: a generator function, a
+    functools.partial of one, or an object whose __call__ is one."""
+    if inspect.isgeneratorfunction(x):
+        return True
+    if isinstance(x, functools.partial):
+        return _is_generator_function(x.func)
+    if x is None or inspect.isfunction(x) or inspect.ismethod(x):
+        return False
+    call = getattr(x, "__call__", None)
+    return call is not None and call is not x and _is_generator_function(call)
+
+
 def _source_kind(source, cycle):
     """What `source` is: "genfunc", "callable" or "iterable" (a generator function counts as
-    the first, a callable iterable as a callable). Raises TypeError for anything else and
-    ValueError for a callable with cycle (a _cycle_mode) other than "no"."""
-    if inspect.isgeneratorfunction(source):
+    the first, a callable iterable as a callable). Raises TypeError for anything else and for
+    a generator object with cycle (a _cycle_mode) other than "no" (it cannot start again:
+    DALI's words), ValueError for a callable with such a cycle."""
+    if _is_generator_function(source):
         kind = "genfunc"
     elif callable(source):
         kind = "callable"
@@ -113,9 +130,12 @@ def _source_kind(source, cycle):
     else:
         raise TypeError("external_source: source must be a callable, an iterable or a "
                         f"generator function, got {type(source).__name__}")
+    if cycle != "no" and inspect.isgenerator(source):
+        raise TypeError("Cannot cycle through a generator - if the generator is a result of "
+                        "calling a generator function, pass that function instead as `source`.")
     if cycle != "no" and kind == "callable":
-        raise ValueError("external_source: cycle needs an iterable or a generator "
-                         "function as the source, not a callable")
+        raise ValueError("The argument `cycle` can only be specified if `source` is iterable "
+                         "(an iterable or a generator function), not a callable.")
     return kind
 
 
@@ -135,8 +155,12 @@ class Source:
 
     parallel = False
 
-    def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts):
+    def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts,
+                 several=False):
+        # several: num_outputs was given (even 1): the source returns a tuple (or list) of
+        # num_outputs items, DALI's rule; otherwise it returns the one item itself
         self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
+        self.several = several
         self.cycle, self.batch, self.batch_info = _cycle_mode(cycle), batch, batch_info
         self.layouts = layouts
         self.epoch, self.iteration, self.sample_idx = 0, 0, 0
@@ -206,11 +230,14 @@ class Source:
         self.sample_idx += batch_size
 
     def _split(self, data):
-        if self.num_outputs == 1:
+        if not self.several:
             return [data]
         if not isinstance(data, (list, tuple)) or len(data) != self.num_outputs:
-            raise ValueError(f"external_source: the source must return {self.num_outputs} "
-                             f"outputs (num_outputs), got {type(data).__name__}")
+            got = (f"{len(data)} items" if isinstance(data, (list, tuple))
+                   else type(data).__name__)
+            raise ValueError(f"external_source: the source must return a tuple (or list) of "
+                             f"{self.num_outputs} items (num_outputs={self.num_outputs}), "
+                             f"got {got}")
         return list(data)
 
 
@@ -228,7 +255,8 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
                     layout=None, dtype=None, ndim=None, cuda_stream=None, use_copy_kernel=None,
                     blocking=None, batch=True, repeat_last=False, parallel=None, no_copy=None,
                     prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=None,
-                    timeout=None, **kwargs):
+                    timeout=None, preserve=None, **kwargs):
+    from . import node as _node
     from .fn import _call
     from .pipeline import Pipeline
 
@@ -236,18 +264,14 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
         raise NotImplementedError("external_source(repeat_last=True) is not supported")
     if kwargs:
         raise TypeError(f"external_source() got unexpected keyword arguments {sorted(kwargs)}")
-    pipe = Pipeline.current()
-    if pipe is None:
-        raise RuntimeError("fn.external_source was called outside a pipeline definition")
     if parallel:
         if source is None:
             raise ValueError("external_source(parallel=True) needs a source (feed_input cannot "
                              "run in worker processes)")
-        if pipe._py_num_workers < 1:
-            raise RuntimeError("The external source cannot run in parallel mode without Python "
-                               "workers pool (the pipeline has py_num_workers=0)")
     elif timeout is not None:
         raise ValueError("external_source: timeout applies to parallel=True sources")
+    if source is None and cycle is not None and cycle is not False:
+        raise ValueError("external_source: cycle needs a source")
     n = 1 if num_outputs is None else int(num_outputs)
     if n < 1:
         raise ValueError("external_source: num_outputs must be at least 1")
@@ -259,25 +283,34 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
     layouts = _per_output(layout, n, several, "layout")
     dtypes = _per_output(dtype, n, several, "dtype")
     ndims = _per_output(ndim, n, several, "ndim")
+
+    def make(pipe, nodes):
+        """The Source feeding these nodes (their names in pipe) in pipeline pipe."""
+        if parallel:
+            from .parallel import ParallelSource
+
+            if pipe is not None and pipe._py_num_workers < 1:
+                raise RuntimeError("The external source cannot run in parallel mode without "
+                                   "Python workers pool (the pipeline has py_num_workers=0)")
+            return ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts, dtypes,
+                                  ndims, prefetch_queue_depth, timeout, bytes_per_sample_hint,
+                                  name or nodes[0], several=several)
+        return Source(source, nodes, n, cycle, batch, batch_info, layouts, several=several)
+
+    pipe = Pipeline.current()
+    if source is not None:  # the source's checks (and the pipeline's, if one is being
+        make(pipe, [name or "external_source"] * n)  # defined) before any node is made
     outs = []
     for k in range(n):
         args = {"layout": layouts[k] or None, "dtype": dtypes[k], "ndim": ndims[k],
-                "device": device, "name": names[k]}
+                "device": device, "name": names[k], "preserve": preserve}
         outs.append(_call("external_source", [], args))
-    nodes = [o.node for o in outs]
-    if parallel:
-        from .parallel import ParallelSource
-
-        pipe._add_source(ParallelSource(source, nodes, n, cycle, batch, batch_info, layouts,
-                                        dtypes, ndims, prefetch_queue_depth, timeout,
-                                        bytes_per_sample_hint, name or nodes[0]))
-    elif source is not None:
-        pipe._add_source(Source(source, nodes, n, cycle, batch, batch_info, layouts))
-    elif cycle is not None and cycle is not False:
-        raise ValueError("external_source: cycle needs a source")
-    else:
-        pipe._add_fed_nodes(nodes)
-    return outs[0] if num_outputs is None else tuple(outs)
+    if source is not None:
+        # each pipeline that adopts these nodes gets its own Source (sluice.node)
+        group = _node.Group([o._node for o in outs], make)
+        if pipe is not None:
+            _node.register(pipe, group)
+    return outs[0] if num_outputs is None else outs  # DALI: a list, even of one DataNode
 
 
 external_source.__doc__ = """fn.external_source(source=None, num_outputs=None, *, cycle=None, name=None,
@@ -299,8 +332,10 @@ source:
     A batch is a list of 1 to batch_size arrays (shapes may differ, same dtype and ndim) or
     one array whose first axis is the batch: NumPy arrays, torch CPU tensors, DLPack-capable
     objects. Its number of samples is that iteration's batch size (several sources of a
-    pipeline must agree). The data is copied when fed. ``num_outputs=k``: the source returns k
-    batches (a tuple) and the call returns k DataNodes.
+    pipeline must agree). The data is copied when fed. ``num_outputs=k`` (even 1): the source
+    returns a tuple (or list) of k batches (or, with ``batch=False``, of k samples) and the
+    call returns a list of k DataNodes; without it the source returns the batch itself and
+    the call returns one DataNode.
 cycle: False/"no" (default): StopIteration from the source ends the epoch — ``run()`` raises
     StopIteration once the batches already scheduled are delivered, and ``pipe.reset()``
     starts the next epoch (a new iterator; a generator function is called again). Per sample,
@@ -338,3 +373,48 @@ Limitations (sluice today): data must be on the CPU; ``no_copy``, ``blocking``,
 data is copied when fed; a parallel source's is read from shared memory in place);
 ``repeat_last=True`` raises NotImplementedError.
 """
+
+
+class ExternalSource:
+    """``ops.ExternalSource(source=None, num_outputs=None, *, cycle=None, layout=None,
+    dtype=None, ndim=None, name=None, device="cpu", batch=None, parallel=None, ...)``: DALI's
+    operator class of fn.external_source.
+
+    The constructor keeps the arguments (a source is checked now); each call
+    ``src(*, source=None, name=None, ...)`` makes nodes as ``fn.external_source`` with the
+    arguments of both. An argument goes to one of the two, not both (the call's ``name``
+    replaces the constructor's): RuntimeError for source, layout, dtype, ndim, cuda_stream
+    and use_copy_kernel, ValueError for the others, as DALI. Unlike fn.external_source,
+    ``batch`` left unset is ``not parallel`` (DALI's class default: a parallel source is per
+    sample unless batch=True).
+    """
+
+    _RUNTIME = ("source", "layout", "dtype", "ndim", "cuda_stream", "use_copy_kernel")
+
+    def __init__(self, source=None, num_outputs=None, *, device="cpu", name=None, **kwargs):
+        self._num_outputs, self._device, self._name = num_outputs, device, name
+        self._kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if source is not None:
+            self._kwargs["source"] = source
+            _source_kind(source, _cycle_mode(kwargs.get("cycle")))
+
+    @property
+    def device(self):
+        return self._device
+
+    def __call__(self, *, name=None, **kwargs):
+        merged = dict(self._kwargs)
+        for k, v in kwargs.items():
+            if v is None:
+                continue
+            if k in merged:
+                what = f"``{k}`` already specified in constructor."
+                raise (RuntimeError if k in self._RUNTIME else ValueError)(what)
+            merged[k] = v
+        if merged.get("batch") is None:
+            merged["batch"] = not merged.get("parallel")
+        return external_source(num_outputs=self._num_outputs, device=self._device,
+                               name=self._name if name is None else name, **merged)
+
+    def __repr__(self):
+        return f"ExternalSource(num_outputs={self._num_outputs!r}, {self._kwargs})"

@@ -4,19 +4,23 @@
 ... — one function per registered operator, its dotted name becoming nested namespaces. Each
 function's ``__doc__`` and signature come from the registry (every argument with its type,
 default, range, choices and whether it may be given per sample), so ``help(fn.resize)`` is the
-operator reference. Calling one inside a pipeline definition records a node and returns a
-DataNode (a tuple of them when the operator has several outputs); without ``device`` the node
-runs where its inputs are ("gpu" when one of them is GPU data, else "cpu": the build's rule,
-which DataNode.device reports). Arguments are checked in C
-where the call is made: an unknown or ill-typed argument raises ``sluice.ArgumentTypeError``
-(a TypeError), a bad value ``sluice.InvalidArgumentError`` (a ValueError), each naming the
-operator, the node and the argument in the words the build and the CLI use.
+operator reference. Calling one records a node and returns a DataNode (a tuple of them when
+the operator has several outputs): into the pipeline being defined, or, called outside any
+pipeline definition, a node of no pipeline yet that a pipeline adopts when its outputs reach
+it (sluice.node). Without ``device`` the node runs where its inputs are ("gpu" when one of
+them is GPU data, else "cpu": the build's rule, which DataNode.device reports). Constants given
+as inputs (numbers, lists, NumPy arrays, types.Constant) become ``constant`` nodes. Arguments
+are checked in C where the call is made: an unknown or ill-typed argument raises
+``sluice.ArgumentTypeError`` (a TypeError), a bad value ``sluice.InvalidArgumentError`` (a
+ValueError), each naming the operator, the node and the argument in the words the build and
+the CLI use.
 """
 import inspect as _inspect
 import sys as _sys
 import types as _pytypes
 
 from . import _sluice
+from . import node as _node
 from . import types as _types
 from .data_node import DataNode as _DataNode
 
@@ -24,61 +28,76 @@ _SCHEMAS = {op["name"]: op for op in _sluice.registry()}
 _COMMON = ("device", "name")
 
 
-def _pipeline_for(op_name, inputs, kwargs):
-    from .pipeline import Pipeline
-
-    pipe = Pipeline.current()
-    for x in list(inputs) + list(kwargs.values()):
-        if isinstance(x, _DataNode):
-            if pipe is None:
-                pipe = x.pipeline
-            elif x.pipeline is not pipe:
-                raise ValueError(f"fn.{op_name}: {x!r} belongs to another pipeline")
-    if pipe is None:
-        raise RuntimeError(
-            f"fn.{op_name} was called outside a pipeline definition: call operators inside a "
-            "@pipeline_def function, `with pipe:`, or Pipeline.define_graph")
-    return pipe
-
-
-def _input_ref(op_name, k, x):
-    if not isinstance(x, _DataNode):
+def _input(op_name, k, x, device):
+    """Positional input k as a DataNode: a constant (a number, a list, an array, a
+    types.Constant) becomes a constant node, on the GPU for an operator given device="gpu"
+    (DALI's rule)."""
+    if isinstance(x, _DataNode):
+        return x
+    try:
+        with _node.detached():  # adopted with the node that reads it: a failed call adds none
+            return _types.Constant(x, device="gpu" if device == "gpu" else "cpu")
+    except TypeError:
         raise TypeError(f"fn.{op_name}: input {k} must be a DataNode (the output of another "
-                        f"operator), got {type(x).__name__}")
-    return x.ref
+                        "operator) or a constant (a number, a list of numbers, a NumPy array, "
+                        f"types.Constant), got {type(x).__name__}") from None
+
+
+def _num_outputs(schema, args):
+    """How many outputs a node of the operator has: the schema's, or the value of the argument
+    that says (num_outputs_arg: python_function's num_outputs), checked already."""
+    arg = schema["num_outputs_arg"]
+    if arg is None:
+        return len(schema["outputs"])
+    value = args.get(arg)
+    if value is None:
+        value = next(a["default"] for a in schema["args"] if a["name"] == arg)
+    return int(value)
 
 
 def _call(op_name, inputs, kwargs):
-    """Records one node of operator op_name; returns its DataNode(s)."""
+    """Records one node of operator op_name (into the pipeline being defined, or detached when
+    none is: sluice.node); returns its DataNode, or a tuple of them (of any length) when the
+    operator has not one output."""
+    outs = _call_node(op_name, inputs, kwargs)[1]
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _call_node(op_name, inputs, kwargs):
+    """_call's work: returns (the node, a tuple of its DataNodes)."""
     kwargs = dict(kwargs)
-    pipe = _pipeline_for(op_name, inputs, kwargs)
     device, name = kwargs.pop("device", None), kwargs.pop("name", None)
     args, arg_inputs = {}, {}
     for key, value in kwargs.items():
         if value is None:
             continue  # DALI: None means "not given"
         if isinstance(value, _DataNode):
-            arg_inputs[key] = value.ref
+            arg_inputs[key] = value
         else:
             args[key] = _types.to_arg(value)
-    refs = [_input_ref(op_name, k, x) for k, x in enumerate(inputs)]
-    # device None: the C build's rule places the node from its inputs; add_node applies that
-    # same rule now, so the DataNodes report where the build will run them
-    node, placed = pipe._graph.add_node(op_name, name, device, refs, args, arg_inputs)
-    n_out = len(_SCHEMAS[op_name]["outputs"])
-    outs = tuple(_DataNode(pipe, node, i, op_name, placed) for i in range(n_out))
-    return outs[0] if n_out == 1 else outs
+    inputs = [_input(op_name, k, x, device) for k, x in enumerate(inputs)]
+    # device None: the C rule places the node from its inputs, now, so the DataNodes report
+    # where the build will run them
+    schema = _SCHEMAS[op_name]
+    node = _node.make(op_name, name, device, inputs, args, arg_inputs, schema["flags"])
+    return node, tuple(_DataNode(node, i) for i in range(_num_outputs(schema, args)))
+
+
+def _is_input_set(x):
+    """DALI's multiple input sets: a list or tuple holding DataNodes (a list of numbers is one
+    constant input instead)."""
+    return isinstance(x, (list, tuple)) and any(isinstance(e, _DataNode) for e in x)
 
 
 def _call_op(op_name, inputs, kwargs):
     """DALI's multiple input sets: list inputs of equal length call the operator per element."""
-    lists = [x for x in inputs if isinstance(x, (list, tuple))]
+    lists = [x for x in inputs if _is_input_set(x)]
     if not lists:
         return _call(op_name, inputs, kwargs)
     n = len(lists[0])
     if any(len(x) != n for x in lists):
         raise ValueError(f"fn.{op_name}: input lists must have the same length")
-    return [_call(op_name, [x[i] if isinstance(x, (list, tuple)) else x for x in inputs], kwargs)
+    return [_call(op_name, [x[i] if _is_input_set(x) else x for x in inputs], kwargs)
             for i in range(n)]
 
 
@@ -115,6 +134,7 @@ def _make_doc(op):
     if op["inputs"]:
         parts.append("Inputs (positional DataNodes%s):" % (
             "" if op["min_inputs"] == op["max_inputs"]
+            else f", {op['min_inputs']} or more" if op["max_inputs"] is None
             else f", {op['min_inputs']} to {op['max_inputs']}"))
         parts += [f"    {i['name']}: {i['doc']}" for i in op["inputs"]]
         parts.append("")
@@ -141,8 +161,11 @@ def _make_signature(op):
     params = []
     arg_names = {a["name"] for a in op["args"]} | set(_COMMON)
     for k, i in enumerate(op["inputs"]):
-        default = P.empty if k < op["min_inputs"] else None
         name = i["name"] + ("_input" if i["name"] in arg_names else "")
+        if op["max_inputs"] is None and k == len(op["inputs"]) - 1:  # any number from here on
+            params.append(P(name, P.VAR_POSITIONAL))
+            break
+        default = P.empty if k < op["min_inputs"] else None
         params.append(P(name, P.POSITIONAL_ONLY, default=default))
     for a in op["args"]:
         default = P.empty if a["required"] else (None if a["optional"] else a["default"])
@@ -192,6 +215,10 @@ def _install(module, make):
 _install(_sys.modules[__name__], _make_function)
 
 from .external_source import external_source  # noqa: E402  (overrides the generated one)
+from .python_function import (  # noqa: E402,F401  (the generated one cannot take a function)
+    dl_tensor_python_function, python_function)
 
 external_source.__doc__ += ("\n\nThe C operator behind it (one node per output):\n\n"
                             + _make_doc(_SCHEMAS["external_source"]))
+python_function.__doc__ += ("\n\nThe C operator behind it:\n\n"
+                            + _make_doc(_SCHEMAS["python_function"]))

@@ -439,10 +439,12 @@ class ParallelSource:
     parallel = True
 
     def __init__(self, source, nodes, num_outputs, cycle, batch, batch_info, layouts, dtypes,
-                 ndims, prefetch_queue_depth, timeout, bytes_per_sample_hint, name):
+                 ndims, prefetch_queue_depth, timeout, bytes_per_sample_hint, name,
+                 several=False):
         from .external_source import _cycle_mode, _num_params, _source_kind
 
         self.source, self.nodes, self.num_outputs = source, nodes, num_outputs
+        self.several = several  # num_outputs given: the source returns a tuple
         self.layouts, self.name = layouts, name
         self.batch, self.batch_info = bool(batch), bool(batch_info)
         self.cycle = _cycle_mode(cycle)
@@ -493,7 +495,7 @@ class ParallelSource:
         return _worker.SourceSpec(self.kind, self.source, self.name, self.num_outputs,
                                   self.batch, self.batch_info, self.nparams, self.is_genfunc,
                                   self.cycle, self.dtypes, self.ndims, batch_size,
-                                  self.bytes_hint)
+                                  self.bytes_hint, self.several)
 
     # ---- dispatch -----------------------------------------------------------------------------
     def _worker_of(self, b, j):

@@ -1,7 +1,9 @@
 """sluice.pipeline: Pipeline and pipeline_def, following DALI's API.
 
 A Pipeline records operator nodes as fn.* is called inside its definition (``with pipe:``, a
-``@pipeline_def`` function, or ``define_graph``) into a C graph, builds it into a C pipeline
+``@pipeline_def`` function, or ``define_graph``) into a C graph — and adopts, when it is built,
+the nodes made outside any definition that its outputs reach (sluice.node) —, builds it into a
+C pipeline
 (sluice._sluice.Pipeline) and runs it with DALI's run API. This class adds what is Python's:
 feeding ``fn.external_source`` sources before each iteration is scheduled, their epochs
 (StopIteration / reset), the worker processes of parallel sources (sluice.parallel: started
@@ -13,25 +15,29 @@ epoch ended before it got data: it fails and is skipped), or the exception of a 
 source's batch, raised by the share_outputs() that reaches it — so a worker's error comes out
 at the batch it belongs to, and the pipeline goes on.
 
-Differences from DALI, on purpose or not yet: seed -1/None is a fixed seed (reproducible);
-``exec_async=False`` changes nothing (work always runs on the pipeline's threads; run() waits
-for it); ``exec_pipelined=False`` means prefetch depth 1; ``prefetch_queue_depth`` as a dict
-gives separated queues with the dynamic executor's other traits (in DALI it selects the legacy
-executor); checkpointing, conditionals and the debug mode are not supported; outputs
-stay valid while referenced (a view keeps its iteration's buffers, which are set aside so the
-pipeline goes on: memory grows while batches are kept, up to max_held_bytes), not only until
-the next run; an error of an external source does not end the pipeline.
+Differences from DALI, on purpose or not yet: ``exec_async=False`` changes nothing (work
+always runs on the pipeline's threads; run() waits for it); ``exec_pipelined=False`` means
+prefetch depth 1; ``prefetch_queue_depth`` as a dict gives separated queues with the dynamic
+executor's other traits (in DALI it selects the legacy executor); checkpointing, conditionals
+and the debug mode are not supported; outputs stay valid while referenced (a view keeps its
+iteration's buffers, which are set aside so the pipeline goes on: memory grows while batches
+are kept, up to max_held_bytes), not only until the next run; an error of an external source
+does not end the pipeline. As in DALI, no seed means a fresh seed per pipeline (drawn by the C
+library; ``seed`` is then None and serialize() writes the one drawn).
 """
 import collections
 import contextlib
 import functools
 import inspect
 import os
+import shutil
+import subprocess
 import threading
 import warnings
 import weakref
 
 from . import _sluice
+from . import node as _node
 
 _tls = threading.local()
 
@@ -42,7 +48,7 @@ _PIPELINE_ARGS = (
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
-    "max_batch_size", "fuse_samples", "max_held_bytes")
+    "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -75,14 +81,24 @@ def _queues(prefetch_queue_depth, exec_pipelined):
     return (1 if not exec_pipelined else int(prefetch_queue_depth)), 0, 0
 
 
+def _queue_size(prefetch_queue_depth, key):
+    """DALI's cpu_queue_size / gpu_queue_size: the dict's entry, or the int for both."""
+    if isinstance(prefetch_queue_depth, dict):
+        return prefetch_queue_depth.get(key, 2)
+    return prefetch_queue_depth
+
+
 class Pipeline:
-    """Pipeline(batch_size, num_threads, device_id=None, seed=-1, exec_pipelined=True,
+    """Pipeline(batch_size, num_threads, device_id=None, seed=None, exec_pipelined=True,
     prefetch_queue_depth=2, exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
     batch_size: samples per iteration (required). num_threads: CPU worker threads (-1: one per
     CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
     (or -1) for a CPU-only pipeline. A pipeline without mixed or gpu nodes never touches CUDA,
-    whatever its device_id. seed: pipeline seed; -1 or None is a fixed seed.
+    whatever its device_id. seed: pipeline seed; None (or negative, DALI's older spelling): a
+    fresh seed drawn for this pipeline (by the C library, when the pipeline is created at
+    build, serialize() or start_py_workers(); serialize() writes it, so a deserialized
+    pipeline repeats the run). The seed property is then None, as in DALI.
     prefetch_queue_depth: iterations in flight or waiting (int), or dict(cpu_size, gpu_size):
     separated queues, as DALI's: gpu_size buffer sets for the mixed and gpu stages' outputs
     (each lent to the consumer until released), and the CPU stage runs up to cpu_size
@@ -101,18 +117,23 @@ class Pipeline:
     device memory; 0 is a quarter of the machine's memory and a quarter of the GPU's. Past it,
     run() waits for references to die and raises MisuseError after about 2 s naming the
     iterations that hold the memory.
+    max_sample_bytes (sluice's addition, default 1 GiB): the largest output sample of any
+    operator, and the most working memory an operator takes for one sample (a decoder's); a
+    sample past it fails its batch (InvalidArgumentError naming the operator, the sample and its
+    file) before anything is allocated for it, and the pipeline goes on with the next batch.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
 
-    def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=-1,
+    def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=None,
                  exec_pipelined=True, prefetch_queue_depth=2, exec_async=True,
                  bytes_per_sample=0, set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, *, enable_memory_stats=False,
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
-                 concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0):
+                 concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
+                 max_sample_bytes=1 << 30):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -124,6 +145,10 @@ class Pipeline:
             raise TypeError("Pipeline: py_worker_init must be callable (it gets the worker id)")
         self._py_num_workers = int(py_num_workers)
         self._py_start_method = py_start_method
+        # DALI's arguments with no effect in sluice, kept for the properties of their names
+        self._set_affinity, self._max_streams = bool(set_affinity), max_streams
+        self._default_cuda_stream_priority = default_cuda_stream_priority
+        self._enable_memory_stats = bool(enable_memory_stats)
         self._py_callback_pickler = py_callback_pickler
         self._py_worker_init = py_worker_init
         self._pool = None           # sluice.parallel.WorkerPool of the parallel sources
@@ -132,20 +157,24 @@ class Pipeline:
         self._batch_size = -1 if batch_size is None else int(batch_size)
         self._num_threads = -1 if num_threads is None else int(num_threads)
         self._device_id = None if device_id in (None, -1) else int(device_id)
-        self._seed = -1 if seed is None else int(seed)
+        self._seed = None if seed is None or int(seed) < 0 else int(seed)  # None: not fixed
         self._fuse_samples = bool(fuse_samples)
         self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
+        self._max_sample_bytes = 1 << 30 if max_sample_bytes is None else int(max_sample_bytes)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
                                                                 exec_pipelined)
         self._output_dtype, self._output_ndim = output_dtype, output_ndim
         self._graph = _sluice.Graph()
+        self._names = {}            # sluice.node.Node -> its name in _graph (sluice.node)
+        self._groups = set()        # external_source groups given a Source here
+        self._callbacks = {}        # python_function node name -> its function's Spec
         self._outputs = None        # DataNodes given to set_outputs
         self._finalized = False     # outputs written into the graph
-        self._pipe = None           # the built C pipeline
+        self._cpipe = None          # the C pipeline, created (its seed drawn) at first need
+        self._pipe = None           # the same, once built
         self._sources = []          # external_source.Source objects
-        self._fed_nodes = set()     # external_source nodes fed by feed_input
         self._reset_run_state()
 
     def _reset_run_state(self):
@@ -161,10 +190,20 @@ class Pipeline:
     max_batch_size = batch_size
     num_threads = property(lambda self: self._num_threads)
     device_id = property(lambda self: self._device_id)
-    seed = property(lambda self: self._seed)
+    seed = property(lambda self: self._seed, doc="The seed given, or None: a fresh one is "
+                    "drawn for this pipeline (serialize() writes it).")
     exec_pipelined = property(lambda self: self._exec_pipelined)
     exec_async = property(lambda self: self._exec_async)
     prefetch_queue_depth = property(lambda self: self._prefetch_queue_depth)
+    exec_separated = property(lambda self: isinstance(self._prefetch_queue_depth, dict))
+    cpu_queue_size = property(lambda self: _queue_size(self._prefetch_queue_depth, "cpu_size"))
+    gpu_queue_size = property(lambda self: _queue_size(self._prefetch_queue_depth, "gpu_size"))
+    py_num_workers = property(lambda self: self._py_num_workers)
+    py_start_method = property(lambda self: self._py_start_method)
+    set_affinity = property(lambda self: self._set_affinity)
+    max_streams = property(lambda self: self._max_streams)
+    default_cuda_stream_priority = property(lambda self: self._default_cuda_stream_priority)
+    enable_memory_stats = property(lambda self: self._enable_memory_stats)
 
     # ---- definition ---------------------------------------------------------------------------
     @staticmethod
@@ -195,25 +234,21 @@ class Pipeline:
                                   "@pipeline_def, or override define_graph")
 
     def iter_setup(self):
-        """Called before each iteration is scheduled (DALI's legacy feed hook)."""
+        """Called before each iteration is scheduled (DALI's legacy feed hook): override it to
+        feed_input() the iteration's data. Raising StopIteration ends the epoch: the batches
+        fed before are still delivered, then run() raises StopIteration; reset() starts the
+        next epoch."""
 
     def set_outputs(self, *outputs):
-        """The pipeline's outputs, in order: DataNodes of this pipeline."""
-        from .data_node import DataNode
-
+        """The pipeline's outputs, in order: DataNodes — of this pipeline's definition, made
+        outside any (this pipeline adopts them, and what they read, when it is built), or of
+        another pipeline — or constants (numbers, lists, NumPy arrays, types.Constant), which
+        become constant nodes on the CPU. As in DALI they are checked when the pipeline is
+        built: a list of DataNodes given as one output (set_outputs(nodes) for
+        set_outputs(*nodes)) or anything else is a TypeError then."""
         if self._finalized:
             raise RuntimeError("set_outputs: the pipeline is already built or serialized")
-        flat = []
-        for o in outputs:
-            flat.extend(o if isinstance(o, (list, tuple)) else [o])
-        for k, o in enumerate(flat):
-            if not isinstance(o, DataNode):
-                raise TypeError(f"set_outputs: output {k} must be a DataNode, got "
-                                f"{type(o).__name__}")
-            if o.pipeline is not self:
-                raise ValueError(f"set_outputs: output {k} ({o.name}) belongs to another "
-                                 "pipeline")
-        self._outputs = flat
+        self._outputs = list(outputs)
 
     def _finalize(self):
         if self._finalized:
@@ -225,26 +260,27 @@ class Pipeline:
         if self._outputs is None:
             raise RuntimeError("the pipeline has no outputs: call set_outputs() inside its "
                                "definition, or use @pipeline_def")
-        for o in self._outputs:
-            self._graph.output(o.ref)
+        outputs = _node.outputs(self._outputs)
+        refs = [_node.ref(self, o) for o in outputs]  # adopts what they reach
+        for r in refs:
+            self._graph.output(r)
         self._finalized = True
-        self._outputs = []  # DataNodes refer to the pipeline: no cycle keeps it alive
+        self._outputs = []  # the graph holds them now
 
     def _add_source(self, source):
         self._sources.append(source)
-
-    def _add_fed_nodes(self, nodes):
-        self._fed_nodes.update(nodes)
 
     # ---- build ------------------------------------------------------------------------------
     def _options(self):
         threads = self._num_threads if self._num_threads > 0 else (os.cpu_count() or 1)
         return {"batch_size": self._batch_size, "num_threads": threads,
-                "prefetch_queue_depth": self._depth, "seed": self._seed,
+                "prefetch_queue_depth": self._depth,
+                "seed": -1 if self._seed is None else self._seed,
                 "device_id": -1 if self._device_id is None else self._device_id,
                 "fuse_samples": int(self._fuse_samples),
                 "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue,
-                "max_held_bytes": self._max_held_bytes}
+                "max_held_bytes": self._max_held_bytes,
+                "max_sample_bytes": self._max_sample_bytes}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -256,16 +292,13 @@ class Pipeline:
             raise _sluice.UnsupportedError(
                 f"Pipeline(device_id={self._device_id}): sluice was built without CUDA "
                 "support; pass device_id=None for a CPU-only pipeline")
-        o = self._options()
+        pipe = self._c_pipeline()
         self.start_py_workers()  # before the pipeline's threads exist (fork)
         try:
-            pipe = _sluice.Pipeline(self._graph, o["batch_size"], o["num_threads"],
-                                    o["prefetch_queue_depth"], o["seed"], o["device_id"],
-                                    o["fuse_samples"], o["cpu_queue_depth"],
-                                    o["gpu_queue_depth"], o["max_held_bytes"])
             pipe.build()
         except BaseException:
             self._close_pool()
+            self._cpipe = None  # a failed build is not retried on the same C pipeline
             raise
         self._pipe = pipe
         # external sources whose nodes were pruned (no output uses them) are not fed
@@ -278,6 +311,19 @@ class Pipeline:
         if self._pipe is None:
             self.build()
         return self._pipe
+
+    def _c_pipeline(self):
+        """The C pipeline, created on first need and not yet built (no thread started): its
+        seed is the pipeline's, drawn by the C library when none was given — build, serialize()
+        and the workers' seeds all see that one."""
+        if self._cpipe is None:
+            self._finalize()
+            o = self._options()
+            cpipe = _sluice.Pipeline(self._graph, o)
+            for name, spec in self._callbacks.items():  # python_function nodes' functions
+                cpipe.set_callback(name, spec.runner(self, name))
+            self._cpipe = cpipe
+        return self._cpipe
 
     # ---- worker processes of parallel external sources ----------------------------------------
     def start_py_workers(self):
@@ -300,7 +346,7 @@ class Pipeline:
                           "(this process's affinity): excessive worker creation might make the "
                           "pipeline slow or even freeze it", UserWarning, stacklevel=3)
         pool = WorkerPool(parallel, n, self._py_start_method, self._py_callback_pickler,
-                          self._py_worker_init, self._seed, self._batch_size)
+                          self._py_worker_init, self._c_pipeline().seed, self._batch_size)
         # the pool must not refer to the pipeline: the finalizer stops it when the pipeline
         # dies (del, garbage collection, interpreter exit)
         self._pool_finalizer = weakref.finalize(self, pool.close)
@@ -415,7 +461,13 @@ class Pipeline:
         else:
             want = 1 if self._prefetched else self._depth
         while want > 0 and not self._epoch_ended:
-            self.iter_setup()
+            try:
+                self.iter_setup()
+            except StopIteration:
+                # DALI's legacy feed hook ends the epoch as a source does: what was fed and
+                # scheduled before is still delivered, then run() raises StopIteration
+                self._epoch_ended = True
+                break
             fed = self._feed_sources() if self._sources else True
             if fed is False:
                 self._epoch_ended = True
@@ -518,7 +570,7 @@ class Pipeline:
         from .data_node import DataNode
         from .external_source import to_samples
 
-        name = data_node.node if isinstance(data_node, DataNode) else str(data_node)
+        name = _node.name_in(self, data_node) if isinstance(data_node, DataNode) else str(data_node)
         pipe = self._built()
         for s in self._sources:
             if name in s.nodes:
@@ -571,17 +623,46 @@ class Pipeline:
         fused_into: the node it runs sample by sample with, see fuse_samples, or None)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
+    def graph(self, path=None):
+        """A picture of the pipeline: its graph as Graphviz DOT text, the same text as
+        ``sluice graph`` writes for serialize()'s spec. One box per node the build keeps (name,
+        operator, device), data inputs solid, argument inputs dashed and named, the outputs as
+        ovals, fused chains (fuse_samples) grouped; pruned nodes are left out (named in a
+        comment). It draws the plan the build makes without building (no file is read, no
+        thread started): a graph the build rejects raises the build's error. With ``path``
+        the picture is also written there: ``.dot`` or ``.gv`` the text, ``.svg``, ``.png``
+        or ``.pdf`` drawn by Graphviz's ``dot`` command (Debian's graphviz package; without
+        it, RuntimeError). Returns the DOT text."""
+        text = (self._pipe if self._pipe is not None else self._c_pipeline()).dot()
+        if path is not None:
+            _write_picture(text, os.fspath(path))
+        return text
+
     # ---- serialisation ------------------------------------------------------------------------
     def serialize(self, define_graph=None, filename=None):
         """The pipeline as the JSON spec `sluice run` reads (graph + options); written to
         `filename` too when given. Python sources of external_source nodes are not part of it:
-        a deserialized pipeline is fed with feed_input."""
+        a deserialized pipeline is fed with feed_input. A pipeline with a python_function
+        node cannot be serialized (UnsupportedError naming the node): a spec cannot hold a
+        Python function."""
+        if define_graph is not None and not callable(define_graph):
+            raise TypeError("serialize: define_graph must be callable" + (
+                "; did you mean serialize(filename=...)?" if isinstance(define_graph, str)
+                else ""))
         if define_graph is not None and self._outputs is None:
             with self:
                 outs = define_graph()
             self.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
         self._finalize()
-        text = self._graph.to_json(self._options())
+        for name in self._callbacks:
+            raise _sluice.UnsupportedError(
+                f'Pipeline.serialize(): node "{name}" (python_function) cannot be serialized: '
+                "its Python function lives in this process, and a spec cannot hold it; run "
+                "this pipeline from Python")
+        o = self._options()
+        if self._seed is None:
+            o["seed"] = self._c_pipeline().seed  # the one drawn, as DALI serializes it
+        text = self._graph.to_json(o)
         if filename is not None:
             with open(filename, "w") as f:
                 f.write(text)
@@ -607,15 +688,18 @@ class Pipeline:
         self._batch_size, self._num_threads = o["batch_size"], o["num_threads"]
         self._prefetch_queue_depth = o["prefetch_queue_depth"]
         self._depth, self._cpu_queue, self._gpu_queue = _queues(self._prefetch_queue_depth, True)
-        self._seed = o["seed"]
+        self._seed = None if o["seed"] < 0 else o["seed"]
         self._device_id = None if o["device_id"] == -1 else o["device_id"]
         self._fuse_samples = o["fuse_samples"]
         self._max_held_bytes = o["max_held_bytes"]
+        self._max_sample_bytes = o["max_sample_bytes"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 
     def _adopt_spec(self, text):
         self._graph = _sluice.graph_from_json(text)
+        self._names, self._groups, self._callbacks = {}, set(), {}
+        self._cpipe = None  # created again from this graph and options
         self._finalized = True
         self._sources, self._outputs = [], []
 
@@ -624,6 +708,29 @@ class Pipeline:
         return (f"Pipeline(batch_size={self._batch_size}, num_threads={self._num_threads}, "
                 f"prefetch_queue_depth={self._prefetch_queue_depth!r}, seed={self._seed}, "
                 f"built={self._pipe is not None})")
+
+
+def _write_picture(text, path):
+    """Writes DOT text to path: as is for .dot/.gv, drawn by Graphviz's dot for .svg/.png/.pdf
+    (the formats and words of ``sluice graph -o``)."""
+    suffix = os.path.splitext(path)[1]
+    if suffix in (".dot", ".gv"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    if suffix not in (".svg", ".png", ".pdf"):
+        raise ValueError(f'graph: "{path}": the suffix says the format: .dot or .gv (DOT '
+                         "text), .svg, .png or .pdf (drawn by Graphviz)")
+    dot = shutil.which("dot")
+    if dot is None:
+        raise RuntimeError(f'writing "{path}" needs Graphviz\'s dot command, which is not '
+                           "installed: install Debian's graphviz package (apt-get install "
+                           "graphviz), or write DOT text to a .dot file")
+    r = subprocess.run([dot, "-T" + suffix[1:], "-o", path], input=text.encode("utf-8"),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f'dot -T{suffix[1:]} -o "{path}" failed (exit status '
+                           f"{r.returncode}): {r.stderr.decode(errors='replace').strip()}")
 
 
 def _spec_options(text):
@@ -658,31 +765,45 @@ def _reject_conditionals(enable_conditionals, debug=False):
 
 def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_kwargs):
     """Decorator: ``@pipeline_def(batch_size=..., ...)`` turns a function that calls fn.* and
-    returns DataNodes into a factory of Pipelines. Pipeline arguments given at the decorator
-    are defaults; the same arguments given when calling the factory override them (and are
-    also passed to the function when it takes a parameter of that name)."""
+    returns DataNodes (or constants) into a factory of Pipelines. Pipeline arguments given at
+    the decorator are defaults; the same arguments given when calling the factory override
+    them. As in DALI, a parameter of the function shadows the Pipeline argument of that name
+    (the call's value goes to the function only, with a warning), the function may not take
+    ``**kwargs``, and ``Pipeline.current()`` inside it is the pipeline being made."""
     _reject_conditionals(enable_conditionals, debug)
 
     def decorate(func):
         params = inspect.signature(func).parameters
+        varkw = [p.name for p in params.values() if p.kind == p.VAR_KEYWORD]
 
         @functools.wraps(func)
         def create(*args, **kwargs):
+            if varkw:
+                raise TypeError(f"Using variadic keyword argument `**{varkw[0]}` in a "
+                                "graph-defining function is not allowed (it would take "
+                                "Pipeline arguments silently)")
             _reject_conditionals(kwargs.pop("enable_conditionals", False),
                                  kwargs.pop("debug", False))
             ctor = dict(pipeline_kwargs)
             for k in list(kwargs):
-                if k in _PIPELINE_ARGS:
-                    ctor[k] = kwargs[k] if k in params else kwargs.pop(k)
+                if k in _PIPELINE_ARGS and k in params:
+                    warnings.warn(f"pipeline_def: the argument `{k}` of {func.__name__} shadows "
+                                  "the Pipeline argument of the same name", stacklevel=2)
+                elif k in _PIPELINE_ARGS:
+                    ctor[k] = kwargs.pop(k)
             pipe = Pipeline(**ctor)
             with pipe:
                 outs = func(*args, **kwargs)
                 if outs is None:
                     raise RuntimeError(f"{func.__name__}: a pipeline definition must return "
                                        "its outputs (DataNodes)")
-                pipe.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
+                # a tuple is the outputs, and so is a list of DataNodes (sluice's leniency:
+                # DALI refuses it at build); anything else, a list of numbers too, is one
+                pipe.set_outputs(*(outs if isinstance(outs, tuple) or (
+                    isinstance(outs, list) and _node.holds_data_node(outs)) else (outs,)))
             return pipe
 
+        create._is_pipeline_def = True
         return create
 
     return decorate(fn) if fn is not None else decorate

@@ -1,70 +1,67 @@
-"""sluice.tensors: DALI's module name for the output types (nvidia.dali.tensors)."""
-from ._sluice import TensorListCPU  # noqa: F401
-from ._sluice import TensorListGPU  # noqa: F401,E402
+"""sluice.tensors: DALI's module name for the output types (nvidia.dali.tensors).
+
+TensorListCPU / TensorListGPU are batches (a pipeline output, or a TensorListCPU made from
+NumPy data); TensorCPU / TensorGPU one sample of one (``tl[i]``) or a dense batch as one tensor
+(``tl.as_tensor()``). All are written in C (sluice._sluice); this module adds DALI's text
+form (str() of a tensor or a list).
+"""
+from ._sluice import TensorCPU, TensorGPU, TensorListCPU, TensorListGPU  # noqa: F401
+
+_INDENT = " " * 4
 
 
-class TensorListHost:
-    """A batch copied from the GPU to host memory: what TensorListGPU.as_cpu() returns.
+def _host(x):
+    return x.as_cpu() if type(x).__name__.endswith("GPU") else x
 
-    It owns its memory (a bytearray); at(i) / as_array() / as_tensor() return NumPy views of it,
-    like TensorListCPU's.
-    """
 
-    def __init__(self, data, shapes, dtype, layout, sources, iteration):
-        import numpy as np
+def _join(parts, sep):
+    return sep.join(parts)
 
-        self._data, self._shapes = data, [tuple(s) for s in shapes]
-        self.dtype, self._layout, self._sources, self.iteration = dtype, layout, sources, iteration
-        self._np_dtype = dtype.to_numpy() if hasattr(dtype, "to_numpy") else np.dtype(dtype)
-        self._offsets = [0]
-        for s in self._shapes:
-            self._offsets.append(self._offsets[-1] + int(np.prod(s, dtype=np.int64))
-                                 * self._np_dtype.itemsize)
 
-    def __len__(self):
-        return len(self._shapes)
+def _tensor_to_string(t, show_data=True):
+    """str(TensorCPU/TensorGPU), DALI's form: the type, the data (with show_data), dtype,
+    layout when there is one, shape."""
+    import numpy as np
 
-    def at(self, i):
-        import numpy as np
+    name = type(t).__name__
+    params = []
+    if show_data:
+        params.append(np.array2string(np.asarray(_host(t)), prefix=_INDENT, edgeitems=2))
+    params.append(f"dtype={t.dtype}")
+    if t.layout():
+        params.append(f"layout={t.layout()}")
+    params.append(f"shape={t.shape()})")
+    return f"{name}(\n{_INDENT}" + _join(params, f",\n{_INDENT}")
 
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"sample index out of range (batch of {n})")
-        a = np.frombuffer(self._data, self._np_dtype, count=int(np.prod(self._shapes[i])),
-                          offset=self._offsets[i])
-        return a.reshape(self._shapes[i])
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self.at(k) for k in range(*i.indices(len(self)))]
-        return self.at(i)
+def _tensorlist_to_string(tl, show_data=True):
+    """str(TensorListCPU/TensorListGPU), DALI's form: the data (NumPy's text of the dense batch,
+    or of each sample, summarised past 1000 elements), dtype, layout, num_samples, shape."""
+    import numpy as np
 
-    def is_dense_tensor(self):
-        return len(set(self._shapes)) <= 1
-
-    def as_array(self):
-        import numpy as np
-
-        if not self.is_dense_tensor():
-            raise ValueError("as_array: the samples have different shapes, so the batch is not "
-                             "one dense tensor; use at(i) per sample")
-        shape = (len(self),) + (self._shapes[0] if self._shapes else ())
-        return np.frombuffer(self._data, self._np_dtype).reshape(shape)
-
-    as_tensor = as_array
-
-    def layout(self):
-        return self._layout
-
-    def shape(self):
-        return list(self._shapes)
-
-    def source_info(self, i):
-        return self._sources[i]
-
-    def __repr__(self):
-        return (f"TensorListHost(iteration={self.iteration}, dtype={self.dtype}, "
-                f'layout="{self._layout}", shape={self._shapes})')
-
+    name, edge = type(tl).__name__, 2
+    params = []
+    if show_data:
+        host = _host(tl)
+        if len(host) == 0:
+            params.append("[]")
+        elif host.is_dense_tensor():
+            params.append(np.array2string(np.asarray(host.as_tensor()), prefix=_INDENT,
+                                          edgeitems=edge))
+        else:
+            samples = [np.asarray(s) for s in host]
+            crop = len(samples) > 2 * edge + 1 and sum(max(a.size, 1) for a in samples) > 1000
+            shown = samples[:edge] + samples[-edge:] if crop else samples
+            texts = [np.array2string(a, prefix=_INDENT, edgeitems=edge) for a in shown]
+            if crop:
+                texts = texts[:edge] + ["..."] + texts[edge:]
+            params.append("[" + _join(texts, "\n" * samples[0].ndim + _INDENT) + "]")
+    params.append(f"dtype={tl.dtype}")
+    if tl.layout():
+        params.append(f'layout="{tl.layout()}"')
+    shapes = [str(s) for s in tl.shape()]
+    if len(shapes) > 16 or (len(shapes) > 2 * edge + 1 and len(shapes) * len(tl.shape()[0]) > 100):
+        shapes = shapes[:edge] + ["..."] + shapes[-edge:]
+    params.append(f"num_samples={len(tl)}")
+    params.append(f"shape=[{', '.join(shapes)}])")
+    return f"{name}(\n{_INDENT}" + _join(params, f",\n{_INDENT}")

@@ -81,10 +81,10 @@ def get_worker_info():
 
 
 def worker_seed(pipeline_seed, worker_id):
-    """The seed of worker `worker_id` of a pipeline seeded with `pipeline_seed` (-1: sluice's
-    fixed default): distinct per worker, the same in every run (a SeedSequence hash, as
-    PyTorch seeds NumPy since 1.9)."""
-    entropy = 0x5EED if pipeline_seed in (-1, None) else int(pipeline_seed) & (2**64 - 1)
+    """The seed of worker `worker_id` of a pipeline whose seed is `pipeline_seed` (the C
+    pipeline's: the one given, or the fresh one drawn when none was): distinct per worker, the
+    same for the same pipeline seed (a SeedSequence hash, as PyTorch seeds NumPy since 1.9)."""
+    entropy = int(pipeline_seed) & (2**64 - 1)
     words = np.random.SeedSequence(entropy, spawn_key=(worker_id,)).generate_state(2)
     return (int(words[0]) << 32 | int(words[1])) & (2**63 - 1)
 
@@ -165,9 +165,10 @@ class SourceSpec:
     """What a worker needs of one parallel source (picklable when the source is)."""
 
     def __init__(self, kind, source, name, num_outputs, batch, batch_info, nparams,
-                 is_genfunc, cycle, dtypes, ndims, batch_size, bytes_hint):
+                 is_genfunc, cycle, dtypes, ndims, batch_size, bytes_hint, several=False):
         self.kind = kind                  # "sample", "batch" or "iter"
         self.source, self.name, self.num_outputs = source, name, num_outputs
+        self.several = several            # num_outputs given (even 1): a tuple is returned
         self.batch, self.batch_info, self.nparams = batch, batch_info, nparams
         self.is_genfunc, self.cycle = is_genfunc, cycle
         self.dtypes, self.ndims = dtypes, ndims  # per output: dtype.str / int, or None
@@ -197,7 +198,7 @@ class _Task:
 
     def split(self, data, what):
         n = self.spec.num_outputs
-        if n == 1:
+        if not self.spec.several:
             return [data]
         if not isinstance(data, (list, tuple)) or len(data) != n:
             got = (f"{len(data)} values" if isinstance(data, (list, tuple))

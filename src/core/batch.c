@@ -90,6 +90,18 @@ static int64_t numel(const sl_batch *b, int i)
     return n;
 }
 
+bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes)
+{
+    const int64_t *s = b->shapes + (size_t)i * SL_MAX_NDIM;
+    size_t n = sl_dtype_size(b->dtype);
+    for (int d = 0; d < b->ndim; d++) {
+        if (s[d] < 0 || __builtin_mul_overflow(n, (uint64_t)s[d], &n))
+            return false;
+    }
+    *bytes = n;
+    return true;
+}
+
 sl_status sl__batch_scatter(sl_batch *b)
 {
     if (b->sample_ptrs)
@@ -100,10 +112,11 @@ sl_status sl__batch_scatter(sl_batch *b)
 
 sl_status sl__batch_alloc(sl_batch *b)
 {
-    size_t elem = sl_dtype_size(b->dtype), total = 0;
+    size_t total = 0, bytes;
     for (int i = 0; i < b->size; i++) {
         b->offsets[i] = total;
-        total += (size_t)numel(b, i) * elem;
+        if (!sl__batch_sample_bytes(b, i, &bytes) || __builtin_add_overflow(total, bytes, &total))
+            return SL_ENOMEM; /* hostile sizes that the executor's limit did not stop */
     }
     b->offsets[b->size] = total;
     if (total <= b->bytes_cap && b->data)
@@ -111,15 +124,15 @@ sl_status sl__batch_alloc(sl_batch *b)
     size_t cap = b->bytes_cap + b->bytes_cap / 2; /* grow by 1.5x so sizes that creep up settle */
     if (cap < total)
         cap = total;
-    cap = (cap + 63) & ~(size_t)63;
-    /* contents need not survive growth: a batch is allocated before it is written */
-    uint8_t *data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);
-    if (!data)
+    if (cap > SIZE_MAX - 63)
         return SL_ENOMEM;
+    cap = (cap + 63) & ~(size_t)63;
+    /* contents need not survive growth (a batch is allocated before it is written), so the old
+     * buffer goes first: a sample at max_sample_bytes never has both at once */
     free_data(b, b->data);
-    b->data = data;
-    b->bytes_cap = cap;
-    return SL_OK;
+    b->data = b->mem ? b->mem->alloc(b->mem->ctx, b->device, cap) : sl__aligned_alloc(cap);
+    b->bytes_cap = b->data ? cap : 0;
+    return b->data ? SL_OK : SL_ENOMEM;
 }
 
 sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src)
@@ -145,6 +158,21 @@ sl_status sl_batch_copy_to_host(const sl_batch *b, void *dst, size_t cap)
     if (b->device == SL_DEVICE_GPU && b->mem)
         return b->mem->to_host(b->mem->ctx, dst, b->data, n);
     memcpy(dst, b->data, n);
+    return SL_OK;
+}
+
+sl_status sl__batch_read(const sl_batch *b, const void *src, size_t n, void *dst)
+{
+    const uint8_t *s = src;
+    size_t total = sl_batch_nbytes(b);
+    if (n == 0)
+        return SL_OK;
+    if (!b->data || s < b->data || (size_t)(s - b->data) > total ||
+        n > total - (size_t)(s - b->data))
+        return sl__last_error_set(SL_EINVAL, "sl__batch_read: %zu bytes outside the batch", n);
+    if (b->device == SL_DEVICE_GPU && b->mem)
+        return b->mem->to_host(b->mem->ctx, dst, s, n);
+    memcpy(dst, s, n);
     return SL_OK;
 }
 

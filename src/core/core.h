@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "sluice/batch.h"
-#include "sluice/op.h"
+#include "sluice/rng.h"
 #include "sluice/status.h"
 
 #ifdef __cplusplus
@@ -33,6 +33,15 @@ void sl__free(void *p);
 char *sl__strdup(const char *s);
 /* Allocations made so far (successful ones). */
 uint64_t sl__alloc_count(void);
+/* Blocks allocated and not yet freed (realloc moves one: it counts one free and one
+ * allocation), and the bytes they hold (malloc_usable_size: at least what was asked). Memory
+ * libjpeg, libspng or the CUDA runtime allocate for themselves is not seen here. */
+uint64_t sl__alloc_live_count(void);
+uint64_t sl__alloc_live_bytes(void);
+/* The most live bytes there were at any moment since the last sl__alloc_peak_reset() (since
+ * the start of the process before the first). */
+uint64_t sl__alloc_peak_bytes(void);
+void sl__alloc_peak_reset(void);
 /* Make the n-th allocation from now fail (n >= 1); 0 disables. */
 void sl__alloc_fail_after(uint64_t n);
 /* True once an injected failure fired since the last sl__alloc_fail_after(). */
@@ -113,6 +122,9 @@ void sl__batch_set_device(sl_batch *b, sl_device device, const sl__devmem *mem);
 /* Gives dst src's samples: count, dtype, ndim, layout, shapes and sources (not the data), then
  * allocates dst's storage. */
 sl_status sl__batch_mirror(sl_batch *dst, const sl_batch *src);
+/* Copies n bytes from src, inside b's storage (any device), to host memory dst: a synchronous
+ * device-to-host copy for GPU storage. SL_EINVAL when [src, src + n) is not inside it. */
+sl_status sl__batch_read(const sl_batch *b, const void *src, size_t n, void *dst);
 /* Frees the storage; the struct may be reused after sl__batch_init. */
 void sl__batch_fini(sl_batch *b);
 /* Makes room for n samples' metadata; keeps capacity (never shrinks). */
@@ -120,8 +132,12 @@ sl_status sl__batch_reserve_samples(sl_batch *b, int n);
 /* Sets n samples of dtype/ndim/layout, shapes and sources reset to 0/NULL. */
 sl_status sl__batch_begin(sl_batch *b, int n, sl_dtype dtype, int ndim, const char *layout);
 /* Computes offsets from the shapes and grows the data (geometrically, 64-byte aligned) if
- * needed. Steady state with similar sizes allocates nothing. */
+ * needed. Steady state with similar sizes allocates nothing. SL_ENOMEM also when the sizes do
+ * not fit in size_t. */
 sl_status sl__batch_alloc(sl_batch *b);
+/* Bytes of sample i (its extents times the element size), false when an extent is negative or
+ * the product does not fit in size_t. */
+bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes);
 static inline int64_t *sl__batch_shape_mut(sl_batch *b, int i)
 {
     return b->shapes + (size_t)i * SL_MAX_NDIM;
@@ -155,6 +171,10 @@ void sl__philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4
 uint64_t sl__mix64(uint64_t x);
 /* FNV-1a over a string, then mixed. */
 uint64_t sl__hash_str(const char *s);
+/* A fresh seed in [0, 2^63): from getrandom(); if that fails (no entropy source), from the
+ * clock, the process id and a per-process counter, so two calls never return the same value
+ * in one process. Threads: safe. */
+int64_t sl__seed_fresh(void);
 
 #ifdef __cplusplus
 }

@@ -3,9 +3,14 @@
  *
  * A stream is a key (64-bit seed) and a 128-bit counter: ctr = (block, 0, a, b) with `a`, `b`
  * chosen by the caller (iteration, sample). Streams are independent functions of (seed, a, b),
- * so results do not depend on threads, scheduling or prefetch depth.
+ * so results do not depend on threads, scheduling or prefetch depth. Also the hashes that
+ * derive per-node keys, and sl__seed_fresh: the seed of a pipeline created without one.
  */
 #include <math.h>
+#include <stdatomic.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -110,4 +115,17 @@ uint64_t sl__hash_str(const char *s)
         h *= 0x100000001B3ull;
     }
     return sl__mix64(h);
+}
+
+int64_t sl__seed_fresh(void)
+{
+    static atomic_uint_fast64_t calls;
+    uint64_t v;
+    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = sl__mix64((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+        v = sl__mix64(v ^ ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&calls, 1));
+    }
+    return (int64_t)(v >> 1);
 }

@@ -105,6 +105,11 @@ int sl_ctx_num_inputs(const sl_ctx *ctx)
     return ctx->pn->ninputs;
 }
 
+int sl_ctx_num_outputs(const sl_ctx *ctx)
+{
+    return ctx->pn->nout;
+}
+
 const sl_batch *sl_ctx_input(const sl_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->pn->ninputs)
@@ -125,7 +130,7 @@ void *sl_ctx_iter_data(const sl_ctx *ctx)
 
 void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char *layout)
 {
-    assert(o >= 0 && o < ctx->pn->op->num_outputs && ndim >= 0 && ndim <= SL_MAX_NDIM);
+    assert(o >= 0 && o < ctx->pn->nout && ndim >= 0 && ndim <= SL_MAX_NDIM);
     sl_batch *b = &ctx->sn->wouts[o];
     int n = sl_ctx_batch_size(ctx);
     if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
@@ -330,7 +335,7 @@ static const char *sample_source(const sl_ctx *ctx)
 {
     if (ctx->sample < 0)
         return NULL;
-    const sl_batch *out = ctx->pn->op->num_outputs > 0 ? &ctx->sn->wouts[0] : NULL;
+    const sl_batch *out = ctx->pn->nout > 0 ? &ctx->sn->wouts[0] : NULL;
     if (out && ctx->sample < out->size && out->sources[ctx->sample])
         return out->sources[ctx->sample];
     const sl_batch *in = sl_ctx_input(ctx, 0);
@@ -355,6 +360,55 @@ sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
     ctx->failed = true;
     sl__exec_frame_fail(ctx->slot, &e, ctx->p);
     return code;
+}
+
+/* ---- the per-sample size limit ------------------------------------------------------------ */
+
+size_t sl_ctx_max_sample_bytes(const sl_ctx *ctx)
+{
+    return (size_t)ctx->p->opt.max_sample_bytes;
+}
+
+/* "1.5 GiB", "12.0 MiB", "300 bytes". */
+static void size_text(char *buf, size_t len, size_t bytes)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%zu bytes", bytes);
+    else
+        snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o)
+{
+    size_t max = sl_ctx_max_sample_bytes(ctx), bytes;
+    for (int i = 0; i < b->size; i++) {
+        bool fits = sl__batch_sample_bytes(b, i, &bytes);
+        if (fits && bytes <= max)
+            continue;
+        char shape[32 * SL_MAX_NDIM] = "", have[32], limit[32];
+        for (int d = 0, n = 0; d < b->ndim; d++)
+            n += snprintf(shape + n, sizeof shape - (size_t)n, "%s%lld", d ? ", " : "",
+                          (long long)sl__batch_shape_mut((sl_batch *)b, i)[d]);
+        size_text(have, sizeof have, bytes);
+        size_text(limit, sizeof limit, max);
+        ctx->sample = i;
+        return fits ? sl_fail(ctx, SL_EINVAL,
+                              "output %d would take %s for this sample (shape [%s] of %s), more "
+                              "than max_sample_bytes (%s); raise it if the size is right",
+                              o, have, shape, sl_dtype_name(b->dtype), limit)
+                    : sl_fail(ctx, SL_EINVAL,
+                              "output %d has an impossible size for this sample (shape [%s] of "
+                              "%s)",
+                              o, shape, sl_dtype_name(b->dtype));
+    }
+    return SL_OK;
 }
 
 /* ---- init (build time) ------------------------------------------------------------------- */
@@ -430,6 +484,24 @@ uint64_t sl_init_seed(const sl_op_init *ini)
 const char *sl_init_node_name(const sl_op_init *ini)
 {
     return ini->p->plan->nodes[ini->node].name;
+}
+
+int sl_init_num_outputs(const sl_op_init *ini)
+{
+    return ini->p->plan->nodes[ini->node].nout;
+}
+
+bool sl_init_callback(const sl_op_init *ini, sl_callback_fn *fn, void **user)
+{
+    const char *name = ini->p->plan->nodes[ini->node].name;
+    for (int k = 0; k < ini->p->ncallbacks; k++) {
+        if (strcmp(ini->p->callbacks[k].node, name) == 0) {
+            *fn = ini->p->callbacks[k].fn;
+            *user = ini->p->callbacks[k].user;
+            return true;
+        }
+    }
+    return false;
 }
 
 sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)

@@ -43,7 +43,7 @@ typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
     int node;                    /* plan index */
-    sl_batch *outs;              /* op->num_outputs batches, storage reused across iterations */
+    sl_batch *outs;              /* pn->nout batches, storage reused across iterations */
     sl_batch *wouts;             /* what the op's context writes: outs, or host_outs (mixed) */
     sl_batch *host_outs;         /* mixed nodes: pinned staging of outs (stage.c), else NULL */
     struct sl__gpunode *gn;      /* mixed and gpu nodes: events and upload buffers (stage.c) */
@@ -139,6 +139,13 @@ typedef struct sl__scratch {
     size_t cap;
 } sl__scratch;
 
+/* A function registered for a node before the build (sl_pipeline_set_callback). */
+typedef struct sl__callback {
+    char *node; /* the node's name (owned) */
+    sl_callback_fn fn;
+    void *user; /* the application's, borrowed */
+} sl__callback;
+
 struct sl_pipeline {
     sl_graph *graph;         /* owned copy of what the user described */
     sl_pipeline_options opt; /* with defaults resolved */
@@ -187,6 +194,10 @@ struct sl_pipeline {
     int nheld, nspares;        /* (mu) */
     size_t held_bytes[2];      /* (mu) host, device bytes of the held records */
     size_t held_max[2];        /* host, device bytes the held records may take */
+
+    sl__callback *callbacks; /* registered before the build; SL_OP_CALLBACK nodes' init reads
+                              * them (sl_init_callback) */
+    int ncallbacks;
 
     sl__error error; /* last failure of a call on this pipeline */
 };
@@ -245,6 +256,10 @@ void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
+/* ctx.c: fails the frame, naming the sample, when one of b's samples (output o of ctx's node,
+ * shapes set) would take more than max_sample_bytes, or has a size that does not fit in
+ * size_t: before anything is allocated for it. */
+sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o);
 /* ctx.c: s's buffer, grown (contents lost) to at least `bytes` and to the largest size asked
  * of this buffer by any worker (*hw, raised to `bytes`): which worker runs which sample depends
  * on scheduling, so each grows to what all have needed, and steady state allocates nothing

@@ -19,12 +19,13 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->batch_size = 1;
     o->num_threads = cpus > 0 ? (int)cpus : 1;
     o->prefetch_queue_depth = 2;
-    o->seed = -1;
+    o->seed = -1; /* a fresh seed per pipeline, drawn by sl_pipeline_create */
     o->device_id = -1;
     o->fuse_samples = 1;
     o->cpu_queue_depth = 0;
     o->gpu_queue_depth = 0;
     o->max_held_bytes = 0;
+    o->max_sample_bytes = (int64_t)1 << 30;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -51,6 +52,9 @@ static sl_status check_options(const sl_pipeline_options *o)
                                   "max_held_bytes must be 0 (the default budget) or positive, "
                                   "got %lld",
                                   (long long)o->max_held_bytes);
+    if (o->max_sample_bytes < 1)
+        return sl__last_error_set(SL_EINVAL, "max_sample_bytes must be at least 1, got %lld",
+                                  (long long)o->max_sample_bytes);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -76,6 +80,8 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
         return sl__last_error_set(SL_ENOMEM, "sl_pipeline_create: out of memory");
     }
     p->opt = *o;
+    if (p->opt.seed < 0) /* DALI's rule: no seed given, a fresh one for this pipeline */
+        p->opt.seed = sl__seed_fresh();
     /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
      * sets (stage.c) only gpu_queue_depth of them */
     bool separated = o->cpu_queue_depth > 0;
@@ -87,6 +93,11 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
     sl__error_clear(&p->error);
     *out = p;
     return SL_OK;
+}
+
+int64_t sl_pipeline_seed(const sl_pipeline *p)
+{
+    return p ? p->opt.seed : -1;
 }
 
 static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
@@ -141,11 +152,12 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
             return SL_ENOMEM;
         if (p->plan->nodes[j].stage != SL__STAGE_CPU)
             continue; /* its batches are a GPU buffer set's, bound while the slot holds one */
-        sn->outs = sl__calloc((size_t)(op->num_outputs ? op->num_outputs : 1), sizeof(sl_batch));
+        int nout = p->plan->nodes[j].nout;
+        sn->outs = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl_batch));
         if (!sn->outs)
             return SL_ENOMEM;
         sn->wouts = sn->outs;
-        for (int o = 0; o < op->num_outputs; o++) {
+        for (int o = 0; o < nout; o++) {
             if (sl__batch_reserve_samples(&sn->outs[o], p->opt.batch_size) != SL_OK)
                 return SL_ENOMEM;
         }
@@ -216,7 +228,7 @@ static void free_slots(sl_pipeline *p)
         sl__slot *slot = &p->slots[s];
         for (int j = 0; slot->nodes && j < p->plan->n; j++) {
             sl__snode *sn = &slot->nodes[j];
-            for (int o = 0; sn->outs && o < p->plan->nodes[j].op->num_outputs; o++)
+            for (int o = 0; sn->outs && o < p->plan->nodes[j].nout; o++)
                 sl__batch_fini(&sn->outs[o]);
             sl__free(sn->outs);
             sl__free(sn->tasks);
@@ -258,10 +270,54 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__free(p->stateful_next);
     sl__free(p->stats);
     sl__plan_destroy(p->plan);
+    for (int k = 0; k < p->ncallbacks; k++)
+        sl__free(p->callbacks[k].node);
+    sl__free(p->callbacks);
     sl_graph_destroy(p->graph);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     sl__free(p);
+}
+
+/* ---- callbacks ---------------------------------------------------------------------------- */
+
+sl_status sl_pipeline_set_callback(sl_pipeline *p, const char *name, sl_callback_fn fn, void *user)
+{
+    if (!p)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_set_callback: pipeline is NULL");
+    sl__error_clear(&p->error);
+    if (!name || !fn)
+        return fail(p, SL_EMISUSE, "sl_pipeline_set_callback: node name or function is NULL");
+    if (p->built || p->plan)
+        return fail(p, SL_EMISUSE,
+                    "sl_pipeline_set_callback: the pipeline is built already; register the "
+                    "function of node \"%s\" before sl_pipeline_build",
+                    name);
+    const sl__gnode *n = sl__graph_find(p->graph, name);
+    if (!n)
+        return fail(p, SL_ENOTFOUND, "sl_pipeline_set_callback: no node named \"%s\"", name);
+    const sl_op_def *op = sl_registry_find(n->op);
+    if (!op || !(op->flags & SL_OP_CALLBACK))
+        return fail(p, SL_EINVAL,
+                    "sl_pipeline_set_callback: node \"%s\" (%s) runs no function of the "
+                    "application: its operator takes no callback",
+                    name, n->op);
+    for (int k = 0; k < p->ncallbacks; k++) {
+        if (strcmp(p->callbacks[k].node, name) == 0) {
+            p->callbacks[k].fn = fn;
+            p->callbacks[k].user = user;
+            return SL_OK;
+        }
+    }
+    sl__callback *c = sl__realloc(p->callbacks, sizeof(*c) * (size_t)(p->ncallbacks + 1));
+    if (!c)
+        return fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
+    p->callbacks = c;
+    char *copy = sl__strdup(name);
+    if (!copy)
+        return fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
+    p->callbacks[p->ncallbacks++] = (sl__callback){.node = copy, .fn = fn, .user = user};
+    return SL_OK;
 }
 
 /* ---- run API ---------------------------------------------------------------------------- */

@@ -68,7 +68,7 @@ sl_status sl__pool_create(sl_pipeline *p)
     for (int j = 0; j < plan->n; j++) {
         const sl__pnode *pn = &plan->nodes[j];
         sl__pool *pl = &p->pools[j];
-        int nout = pn->op->num_outputs;
+        int nout = pn->nout;
         pl->holder = -1;
         pl->pooled = sl__calloc((size_t)(nout ? nout : 1), sizeof(bool));
         pl->store = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl__store));
@@ -94,7 +94,7 @@ void sl__pool_destroy(sl_pipeline *p)
         return;
     for (int j = 0; j < p->plan->n; j++) {
         sl__pool *pl = &p->pools[j];
-        for (int o = 0; pl->pooled && pl->store && o < p->plan->nodes[j].op->num_outputs; o++) {
+        for (int o = 0; pl->pooled && pl->store && o < p->plan->nodes[j].nout; o++) {
             if (!pl->pooled[o])
                 continue;
             /* the slots' batches may still borrow it (destroyed mid-iteration): unbind them */
@@ -154,7 +154,7 @@ sl_status sl__pool_alloc(sl__snode *sn, int o)
 static void release(sl_pipeline *p, sl__snode *sn)
 {
     sl__pool *pl = &p->pools[sn->node];
-    for (int o = 0; o < p->plan->nodes[sn->node].op->num_outputs; o++) {
+    for (int o = 0; o < p->plan->nodes[sn->node].nout; o++) {
         if (pl->pooled[o]) {
             sn->outs[o].data = NULL;
             sn->outs[o].bytes_cap = 0;

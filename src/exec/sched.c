@@ -213,13 +213,15 @@ static void add_busy(sl__snode *sn, int64_t t0)
 
 static sl_status alloc_outputs(sl_ctx *ctx)
 {
-    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; o < ctx->pn->nout; o++) {
         if (ctx->sn->wouts[o].size != sl_ctx_batch_size(ctx))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
+        if (sl__ctx_check_sizes(ctx, &ctx->sn->wouts[o], o) != SL_OK)
+            return SL_EINVAL;
     }
     if (ctx->pn->stage == SL__STAGE_MIXED)
         return sl__stage_alloc_mixed(ctx);
-    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; o < ctx->pn->nout; o++) {
         if (sl__pool_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
@@ -284,6 +286,8 @@ static void fused_setup_done(sl__snode *sn, int worker)
     sl_ctx ctx = make_ctx(sn, -1, worker);
     if (!atomic_load(&sn->slot->failed) && sn->outs[0].size != sl_ctx_batch_size(&ctx))
         sl_fail(&ctx, SL_EINTERNAL, "setup did not declare output 0");
+    else if (!atomic_load(&sn->slot->failed)) /* its samples go to scratch: the same limit */
+        sl__ctx_check_sizes(&ctx, &sn->outs[0], 0);
     pthread_mutex_lock(&p->mu);
     release_fused_consumer_locked(p, sn);
     pthread_mutex_unlock(&p->mu);

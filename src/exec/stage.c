@@ -135,7 +135,7 @@ static sl_status init_set(sl_pipeline *p, struct sl__gset *g)
         const sl__pnode *pn = &p->plan->nodes[j];
         if (!gpu_stage(pn))
             continue;
-        int nout = pn->op->num_outputs;
+        int nout = pn->nout;
         if (new_gnode(p, &g->gn[j]) != SL_OK || !(g->outs[j] = new_batches(p, nout, SL_DEVICE_GPU)))
             return SL_ENOMEM;
         if (pn->stage == SL__STAGE_MIXED &&
@@ -230,7 +230,7 @@ void sl__stage_fini_slots(sl_pipeline *p)
     for (int k = 0; p->gsets && k < p->gdepth; k++) {
         struct sl__gset *g = &p->gsets[k];
         for (int j = 0; g->outs && g->host_outs && g->gn && j < p->plan->n; j++) {
-            int nout = p->plan->nodes[j].op->num_outputs;
+            int nout = p->plan->nodes[j].nout;
             free_batches(g->outs[j], nout);
             free_batches(g->host_outs[j], nout);
             free_gnode(p->gpu, g->gn[j]);
@@ -270,7 +270,7 @@ void sl__stage_destroy(sl_pipeline *p)
 sl_status sl__stage_alloc_mixed(sl_ctx *ctx)
 {
     sl__snode *sn = ctx->sn;
-    for (int o = 0; o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; o < ctx->pn->nout; o++) {
         if (sl__batch_alloc(&sn->host_outs[o]) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of pinned host memory for output %d (%zu bytes)", o,
                            sn->host_outs[o].offsets[sn->host_outs[o].size]);
@@ -288,7 +288,7 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
     void *stream = sl__gpu_copy_stream(p->gpu);
     int prev = sl__gpu_enter(p->gpu);
     sl_status st = sl__gpu_event_record(sn->gn->t0, stream);
-    for (int o = 0; st == SL_OK && o < ctx->pn->op->num_outputs; o++) {
+    for (int o = 0; st == SL_OK && o < ctx->pn->nout; o++) {
         const sl_batch *h = &sn->host_outs[o];
         st = sl__gpu_copy(p->gpu, sn->outs[o].data, h->data, h->offsets[h->size], stream);
     }
@@ -470,7 +470,7 @@ static void check_flag(sl_pipeline *p, sl__slot *slot, int j)
     if (sample == FLAG_CLEAR || atomic_load(&slot->failed))
         return;
     const sl__pnode *pn = &p->plan->nodes[j];
-    const sl_batch *out = pn->op->num_outputs ? &slot->nodes[j].outs[0] : NULL;
+    const sl_batch *out = pn->nout ? &slot->nodes[j].outs[0] : NULL;
     const char *src = out && sample >= 0 && sample < out->size ? out->sources[sample] : NULL;
     sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, sample, src, "%s",
                                 gn->flag_msg);

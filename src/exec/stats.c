@@ -1,8 +1,11 @@
-/* src/exec/stats.c: per-node timing and the Chrome/Perfetto trace.
+/* src/exec/stats.c: what a pipeline tells about itself: per-node timing, the Chrome/Perfetto
+ * trace, the picture of its graph.
  *
  * Exports sl__stats_record (called under mu when a node completes an iteration),
- * sl_pipeline_num_nodes, sl_pipeline_node_stats and sl_pipeline_write_trace. The trace keeps
- * the last SL__TRACE_SPANS node spans in a ring; nothing here allocates.
+ * sl_pipeline_num_nodes, sl_pipeline_node_stats, sl_pipeline_write_trace and
+ * sl_pipeline_write_dot (the picture itself is the graph module's: dot.c). The trace keeps the
+ * last SL__TRACE_SPANS node spans in a ring; nothing here allocates but the plan that
+ * sl_pipeline_write_dot makes for a pipeline not built yet.
  */
 #include <inttypes.h>
 
@@ -70,5 +73,28 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
     if (ferror(f))
         return sl__error_set(&mp->error, SL_EIO, NULL, NULL, -1, -1, NULL,
                              "sl_pipeline_write_trace: writing the trace failed");
+    return SL_OK;
+}
+
+sl_status sl_pipeline_write_dot(const sl_pipeline *p, FILE *f)
+{
+    if (!p || !f)
+        return sl__last_error_set(SL_EMISUSE, "sl_pipeline_write_dot: %s is NULL",
+                                  p ? "the file" : "the pipeline");
+    sl_pipeline *mp = (sl_pipeline *)p; /* the message is not part of the logical state */
+    sl__error_clear(&mp->error);
+    /* Built, or built half-way (an operator's init failed): the plan is complete either way.
+     * Not built: the plan the build will make, from the same graph and options. */
+    sl__plan *own = NULL;
+    if (!p->plan) {
+        sl_status st = sl__plan_build(p->graph, &p->opt, &own, &mp->error);
+        if (st != SL_OK)
+            return st;
+    }
+    sl_status st = sl__plan_write_dot(p->plan ? p->plan : own, p->graph, f);
+    sl__plan_destroy(own);
+    if (st != SL_OK)
+        return sl__error_set(&mp->error, st, NULL, NULL, -1, -1, NULL,
+                             "sl_pipeline_write_dot: writing the graph failed");
     return SL_OK;
 }

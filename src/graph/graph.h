@@ -2,14 +2,15 @@
  *
  * Exports: typed argument values and their coercion to a schema, the unbuilt graph (what the
  * user described), the registry's parsed defaults, placement (where a node runs: its device,
- * or the one its inputs imply), and the plan (validated, pruned, ordered, placed graph) that
- * the executor runs.
+ * or the one its inputs imply), the plan (validated, pruned, ordered, placed graph) that the
+ * executor runs, and the plan's picture (Graphviz DOT).
  */
 #ifndef SLUICE_GRAPH_INTERNAL_H
 #define SLUICE_GRAPH_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/core.h"
 #include "sluice/graph.h"
@@ -54,6 +55,10 @@ sl_status sl__value_from_jansson(const void *json, sl__value *out, char *err, si
  * INTS ints, FLOATS floats, STRINGS strs. err receives the reason. */
 sl_status sl__value_coerce(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
                            size_t errlen);
+/* Whether a value of v's kind has the right shape for def at all, so that a failed
+ * sl__value_coerce is a bad value (ValueError) rather than a value of the wrong kind
+ * (TypeError). */
+bool sl__value_kind_fits(const sl_arg_def *def, const sl__value *v);
 /* Writes the value as JSON text into buf (for docs and spec output). */
 void sl__value_to_json(const sl__value *v, char *buf, size_t cap);
 const char *sl__vkind_name(sl__vkind k);
@@ -62,6 +67,14 @@ const char *sl__vkind_name(sl__vkind k);
 /* The default of argument i of op, parsed and coerced (SL__V_NONE when it has none). Returns
  * NULL only when memory ran out parsing the defaults (a later call tries again). */
 const sl__value *sl__registry_default(const sl_op_def *op, int i);
+
+/* sl__op_arg_resolve's answer for a deprecated name whose value is ignored. */
+#define SL__ARG_IGNORED (-2)
+/* The argument a name given to op stands for, the rule every front end applies: its own
+ * argument's index, the index of the argument a deprecated alias renames (*alias set to the
+ * alias), SL__ARG_IGNORED for a deprecated name sluice accepts and ignores (*alias set), or
+ * -1 for a name the operator does not know. alias may be NULL. */
+int sl__op_arg_resolve(const sl_op_def *op, const char *name, const sl_arg_alias **alias);
 
 /* ---- the unbuilt graph (graph.c) -------------------------------------------------------- */
 typedef struct sl__garg {
@@ -154,6 +167,40 @@ typedef struct sl__parg {
     sl__value value;
 } sl__parg;
 
+/* options.c: the pipeline options, one entry per field of sl_pipeline_options in the order a
+ * spec writes them: key (the spec key, and the Python keyword), the field's offset, whether it
+ * is an int64_t (else an int), and whether a spec writes it only when it differs from the
+ * default. The spec reader and writer and the Python extension go through this list alone. */
+typedef struct sl__option {
+    const char *key;
+    size_t offset;
+    bool wide;
+    bool if_not_default;
+} sl__option;
+extern const sl__option sl__options[];
+extern const int sl__num_options;
+const sl__option *sl__option_find(const char *key); /* NULL when unknown */
+int64_t sl__option_get(const sl_pipeline_options *o, const sl__option *opt);
+/* SL_EINVAL, the reason in err, when v does not fit an int field. */
+sl_status sl__option_set(sl_pipeline_options *o, const sl__option *opt, int64_t v, char *err,
+                         size_t errlen);
+
+/* check.c: the checks of node n (operator op) that need no other node — its device name, its
+ * number of inputs, its arguments (each known; a constant that coerces to the argument's type,
+ * or an argument input where per-sample values are accepted; every required one given) — with
+ * the error, naming operator and node, in e. The build runs them on every node and the Python
+ * extension on each node fn.* records, so both report the same error in the same words.
+ * pargs (sl_op_num_args(op) entries, zeroed, or NULL): the coerced values by schema position,
+ * defaults filled in, argument inputs marked set (plan.c resolves their references).
+ * *type_error (may be NULL): the failure is about what was given — an unknown or missing
+ * argument, a value of the wrong kind, the number of inputs — rather than a bad value. */
+sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *pargs, sl__error *e,
+                         bool *type_error);
+
+/* A node's number of outputs: op->num_outputs, or the value of its op->num_outputs_arg in pargs
+ * (sl__node_check's coerced arguments; the default when not given). */
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs);
+
 typedef struct sl__pnode {
     const sl_op_def *op;
     char *name;
@@ -161,6 +208,7 @@ typedef struct sl__pnode {
     bool to_host; /* a cpu SL_OP_TRANSFER node reading GPU data: the executor copies it */
     int ninputs;
     sl__ref *inputs;
+    int nout;  /* its number of outputs: op->num_outputs or op->num_outputs_arg's value */
     int nargs; /* sl_op_num_args(op) */
     sl__parg *args;
     int *succ; /* distinct consumer nodes (data or argument inputs) */
@@ -191,5 +239,12 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
 void sl__plan_destroy(sl__plan *p);
 /* True when output `out` of node `node` (out < 0: any of its outputs) is a pipeline output. */
 bool sl__plan_is_output(const sl__plan *plan, int node, int out);
+
+/* ---- the picture (dot.c) ---------------------------------------------------------------- */
+/* Writes plan (built from g) to f as Graphviz DOT: a box per node (name, operator, device),
+ * data edges solid, argument inputs dashed, pipeline outputs as ovals, fused chains as
+ * clusters; the nodes of g the build pruned are named in a comment. Returns SL_EIO when f
+ * reports a write error (no message: the caller words it), else SL_OK. */
+sl_status sl__plan_write_dot(const sl__plan *plan, const sl_graph *g, FILE *f);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct build {
     const sl_op_def **ops; /* per graph node */
     sl__stage *stages;     /* per graph node, once placed */
     sl__placement *placed; /* per graph node, once placed */
+    sl__parg **pargs;      /* per graph node, its checked arguments (gplan's) */
     sl__error *err;
 } build;
 
@@ -83,8 +84,8 @@ static sl_status check_input_stages(build *b, int i, const sl__ref *refs)
                         "move it with .gpu() or run the producer on a mixed or gpu device",
                         k, pname);
         if (b->stages[i] == SL__STAGE_CPU && from != SL__STAGE_CPU &&
-            (b->ops[i]->flags & SL_OP_TRANSFER))
-            continue; /* the way back to the host (DataNode.cpu()) */
+            (b->ops[i]->flags & (SL_OP_TRANSFER | SL_OP_METADATA)))
+            continue; /* the way back to the host (DataNode.cpu()), or shapes only */
         if (b->stages[i] != SL__STAGE_GPU && from != SL__STAGE_CPU)
             return fail(b, i, SL_EINVAL,
                         "input %d comes from node \"%s\" on %s; a %s operator reads CPU data "
@@ -102,24 +103,17 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
                     what, ref);
     if (out->node < 0)
         return fail(b, i, SL_ENOTFOUND, "%s refers to unknown node \"%s\"", what, ref);
-    const sl_op_def *src = b->ops[out->node];
-    if (out->out >= src->num_outputs)
+    int nout = sl__node_num_outputs(b->ops[out->node], b->pargs[out->node]);
+    if (out->out >= nout)
         return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d", what,
-                    out->out, b->g->nodes[out->node].name, src->num_outputs);
+                    out->out, b->g->nodes[out->node].name, nout);
     return SL_OK;
 }
 
+/* Resolves node i's input references (their count was checked by sl__node_check). */
 static sl_status check_inputs(build *b, int i, sl__ref *refs)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    const sl_op_def *op = b->ops[i];
-    if (n->ninputs < op->min_inputs || n->ninputs > op->max_inputs) {
-        if (op->min_inputs == op->max_inputs)
-            return fail(b, i, SL_EINVAL, "expects %d input%s, got %d", op->min_inputs,
-                        op->min_inputs == 1 ? "" : "s", n->ninputs);
-        return fail(b, i, SL_EINVAL, "expects %d to %d inputs, got %d", op->min_inputs,
-                    op->max_inputs, n->ninputs);
-    }
     for (int k = 0; k < n->ninputs; k++) {
         char what[32];
         snprintf(what, sizeof what, "input %d", k);
@@ -127,21 +121,6 @@ static sl_status check_inputs(build *b, int i, sl__ref *refs)
         if (st != SL_OK)
             return st;
     }
-    return SL_OK;
-}
-
-static sl_status check_arg_input(build *b, int i, const sl__garg *ga, const sl_arg_def *def,
-                                 sl__parg *pa)
-{
-    char what[128];
-    if (!(def->flags & SL_ARG_TENSOR))
-        return fail(b, i, SL_EINVAL, "argument \"%s\" does not accept per-sample argument inputs",
-                    ga->name);
-    snprintf(what, sizeof what, "argument input \"%s\"", ga->name);
-    sl_status st = resolve(b, i, ga->source, what, &pa->input);
-    if (st != SL_OK)
-        return st;
-    pa->set = pa->user_set = true;
     return SL_OK;
 }
 
@@ -160,44 +139,22 @@ static sl_status check_arg_stages(build *b, int i, const sl__parg *pargs)
     return SL_OK;
 }
 
-/* Checks node i's arguments and fills its plan arguments (indexed by schema position). */
+/* Resolves node i's argument inputs (sl__node_check filled the rest of its plan arguments). */
 static sl_status check_args(build *b, int i, sl__parg *pargs)
 {
     const sl__gnode *n = &b->g->nodes[i];
-    const sl_op_def *op = b->ops[i];
-    for (int a = 0; a < sl_op_num_args(op); a++)
-        pargs[a].input.node = -1;
     for (int k = 0; k < n->nargs; k++) {
         const sl__garg *ga = &n->args[k];
-        int a = sl_op_arg_index(op, ga->name);
-        if (a < 0)
-            return fail(b, i, SL_EINVAL, "unknown argument \"%s\"", ga->name);
-        const sl_arg_def *def = sl_op_arg(op, a);
-        if (ga->source) {
-            sl_status st = check_arg_input(b, i, ga, def, &pargs[a]);
-            if (st != SL_OK)
-                return st;
+        if (!ga->source)
             continue;
-        }
-        char err[512];
-        sl_status st = sl__value_coerce(&ga->value, def, &pargs[a].value, err, sizeof err);
+        int a = sl__op_arg_resolve(b->ops[i], ga->name, NULL); /* checked: known */
+        if (a == SL__ARG_IGNORED)
+            continue; /* a deprecated argument sluice has no use for (DALI ignores it too) */
+        char what[128];
+        snprintf(what, sizeof what, "argument input \"%s\"", ga->name);
+        sl_status st = resolve(b, i, ga->source, what, &pargs[a].input);
         if (st != SL_OK)
-            return fail(b, i, st, "argument \"%s\": %s", ga->name, err);
-        pargs[a].set = pargs[a].user_set = true;
-    }
-    for (int a = 0; a < sl_op_num_args(op); a++) {
-        const sl_arg_def *def = sl_op_arg(op, a);
-        if (pargs[a].set)
-            continue;
-        if (def->def) {
-            const sl__value *dv = sl__registry_default(op, a); /* NULL: out of memory */
-            sl_status st = dv ? sl__value_copy(&pargs[a].value, dv) : SL_ENOMEM;
-            if (st != SL_OK)
-                return fail(b, i, st, "out of memory");
-            pargs[a].set = true;
-        } else if (!(def->flags & SL_ARG_OPTIONAL)) {
-            return fail(b, i, SL_EINVAL, "missing required argument \"%s\"", def->name);
-        }
+            return st;
     }
     return SL_OK;
 }
@@ -296,7 +253,8 @@ static uint64_t node_seed(const build *b, const gplan *gp, int i)
     if (a >= 0 && gp->args[i][a].user_set && gp->args[i][a].input.node < 0 &&
         gp->args[i][a].value.i != -1)
         return (uint64_t)gp->args[i][a].value.i;
-    uint64_t pipeline_seed = b->o->seed == -1 ? 0x5eed : (uint64_t)b->o->seed;
+    assert(b->o->seed >= 0); /* sl_pipeline_create replaced a negative seed with a fresh one */
+    uint64_t pipeline_seed = (uint64_t)b->o->seed;
     return sl__mix64(sl__mix64(pipeline_seed) ^ sl__hash_str(b->g->nodes[i].name));
 }
 
@@ -351,6 +309,7 @@ static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
         pn->name = sl__strdup(b->g->nodes[i].name);
         pn->seed = node_seed(b, gp, i); /* before the arguments move into the plan */
         pn->ninputs = b->g->nodes[i].ninputs;
+        pn->nout = sl__node_num_outputs(b->ops[i], gp->args[i]);
         pn->inputs = gp->inputs[i];
         gp->inputs[i] = NULL;
         pn->nargs = sl_op_num_args(b->ops[i]);
@@ -378,11 +337,7 @@ static sl_status check_node(build *b, gplan *gp, int i)
     gp->args[i] = sl__calloc((size_t)sl_op_num_args(b->ops[i]), sizeof(sl__parg));
     if (!gp->inputs[i] || !gp->args[i])
         return fail(b, i, SL_ENOMEM, "out of memory");
-    sl__stage stage;
-    if (n->device && !sl__stage_parse(n->device, &stage))
-        return fail(b, i, SL_EINVAL, "unknown device \"%s\" (expected cpu, mixed or gpu)",
-                    n->device);
-    return SL_OK;
+    return sl__node_check(n, b->ops[i], gp->args[i], b->err, NULL);
 }
 
 static sl_status check_outputs(build *b, sl__plan *plan)
@@ -394,10 +349,10 @@ static sl_status check_outputs(build *b, sl__plan *plan)
         if (!sl__graph_parse_ref(b->g, b->g->outputs[k], &r->node, &r->out) || r->node < 0)
             return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"", k,
                         b->g->outputs[k]);
-        if (r->out >= b->ops[r->node]->num_outputs)
+        int nout = sl__node_num_outputs(b->ops[r->node], b->pargs[r->node]);
+        if (r->out >= nout)
             return fail(b, r->node, SL_EINVAL,
-                        "pipeline output %d asks for output %d; the operator has %d", k, r->out,
-                        b->ops[r->node]->num_outputs);
+                        "pipeline output %d asks for output %d; the node has %d", k, r->out, nout);
     }
     return SL_OK;
 }
@@ -486,9 +441,8 @@ static void fuse(sl__plan *plan)
     for (int i = 0; i < plan->n; i++) {
         const sl__pnode *pn = &plan->nodes[i];
         unsigned not_fusable = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS;
-        if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample ||
-            pn->op->num_outputs != 1 || (pn->op->flags & not_fusable) || pn->nsucc != 1 ||
-            sl__plan_is_output(plan, i, -1))
+        if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample || pn->nout != 1 ||
+            (pn->op->flags & not_fusable) || pn->nsucc != 1 || sl__plan_is_output(plan, i, -1))
             continue;
         sl__pnode *c = &plan->nodes[pn->succ[0]];
         if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
@@ -528,6 +482,7 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
     if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !b.placed ||
         !gp.inputs || !gp.args || !gp.keep || !gp.order)
         st = fail(&b, -1, SL_ENOMEM, "out of memory");
+    b.pargs = gp.args;
     if (st == SL_OK)
         st = validate(&b, &gp, plan);
     for (int k = 0; st == SL_OK && k < g->noutputs; k++)

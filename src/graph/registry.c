@@ -1,10 +1,12 @@
 /* src/graph/registry.c: the built-in operators (from src/ops/ops.def) and their schemas.
  *
- * Exports sl_registry_*, sl_op_* and sl__registry_default. The table is static; the sorted
- * index (pthread_once) and the parsed defaults (on first use, again after running out of
- * memory) are made once and never change afterwards, so reading the registry from any thread
- * is safe. A default that does not parse or coerce is a
- * bug in an operator file; the registry-wide test catches it.
+ * Exports sl_registry_*, sl_op_*, sl_arg_alias_message, sl__registry_default and
+ * sl__op_arg_resolve (what an argument name stands for, deprecated aliases included: the rule
+ * sl__node_check applies for every front end). The table is static; the sorted index
+ * (pthread_once) and the parsed defaults (on first use, again after running out of memory) are
+ * made once and never change afterwards, so reading the registry from any thread is safe. A
+ * default that does not parse or coerce is a bug in an operator file; the registry-wide test
+ * catches it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -158,6 +160,54 @@ int sl_op_arg_index(const sl_op_def *op, const char *name)
             return i;
     }
     return -1;
+}
+
+int sl_op_num_input_defs(const sl_op_def *op)
+{
+    if (!op || !op->inputs)
+        return 0;
+    if (op->max_inputs == SL_INPUTS_ANY)
+        return op->min_inputs > 1 ? op->min_inputs : 1;
+    return op->max_inputs;
+}
+
+const sl_arg_alias *sl_op_find_alias(const sl_op_def *op, const char *name)
+{
+    for (int i = 0; op && name && i < op->num_aliases; i++) {
+        if (strcmp(op->aliases[i].name, name) == 0)
+            return &op->aliases[i];
+    }
+    return NULL;
+}
+
+const char *sl_arg_alias_message(const sl_arg_alias *a, char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return buf;
+    if (!a)
+        buf[0] = '\0';
+    else if (a->msg)
+        snprintf(buf, cap, "%s", a->msg);
+    else if (a->renamed_to)
+        snprintf(buf, cap,
+                 "The argument ``%s`` is a deprecated alias for ``%s``. Use ``%s`` instead.",
+                 a->name, a->renamed_to, a->renamed_to);
+    else
+        snprintf(buf, cap,
+                 "The argument ``%s`` is no longer used and will be removed in a future release.",
+                 a->name);
+    return buf;
+}
+
+int sl__op_arg_resolve(const sl_op_def *op, const char *name, const sl_arg_alias **alias)
+{
+    int a = sl_op_arg_index(op, name);
+    const sl_arg_alias *al = a < 0 ? sl_op_find_alias(op, name) : NULL;
+    if (alias)
+        *alias = al;
+    if (!al)
+        return a;
+    return al->renamed_to ? sl_op_arg_index(op, al->renamed_to) : SL__ARG_IGNORED;
 }
 
 const char *sl_arg_type_name(sl_arg_type t)

@@ -304,39 +304,28 @@ fail:
 
 /* ---- reading the pipeline options -------------------------------------------------------- */
 
+/* One "pipeline" key (its name was checked) into *o. */
 static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *val)
 {
     static const char *const where = "\"pipeline\"";
     if (!json_is_integer(val))
         return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
-    json_int_t v = json_integer_value(val);
-    if (strcmp(key, "seed") == 0) {
-        o->seed = (int64_t)v;
-        return SL_OK;
-    }
-    if (strcmp(key, "max_held_bytes") == 0) {
-        o->max_held_bytes = (int64_t)v;
-        return SL_OK;
-    }
-    int *field = strcmp(key, "batch_size") == 0             ? &o->batch_size
-                 : strcmp(key, "num_threads") == 0          ? &o->num_threads
-                 : strcmp(key, "prefetch_queue_depth") == 0 ? &o->prefetch_queue_depth
-                 : strcmp(key, "device_id") == 0            ? &o->device_id
-                 : strcmp(key, "fuse_samples") == 0         ? &o->fuse_samples
-                 : strcmp(key, "cpu_queue_depth") == 0      ? &o->cpu_queue_depth
-                 : strcmp(key, "gpu_queue_depth") == 0      ? &o->gpu_queue_depth
-                                                            : NULL;
-    if (!field)
-        return fail(SL_EINTERNAL, where, "no field for \"%s\"", key);
-    if (v < INT_MIN || v > INT_MAX)
-        return fail(SL_EINVAL, where, "\"%s\" is out of range: %lld", key, (long long)v);
-    *field = (int)v;
+    char err[128];
+    if (sl__option_set(o, sl__option_find(key), (int64_t)json_integer_value(val), err,
+                       sizeof err) != SL_OK)
+        return fail(SL_EINVAL, where, "%s", err);
     return SL_OK;
 }
 
-static const char *const option_keys[] = {
-    "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",           "device_id",
-    "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes", NULL};
+/* The "pipeline" keys, sl__options', into keys (NULL-terminated, for check_keys). */
+static const char *const *option_keys(const char **keys, int cap)
+{
+    int n = 0;
+    for (; n < sl__num_options && n < cap - 1; n++)
+        keys[n] = sl__options[n].key;
+    keys[n] = NULL;
+    return keys;
+}
 
 sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o)
 {
@@ -348,10 +337,11 @@ sl_status sl_pipeline_options_from_json(const char *json, sl_pipeline_options *o
         return st;
     json_t *pl = json_object_get(root, "pipeline");
     sl_pipeline_options tmp = *o; /* *o changes only when every key was good */
+    const char *keys[32];
     if (pl && !json_is_object(pl))
         st = fail(SL_EINVAL, NULL, "\"pipeline\" must be an object, got %s", kind_name(pl));
     else if (pl)
-        st = check_keys(pl, option_keys, "\"pipeline\"");
+        st = check_keys(pl, option_keys(keys, 32), "\"pipeline\"");
     if (st == SL_OK && pl) {
         const char *key;
         json_t *val;
@@ -542,19 +532,18 @@ static void put_node(text *t, const sl__gnode *n)
 
 static void put_options(text *t, const sl_pipeline_options *o)
 {
-    put(t, "  \"pipeline\": {\n");
-    put(t, "    \"batch_size\": %d,\n", o->batch_size);
-    put(t, "    \"num_threads\": %d,\n", o->num_threads);
-    put(t, "    \"prefetch_queue_depth\": %d,\n", o->prefetch_queue_depth);
-    put(t, "    \"seed\": %lld,\n", (long long)o->seed);
-    put(t, "    \"device_id\": %d", o->device_id);
-    if (!o->fuse_samples) /* written only when not the default */
-        put(t, ",\n    \"fuse_samples\": 0");
-    if (o->cpu_queue_depth || o->gpu_queue_depth) /* separated queues */
-        put(t, ",\n    \"cpu_queue_depth\": %d,\n    \"gpu_queue_depth\": %d", o->cpu_queue_depth,
-            o->gpu_queue_depth);
-    if (o->max_held_bytes) /* written only when not the default */
-        put(t, ",\n    \"max_held_bytes\": %lld", (long long)o->max_held_bytes);
+    sl_pipeline_options def;
+    sl_pipeline_options_init(&def);
+    put(t, "  \"pipeline\": {");
+    const char *sep = "\n";
+    for (int k = 0; k < sl__num_options; k++) {
+        const sl__option *opt = &sl__options[k];
+        int64_t v = sl__option_get(o, opt);
+        if (opt->if_not_default && v == sl__option_get(&def, opt))
+            continue;
+        put(t, "%s    \"%s\": %lld", sep, opt->key, (long long)v);
+        sep = ",\n";
+    }
     put(t, "\n  },\n");
 }
 

@@ -343,6 +343,27 @@ static sl_status coerce_scalar(const sl__value *in, const sl_arg_def *def, sl__v
     }
 }
 
+/* Mirrors the kinds sl__value_coerce accepts for each type (graph.h). */
+bool sl__value_kind_fits(const sl_arg_def *def, const sl__value *v)
+{
+    sl__vkind k = v->kind;
+    bool num = k == SL__V_INT || k == SL__V_FLOAT, list = k == SL__V_INTS || k == SL__V_FLOATS;
+    bool scalar_ok = def->flags & SL_ARG_SCALAR_OK;
+    switch (def->type) {
+    case SL_ARG_BOOL: return k == SL__V_BOOL || k == SL__V_INT;
+    case SL_ARG_INT: return k == SL__V_BOOL || num;
+    case SL_ARG_FLOAT: return num;
+    case SL_ARG_STRING:
+    case SL_ARG_DTYPE: return k == SL__V_STRING;
+    case SL_ARG_INTS:
+    case SL_ARG_FLOATS: return list || (num && scalar_ok);
+    case SL_ARG_STRINGS:
+        return k == SL__V_STRINGS || (k == SL__V_FLOATS && v->n == 0) ||
+               (k == SL__V_STRING && scalar_ok);
+    }
+    return false;
+}
+
 sl_status sl__value_coerce(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
                            size_t errlen)
 {

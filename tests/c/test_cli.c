@@ -4,7 +4,7 @@
  * from SLUICE_TEST_TREE; both are set by ctest. Each test runs the command through /bin/sh
  * with stdout and stderr captured together and checks the exit status (0 ok, 1 failure,
  * 2 usage) and the words the user must see. Specs are written into a fresh temporary
- * directory per test.
+ * directory per test. `sluice graph` drawing through Graphviz is test_dot's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,6 +83,13 @@ static void test_ops_describe(void **state)
     expect(&r, 0, "out_of_bounds_policy");
     expect(&r, 0, "error|pad|trim_to_shape");
     expect(&r, 0, "inputs:");
+    expect(&r, 0,
+           "also accepted: output_dtype (deprecated name of dtype), image_type "
+           "(deprecated, ignored)");
+    run(&r, "ops cat");
+    expect(&r, 0, "(1 or more inputs)");
+    run(&r, "ops shapes");
+    expect(&r, 0, "metadata only");
     run(&r, "ops readers.file");
     expect(&r, 0, "optional");
     expect(&r, 0, "source, stateful");
@@ -195,7 +202,8 @@ static void test_run_iters(void **state)
     expect(&r, 0, "iterations           3\n");
     expect(&r, 0, "images               24 ");
     expect(&r, 0, "time to first batch");
-    assert_null(strstr(r.out, "iters  ")); /* no progress bar off a terminal */
+    expect(&r, 0, "seed                 1\n"); /* the spec's */
+    assert_null(strstr(r.out, "iters  "));     /* no progress bar off a terminal */
 }
 
 /* By default one epoch of the reader: 100 images in batches of 32 (--batch) = 4 iterations;
@@ -220,8 +228,9 @@ static void test_run_epoch_set_stats_trace(void **state)
     assert_non_null(text);
     assert_true(n > 2 && (text[0] == '{' || text[0] == '['));
     free(text);
-    run(&r, "run '%s' --batch 32 --epochs 2 --root '%s' --quiet", spec, t);
+    run(&r, "run '%s' --batch 32 --epochs 2 --root '%s' --quiet --seed 77", spec, t);
     expect(&r, 0, "iterations           8\n");
+    expect(&r, 0, "seed                 77\n");
 }
 
 static void test_run_bad_argument(void **state)
@@ -261,6 +270,103 @@ static void test_run_bad_spec(void **state)
     expect(&r, 1, "cannot read");
 }
 
+/* ---- graph -------------------------------------------------------------------------------- */
+
+/* The library's DOT text of the spec at path (what `sluice graph` must print). */
+static char *library_dot(const char *path)
+{
+    size_t n = 0;
+    char *json = (char *)tu_read_file(path, &n), *text = NULL;
+    assert_non_null(json);
+    json = realloc(json, n + 1);
+    json[n] = '\0';
+    sl_graph *g;
+    sl_pipeline_options o;
+    sl_pipeline *p;
+    sl_pipeline_options_init(&o);
+    assert_int_equal(sl_graph_from_json(json, &g), SL_OK);
+    assert_int_equal(sl_pipeline_options_from_json(json, &o), SL_OK);
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    FILE *mem = open_memstream(&text, &n);
+    assert_int_equal(sl_pipeline_write_dot(p, mem), SL_OK);
+    fclose(mem);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    free(json);
+    return text;
+}
+
+/* The spec's picture on stdout, in FILE.dot and in FILE.gv is the library's text, byte for
+ * byte; no data is read (the file_root does not exist), standard input works too. */
+static void test_graph_text(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    char out[4096];
+    const char *spec = write_spec(f, "g.json", "/nonexistent", "");
+    char *want = library_dot(spec);
+    run(&r, "graph '%s'", spec);
+    expect(&r, 0, "digraph sluice {");
+    assert_string_equal(r.out, want);
+    run(&r, "graph - < '%s'", spec);
+    expect(&r, 0, NULL);
+    assert_string_equal(r.out, want);
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/pic.%s", f->dir, k ? "gv" : "dot");
+        run(&r, "graph '%s' -o '%s'", spec, out);
+        expect(&r, 0, NULL);
+        assert_string_equal(r.out, ""); /* nothing on stdout or stderr */
+        size_t n = 0;
+        char *text = (char *)tu_read_file(out, &n);
+        assert_non_null(text);
+        assert_int_equal(n, strlen(want));
+        assert_memory_equal(text, want, n);
+        free(text);
+    }
+    free(want);
+}
+
+static void test_graph_usage_and_errors(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    char out[4096];
+    const char *spec = write_spec(f, "g.json", "/nonexistent", "");
+    run(&r, "graph");
+    expect(&r, 2, "graph needs a spec file");
+    run(&r, "graph '%s' other.json", spec);
+    expect(&r, 2, "graph takes one spec file");
+    run(&r, "graph '%s' --bogus", spec);
+    expect(&r, 2, "unknown option \"--bogus\"");
+    run(&r, "graph '%s' -o", spec);
+    expect(&r, 2, "-o needs a file name");
+    run(&r, "graph '%s' -o pic.jpg", spec);
+    expect(&r, 2, "the suffix says the format: .dot or .gv (DOT text), .svg, .png or .pdf");
+    run(&r, "graph '%s/missing.json'", f->dir);
+    expect(&r, 1, "cannot read");
+
+    /* a graph the build rejects: its error, naming the node; no file is left */
+    spec = write_spec(f, "bad.json", "/nonexistent", "\"output_typ\": \"RGB\"");
+    snprintf(out, sizeof out, "%s/bad.dot", f->dir);
+    run(&r, "graph '%s' -o '%s'", spec, out);
+    expect(&r, 1, "decoders.image (node \"dec\")");
+    expect(&r, 1, "output_typ");
+    assert_int_equal(access(out, F_OK), -1);
+
+    /* drawing without Graphviz: what to install, exit 1, no file */
+    spec = write_spec(f, "g.json", "/nonexistent", "");
+    snprintf(out, sizeof out, "%s/pic.svg", f->dir);
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "");
+    setenv("PATH", f->dir, 1); /* no dot there; the command is run by absolute path */
+    run(&r, "graph '%s' -o '%s'", spec, out);
+    setenv("PATH", path, 1);
+    free(path);
+    expect(&r, 1,
+           "needs Graphviz's dot command, which is not installed: install Debian's "
+           "graphviz package");
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 /* ---- ops --markdown ------------------------------------------------------------------------ */
 
 /* The section "## name" of the Markdown reference, up to the next section (copied into buf).
@@ -278,6 +384,7 @@ static char *md_section(const char *md, const char *name, char *buf, size_t cap)
     return buf;
 }
 
+#ifdef SLUICE_HAVE_CUDA /* only test_run_infers_device reads stats lines, with CUDA */
 /* The line of node `name` in the --stats table of r (copied into line), or false. */
 static bool stats_line(const result *r, const char *name, char *line, size_t cap)
 {
@@ -291,6 +398,7 @@ static bool stats_line(const result *r, const char *name, char *line, size_t cap
     }
     return false;
 }
+#endif
 
 /* Writes <dir>/<name>: reader -> decoders.image on "mixed" -> crop_mirror_normalize without a
  * device (mirror from a coin), in a pipeline on CUDA device `device_id`. Returns the path
@@ -417,6 +525,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_run_bad_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_markdown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_infers_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_usage_and_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

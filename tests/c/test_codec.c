@@ -9,7 +9,8 @@
  * Besides the references: BGR is RGB reversed, a window (roi) decodes to exactly the crop of the
  * full decode, truncated and garbage input fail with the library's words, bad windows are
  * SL_EINVAL, a failing scratch allocator is SL_ENOMEM, headers over the size limits are refused,
- * and no decode writes past the size peek announced.
+ * PNG metadata past libspng's limits is refused naming them, and no decode writes past the size
+ * peek announced.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,6 +187,7 @@ static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
     image im = {0};
     sl__image_info info;
     scratch s = {0};
+    const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
     im.status = sl__image_peek(d, n, &info, im.err, sizeof im.err);
     if (im.status != SL_OK)
         return im;
@@ -195,8 +197,7 @@ static image decode(const uint8_t *d, size_t n, sl__color color, unsigned flags,
     size_t bytes = roi && (roi->w < 1 || roi->h < 1) ? 0 : (size_t)im.w * im.h * im.c;
     im.px = malloc(bytes + GUARD);
     memset(im.px, GUARD_BYTE, bytes + GUARD);
-    im.status =
-        sl__image_decode(d, n, color, flags, roi, im.px, scratch_get, &s, im.err, sizeof im.err);
+    im.status = sl__image_decode(d, n, color, flags, roi, im.px, &mem, im.err, sizeof im.err);
     for (size_t i = bytes; i < bytes + GUARD; i++)
         assert_int_equal(im.px[i], GUARD_BYTE);
     assert_true(s.calls <= 1);
@@ -389,7 +390,8 @@ static bool roi_matches(const uint8_t *d, size_t n, const image *full, sl__color
     scratch s = {0};
     char err[256];
     size_t at = ((size_t)r->y * full->w + r->x) * full->c;
-    ok = sl__image_decode(d, n, color, 0, &rs, buf + at, scratch_get, &s, err, sizeof err) == SL_OK;
+    const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
+    ok = sl__image_decode(d, n, color, 0, &rs, buf + at, &mem, err, sizeof err) == SL_OK;
     for (size_t i = 0; ok && i < bytes; i++) {
         size_t y = i / stride, x = i % stride / full->c;
         bool inside = y >= (size_t)r->y && y < (size_t)(r->y + r->h) && x >= (size_t)r->x &&
@@ -583,6 +585,53 @@ static void test_size_limits(void **state)
     free(d);
 }
 
+/* png_rgb.png with `count` copies of one ancillary chunk after IHDR (CRCs right). */
+static uint8_t *png_with_chunks(const char *tag, const uint8_t *data, uint32_t len, int count,
+                                size_t *n)
+{
+    size_t good_n;
+    uint8_t *good = read_data("png_rgb.png", &good_n);
+    uint8_t *png = malloc(good_n + (size_t)count * (12 + len));
+    memcpy(png, good, 33); /* signature and IHDR */
+    *n = 33;
+    for (int i = 0; i < count; i++)
+        *n += put_png_chunk(png + *n, tag, data, len);
+    memcpy(png + *n, good + 33, good_n - 33);
+    *n += good_n - 33;
+    free(good);
+    return png;
+}
+
+/* Metadata past libspng's limits is refused with a message naming them all (it used to name
+ * only the 16 MiB a chunk, also for 1,001 small text chunks); up to them it decodes. */
+static void test_metadata_limits(void **state)
+{
+    (void)state;
+    char err[256];
+    size_t n;
+    for (int count = 1000; count <= 1001; count++) {
+        uint8_t *png = png_with_chunks("tEXt", (const uint8_t *)"key\0value", 9, count, &n);
+        assert_int_equal(decode_bytes(png, n, err, sizeof err),
+                         count <= 1000 ? SL_OK : SL_EUNSUPPORTED);
+        if (count > 1000)
+            assert_string_equal(err, "PNG: metadata over the limits (16 MiB a chunk, also once "
+                                     "inflated; 64 MiB and 1000 chunks in all)");
+        free(png);
+    }
+    /* a zTXt of 32 MiB of zeros (32 KiB compressed) */
+    uLong raw = 32u << 20;
+    uint8_t *zeros = calloc(raw, 1), *z = malloc(compressBound(raw) + 16);
+    uLongf zn = compressBound(raw);
+    memcpy(z, "Comment\0\0", 9);
+    assert_int_equal(compress(z + 9, &zn, zeros, raw), Z_OK);
+    uint8_t *png = png_with_chunks("zTXt", z, (uint32_t)zn + 9, 1, &n);
+    assert_int_equal(decode_bytes(png, n, err, sizeof err), SL_EUNSUPPORTED);
+    assert_non_null(strstr(err, "16 MiB a chunk, also once inflated"));
+    free(png);
+    free(z);
+    free(zeros);
+}
+
 /* A 16-bit PNG, one row of `w` pixels of `ch` channels (0: gray, 2: RGB color type). */
 static size_t make_png16(uint8_t *png, const uint16_t *v, int w, int color_type, int ch)
 {
@@ -648,9 +697,9 @@ static void test_scratch_enomem(void **state)
         sl__roi r = {.x = 1, .y = 1, .w = info.width - 2, .h = info.height - 2};
         uint8_t *out = malloc((size_t)info.width * info.height * 3);
         scratch s = {.fail = true};
-        assert_int_equal(
-            sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, scratch_get, &s, err, sizeof err),
-            SL_ENOMEM);
+        const sl__decode_mem mem = {scratch_get, &s, SIZE_MAX};
+        assert_int_equal(sl__image_decode(d, n, SL__COLOR_GRAY, 0, &r, out, &mem, err, sizeof err),
+                         SL_ENOMEM);
         assert_int_equal(s.calls, 1);
         free(out);
         free(d);
@@ -693,8 +742,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_against_pil),     cmocka_unit_test(test_peek),
         cmocka_unit_test(test_roi_equals_crop), cmocka_unit_test(test_roi_invalid),
         cmocka_unit_test(test_truncated),       cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_size_limits),     cmocka_unit_test(test_scratch_enomem),
-        cmocka_unit_test(test_png16_rounding),  cmocka_unit_test(test_fast_idct),
+        cmocka_unit_test(test_size_limits),     cmocka_unit_test(test_metadata_limits),
+        cmocka_unit_test(test_scratch_enomem),  cmocka_unit_test(test_png16_rounding),
+        cmocka_unit_test(test_fast_idct),
     };
     return cmocka_run_group_tests(tests, load_manifest, NULL);
 }

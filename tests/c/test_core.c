@@ -278,6 +278,45 @@ static void test_batch_storage_reuse(void **state)
     sl__batch_fini(&b);
 }
 
+/* The live and peak counters follow every block in and out: hand-counted sizes. A block's
+ * usable size is at least what was asked, and at most a page (plus alignment) more: glibc
+ * rounds the blocks it maps (from 128 KiB) to pages. */
+#define SLACK (4096 + 64)
+static void test_alloc_live_and_peak_bytes(void **state)
+{
+    (void)state;
+    uint64_t blocks = sl__alloc_live_count(), bytes = sl__alloc_live_bytes();
+    sl__alloc_peak_reset();
+    assert_int_equal(sl__alloc_peak_bytes(), bytes);
+    uint8_t *a = sl__malloc(100000), *b = sl__aligned_alloc(300000);
+    char *s = sl__strdup("twelve bytes");
+    assert_true(a && b && s);
+    assert_int_equal(sl__alloc_live_count(), blocks + 3);
+    uint64_t grown = sl__alloc_live_bytes() - bytes;
+    assert_true(grown >= 400013 && grown < 400013 + 3 * SLACK);
+    sl__free(b);
+    assert_true(sl__alloc_live_bytes() - bytes < 100013 + 2 * SLACK);
+    assert_true(sl__alloc_peak_bytes() - bytes >= 400013); /* the peak stays */
+    a = sl__realloc(a, 500000);                            /* moves, or grows in place */
+    assert_non_null(a);
+    assert_int_equal(sl__alloc_live_count(), blocks + 2);
+    grown = sl__alloc_live_bytes() - bytes;
+    assert_true(grown >= 500013 && grown < 500013 + 2 * SLACK);
+    sl__alloc_fail_after(1); /* a failed realloc keeps the block, and its count */
+    assert_null(sl__realloc(a, 1 << 20));
+    sl__alloc_fail_after(0);
+    assert_int_equal(sl__alloc_live_bytes() - bytes, grown);
+    sl__free(a);
+    sl__free(s);
+    sl__free(NULL);
+    assert_int_equal(sl__alloc_live_count(), blocks);
+    assert_int_equal(sl__alloc_live_bytes(), bytes);
+    assert_true(sl__alloc_peak_bytes() - bytes >= 500013);
+    sl__alloc_peak_reset();
+    assert_int_equal(sl__alloc_peak_bytes(), bytes);
+}
+#undef SLACK
+
 /* ---- Philox and the RNG ----------------------------------------------------------------- */
 
 static void test_philox_kat(void **state)
@@ -1144,6 +1183,7 @@ int main(void)
         cmocka_unit_test(test_batch_scalars),
         cmocka_unit_test(test_batch_zero_sized),
         cmocka_unit_test(test_batch_storage_reuse),
+        cmocka_unit_test(test_alloc_live_and_peak_bytes),
         cmocka_unit_test(test_philox_kat),
         cmocka_unit_test(test_rng_stream_layout),
         cmocka_unit_test(test_rng_uniform_moments),

@@ -1,6 +1,7 @@
 /* tests/c/test_cuda_window.c: the GPU runs of the window and layout operators —
- * crop_mirror_normalize (ops/image/crop_mirror_normalize.cu), crop, pad, flip and transpose
- * (ops/tensor/copy_kernels.cu) — each against the CPU operator on the same inputs (gpuutil.h).
+ * crop_mirror_normalize (ops/image/crop_mirror_normalize.cu), crop, pad, flip, transpose and
+ * constant (ops/tensor/copy_kernels.cu) — each against the CPU operator on the same inputs
+ * (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
  * silently. Inputs: JPEGs of the class tree (SLUICE_TEST_TREE, 40..120 px a side, odd sizes,
@@ -285,6 +286,34 @@ static void transpose_perms(void **state)
                    "false}");
 }
 
+/* ---- constant ----------------------------------------------------------------------------- */
+
+/* No input: the values are uploaded and gathered into each sample (strides 0 for one value
+ * filling the shape); every dtype family, a scalar, an empty shape. */
+static void constant_values(void **state)
+{
+    static const char *const args[] = {
+        "\"fdata\": [1.5, -2.5, 3.25, 1e9], \"shape\": [2, 2], \"dtype\": \"int16\"",
+        "\"idata\": [300], \"shape\": [3, 4, 5], \"dtype\": \"uint8\", \"layout\": \"HWC\"",
+        "\"fdata\": [0.1, 0.2, 0.3], \"dtype\": \"float16\"",
+        "\"fdata\": [0.1, 0.2, 0.3], \"dtype\": \"float64\", \"shape\": [3, 1]",
+        "\"idata\": [-7], \"shape\": []",
+        "\"idata\": [1, 0, 2], \"dtype\": \"bool\"",
+        "\"idata\": [1099511627777], \"dtype\": \"int64\", \"shape\": [2]",
+        "\"fdata\": [2.0], \"shape\": [0, 3]",
+    };
+    for (size_t k = 0; k < sizeof args / sizeof args[0]; k++) {
+        print_message("constant: %s\n", args[k]);
+        tu_diff d = tu_gpu_compare(tu_gpu_tree_spec(BATCH, 11, 5, "\"op\"",
+                                                    "{\"name\": \"op\", \"device\": \"$GPU\", "
+                                                    "\"op\": \"constant\", \"args\": {%s}}",
+                                                    args[k]),
+                                   ITERS, 0);
+        assert_true(d.max_abs == 0);
+        assert_true(d.elements > 0 || strstr(args[k], "[0, 3]"));
+    }
+}
+
 int main(void)
 {
     tu_gpu_require();
@@ -298,6 +327,7 @@ int main(void)
         cmocka_unit_test(flip_axes),
         cmocka_unit_test(pad_fill_and_axes),
         cmocka_unit_test(transpose_perms),
+        cmocka_unit_test(constant_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,10 @@
  * the public C API.
  *
  * - 0-d samples (scalars; the case files store every array with at least one dimension):
- *   cast rounds 2.5 -> 3 and -2.5 -> -3, stack joins scalars into 1-D, pad and reshape pass
- *   them through, flip rejects them with a message naming the layout.
+ *   cast rounds 2.5 -> 3 and -2.5 -> -3, stack joins scalars into 1-D (with axis_name: that
+ *   layout), pad, reshape and transpose (no perm, or perm []) pass them through, shapes gives
+ *   an empty 1-D tensor, flip rejects them with a message naming the layout.
+ * - cat and stack of 40 inputs (any number, as in DALI).
  * - normalize with batch=True over several iterations in flight (prefetch depth 3): the batch
  *   statistics live in per-iteration data, so each iteration must be normalised with its own
  *   batch's mean and standard deviation. The reference is computed here in double.
@@ -102,6 +104,110 @@ static void test_scalar_stack(void **state)
     sl_pipeline_destroy(p);
 }
 
+/* cat and stack take any number of inputs (DALI has no limit; sluice had 16): 40 sources of
+ * 2x1 int32 samples, sample value 100 * t + row for source t. cat along axis 1 gives a 2x40
+ * sample with out[r][t] = 100 * t + r; stack at axis 0 gives 40x2x1 with out[t][r][0] the
+ * same value. */
+static void test_many_inputs(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    for (int op = 0; op < 2; op++) {
+        sl_graph *g = NULL;
+        assert_int_equal(sl_graph_create(&g), SL_OK);
+        assert_int_equal(sl_graph_add(g, op ? "stack" : "cat", "join", NULL), SL_OK);
+        for (int t = 0; t < N; t++) {
+            char name[16];
+            snprintf(name, sizeof name, "s%d", t);
+            assert_int_equal(sl_graph_add(g, "external_source", name, NULL), SL_OK);
+            assert_int_equal(sl_graph_input(g, "join", name), SL_OK);
+        }
+        assert_int_equal(sl_graph_arg_int(g, "join", "axis", op ? 0 : 1), SL_OK);
+        assert_int_equal(sl_graph_output(g, "join"), SL_OK);
+        sl_pipeline *p = make(g, 1, 1);
+        int32_t v[N][2];
+        const int64_t shape[2] = {2, 1};
+        for (int t = 0; t < N; t++) {
+            char name[16];
+            snprintf(name, sizeof name, "s%d", t);
+            v[t][0] = 100 * t, v[t][1] = 100 * t + 1;
+            const void *data[1] = {v[t]};
+            feed(p, name, 1, 2, SL_DTYPE_INT32, shape, data, "");
+        }
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        const int32_t *o = sl_batch_sample_data(b, 0);
+        const int64_t *s = sl_batch_shape(b, 0);
+        if (op == 0) {
+            assert_int_equal(sl_batch_ndim(b), 2);
+            assert_true(s[0] == 2 && s[1] == N);
+            for (int r = 0; r < 2; r++)
+                for (int t = 0; t < N; t++)
+                    assert_int_equal(o[r * N + t], 100 * t + r);
+        } else {
+            assert_int_equal(sl_batch_ndim(b), 3);
+            assert_true(s[0] == N && s[1] == 2 && s[2] == 1);
+            for (int t = 0; t < N; t++)
+                for (int r = 0; r < 2; r++)
+                    assert_int_equal(o[t * 2 + r], 100 * t + r);
+        }
+        sl_pipeline_destroy(p);
+    }
+}
+
+/* stack of 0-d samples with axis_name: the output is 1-D with that one-letter layout. */
+static void test_scalar_stack_axis_name(void **state)
+{
+    (void)state;
+    sl_pipeline *p = make(graph1("stack", "axis_name", "\"X\"", true), 1, 1);
+    float x = 1.5f, y = -2.0f;
+    const void *dx[1] = {&x}, *dy[1] = {&y};
+    feed(p, "a", 1, 0, SL_DTYPE_FLOAT32, NULL, dx, "");
+    feed(p, "b", 1, 0, SL_DTYPE_FLOAT32, NULL, dy, "");
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *b = sl_pipeline_output(p, 0);
+    assert_string_equal(sl_batch_layout(b), "X");
+    assert_int_equal(sl_batch_shape(b, 0)[0], 2);
+    const float *o = sl_batch_sample_data(b, 0);
+    assert_true(o[0] == 1.5f && o[1] == -2.0f);
+    sl_pipeline_destroy(p);
+}
+
+/* transpose of 0-d samples: without perm (reversed: nothing to do) and with perm [] (DALI's
+ * test_transpose_default does both), the value passes through. */
+static void test_scalar_transpose(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        sl_pipeline *p = make(graph1("transpose", k ? "perm" : NULL, k ? "[]" : NULL, false), 1, 1);
+        int64_t v = -123456789012LL;
+        const void *data[1] = {&v};
+        feed(p, "a", 1, 0, SL_DTYPE_INT64, NULL, data, "");
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        assert_int_equal(sl_batch_ndim(b), 0);
+        assert_true(*(const int64_t *)sl_batch_sample_data(b, 0) == v);
+        sl_pipeline_destroy(p);
+    }
+}
+
+/* shapes of 0-d samples: an empty 1-D tensor each. */
+static void test_scalar_shapes(void **state)
+{
+    (void)state;
+    sl_pipeline *p = make(graph1("shapes", NULL, NULL, false), 2, 1);
+    uint8_t v[2] = {1, 2};
+    const void *data[2] = {&v[0], &v[1]};
+    feed(p, "a", 2, 0, SL_DTYPE_UINT8, NULL, data, "");
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *b = sl_pipeline_output(p, 0);
+    assert_int_equal(sl_batch_dtype(b), SL_DTYPE_INT64);
+    assert_int_equal(sl_batch_ndim(b), 1);
+    assert_int_equal(sl_batch_shape(b, 0)[0], 0);
+    assert_int_equal(sl_batch_shape(b, 1)[0], 0);
+    sl_pipeline_destroy(p);
+}
+
 static void test_scalar_pad_reshape(void **state)
 {
     (void)state;
@@ -193,6 +299,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scalar_cast),
         cmocka_unit_test(test_scalar_stack),
+        cmocka_unit_test(test_scalar_stack_axis_name),
+        cmocka_unit_test(test_many_inputs),
+        cmocka_unit_test(test_scalar_transpose),
+        cmocka_unit_test(test_scalar_shapes),
         cmocka_unit_test(test_scalar_pad_reshape),
         cmocka_unit_test(test_scalar_flip_fails),
         cmocka_unit_test(test_normalize_batch_iterations),

@@ -4,7 +4,8 @@
  * errors of the exact value (a false failure has probability ~6e-5 per check, and the seeds are
  * fixed, so a run either always passes or always fails). Determinism: the same seed gives the
  * same bytes in two pipelines and for every num_threads / prefetch_queue_depth; different seeds
- * give different values.
+ * give different values; no seed (-1) gives each pipeline a fresh one, reported by
+ * sl_pipeline_seed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -380,6 +381,65 @@ static void test_different_seeds_differ(void **state)
     sl_pipeline_destroy(p);
 }
 
+/* No pipeline seed (-1, the default, or any negative value): every pipeline draws a fresh
+ * one (DALI's rule), which sl_pipeline_seed reports; given back, it reproduces the run. */
+static void test_no_seed_draws_a_fresh_one_per_pipeline(void **state)
+{
+    (void)state;
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    assert_int_equal(o.seed, -1);
+    size_t len_a, len_b, len_c;
+    tu_opts op = tu_default_opts;
+    op.seed = -1;
+    unsigned char *a = run_bytes(&op, &len_a);
+    unsigned char *b = run_bytes(&op, &len_b);
+    assert_int_equal(len_a, len_b);
+    assert_true(memcmp(a, b, len_a) != 0);
+
+    int64_t seeds[3];
+    for (int k = 0; k < 3; k++) {
+        sl_graph *g = tu_one_node("random.uniform");
+        op.seed = k == 2 ? -7 : -1;
+        sl_pipeline *p = tu_make_ok(g, &op);
+        seeds[k] = sl_pipeline_seed(p);
+        assert_true(seeds[k] >= 0);
+        sl_pipeline_destroy(p);
+    }
+    assert_true(seeds[0] != seeds[1] && seeds[1] != seeds[2] && seeds[0] != seeds[2]);
+    assert_int_equal(sl_pipeline_seed(NULL), -1);
+
+    /* the seed a pipeline drew, given explicitly, gives the same values */
+    sl_graph *g = tu_one_node("random.uniform");
+    op.seed = -1;
+    sl_pipeline *p = tu_make_ok(g, &op);
+    int64_t drawn = sl_pipeline_seed(p);
+    tu_run_ok(p);
+    size_t nb = sl_batch_nbytes(sl_pipeline_output(p, 0));
+    unsigned char *first = malloc(nb);
+    assert_non_null(first);
+    memcpy(first, sl_batch_data(sl_pipeline_output(p, 0)), nb);
+    sl_pipeline_destroy(p);
+    g = tu_one_node("random.uniform");
+    op.seed = drawn;
+    p = tu_make_ok(g, &op);
+    assert_int_equal(sl_pipeline_seed(p), drawn);
+    tu_run_ok(p);
+    assert_memory_equal(sl_batch_data(sl_pipeline_output(p, 0)), first, nb);
+    sl_pipeline_destroy(p);
+    free(first);
+
+    /* a fixed seed stays fixed */
+    op.seed = 42;
+    unsigned char *c = run_bytes(&op, &len_c);
+    unsigned char *c2 = run_bytes(&op, &len_b);
+    assert_memory_equal(c, c2, len_c);
+    free(a);
+    free(b);
+    free(c);
+    free(c2);
+}
+
 /* An explicit node seed makes the node independent of the pipeline seed. */
 static void test_node_seed_overrides_pipeline_seed(void **state)
 {
@@ -413,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_uniform_empty_range_fails),
         cmocka_unit_test(test_same_seed_same_values),
         cmocka_unit_test(test_different_seeds_differ),
+        cmocka_unit_test(test_no_seed_draws_a_fresh_one_per_pipeline),
         cmocka_unit_test(test_node_seed_overrides_pipeline_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,9 @@
  * against the rules its schema must follow (docs, argument types, defaults, choices, flags,
  * functions), and every operator is put in a graph with an unknown argument and with an
  * ill-typed value for each of its arguments: sl_pipeline_build must refuse each, naming the
- * operator, the node and the argument. A new operator is covered without editing this file.
+ * operator, the node and the argument; each deprecated argument name (sl_op_def.aliases) is
+ * checked as the argument it renames, or accepted and ignored. A new operator is covered
+ * without editing this file.
  *
  * Expected values are the rules of include/sluice/op.h and STYLE.md ("Tests": "every op has
  * docs, documented args, rejects unknown/ill-typed args naming itself"); the few exact
@@ -260,12 +262,14 @@ static void check_op(const sl_op_def *op)
         problem(op, NULL, "the doc's first line is not a sentence: \"%s\"", line);
 
     /* Inputs and outputs. */
-    if (op->min_inputs < 0 || op->min_inputs > op->max_inputs)
+    bool any_inputs = op->max_inputs == SL_INPUTS_ANY;
+    if (op->min_inputs < 0 || (!any_inputs && op->min_inputs > op->max_inputs))
         problem(op, NULL, "min_inputs %d > max_inputs %d", op->min_inputs, op->max_inputs);
-    if (op->max_inputs > 0 && !op->inputs)
+    if ((op->max_inputs > 0 || any_inputs) && !op->inputs)
         problem(op, NULL, "takes inputs but describes none");
-    /* op.h: `inputs` has max_inputs entries, `outputs` num_outputs. */
-    for (int k = 0; op->inputs && k < op->max_inputs; k++)
+    /* op.h: `inputs` has max_inputs entries (variadic: max(min_inputs, 1)), `outputs`
+     * num_outputs. */
+    for (int k = 0; op->inputs && k < sl_op_num_input_defs(op); k++)
         check_io(op, &op->inputs[k], "input", k);
     if (op->num_outputs < 0 || (op->num_outputs > 0 && !op->outputs))
         problem(op, NULL, "num_outputs %d without descriptions", op->num_outputs);
@@ -275,13 +279,32 @@ static void check_op(const sl_op_def *op)
     /* Devices, flags, functions. */
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
-    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
-                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE))
+    if (op->flags &
+        ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
+                    SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA | SL_OP_CALLBACK))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
+    /* the application's function runs once per iteration, in order, and is never pruned */
+    if ((op->flags & SL_OP_CALLBACK) && (op->flags & (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS)) !=
+                                            (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS))
+        problem(op, NULL, "SL_OP_CALLBACK without SL_OP_STATEFUL and SL_OP_SIDE_EFFECTS");
+    /* op.h: the argument that gives the number of outputs is an int from 0, with a default,
+     * constant (the graph needs the count before any iteration), and one description serves
+     * every output */
+    if (op->num_outputs_arg) {
+        int a = sl_op_arg_index(op, op->num_outputs_arg);
+        const sl_arg_def *def = sl_op_arg(op, a);
+        if (!def || def->type != SL_ARG_INT || !(def->flags & SL_ARG_RANGE) || def->min < 0 ||
+            !def->def || (def->flags & SL_ARG_TENSOR) || op->num_outputs != 1)
+            problem(op, op->num_outputs_arg,
+                    "num_outputs_arg is not a constant int argument with a range from 0 and a "
+                    "default, with one output description");
+    }
     /* sample fusion runs it sample by sample after its producer: it must be per sample */
     if ((op->flags & SL_OP_SAMPLEWISE) &&
         (!op->run_sample || (op->flags & (SL_OP_SOURCE | SL_OP_STATEFUL)) || op->min_inputs < 1))
         problem(op, NULL, "SL_OP_SAMPLEWISE on an operator that is not per sample with inputs");
+    if ((op->flags & SL_OP_METADATA) && (op->min_inputs < 1 || !(op->devices & SL_OP_CPU)))
+        problem(op, NULL, "SL_OP_METADATA on an operator without inputs or a CPU implementation");
     if (op->roi_sample && !(op->flags & SL_OP_SAMPLEWISE))
         problem(op, NULL, "roi_sample without SL_OP_SAMPLEWISE (it is called in fused chains)");
     /* a transfer copies its one input unchanged: anything else would break DataNode.cpu() */
@@ -310,6 +333,21 @@ static void check_op(const sl_op_def *op)
         problem(op, "preserve", "is not a bool");
     for (int a = 0; a < sl_op_num_args(op); a++)
         check_arg(op, a);
+
+    /* Deprecated names: not an argument's own name, renaming one of the operator's
+     * arguments, and found by name. */
+    if (op->num_aliases < 0 || (op->num_aliases > 0 && !op->aliases))
+        problem(op, NULL, "num_aliases %d without definitions", op->num_aliases);
+    for (int k = 0; op->aliases && k < op->num_aliases; k++) {
+        const sl_arg_alias *al = &op->aliases[k];
+        if (!al->name || sl_op_arg_index(op, al->name) >= 0)
+            problem(op, al->name, "a deprecated name that is also an argument's name");
+        else if (sl_op_find_alias(op, al->name) != al)
+            problem(op, al->name, "a deprecated name given twice");
+        if (al->renamed_to && sl_op_arg_index(op, al->renamed_to) < 0)
+            problem(op, al->name, "renames \"%s\", which the operator does not have",
+                    al->renamed_to);
+    }
 
     /* A random operator has the common seed argument (SL_ARG_SEED_DEF). */
     int seed = sl_op_arg_index(op, "seed");
@@ -414,6 +452,38 @@ static void test_checker_finds_problems(void **state)
     EXPECT_CAUGHT(bad.run_batch = fake_run_batch);
     EXPECT_CAUGHT(bad.run_sample = NULL);
     EXPECT_CAUGHT(bad.fini = free);
+    EXPECT_CAUGHT(bad.max_inputs = SL_INPUTS_ANY; bad.inputs = NULL);
+    static const sl_arg_alias clash[] = {{"mode", "size", NULL}};
+    static const sl_arg_alias dangling[] = {{"old_size", "no_such_arg", NULL}};
+    static const sl_arg_alias twice[] = {{"old_size", "size", NULL}, {"old_size", NULL, NULL}};
+    EXPECT_CAUGHT(bad.aliases = clash; bad.num_aliases = 1);
+    EXPECT_CAUGHT(bad.aliases = dangling; bad.num_aliases = 1);
+    EXPECT_CAUGHT(bad.aliases = twice; bad.num_aliases = 2);
+    EXPECT_CAUGHT(bad.num_aliases = 1);          /* no table */
+    EXPECT_CAUGHT(bad.flags = SL_OP_CALLBACK);   /* neither stateful nor kept */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "mode"); /* a string */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "size"); /* a list, no default */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "no_such_arg");
+    static const sl_arg_def counted[] = {{.name = "n",
+                                          .type = SL_ARG_INT,
+                                          .def = "1",
+                                          .doc = "How many outputs.",
+                                          .flags = SL_ARG_RANGE,
+                                          .min = 0,
+                                          .max = 4}};
+#define COUNTED bad.args = counted, bad.num_args = 1, bad.num_outputs_arg = "n"
+    static const sl_io_def two[] = {{"a", "One."}, {"b", "Two."}};
+    EXPECT_CAUGHT(COUNTED; bad.outputs = two; bad.num_outputs = 2); /* one describes them all */
+    bad = good;
+    COUNTED;
+    assert_int_equal(problems_of(&bad), 0);
+#undef COUNTED
+    static const sl_arg_alias fine[] = {{"old_size", "size", NULL}, {"gone", NULL, NULL}};
+    bad = good;
+    bad.aliases = fine;
+    bad.num_aliases = 2;
+    bad.max_inputs = SL_INPUTS_ANY;
+    assert_int_equal(problems_of(&bad), 0);
 
     /* Argument rules, one broken argument each. */
     static const sl_arg_def bad_args[][1] = {
@@ -603,6 +673,78 @@ static void test_ill_typed_arguments(void **state)
     assert_int_equal(g_problems, 0);
 }
 
+/* Deprecated argument names (sl_op_def.aliases), for every operator that has some: a renamed
+ * one is checked as the argument it renames and named in the message, one given with its
+ * current name is refused, an ignored one builds. Then one case exactly: crop_mirror_normalize's
+ * output_dtype is its dtype (plan.c check_args, sl__op_arg_resolve). */
+static void test_deprecated_names(void **state)
+{
+    (void)state;
+    g_problems = 0;
+    int checked = 0;
+    for (int i = 0; i < sl_registry_count(); i++) {
+        const sl_op_def *op = sl_registry_get(i);
+        for (int k = 0; k < op->num_aliases; k++) {
+            const sl_arg_alias *al = &op->aliases[k];
+            sl_graph *g = graph_for(op);
+            char what[128], needle[96];
+            checked++;
+            if (!al->renamed_to) {
+                assert_int_equal(sl__op_arg_resolve(op, al->name, NULL), SL__ARG_IGNORED);
+                assert_int_equal(sl_graph_arg_int(g, "t", al->name, 7), SL_OK);
+                sl_pipeline *p;
+                assert_int_equal(sl_pipeline_create(g, NULL, &p), SL_OK);
+                /* it builds, or fails for something else (resize without a size) */
+                if (sl_pipeline_build(p) != SL_OK && strstr(sl_pipeline_error(p), al->name)) {
+                    print_error("%s: ignored name %s: %s\n", op->name, al->name,
+                                sl_pipeline_error(p));
+                    g_problems++;
+                }
+                sl_pipeline_destroy(p);
+                sl_graph_destroy(g);
+                continue;
+            }
+            int a = sl_op_arg_index(op, al->renamed_to);
+            assert_int_equal(sl__op_arg_resolve(op, al->name, NULL), a);
+            snprintf(what, sizeof what, "alias %s = %s", al->name,
+                     set_ill_typed(g, al->name, sl_op_arg(op, a)->type));
+            snprintf(needle, sizeof needle, "argument \"%s\"", al->name);
+            expect_build_error(g, op, needle, what);
+            sl_graph_destroy(g);
+            g = graph_for(op);
+            set_ill_typed(g, al->name, sl_op_arg(op, a)->type);
+            set_ill_typed(g, al->renamed_to, sl_op_arg(op, a)->type);
+            expect_build_error(g, op, "is a deprecated alias for", "alias and its argument");
+            sl_graph_destroy(g);
+        }
+    }
+    assert_true(checked >= 10);
+    assert_int_equal(g_problems, 0);
+
+    const sl_op_def *cmn = sl_registry_find("crop_mirror_normalize");
+    char msg[256];
+    assert_string_equal(
+        sl_arg_alias_message(sl_op_find_alias(cmn, "output_dtype"), msg, sizeof msg),
+        "The argument ``output_dtype`` is a deprecated alias for ``dtype``. Use "
+        "``dtype`` instead.");
+    assert_string_equal(sl_arg_alias_message(sl_op_find_alias(cmn, "image_type"), msg, sizeof msg),
+                        "The argument ``image_type`` is no longer used and will be removed in a "
+                        "future release.");
+    assert_null(sl_op_find_alias(cmn, "dtype"));
+    assert_int_equal(sl__op_arg_resolve(cmn, "bogus", NULL), -1);
+    sl_graph *g = graph_for(cmn);
+    assert_int_equal(sl_graph_arg_str(g, "t", "output_dtype", "float16"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "t", "dtype", "float32"), SL_OK);
+    sl_pipeline *p;
+    assert_int_equal(sl_pipeline_create(g, NULL, &p), SL_OK);
+    assert_int_equal(sl_pipeline_build(p), SL_EINVAL);
+    assert_string_equal(sl_pipeline_error(p),
+                        "crop_mirror_normalize (node \"t\"): argument \"output_dtype\" is a "
+                        "deprecated alias for \"dtype\", which is given too");
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 int main(void)
 {
     g_tree = getenv("SLUICE_TEST_TREE");
@@ -616,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_checker_finds_problems),
         cmocka_unit_test(test_unknown_argument),
         cmocka_unit_test(test_ill_typed_arguments),
+        cmocka_unit_test(test_deprecated_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

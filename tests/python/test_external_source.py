@@ -133,7 +133,8 @@ def test_what_is_not_a_source_and_cycle_with_a_callable(parallel):
     with pytest.raises(TypeError, match="source must be a callable, an iterable or a "
                                         "generator function, got int"):
         build(42)
-    with pytest.raises(ValueError, match="cycle needs an iterable or a generator function"):
+    with pytest.raises(ValueError, match="The argument `cycle` can only be specified if "
+                                         "`source` is iterable"):  # DALI's words
         build(lambda: batch(0), cycle="quiet")
     build(lambda: batch(0), cycle="no")  # "no" is no cycling: fine with a callable
 
@@ -164,6 +165,43 @@ def test_data_kinds_numpy_batch_array_torch_and_dlpack():
         np.testing.assert_array_equal(out.as_array(), expected)
 
 
+def test_an_array_source_per_sample_gives_0d_samples():
+    # iterating a 1-D array yields NumPy scalars: with batch=False each is one 0-D sample,
+    # shape () as DALI gives (a 2-D array yields its rows: 1-D samples)
+    data = np.arange(2 * BS, dtype=np.float32)
+    pipe = make(data, batch=False)
+    for k in range(2):
+        (out,) = pipe.run()
+        assert out.shape() == [()] * BS and out.dtype == types.FLOAT
+        np.testing.assert_array_equal(out.as_array(), data[BS * k:BS * (k + 1)])
+        assert out.at(0).shape == ()
+    with pytest.raises(StopIteration):
+        pipe.run()
+    rows = np.arange(2 * BS * 2, dtype=np.int16).reshape(2 * BS, 2)
+    (out,) = make(rows, batch=False).run()
+    assert out.shape() == [(2,)] * BS
+
+
+@pytest.mark.parametrize("sample", [
+    lambda k: np.float32(k),                      # a NumPy scalar
+    lambda k: np.array(k, np.float32),            # a 0-D array
+    lambda k: torch.tensor(k, dtype=torch.float32),  # a 0-D tensor
+])
+def test_scalar_samples_stay_0d(sample):
+    per_sample = make(lambda si: sample(si.idx_in_epoch), batch=False)
+    in_a_list = make(lambda i: [sample(BS * i + k) for k in range(BS)])  # DALI's test_scalar
+    for pipe in (per_sample, in_a_list):
+        for k in range(2):
+            (out,) = pipe.run()
+            assert out.shape() == [()] * BS, out.shape()
+            assert out.as_array().tolist() == [float(BS * k + i) for i in range(BS)]
+
+
+def test_a_1d_batch_array_is_a_batch_of_scalars():
+    (out,) = make(lambda: np.arange(BS, dtype=np.int64)).run()
+    assert out.shape() == [()] * BS and out.as_array().tolist() == list(range(BS))
+
+
 def test_ragged_samples_and_layout():
     data = [[np.ones((h, 2, 3), np.uint8) * h for h in (1, 2, 3)]]
     (out,) = make(data, layout="HWC").run()
@@ -186,6 +224,59 @@ def test_num_outputs():
     assert b.as_array().tolist() == [[0, 0], [0, 1], [0, 2]]
 
 
+def one_batch_in_a_list(i):
+    return [batch(i)]  # num_outputs=1: a sequence of one batch (DALI's test_fw_iterators)
+
+
+def one_sample_in_a_tuple(info):
+    return (np.array([info.idx_in_epoch, info.idx_in_batch], np.int32),)
+
+
+@pytest.mark.parametrize("source, batch_mode", [
+    (one_batch_in_a_list, True),
+    (lambda i: (batch(i),), True),                    # a 1-tuple
+    ([(batch(i),) for i in range(3)], True),          # an iterable of 1-tuples
+    (one_sample_in_a_tuple, False),                   # per sample: each sample in a 1-tuple
+])
+def test_num_outputs_1_takes_a_sequence_of_one_and_returns_a_list(source, batch_mode):
+    nodes = []
+
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def p():
+        outs = fn.external_source(source=source, num_outputs=1, batch=batch_mode)
+        nodes.append(outs)
+        return outs  # a list of one DataNode, as DALI returns
+
+    pipe = p()
+    assert isinstance(nodes[0], list) and len(nodes[0]) == 1
+    assert isinstance(nodes[0][0], sluice.DataNode)
+    for k in range(2):
+        (out,) = pipe.run()
+        arr = out.as_array()
+        if batch_mode:
+            assert arr.shape == (BS, 2, 2)
+            np.testing.assert_array_equal(arr, np.stack(batch(k)))
+        else:
+            assert arr.tolist() == [[BS * k + i, i] for i in range(BS)]
+
+
+def test_num_outputs_given_needs_that_many_items():
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def p():
+        return fn.external_source(source=lambda: batch(0), num_outputs=1)
+
+    with pytest.raises(ValueError, match=r"tuple \(or list\) of 1 items .*got 3 items"):
+        p().run()
+
+    @pipeline_def(batch_size=BS, num_threads=1)
+    def q():
+        a, b = fn.external_source(source=lambda: np.zeros((BS, 2)), num_outputs=2)
+        return a, b
+
+    with pytest.raises(ValueError, match="num_outputs=2.*got ndarray"):
+        q().run()
+
+
 def test_feed_input_without_source():
     pipe = make(None, depth=2)
     pipe.build()
@@ -201,6 +292,60 @@ def test_feed_input_without_source():
     assert e.value.iteration == 4 and e.value.node == "src"
     with pytest.raises(LookupError, match='no node named "nope"'):
         pipe.feed_input("nope", np.zeros((BS, 2), np.int32))
+
+
+class FedByIterSetup(sluice.Pipeline):
+    """DALI's legacy style: a Pipeline subclass whose iter_setup feeds `n_batches` batches,
+    then raises StopIteration."""
+
+    def __init__(self, n_batches, depth):
+        super().__init__(batch_size=BS, num_threads=1, device_id=None,
+                         prefetch_queue_depth=depth)
+        self.n_batches, self.fed = n_batches, 0
+
+    def define_graph(self):
+        self.data = fn.external_source(name="data")
+        return self.data
+
+    def iter_setup(self):
+        if self.fed == self.n_batches:
+            self.fed = 0  # the next epoch starts over, after reset()
+            raise StopIteration
+        self.feed_input(self.data, batch(self.fed))
+        self.fed += 1
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+def test_iter_setup_stop_iteration_delivers_every_fed_batch(depth):
+    pipe = FedByIterSetup(5, depth)
+    pipe.build()
+    for _ in range(2):  # epochs
+        got = []
+        while True:
+            try:  # (nothing of a batch is kept: depth 1 has one buffer set)
+                got.append(pipe.run()[0].as_array()[:, 0, 0].tolist())
+            except StopIteration:
+                break
+        assert got == [[10 * k + i for i in range(BS)] for k in range(5)]
+        with pytest.raises(StopIteration):  # until reset()
+            pipe.run()
+        pipe.reset()
+
+
+def test_iter_setup_stop_iteration_with_the_scheduled_api():
+    pipe = FedByIterSetup(3, 2)
+    pipe.build()
+    got = []
+    pipe.schedule_run()  # the first call prefetches two iterations
+    while True:
+        try:
+            (out,) = pipe.share_outputs()
+        except StopIteration:
+            break
+        got.append(int(out.at(0)[0, 0]))
+        pipe.release_outputs()
+        pipe.schedule_run()
+    assert got == [0, 10, 20]
 
 
 def test_feed_input_on_a_source_with_a_callback_is_refused():

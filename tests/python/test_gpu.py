@@ -81,7 +81,7 @@ def test_gpu_outputs_equal_cpu(emulated, tree):
             for t in g:
                 assert type(t).__name__ == "TensorListGPU", type(t)
                 assert t.__dlpack_device__() == (2, 0)
-                assert t.device_id == 0
+                assert t.device_id() == 0  # a method, as in DALI
             for k in range(3):
                 host = g[k].as_cpu()
                 assert host.layout() == "HWC" and host.shape() == c[0].shape()
@@ -237,6 +237,87 @@ def test_cpu_brings_gpu_data_back(emulated, tree):
             for i in range(4):
                 assert np.array_equal(bc.at(i), bg.at(i))
                 assert np.array_equal(fc.at(i), fg.at(i))
+        print("ok")
+    ''', emulated, tree)
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_tensor_gpu_and_shapes_of_gpu_data(emulated, tree):
+    """TensorListGPU as DALI returns it: tl[i] / at(i) (deprecated) TensorGPU views, as_tensor,
+    as_cpu() a TensorListCPU; DataNode.shape() of GPU data is read without copying the data
+    (the shapes node reads metadata only), equal to the CPU decoder's shapes."""
+    run_child('''
+        import warnings
+
+        @pipeline_def(batch_size=3, num_threads=1, device_id=0)
+        def pipe():
+            jpegs, labels = fn.readers.file(file_root=ROOT)
+            img = fn.decoders.image(jpegs, device="mixed")
+            cpu = fn.decoders.image(jpegs)
+            return (img, labels.gpu(), img.shape(), img.shape(dtype=types.INT32, device="gpu"),
+                    cpu)
+
+        p = pipe()
+        for _ in range(3):
+            g, lab, s, sg, c = p.run()
+            assert type(s).__name__ == "TensorListCPU" and type(sg).__name__ == "TensorListGPU"
+            assert s.as_array().tolist() == [list(x) for x in c.shape()]
+            assert sg.as_cpu().as_array().dtype == np.int32
+            assert sg.as_cpu().as_array().tolist() == s.as_array().tolist()
+            for i in range(3):
+                t = g[i]
+                assert type(t).__name__ == "TensorGPU"
+                assert t.shape() == list(c.shape()[i]) and t.layout() == "HWC"
+                assert t.dtype == types.UINT8 and t.device_id() == 0
+                assert t.__dlpack_device__() == (2, 0) and t.source_info() == c.source_info(i)
+                host = t.as_cpu()
+                assert type(host).__name__ == "TensorCPU"
+                assert np.array_equal(np.asarray(host), c.at(i))
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                assert type(g.at(0)).__name__ == "TensorGPU"
+            assert w and w[0].category is DeprecationWarning
+            h = g.as_cpu()
+            assert type(h).__name__ == "TensorListCPU" and type(h[0]).__name__ == "TensorCPU"
+            assert [np.array_equal(h.at(i), c.at(i)) for i in range(3)] == [True] * 3
+            whole = lab.as_tensor()
+            assert type(whole).__name__ == "TensorGPU" and whole.shape() == [3, 1]
+            assert np.array_equal(np.asarray(whole.as_cpu()), lab.as_cpu().as_array())
+        print("ok")
+    ''', emulated, tree)
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_constants_meet_gpu_data(emulated, tree):
+    """Issue 16: a constant operand of GPU data is made on the GPU (as DALI places it), and so
+    are fn.constant / types.Constant with device="gpu" and a constant input of an operator
+    given device="gpu"; nodes made outside the pipeline are adopted."""
+    run_child('''
+        img = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+        scale = np.array([1, 10, 100], np.float32)
+        x = fn.external_source(lambda: [img.copy(), img[:1].copy()], layout="HWC").gpu()
+        scaled, shifted = x * scale, [1.0, 2.0, 3.0] + x
+        assert (scaled.device, shifted.device) == ("gpu", "gpu")
+        c = types.Constant(scale, device="gpu")
+        assert c.device == "gpu"
+        p = sluice.Pipeline(batch_size=2, num_threads=1, device_id=0)
+        with p:
+            cast = fn.cast(np.arange(6, dtype=np.int16), dtype=types.INT32, device="gpu")
+            filled = fn.constant(fdata=2.5, shape=[3, 4], dtype=types.FLOAT16, device="gpu")
+            scalar = fn.constant(idata=[-7], shape=[], dtype=types.INT8, layout="", device="gpu")
+        p.set_outputs(scaled, shifted, c, cast, filled, scalar)
+        for _ in range(2):
+            outs = p.run()
+            assert all(type(t).__name__ == "TensorListGPU" for t in outs)
+            host = [t.as_cpu() for t in outs]
+            for k, sample in enumerate((img, img[:1])):
+                assert np.array_equal(host[0].at(k), sample * scale)
+                assert np.array_equal(host[1].at(k), sample + np.float32([1, 2, 3]))
+                assert np.array_equal(host[2].at(k), scale)
+                assert np.array_equal(host[3].at(k), np.arange(6, dtype=np.int32))
+                f = host[4].at(k)
+                assert f.dtype == np.float16 and np.array_equal(f, np.full((3, 4), 2.5))
+                assert host[5].at(k).dtype == np.int8 and host[5].at(k) == -7
         print("ok")
     ''', emulated, tree)
 

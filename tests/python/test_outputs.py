@@ -41,7 +41,9 @@ def test_api_dense(tree):
     np.testing.assert_array_equal(np.asarray(labels), arr)
     np.testing.assert_array_equal(labels.as_tensor(), arr)
     np.testing.assert_array_equal(labels[-1], arr[3])
-    assert [x.tolist() for x in labels] == arr.tolist()
+    # DALI: tl[i] and iteration give TensorCPU, at(i) a NumPy array
+    assert type(labels[0]) is sluice.TensorCPU and type(labels.at(0)) is np.ndarray
+    assert [np.asarray(x).tolist() for x in labels] == arr.tolist()
     assert len(labels[1:3]) == 2
     with pytest.raises(IndexError):
         labels.at(4)

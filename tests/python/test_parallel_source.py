@@ -156,6 +156,49 @@ def test_outputs_dtypes_and_layouts():
     assert (img.at(3) == 3).all()
 
 
+@pytest.mark.parametrize("batch_mode", [False, True])
+def test_num_outputs_1_takes_a_sequence_of_one(batch_mode):
+    if batch_mode:
+        def source(info):  # one batch in a 1-tuple
+            return ([np.array([info.iteration, k], np.int32) for k in range(4)],)
+    else:
+        def source(si):  # one sample in a list of one
+            return [np.array([si.iteration, si.idx_in_batch], np.int32)]
+
+    @pipeline_def(batch_size=4, num_threads=1, py_num_workers=2)
+    def p():
+        (x,) = fn.external_source(source, num_outputs=1, batch=batch_mode, parallel=True,
+                                  batch_info=batch_mode or None)
+        return x
+
+    pipe = p()
+    for it in range(3):
+        assert pipe.run()[0].as_array().tolist() == [[it, k] for k in range(4)]
+
+
+def test_scalar_samples_from_workers_stay_0d():
+    data = np.arange(8, dtype=np.float32)
+    for pipe in (build(lambda si: np.float64(si.idx_in_epoch) if si.idx_in_epoch < 8
+                       else pc.stop(), batch=False),
+                 build(data, batch=False),  # an array iterated: NumPy scalars
+                 build(lambda info: np.arange(4) + 4 * info.iteration if info.iteration < 2
+                       else pc.stop(), batch_info=True)):  # a 1-D batch: 4 scalars
+        got = drain(pipe)
+        assert [[s.shape for s in b[0]] for b in got] == [[()] * 4] * 2
+        assert [float(s) for b in got for s in b[0]] == list(range(8))
+
+
+def test_worker_seeds_follow_the_pipeline_seed_drawn_or_given():
+    def seeds(seed):
+        pipe = build(lambda si: np.array([sluice.get_worker_info().seed], np.int64),
+                     batch=False, seed=seed)
+        return pipe.run()[0].as_array().ravel().tolist()
+
+    # no seed: each pipeline draws a fresh one, and so its workers are seeded afresh
+    assert seeds(None) != seeds(None)
+    assert seeds(7) == seeds(7)
+
+
 def test_torch_tensors_from_workers():
     pipe = build(lambda si: torch.full((3,), si.idx_in_epoch, dtype=torch.float16),
                  batch=False)

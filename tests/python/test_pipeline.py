@@ -156,6 +156,50 @@ def test_serialize_round_trip_gives_identical_outputs(tree, tmp_path):
     assert_same(run_n(other, 3), expected)
 
 
+@pipeline_def(batch_size=6, num_threads=1, device_id=None)
+def random_pipe():
+    return fn.random.uniform(range=[0.0, 1.0]), fn.random.coin_flip(probability=0.5)
+
+
+def draws(pipe, n=2):
+    return np.concatenate([pipe.run()[0].as_array() for _ in range(n)])
+
+
+@pytest.mark.parametrize("unseeded", [{}, {"seed": None}, {"seed": -1}])
+def test_no_seed_gives_each_pipeline_a_fresh_one(unseeded):
+    # DALI: "If not set, a random seed will be generated" -- per pipeline
+    runs = [draws(random_pipe(**unseeded)) for _ in range(3)]
+    assert not np.array_equal(runs[0], runs[1]) and not np.array_equal(runs[1], runs[2])
+    pipe = random_pipe(**unseeded)
+    assert pipe.seed is None  # DALI's Pipeline.seed: None when the seed is not fixed
+
+
+def test_a_fixed_seed_reproduces():
+    assert random_pipe(seed=5).seed == 5
+    np.testing.assert_array_equal(draws(random_pipe(seed=5)), draws(random_pipe(seed=5)))
+    assert not np.array_equal(draws(random_pipe(seed=5)), draws(random_pipe(seed=6)))
+
+
+def test_serialize_writes_the_seed_drawn_and_reproduces_the_run():
+    pipe = random_pipe()
+    text = pipe.serialize()  # before build: the seed is drawn here, once
+    seed = json.loads(text)["pipeline"]["seed"]
+    assert isinstance(seed, int) and seed >= 0
+    assert json.loads(pipe.serialize())["pipeline"]["seed"] == seed
+    expected = draws(pipe)  # built now, with that same seed
+    again = sluice.Pipeline.deserialize(text)
+    assert again.seed == seed
+    np.testing.assert_array_equal(draws(again), expected)
+    np.testing.assert_array_equal(draws(random_pipe(seed=seed)), expected)
+    other = sluice.Pipeline(batch_size=1)
+    other.deserialize_and_build(text)
+    np.testing.assert_array_equal(draws(other), expected)
+    # serialized after the run: still the seed the run used
+    built = random_pipe()
+    out = draws(built)
+    np.testing.assert_array_equal(draws(sluice.Pipeline.deserialize(built.serialize())), out)
+
+
 @pipeline_def(batch_size=8, device_id=None, seed=7)
 def val_pipe(root):
     jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="Reader")

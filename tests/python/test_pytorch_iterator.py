@@ -483,8 +483,9 @@ def test_ragged_output_is_a_clear_error(tree):
         jpegs, labels = fn.readers.file(file_root=str(tree), name="R")
         return fn.decoders.image(jpegs), labels
 
+    it = SluiceClassificationIterator(p(), reader_name="R")  # the first batch's error:
     with pytest.raises(sluice.InvalidArgumentError, match='output "data" .* not a dense batch'):
-        SluiceClassificationIterator(p(), reader_name="R")
+        next(it)  # raised by the next() that would return it
 
 
 def test_ragged_batch_is_skipped():
@@ -640,6 +641,117 @@ def test_callback_error_loses_no_good_batch():
     assert errors == 1 and got == [[0, 1], [10, 11], [30, 31], [40, 41]]
 
 
+def failing_samples(n):
+    def sample(info):  # every sample of the epoch fails; n samples per epoch
+        if info.idx_in_epoch >= n:
+            raise StopIteration
+        raise ValueError(f"sample {info.idx_in_epoch} is corrupt")
+
+    return sample
+
+
+@pytest.mark.parametrize("auto_reset", [True, False])
+@pytest.mark.parametrize("prepare_first_batch", [True, False])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_every_sample_failing_gives_one_error_per_batch_then_stop_iteration(
+        auto_reset, prepare_first_batch, depth):
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, prefetch_queue_depth=depth)
+    def p():
+        return fn.external_source(failing_samples(100), batch=False)
+
+    it = DALIGenericIterator(p(), ["x"], auto_reset=auto_reset,
+                             prepare_first_batch=prepare_first_batch)
+    for epoch in range(2):
+        errors = 0
+        while True:
+            try:
+                next(it)
+            except ValueError:
+                errors += 1
+            except StopIteration:
+                break
+        assert errors == 50, f"epoch {epoch}"  # 100 samples, batches of 2: 50 failed batches
+        if not auto_reset:
+            with pytest.raises(StopIteration):
+                next(it)
+            it.reset()
+
+
+@pytest.mark.parametrize("auto_reset", [True, False])
+def test_the_first_batch_of_each_epoch_failing(auto_reset):
+    def source(info):
+        if info.iteration == 4:
+            raise StopIteration
+        if info.iteration == 0:
+            raise KeyError(f"epoch {info.epoch_idx}: batch 0 is missing")
+        return [np.full((1,), 10 * info.iteration + i, dtype=np.int32) for i in range(2)]
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        return fn.external_source(source=source, batch_info=True)
+
+    it = DALIGenericIterator(p(), ["x"], auto_reset=auto_reset)  # the constructor does not raise
+    for epoch in range(3):
+        got = []
+        while True:
+            try:
+                got.append(next(it)[0]["x"].reshape(-1).tolist())
+            except KeyError as e:
+                assert f"epoch {epoch}: batch 0" in str(e)
+                got.append("error")
+            except StopIteration:
+                break
+        assert got == ["error", [10, 11], [20, 21], [30, 31]], f"epoch {epoch}"
+        if not auto_reset:
+            it.reset()
+
+
+def test_an_error_in_the_first_batch_is_raised_by_the_first_next(files, tmp_path):
+    # prepare_first_batch=True (the default) runs the first step in the constructor; its error
+    # belongs to the next() that would return that batch, and the next() after goes on
+    paths = []
+    for k in range(6):
+        path = tmp_path / f"{k}.bin"
+        path.write_bytes(struct.pack("<i", k))
+        paths.append(str(path))
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def p():
+        data, label = fn.readers.file(files=paths, name="Reader")
+        return data, label
+
+    (tmp_path / "1.bin").rename(tmp_path / "moved")
+    try:
+        it = DALIClassificationIterator(p(), reader_name="Reader", last_batch_policy=PARTIAL)
+    finally:
+        (tmp_path / "moved").rename(tmp_path / "1.bin")
+    def labels(step):
+        return step[0]["label"].reshape(-1).tolist()
+
+    with pytest.raises(sluice.ReadError, match="1.bin"):
+        next(it)
+    assert labels(next(it)) == [2, 3] and labels(next(it)) == [4, 5]
+    with pytest.raises(StopIteration):
+        next(it)
+    assert [labels(b) for b in it] == [[0, 1], [2, 3], [4, 5]]  # the next epoch
+
+    def bad_first_batch(info):
+        if info.iteration == 0:
+            raise KeyError("batch 0 is missing")
+        if info.iteration == 3:
+            raise StopIteration
+        return [np.full((1,), info.iteration, dtype=np.int32)] * 2
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def q():
+        return fn.external_source(bad_first_batch, batch_info=True)
+
+    it = DALIGenericIterator(q(), ["x"])
+    with pytest.raises(KeyError, match="batch 0 is missing"):
+        next(it)
+    assert [b[0]["x"].reshape(-1).tolist() for b in it] == [[1, 1], [2, 2]]
+
+
 def test_read_error_of_one_batch(files, tmp_path):
     paths = []
     for k in range(6):
@@ -694,6 +806,13 @@ def test_feed_ndarray(files):
     raw = torch.empty((4, 4), dtype=torch.uint8)
     feed_ndarray(data, raw, cuda_stream=None)
     assert raw.view(torch.int32).reshape(-1).tolist() == [0, 1, 2, 3]
+    # DALI's feed_ndarray also takes a tensor: one sample (tl[i]) or the whole batch
+    one = torch.empty((1,), dtype=torch.int32)
+    assert feed_ndarray(label[2], one).tolist() == [2]
+    whole = torch.empty((4, 1), dtype=torch.int32)
+    assert feed_ndarray(label.as_tensor(), whole).reshape(-1).tolist() == [0, 1, 2, 3]
+    with pytest.raises(AssertionError, match="Shapes do not match"):
+        feed_ndarray(label[0], torch.empty((2,), dtype=torch.int32))
 
 
 def test_bool_and_float16_outputs():

@@ -1,14 +1,15 @@
-/* python/sluice/_sluice/dlpack.c: __dlpack__ and __dlpack_device__ of TensorListCPU (kDLCPU)
- * and TensorListGPU (kDLCUDA on the pipeline's device).
+/* python/sluice/_sluice/dlpack.c: __dlpack__ and __dlpack_device__ of TensorListCPU, TensorCPU
+ * (kDLCPU), TensorListGPU and TensorGPU (kDLCUDA on the pipeline's device), and reading a DLPack
+ * capsule (TensorCPU(capsule)).
  *
- * Exports slpy_tensorlist_dlpack and slpy_tensorlist_dlpack_device. The structs below are
+ * Exports slpy_dlpack, slpy_dlpack_device and slpy_dlpack_import. The structs below are
  * DLPack's stable ABI (dlpack.h v0.6-v0.8, unversioned "dltensor" capsules: what
  * torch.from_dlpack and numpy.from_dlpack take), declared here rather than taken from
- * libdlpack-dev so the build needs nothing more. A capsule exports the dense batch
- * [batch, ...sample shape] with explicit C-order strides; its DLManagedTensor holds a
- * reference to the TensorListCPU (and so the pin of the iteration's buffers) until the
- * consumer calls the deleter — which may happen on any thread, so the deleter takes the GIL.
- * An unconsumed capsule calls the deleter from its destructor.
+ * libdlpack-dev so the build needs nothing more. A capsule exports one dense array (a region:
+ * the dense batch [batch, ...] of a list, or a tensor) with explicit C-order strides; its
+ * DLManagedTensor holds a reference to the exporting object (and so the pin of the iteration's
+ * buffers) until the consumer calls the deleter — which may happen on any thread, so the
+ * deleter takes the GIL. An unconsumed capsule calls the deleter from its destructor.
  */
 #include "sluice_py.h"
 
@@ -47,9 +48,9 @@ typedef struct DLManagedTensor {
 
 typedef struct dl_export {
     DLManagedTensor mt; /* first: the capsule points here */
-    int64_t shape[SL_MAX_NDIM + 1];
-    int64_t strides[SL_MAX_NDIM + 1];
-    PyObject *owner; /* the TensorListCPU */
+    int64_t shape[SLPY_TENSOR_MAX_NDIM];
+    int64_t strides[SLPY_TENSOR_MAX_NDIM];
+    PyObject *owner; /* the TensorList or Tensor whose memory it is */
 } dl_export;
 
 static void deleter(DLManagedTensor *mt)
@@ -142,48 +143,42 @@ static int check_request(int dev_type, PyObject *stream, PyObject *dl_device, Py
     return 0;
 }
 
-PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
+PyObject *slpy_dlpack(PyObject *owner, const slpy_region *r, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:__dlpack__", kwlist, &stream,
                                      &max_version, &dl_device, &copy))
         return NULL;
-    slpy_tensorlist *tl = (slpy_tensorlist *)self;
-    const sl_batch *b = tl->b;
-    const bool gpu = sl_batch_device(b) == SL_DEVICE_GPU;
-    if (check_request(gpu ? kDLCUDA : kDLCPU, stream, dl_device, copy) < 0)
+    if (check_request(r->gpu ? kDLCUDA : kDLCPU, stream, dl_device, copy) < 0)
         return NULL;
     void *consumer = NULL;
     bool no_sync = true;
-    if (gpu && parse_stream(stream, &consumer, &no_sync) < 0)
+    if (r->gpu && parse_stream(stream, &consumer, &no_sync) < 0)
         return NULL;
-    if (!sl_batch_is_uniform(b)) {
-        PyErr_SetString(PyExc_BufferError,
-                        "__dlpack__: the samples have different shapes, so the batch is not one "
-                        "dense tensor; export samples with at(i)");
+    if (r->ndim > SLPY_TENSOR_MAX_NDIM) {
+        PyErr_Format(PyExc_BufferError, "__dlpack__: more than %d dimensions",
+                     SLPY_TENSOR_MAX_NDIM);
         return NULL;
     }
     dl_export *e = PyMem_RawCalloc(1, sizeof(dl_export));
     if (!e)
         return PyErr_NoMemory();
-    int nd = sl_batch_ndim(b) + 1;
-    e->shape[0] = sl_batch_size(b);
-    memcpy(e->shape + 1, sl_batch_shape(b, 0), sizeof(int64_t) * (size_t)(nd - 1));
     int64_t s = 1;
-    for (int d = nd - 1; d >= 0; d--) {
+    for (int d = r->ndim - 1; d >= 0; d--) {
+        e->shape[d] = r->shape[d];
         e->strides[d] = s;
         s *= e->shape[d];
     }
-    e->mt.dl_tensor = (DLTensor){.data = (void *)sl_batch_data(b),
-                                 .device = {gpu ? kDLCUDA : kDLCPU, gpu ? tl->device_id : 0},
-                                 .ndim = nd,
-                                 .dtype = dl_dtype(sl_batch_dtype(b)),
+    e->mt.dl_tensor = (DLTensor){.data = r->data,
+                                 .device = {r->gpu ? kDLCUDA : kDLCPU, r->gpu ? r->device_id : 0},
+                                 .ndim = r->ndim,
+                                 .dtype = dl_dtype(r->dtype),
                                  .shape = e->shape,
                                  .strides = e->strides};
     e->mt.manager_ctx = e;
     e->mt.deleter = deleter;
-    e->owner = Py_NewRef(self);
+    e->owner = Py_NewRef(owner);
     PyObject *capsule = PyCapsule_New(&e->mt, "dltensor", capsule_destructor);
     if (!capsule) {
         Py_DECREF(e->owner);
@@ -192,15 +187,76 @@ PyObject *slpy_tensorlist_dlpack(PyObject *self, PyObject *args, PyObject *kwarg
     }
     /* the data is complete already (share_outputs waited for it); what remains is the
      * consumer's own work on it, which must end before the buffers are reused */
-    if (gpu && !no_sync)
-        sl_outputs_set_stream(tl->pin, consumer);
+    if (r->gpu && !no_sync && r->pin)
+        sl_outputs_set_stream(r->pin, consumer);
     return capsule;
 }
 
-PyObject *slpy_tensorlist_dlpack_device(PyObject *self, PyObject *unused)
+PyObject *slpy_dlpack_device(const slpy_region *r)
 {
-    slpy_tensorlist *tl = (slpy_tensorlist *)self;
-    if (sl_batch_device(tl->b) == SL_DEVICE_GPU)
-        return Py_BuildValue("(ii)", kDLCUDA, tl->device_id);
+    if (r->gpu)
+        return Py_BuildValue("(ii)", kDLCUDA, r->device_id);
     return Py_BuildValue("(ii)", kDLCPU, 0);
+}
+
+/* ---- import ------------------------------------------------------------------------------- */
+
+static sl_dtype from_dl_dtype(DLDataType d)
+{
+    if (d.lanes != 1)
+        return SL_DTYPE_INVALID;
+    for (int t = 0; t < SL_DTYPE_COUNT; t++) {
+        DLDataType x = dl_dtype((sl_dtype)t);
+        if (x.code == d.code && x.bits == d.bits)
+            return (sl_dtype)t;
+    }
+    return SL_DTYPE_INVALID;
+}
+
+int slpy_dlpack_import(PyObject *capsule, slpy_tensor *t)
+{
+    DLManagedTensor *mt = PyCapsule_GetPointer(capsule, "dltensor");
+    if (!mt)
+        return -1; /* not a capsule, or consumed already: ValueError set */
+    const DLTensor *x = &mt->dl_tensor;
+    const char *why = NULL;
+    if (x->device.device_type != kDLCPU)
+        why = "the data is not in CPU memory (kDLCPU); TensorGPU does not take DLPack";
+    else if (x->ndim < 0 || x->ndim > SLPY_TENSOR_MAX_NDIM)
+        why = "too many dimensions";
+    else if (from_dl_dtype(x->dtype) == SL_DTYPE_INVALID)
+        why = "an element type sluice does not have";
+    int64_t s = 1;
+    for (int d = x->ndim - 1; !why && x->strides && d >= 0; d--) {
+        if (x->shape[d] != 1 && x->strides[d] != s)
+            why = "strided data (only C-contiguous arrays are taken)";
+        s *= x->shape[d];
+    }
+    if (why) {
+        PyErr_Format(PyExc_TypeError, "TensorCPU: a DLPack capsule with %s", why);
+        return -1;
+    }
+    t->dtype = from_dl_dtype(x->dtype);
+    t->ndim = x->ndim;
+    memcpy(t->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+    t->data = (char *)x->data + x->byte_offset;
+    t->dl = mt;
+    return PyCapsule_SetName(capsule, "used_dltensor"); /* ours now: its deleter is */
+}
+
+void slpy_dlpack_release(slpy_tensor *t)
+{
+    DLManagedTensor *mt = t->dl;
+    t->dl = NULL;
+    if (mt && mt->deleter)
+        mt->deleter(mt);
+}
+
+PyObject *slpy_dlpack_capsule_device(PyObject *module, PyObject *capsule)
+{
+    DLManagedTensor *mt = PyCapsule_GetPointer(capsule, "dltensor");
+    if (!mt)
+        return NULL; /* not a capsule, or consumed already: ValueError set */
+    return Py_BuildValue("(ii)", (int)mt->dl_tensor.device.device_type,
+                         (int)mt->dl_tensor.device.device_id);
 }

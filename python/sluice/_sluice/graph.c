@@ -1,10 +1,11 @@
 /* python/sluice/_sluice/graph.c: the Graph type, an sl_graph built as fn.* is called.
  *
  * Exports slpy_graph_spec (sluice._sluice.Graph), graph_from_json() and options_from_json().
- * Graph.add_node checks the whole node against the operator's schema first (slpy_check_node),
+ * Graph.add_node checks the whole node with the build's own checks first (sl__node_check),
  * places it with the build's rule (sl__graph_place: its device, or the one its inputs imply,
  * which DataNode.device reports) and only then records it, so a failed call leaves the graph
- * as it was. Node names: the
+ * as it was. Graph.check_node runs the same checks for a node of no graph yet (an operator
+ * called outside a pipeline definition), placing it from its inputs' devices. Node names: the
  * caller's, or "<op>_<k>" (the first k that is free). Serialisation is the C library's own
  * spec writer, so Pipeline.serialize() is exactly what `sluice run` reads.
  * Invariant: `g` is never NULL after construction; the object is used by one thread at a time
@@ -74,7 +75,7 @@ static int add_args(PyObject *self, const char *node, PyObject *args, PyObject *
     while (PyDict_Next(args, &pos, &key, &value)) {
         sl__value v;
         char err[256];
-        int rc = slpy_value_from_py(value, &v, err, sizeof err); /* checked: cannot fail */
+        int rc = slpy_value_from_py(value, &v, err, sizeof err); /* check_new converted it */
         if (rc < 0)
             return rc == -2 ? -1 : (PyErr_SetString(PyExc_ValueError, err), -1);
         sl_status st = set_arg(g, node, PyUnicode_AsUTF8(key), &v);
@@ -124,6 +125,19 @@ static int reserve_placed(slpy_graph *self)
     return 0;
 }
 
+/* Whether this build can run op where pl puts it (sl__stage_check; from_node: the producer that
+ * implied a gpu placement); -1 with UnsupportedError raised in the build's words if not. */
+static int check_stage(slpy_state *st, const sl_op_def *op, const char *name,
+                       const sl__placement *pl, const char *from_node)
+{
+    char why[512];
+    if (sl__stage_check(op, pl, from_node, why, sizeof why) == SL_OK)
+        return 0;
+    sl__error e;
+    sl__error_set(&e, SL_EUNSUPPORTED, op->name, name, -1, -1, NULL, "%s", why);
+    return slpy_raise_error(st, &e, false), -1;
+}
+
 /* Places the node about to be added (sl__graph_place: the build's rule) and checks that it
  * can run there; on failure raises the error in the build's words and returns -1. */
 static int place_new(slpy_graph *self, const sl_op_def *op, const char *name, const char *device,
@@ -153,7 +167,86 @@ static int place_new(slpy_graph *self, const sl_op_def *op, const char *name, co
         sl__error_set(&e, code, op->name, name, -1, -1, NULL, "%s", err);
         return slpy_raise_error(st, &e, false), -1;
     }
-    return slpy_check_placement(st, op, name, pl, from >= 0 ? self->g->nodes[from].name : NULL);
+    return check_stage(st, op, name, pl, from >= 0 ? self->g->nodes[from].name : NULL);
+}
+
+/* The build's checks of the node about to be added that need no other node (sl__node_check:
+ * device name, input count, arguments), on a node assembled from the call, so a failed call
+ * records nothing. Returns 0, or -1 with the error raised in the build's words
+ * (ArgumentTypeError for what was given of the wrong kind, InvalidArgumentError for values). */
+static int check_new(slpy_state *st, const sl_op_def *op, const char *name, const char *device,
+                     Py_ssize_t ninputs, PyObject *args, PyObject *arg_inputs)
+{
+    Py_ssize_t cap = PyDict_Size(args) + PyDict_Size(arg_inputs);
+    sl__garg *ga = PyMem_Calloc((size_t)(cap ? cap : 1), sizeof(sl__garg));
+    if (!ga)
+        return PyErr_NoMemory(), -1;
+    sl__gnode n = {.name = (char *)name,
+                   .op = (char *)op->name,
+                   .device = (char *)device,
+                   .ninputs = (int)ninputs,
+                   .args = ga};
+    sl__error e;
+    bool type_error = false;
+    int rc = 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (rc == 0 && PyDict_Next(args, &pos, &key, &value)) {
+        sl__garg *a = &ga[n.nargs++];
+        if (!(a->name = (char *)PyUnicode_AsUTF8(key)))
+            rc = -1;
+        else if (sl_op_arg_index(op, a->name) < 0)
+            continue; /* sl__node_check names it before looking at any value */
+        char err[512];
+        int conv = rc ? 0 : slpy_value_from_py(value, &a->value, err, sizeof err);
+        if (conv == -2)
+            rc = -1;
+        else if (conv < 0) {
+            sl__error_set(&e, SL_EINVAL, op->name, name, -1, -1, NULL, "argument \"%s\": %s",
+                          a->name, err);
+            rc = -1;
+            slpy_raise_error(st, &e, true);
+        }
+    }
+    pos = 0;
+    while (rc == 0 && PyDict_Next(arg_inputs, &pos, &key, &value)) {
+        sl__garg *a = &ga[n.nargs++];
+        a->source = (char *)""; /* an input: its reference is resolved by the build */
+        if (!(a->name = (char *)PyUnicode_AsUTF8(key)))
+            rc = -1;
+    }
+    if (rc == 0 && sl__node_check(&n, op, NULL, &e, &type_error) != SL_OK) {
+        slpy_raise_error(st, &e, type_error);
+        rc = -1;
+    }
+    for (int k = 0; k < n.nargs; k++)
+        sl__value_fini(&ga[k].value);
+    PyMem_Free(ga);
+    return rc;
+}
+
+/* Longest node name + 2 (a NUL and room to tell a longer one). */
+#define SLPY_NODE_NAME_MAX 256
+
+static const sl_op_def *find_op(slpy_state *st, const char *opname)
+{
+    const sl_op_def *op = sl_registry_find(opname);
+    if (!op)
+        PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
+    return op;
+}
+
+/* A node name a graph takes: non-empty, no ':' (it separates the output index in references),
+ * not too long. Returns 0, or -1 with InvalidArgumentError raised. */
+static int check_name(slpy_state *st, const char *opname, const char *name)
+{
+    if (!strchr(name, ':') && name[0] && strlen(name) < SLPY_NODE_NAME_MAX - 1)
+        return 0;
+    PyErr_Format(st->errors[SL_EINVAL],
+                 "%s: node name \"%s\" must be non-empty, without ':', and shorter than %d "
+                 "characters",
+                 opname, name, SLPY_NODE_NAME_MAX - 1);
+    return -1;
 }
 
 /* Graph.add_node(op, name, device, inputs, args, arg_inputs) -> (the node's name, where it
@@ -169,15 +262,10 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
         return NULL;
     slpy_state *st = slpy_state_of(self);
     sl_graph *g = ((slpy_graph *)self)->g;
-    const sl_op_def *op = sl_registry_find(opname);
-    if (!op)
-        return PyErr_Format(st->errors[SL_ENOTFOUND], "unknown operator \"%s\"", opname);
-    char buf[256];
-    if (name && (strchr(name, ':') || !name[0] || strlen(name) >= sizeof buf - 1))
-        return PyErr_Format(st->errors[SL_EINVAL],
-                            "%s: node name \"%s\" must be non-empty, without ':', and shorter "
-                            "than %d characters",
-                            opname, name, (int)sizeof buf - 1);
+    const sl_op_def *op = find_op(st, opname);
+    char buf[SLPY_NODE_NAME_MAX];
+    if (!op || (name && check_name(st, opname, name) < 0))
+        return NULL;
     if (name && sl__graph_find(g, name))
         return PyErr_Format(st->errors[SL_EINVAL],
                             "%s: a node named \"%s\" already exists in this pipeline", opname,
@@ -187,7 +275,7 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
     else
         snprintf(buf, sizeof buf, "%s", name);
     sl__placement pl;
-    if (slpy_check_node(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0 ||
+    if (check_new(st, op, buf, device, PyList_GET_SIZE(inputs), cargs, arg_inputs) < 0 ||
         place_new((slpy_graph *)self, op, buf, device, inputs, &pl) < 0)
         return NULL;
     sl_status rc = sl_graph_add(g, opname, buf, device);
@@ -197,6 +285,61 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kwargs
     if (add_inputs(self, buf, inputs) < 0 || add_args(self, buf, cargs, arg_inputs) < 0)
         return NULL; /* only on out of memory: the node stays, the build reports it */
     return Py_BuildValue("(ss)", buf, sl__stage_name(pl.stage));
+}
+
+/* The stages of a detached node's inputs, from their devices' names; -1 with ValueError for a
+ * name that is no stage (a caller's mistake: the names come from earlier placements). */
+static int input_stages(PyObject *devices, sl__stage *in)
+{
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(devices); k++) {
+        const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(devices, k));
+        if (!d)
+            return -1;
+        if (!sl__stage_parse(d, &in[k]))
+            return PyErr_Format(PyExc_ValueError, "input %zd: \"%s\" is not a device", k, d), -1;
+    }
+    return 0;
+}
+
+/* Graph.check_node(op, name, device, inputs, input_devices, args, arg_inputs) -> where it runs
+ * (a class method). The checks of add_node for a node that belongs to no graph yet (an
+ * operator called outside a pipeline definition): the same schema check, and the placement
+ * rule applied to the devices of its inputs (named by `inputs`, for messages) instead of to
+ * nodes of a graph; so the node fails now, in the words add_node would use, or never. */
+static PyObject *graph_check_node(PyObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"op",   "name",       "device", "inputs", "input_devices",
+                             "args", "arg_inputs", NULL};
+    const char *opname, *name, *device = NULL;
+    PyObject *inputs, *devices, *cargs, *arg_inputs;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ssz|O!O!O!O!:check_node", kwlist, &opname,
+                                     &name, &device, &PyList_Type, &inputs, &PyList_Type, &devices,
+                                     &PyDict_Type, &cargs, &PyDict_Type, &arg_inputs))
+        return NULL;
+    slpy_state *st = slpy_state_of_type((PyTypeObject *)type);
+    const sl_op_def *op = find_op(st, opname);
+    Py_ssize_t n = PyList_GET_SIZE(inputs);
+    if (!op || check_name(st, opname, name) < 0)
+        return NULL;
+    if (PyList_GET_SIZE(devices) != n)
+        return PyErr_Format(PyExc_ValueError, "check_node: %zd inputs but %zd devices", n,
+                            PyList_GET_SIZE(devices));
+    if (check_new(st, op, name, device, n, cargs, arg_inputs) < 0)
+        return NULL;
+    sl__stage *in = PyMem_Calloc((size_t)(n ? n : 1), sizeof(sl__stage));
+    if (!in)
+        return PyErr_NoMemory();
+    sl__placement pl;
+    int rc = input_stages(devices, in);
+    if (rc == 0 && !sl__stage_place(device, in, (int)n, &pl)) /* check_new saw device */
+        rc = (PyErr_Format(PyExc_ValueError, "unknown device \"%s\"", device), -1);
+    PyMem_Free(in);
+    if (rc < 0)
+        return NULL;
+    const char *from = pl.from >= 0 ? PyUnicode_AsUTF8(PyList_GET_ITEM(inputs, pl.from)) : NULL;
+    if ((pl.from >= 0 && !from) || check_stage(st, op, name, &pl, from) < 0)
+        return NULL;
+    return PyUnicode_FromString(sl__stage_name(pl.stage));
 }
 
 static PyObject *graph_output(PyObject *self, PyObject *ref)
@@ -210,30 +353,26 @@ static PyObject *graph_output(PyObject *self, PyObject *ref)
     Py_RETURN_NONE;
 }
 
-/* Reads the options dict (missing keys keep the defaults). */
-static int options_from_dict(PyObject *d, sl_pipeline_options *o)
+int slpy_options_from_dict(PyObject *d, sl_pipeline_options *o)
 {
     sl_pipeline_options_init(o);
-    static const char *const keys[] = {
-        "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",          "device_id",
-        "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes"};
-    for (int k = 0; k < 9; k++) {
-        PyObject *v = PyDict_GetItemString(d, keys[k]);
-        if (!v || v == Py_None)
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name)
+            return -1;
+        const sl__option *opt = sl__option_find(name);
+        if (!opt)
+            return PyErr_Format(PyExc_TypeError, "unknown pipeline option \"%s\"", name), -1;
+        if (value == Py_None)
             continue;
-        long long x = PyLong_AsLongLong(v);
+        long long x = PyLong_AsLongLong(value);
         if (x == -1 && PyErr_Occurred())
             return -1;
-        if (k == 3 || k == 8) { /* the int64_t ones */
-            *(k == 3 ? &o->seed : &o->max_held_bytes) = x;
-            continue;
-        }
-        if (x < INT_MIN || x > INT_MAX)
-            return PyErr_Format(PyExc_OverflowError, "%s is out of range", keys[k]), -1;
-        int *field[] = {
-            &o->batch_size, &o->num_threads,  &o->prefetch_queue_depth, NULL,
-            &o->device_id,  &o->fuse_samples, &o->cpu_queue_depth,      &o->gpu_queue_depth};
-        *field[k] = (int)x;
+        char err[128];
+        if (sl__option_set(o, opt, x, err, sizeof err) != SL_OK)
+            return PyErr_Format(PyExc_OverflowError, "%s", err), -1;
     }
     return 0;
 }
@@ -246,7 +385,7 @@ static PyObject *graph_to_json(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:to_json", kwlist, &opts))
         return NULL;
     sl_pipeline_options o;
-    if (opts != Py_None && (!PyDict_Check(opts) || options_from_dict(opts, &o) < 0))
+    if (opts != Py_None && (!PyDict_Check(opts) || slpy_options_from_dict(opts, &o) < 0))
         return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "options must be a dict");
     char *json = NULL;
     sl_status st = sl__spec_write(((slpy_graph *)self)->g, opts != Py_None ? &o : NULL, &json);
@@ -325,12 +464,17 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     sl_status rc = sl_pipeline_options_from_json(s, &o);
     if (rc != SL_OK)
         return slpy_raise_last(st, rc);
-    return Py_BuildValue("{s:i,s:i,s:i,s:L,s:i,s:O,s:i,s:i,s:L}", "batch_size", o.batch_size,
-                         "num_threads", o.num_threads, "prefetch_queue_depth",
-                         o.prefetch_queue_depth, "seed", (long long)o.seed, "device_id",
-                         o.device_id, "fuse_samples", o.fuse_samples ? Py_True : Py_False,
-                         "cpu_queue_depth", o.cpu_queue_depth, "gpu_queue_depth", o.gpu_queue_depth,
-                         "max_held_bytes", (long long)o.max_held_bytes);
+    PyObject *d = PyDict_New();
+    for (int k = 0; d && k < sl__num_options; k++) {
+        const sl__option *opt = &sl__options[k];
+        long long x = sl__option_get(&o, opt);
+        PyObject *v = strcmp(opt->key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
+                                                            : PyLong_FromLongLong(x);
+        if (!v || PyDict_SetItemString(d, opt->key, v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
 }
 
 static PyMethodDef graph_methods[] = {
@@ -338,6 +482,10 @@ static PyMethodDef graph_methods[] = {
      "add_node(op, name, device, inputs, args, arg_inputs) -> (name, device)\n\nChecks the "
      "node against the operator's schema and places it as the build will (device None: from "
      "its inputs), then records it; returns its name and where it runs."},
+    {"check_node", SLPY_CFUNC(graph_check_node), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "check_node(op, name, device, inputs, input_devices, args, arg_inputs) -> device\n\nThe "
+     "checks of add_node for a node of no graph (a class method): the schema, and the "
+     "placement from its inputs' devices; returns where it runs."},
     {"output", graph_output, METH_O, "output(ref): appends a pipeline output \"node[:k]\"."},
     {"to_json", SLPY_CFUNC(graph_to_json), METH_VARARGS | METH_KEYWORDS,
      "to_json(options=None) -> str: the JSON pipeline spec."},

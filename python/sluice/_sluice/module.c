@@ -2,7 +2,7 @@
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
- * _shm_live().
+ * resolve_aliases(), _dlpack_device(), _shm_live().
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -63,6 +63,11 @@ static PyMethodDef module_methods[] = {
     {"options_from_json", slpy_options_from_json, METH_O,
      "options_from_json(text) -> dict: the \"pipeline\" object of a JSON spec, with defaults."},
     {"_set_dtypes", set_dtypes, METH_O, "_set_dtypes(seq): dtype objects by sl_dtype index."},
+    {"resolve_aliases", slpy_resolve_aliases_py, METH_VARARGS,
+     "resolve_aliases(op, name, args, arg_inputs) -> (args, arg_inputs): deprecated argument "
+     "names resolved to the current ones (each with a DeprecationWarning), as the build does."},
+    {"_dlpack_device", slpy_dlpack_capsule_device, METH_O,
+     "_dlpack_device(capsule) -> (device_type, device_id) of an unconsumed DLPack capsule."},
     {"_shm_live", slpy_shm_live, METH_NOARGS,
      "_shm_live() -> (mappings, bytes): SharedChunk mappings alive in this process."},
     {NULL, NULL, 0, NULL}};
@@ -108,7 +113,8 @@ static int module_exec(PyObject *m)
         add_type(m, &slpy_pipeline_spec, &st->pipeline_type) < 0 ||
         add_type(m, &slpy_tensorlist_spec, &st->tensorlist_type) < 0 ||
         add_type(m, &slpy_tensorlist_gpu_spec, &st->tensorlist_gpu_type) < 0 ||
-        add_type(m, &slpy_sample_spec, &st->sample_type) < 0 ||
+        add_type(m, &slpy_tensor_spec, &st->tensor_type) < 0 ||
+        add_type(m, &slpy_tensor_gpu_spec, &st->tensor_gpu_type) < 0 ||
         add_type(m, &slpy_chunk_spec, &st->chunk_type) < 0)
         return -1;
     if (slpy_errors_init(m, st) < 0 || add_constants(m) < 0)
@@ -125,7 +131,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->pipeline_type);
     Py_VISIT(st->tensorlist_type);
     Py_VISIT(st->tensorlist_gpu_type);
-    Py_VISIT(st->sample_type);
+    Py_VISIT(st->tensor_type);
+    Py_VISIT(st->tensor_gpu_type);
     Py_VISIT(st->chunk_type);
     Py_VISIT(st->np_asarray);
     Py_VISIT(st->dtypes);
@@ -141,7 +148,8 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->pipeline_type);
     Py_CLEAR(st->tensorlist_type);
     Py_CLEAR(st->tensorlist_gpu_type);
-    Py_CLEAR(st->sample_type);
+    Py_CLEAR(st->tensor_type);
+    Py_CLEAR(st->tensor_gpu_type);
     Py_CLEAR(st->chunk_type);
     Py_CLEAR(st->np_asarray);
     Py_CLEAR(st->dtypes);

@@ -3,11 +3,15 @@
  * Exports slpy_pipeline_spec (sluice._sluice.Pipeline) and the busy guard. The Python class
  * sluice.Pipeline (pipeline.py) keeps the DALI-shaped API and its bookkeeping (external
  * sources, epochs); this type is the thin, blocking part: build, schedule_run, share_outputs,
- * release_outputs, run, feed_input, reader metadata, stats. Every one of those calls runs with
- * the GIL released; a second thread calling in meanwhile gets RuntimeError (a pipeline has one
- * consumer thread at a time). share_outputs/run return one TensorListCPU per output, each
- * holding its own pin of the iteration's buffers and a reference to this object, so the
- * sl_pipeline is destroyed (GIL released: it joins threads) only after the last view died.
+ * release_outputs, run, feed_input, reader metadata, stats, the graph's DOT text. Every
+ * blocking one of those calls runs with the GIL released; a second thread calling in meanwhile
+ * gets RuntimeError (a pipeline has one consumer thread at a time). share_outputs/run return one
+ * TensorListCPU per output, each holding its own pin of the iteration's buffers and a reference to
+ * this object, so the sl_pipeline is destroyed (GIL released: it joins threads) only after the last
+ * view died.
+ * The Python functions of python_function nodes (callback.c) belong to this object too: the
+ * collector sees them (a function may refer back to its pipeline), and they are freed after
+ * the sl_pipeline, whose threads call them.
  */
 #include "sluice_py.h"
 
@@ -29,22 +33,16 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {
-        "graph",     "batch_size",   "num_threads",     "prefetch_queue_depth", "seed",
-        "device_id", "fuse_samples", "cpu_queue_depth", "gpu_queue_depth",      "max_held_bytes",
-        NULL};
+    static char *kwlist[] = {"graph", "options", NULL};
     slpy_state *st = slpy_state_of_type(type);
-    PyObject *graph;
+    PyObject *graph, *options = NULL;
     sl_pipeline_options o;
-    sl_pipeline_options_init(&o);
-    long long seed = o.seed, max_held = o.max_held_bytes;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|iiiLiiiiL:Pipeline", kwlist, st->graph_type,
-                                     &graph, &o.batch_size, &o.num_threads, &o.prefetch_queue_depth,
-                                     &seed, &o.device_id, &o.fuse_samples, &o.cpu_queue_depth,
-                                     &o.gpu_queue_depth, &max_held))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!:Pipeline", kwlist, st->graph_type, &graph,
+                                     &PyDict_Type, &options))
         return NULL;
-    o.seed = seed;
-    o.max_held_bytes = max_held;
+    sl_pipeline_options_init(&o);
+    if (options && slpy_options_from_dict(options, &o) < 0)
+        return NULL;
     if (o.num_threads <= 0) { /* DALI's -1: the default */
         sl_pipeline_options def;
         sl_pipeline_options_init(&def);
@@ -64,14 +62,27 @@ static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwar
 static void pipeline_dealloc(slpy_pipeline *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    slpy_callbacks_destroy_here(self); /* dying on its own thread: destroyed by another */
     sl_pipeline *p = self->p;
     if (p) {
-        PyThreadState *ts = PyEval_SaveThread(); /* joins the pipeline's threads */
+        /* joins the pipeline's threads; one running a Python function takes the GIL to finish
+         * it, and the node's views are released (the GIL again) as it is destroyed */
+        PyThreadState *ts = PyEval_SaveThread();
         sl_pipeline_destroy(p);
         PyEval_RestoreThread(ts);
     }
+    slpy_callbacks_free(self->cb); /* nothing calls them any more */
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
+}
+
+/* The Python functions of python_function nodes may refer to the pipeline (a bound method of
+ * a Pipeline subclass, a closure): the collector sees them, so such a cycle is collected. */
+static int pipeline_traverse(slpy_pipeline *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    return slpy_callbacks_traverse(self->cb, visit, arg);
 }
 
 typedef sl_status (*blocking_fn)(sl_pipeline *p);
@@ -89,8 +100,10 @@ static int call_blocking(PyObject *obj, blocking_fn fn)
     PyEval_RestoreThread(ts);
     slpy_pipeline_leave(self);
     if (rc != SL_OK)
-        return slpy_raise_pipeline(st, self->p, rc), -1;
-    return 0;
+        slpy_raise_pipeline(st, self->p, rc);
+    if (fn == sl_pipeline_share_outputs || fn == sl_pipeline_run)
+        slpy_callbacks_after_share(self, rc);
+    return rc == SL_OK ? 0 : -1;
 }
 
 static PyObject *outputs_tuple(PyObject *self)
@@ -201,6 +214,36 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
     return l;
 }
 
+/* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
+ * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
+ * kept; the busy guard still keeps it off a pipeline another thread is building. */
+static PyObject *pipeline_dot(PyObject *self, PyObject *unused)
+{
+    slpy_pipeline *sp = (slpy_pipeline *)self;
+    slpy_state *st = slpy_state_of(self);
+    char *text = NULL;
+    size_t len = 0;
+    if (slpy_pipeline_enter(st, sp) < 0)
+        return NULL;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        slpy_pipeline_leave(sp);
+        return PyErr_NoMemory();
+    }
+    sl_status rc = sl_pipeline_write_dot(sp->p, mem);
+    bool closed = fclose(mem) == 0;
+    slpy_pipeline_leave(sp);
+    PyObject *r = NULL;
+    if (rc != SL_OK)
+        slpy_raise_pipeline(st, sp->p, rc);
+    else if (!closed)
+        PyErr_NoMemory();
+    else
+        r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+    free(text);
+    return r;
+}
+
 static PyObject *pipeline_iteration(PyObject *self, void *closure)
 {
     return PyLong_FromLongLong(sl_pipeline_iteration(((slpy_pipeline *)self)->p));
@@ -209,6 +252,11 @@ static PyObject *pipeline_iteration(PyObject *self, void *closure)
 static PyObject *pipeline_num_outputs(PyObject *self, void *closure)
 {
     return PyLong_FromLong(sl_pipeline_num_outputs(((slpy_pipeline *)self)->p));
+}
+
+static PyObject *pipeline_seed(PyObject *self, void *closure)
+{
+    return PyLong_FromLongLong(sl_pipeline_seed(((slpy_pipeline *)self)->p));
 }
 
 static PyObject *pipeline_error(PyObject *self, void *closure)
@@ -233,10 +281,15 @@ static PyMethodDef pipeline_methods[] = {
      "feed_lent(name, chunks, samples, dtype, ndim, layout=None): one batch whose samples lie "
      "in SharedChunks (samples[i] = (chunk index, offset, shape)); lent, not copied: the chunks "
      "count as lent until the pipeline releases the batch."},
+    {"set_callback", slpy_pipeline_set_callback, METH_VARARGS,
+     "set_callback(node, runner): runs runner(iteration, batch_size, inputs) as the function of "
+     "python_function node `node` (before build); see sluice/python_function.py."},
     {"epoch_size", pipeline_epoch_size, METH_VARARGS,
      "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
     {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},
     {"stats", pipeline_stats, METH_NOARGS, "stats() -> per-node timing, execution order."},
+    {"dot", pipeline_dot, METH_NOARGS,
+     "dot() -> str: the graph as Graphviz DOT text (the plan the build makes; no build)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef pipeline_getset[] = {
@@ -244,22 +297,24 @@ static PyGetSetDef pipeline_getset[] = {
      NULL},
     {"num_outputs", pipeline_num_outputs, NULL, "Number of pipeline outputs (after build).", NULL},
     {"error", pipeline_error, NULL, "Message of the last failed call, \"\" if none.", NULL},
+    {"seed", pipeline_seed, NULL,
+     "The pipeline's seed: the one given, or the fresh one drawn when it was negative.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot pipeline_slots[] = {
     {Py_tp_new, pipeline_new},
     {Py_tp_dealloc, pipeline_dealloc},
+    {Py_tp_traverse, pipeline_traverse},
     {Py_tp_methods, pipeline_methods},
     {Py_tp_getset, pipeline_getset},
-    {Py_tp_doc, "Pipeline(graph, batch_size, num_threads, prefetch_queue_depth, seed, "
-                "device_id, fuse_samples, cpu_queue_depth, gpu_queue_depth, max_held_bytes): an "
-                "sl_pipeline "
-                "(the graph is copied)."},
+    {Py_tp_doc, "Pipeline(graph, options=None): an sl_pipeline (the graph is copied); options "
+                "is a dict of the pipeline options by their spec keys (None or missing: the "
+                "default)."},
     {0, NULL}};
 
 PyType_Spec slpy_pipeline_spec = {
     .name = "sluice._sluice.Pipeline",
     .basicsize = sizeof(slpy_pipeline),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = pipeline_slots,
 };

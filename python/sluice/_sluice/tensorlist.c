@@ -1,133 +1,63 @@
-/* python/sluice/_sluice/tensorlist.c: TensorListCPU, one pipeline output of one iteration.
+/* python/sluice/_sluice/tensorlist.c: TensorListCPU and TensorListGPU, one pipeline output of
+ * one iteration (or, hostlist.c, a batch a list owns).
  *
- * Exports slpy_tensorlist_spec (sluice._sluice.TensorListCPU), slpy_sample_spec (the buffer
- * exporter behind at(i)), slpy_tensorlist_new and the dtype <-> buffer-format mapping.
+ * Exports slpy_tensorlist_spec (sluice._sluice.TensorListCPU), slpy_tensorlist_gpu_spec
+ * (TensorListGPU), slpy_tensorlist_new and slpy_tensorlist_own.
  *
- * Zero copy, and memory safety: a TensorListCPU holds its own pin of the iteration's outputs
- * (sl_pipeline_outputs_pin) and a reference to its Pipeline; it unpins when it dies. Every view
- * references it: at(i) returns a NumPy array exported by a small _Sample object (which holds
- * the TensorListCPU), as_array() and the buffer protocol export the whole dense batch, and
- * DLPack capsules (dlpack.c) hold it until their deleter runs. So memory that a live Python
- * object can see is never reused by the executor, whatever release_outputs()/run() happen
- * meanwhile. Views are writable (torch.from_dlpack needs that); writing only changes that
- * iteration's copy.
+ * What DALI returns: tl[i] (and iteration) a TensorCPU / TensorGPU of sample i, tl.at(i) a
+ * NumPy array of it (TensorListGPU: a TensorGPU, deprecated in DALI), as_tensor() /
+ * as_reshaped_tensor(shape) the dense batch as one tensor, as_cpu() the list itself (a host
+ * copy for TensorListGPU), len(), shape(), layout(), dtype.
+ *
+ * Zero copy, and memory safety: a list of pipeline outputs holds its own pin of the iteration's
+ * outputs (sl_pipeline_outputs_pin) and a reference to its Pipeline; it unpins when it dies.
+ * Every view references it: tensors (tl[i], as_tensor()) hold the list, NumPy arrays
+ * (at(i), as_array(), the buffer protocol) hold the list or a tensor, DLPack capsules (dlpack.c)
+ * hold it until their deleter runs. So memory that a live Python object can see is never reused
+ * by the executor, whatever release_outputs()/run() happen meanwhile. Views are writable
+ * (torch.from_dlpack needs that); writing only changes that iteration's copy.
  */
 #include "sluice_py.h"
 
-/* ---- dtype <-> buffer format ---------------------------------------------------------------- */
-
-const char *slpy_dtype_format(sl_dtype t)
+static PyObject *tl_new_object(slpy_state *st, PyTypeObject *tp, PyObject *pipeline)
 {
-    static const char *const f[SL_DTYPE_COUNT] = {
-        [SL_DTYPE_UINT8] = "B",   [SL_DTYPE_UINT16] = "H",  [SL_DTYPE_UINT32] = "I",
-        [SL_DTYPE_UINT64] = "Q",  [SL_DTYPE_INT8] = "b",    [SL_DTYPE_INT16] = "h",
-        [SL_DTYPE_INT32] = "i",   [SL_DTYPE_INT64] = "q",   [SL_DTYPE_FLOAT16] = "e",
-        [SL_DTYPE_FLOAT32] = "f", [SL_DTYPE_FLOAT64] = "d", [SL_DTYPE_BOOL] = "?"};
-    return (unsigned)t < SL_DTYPE_COUNT ? f[t] : NULL;
-}
-
-static sl_dtype by_size(Py_ssize_t size, sl_dtype s1, sl_dtype s2, sl_dtype s4, sl_dtype s8)
-{
-    return size == 1 ? s1 : size == 2 ? s2 : size == 4 ? s4 : size == 8 ? s8 : SL_DTYPE_INVALID;
-}
-
-sl_dtype slpy_dtype_from_format(const char *format, Py_ssize_t itemsize)
-{
-    const char *f = format ? format : "B";
-    if (*f == '>' || *f == '!')
-        return itemsize == 1 ? slpy_dtype_from_format(f + 1, itemsize) : SL_DTYPE_INVALID;
-    if (*f == '@' || *f == '=' || *f == '<')
-        f++;
-    if (!f[0] || f[1])
-        return SL_DTYPE_INVALID;
-    const sl_dtype I = SL_DTYPE_INVALID;
-    switch (*f) {
-    case '?': return itemsize == 1 ? SL_DTYPE_BOOL : I;
-    case 'e':
-    case 'f':
-    case 'd': return by_size(itemsize, I, SL_DTYPE_FLOAT16, SL_DTYPE_FLOAT32, SL_DTYPE_FLOAT64);
-    case 'b':
-    case 'h':
-    case 'i':
-    case 'l':
-    case 'q':
-    case 'n':
-        return by_size(itemsize, SL_DTYPE_INT8, SL_DTYPE_INT16, SL_DTYPE_INT32, SL_DTYPE_INT64);
-    case 'B':
-    case 'H':
-    case 'I':
-    case 'L':
-    case 'Q':
-    case 'N':
-        return by_size(itemsize, SL_DTYPE_UINT8, SL_DTYPE_UINT16, SL_DTYPE_UINT32, SL_DTYPE_UINT64);
-    default: return I;
+    slpy_tensorlist *self = (slpy_tensorlist *)tp->tp_alloc(tp, 0);
+    if (self) {
+        self->pipeline = Py_XNewRef(pipeline);
+        self->device_id = pipeline ? sl_pipeline_device_id(((slpy_pipeline *)pipeline)->p) : -1;
     }
+    return (PyObject *)self;
 }
-
-/* ---- buffer export helper ----------------------------------------------------------------- */
-
-static char empty_byte; /* where a zero-byte buffer points when the batch has no storage */
-
-/* Fills view for `ndim` extents at `shape` (a leading batch extent first when lead >= 0). */
-static int fill_view(Py_buffer *view, PyObject *owner, const sl_batch *b, const void *buf,
-                     Py_ssize_t len, Py_ssize_t lead, const int64_t *shape, int flags)
-{
-    int ndim = sl_batch_ndim(b) + (lead >= 0);
-    size_t item = sl_dtype_size(sl_batch_dtype(b));
-    if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && ndim > 1) {
-        PyErr_SetString(PyExc_BufferError, "TensorListCPU: the data is C-contiguous only");
-        return -1;
-    }
-    Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(ndim ? ndim : 1));
-    if (!dims)
-        return PyErr_NoMemory(), -1;
-    Py_ssize_t *strides = dims + ndim;
-    for (int d = 0; d < ndim; d++)
-        dims[d] = lead >= 0 ? (d == 0 ? lead : (Py_ssize_t)shape[d - 1]) : (Py_ssize_t)shape[d];
-    Py_ssize_t s = (Py_ssize_t)item;
-    for (int d = ndim - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
-    }
-    view->buf = buf ? (void *)buf : &empty_byte;
-    view->obj = Py_NewRef(owner);
-    view->len = len;
-    view->readonly = 0;
-    view->itemsize = (Py_ssize_t)item;
-    view->format = (flags & PyBUF_FORMAT) ? (char *)slpy_dtype_format(sl_batch_dtype(b)) : NULL;
-    view->ndim = (flags & PyBUF_ND) ? ndim : 1; /* a plain request sees bytes */
-    view->shape = (flags & PyBUF_ND) ? dims : NULL;
-    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? strides : NULL;
-    view->suboffsets = NULL;
-    view->internal = dims;
-    return 0;
-}
-
-static void release_view(PyObject *self, Py_buffer *view)
-{
-    PyMem_Free(view->internal);
-}
-
-/* ---- TensorListCPU ------------------------------------------------------------------------ */
 
 PyObject *slpy_tensorlist_new(slpy_state *st, PyObject *pipeline, int i)
 {
     sl_outputs *pin = sl_pipeline_outputs_pin(((slpy_pipeline *)pipeline)->p);
     if (!pin)
         return PyErr_Format(st->errors[SL_EMISUSE], "no outputs are shared");
-    PyTypeObject *tp = sl_batch_device(sl_outputs_get(pin, i)) == SL_DEVICE_GPU
-                           ? st->tensorlist_gpu_type
-                           : st->tensorlist_type;
-    slpy_tensorlist *self = (slpy_tensorlist *)tp->tp_alloc(tp, 0);
+    bool gpu = sl_batch_device(sl_outputs_get(pin, i)) == SL_DEVICE_GPU;
+    slpy_tensorlist *self = (slpy_tensorlist *)tl_new_object(
+        st, gpu ? st->tensorlist_gpu_type : st->tensorlist_type, pipeline);
     if (!self) {
         sl_outputs_unpin(pin);
         return NULL;
     }
-    self->pipeline = Py_NewRef(pipeline);
     self->pin = pin;
     self->b = sl_outputs_get(pin, i);
     self->index = i;
-    self->device_id = sl_pipeline_device_id(((slpy_pipeline *)pipeline)->p);
+    return (PyObject *)self;
+}
+
+PyObject *slpy_tensorlist_own(slpy_state *st, sl_batch *own, PyObject *pipeline)
+{
+    slpy_tensorlist *self = (slpy_tensorlist *)tl_new_object(st, st->tensorlist_type, pipeline);
+    if (!self) {
+        sl__batch_fini(own);
+        sl__free(own);
+        return NULL;
+    }
+    self->own = own;
+    self->b = own;
+    self->index = -1;
     return (PyObject *)self;
 }
 
@@ -136,6 +66,10 @@ static void tl_dealloc(slpy_tensorlist *self)
     PyTypeObject *tp = Py_TYPE(self);
     if (self->pin)
         sl_outputs_unpin(self->pin); /* thread-safe, never blocks for long */
+    if (self->own) {
+        sl__batch_fini(self->own);
+        sl__free(self->own);
+    }
     Py_XDECREF(self->pipeline);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -146,82 +80,119 @@ static Py_ssize_t tl_len(PyObject *self)
     return sl_batch_size(((slpy_tensorlist *)self)->b);
 }
 
-static int tl_getbuffer(PyObject *obj, Py_buffer *view, int flags)
+static bool is_gpu(const sl_batch *b)
 {
-    const sl_batch *b = ((slpy_tensorlist *)obj)->b;
+    return sl_batch_device(b) == SL_DEVICE_GPU;
+}
+
+/* The dense batch [batch, ...sample shape] (shape: room for SL_MAX_NDIM + 1 extents); an empty
+ * batch is [0]. Returns false with an exception (`what` names the caller) when the samples'
+ * shapes differ. */
+static bool dense_region(PyObject *self, int64_t *shape, slpy_region *r, PyObject *err,
+                         const char *what)
+{
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    const sl_batch *b = tl->b;
+    int n = sl_batch_size(b);
     if (!sl_batch_is_uniform(b)) {
-        PyErr_SetString(PyExc_BufferError, "TensorListCPU: the samples have different shapes, so "
-                                           "the batch is not one dense tensor; use at(i)");
-        return -1;
+        const int64_t *s0 = sl_batch_shape(b, 0);
+        int k = 1;
+        while (k < n &&
+               memcmp(sl_batch_shape(b, k), s0, sizeof(int64_t) * (size_t)sl_batch_ndim(b)) == 0)
+            k++;
+        PyErr_Format(err,
+                     "%s: the samples have different shapes (sample %d differs from sample 0), "
+                     "so the batch is not one dense tensor; use at(i) or [i] per sample",
+                     what, k);
+        return false;
     }
-    return fill_view(view, obj, b, sl_batch_data(b), (Py_ssize_t)sl_batch_nbytes(b),
-                     sl_batch_size(b), sl_batch_shape(b, 0), flags);
+    shape[0] = n;
+    int ndim = n > 0 ? sl_batch_ndim(b) + 1 : 1;
+    if (n > 0)
+        memcpy(shape + 1, sl_batch_shape(b, 0), sizeof(int64_t) * (size_t)(ndim - 1));
+    *r = (slpy_region){.data = (void *)sl_batch_data(b),
+                       .dtype = sl_batch_dtype(b),
+                       .ndim = ndim,
+                       .shape = shape,
+                       .gpu = is_gpu(b),
+                       .device_id = tl->device_id,
+                       .pin = tl->pin};
+    return true;
 }
 
-/* The sample exporter: a _Sample(tl, i) whose buffer is sample i. */
-typedef struct sample {
-    PyObject_HEAD PyObject *tl;
-    int i;
-} sample;
-
-static int sample_getbuffer(PyObject *obj, Py_buffer *view, int flags)
+static int tl_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
-    sample *s = (sample *)obj;
-    const sl_batch *b = ((slpy_tensorlist *)s->tl)->b;
-    Py_ssize_t bytes =
-        (Py_ssize_t)(sl_batch_sample_numel(b, s->i) * (int64_t)sl_dtype_size(sl_batch_dtype(b)));
-    return fill_view(view, obj, b, sl_batch_sample_data(b, s->i), bytes, -1,
-                     sl_batch_shape(b, s->i), flags);
+    int64_t shape[SL_MAX_NDIM + 1];
+    slpy_region r;
+    if (!dense_region(self, shape, &r, PyExc_BufferError, "TensorListCPU"))
+        return -1;
+    return slpy_fill_view(view, self, &r, flags);
 }
 
-static void sample_dealloc(sample *self)
+/* Sample i (negative from the end) as a TensorCPU / TensorGPU. */
+static PyObject *tl_item(PyObject *self, Py_ssize_t i)
 {
-    PyTypeObject *tp = Py_TYPE(self);
-    Py_XDECREF(self->tl);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
-}
-
-static PyObject *tl_at_index(PyObject *self, Py_ssize_t i)
-{
-    slpy_state *st = slpy_state_of(self);
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    const sl_batch *b = tl->b;
     Py_ssize_t n = tl_len(self);
     if (i < 0)
         i += n;
     if (i < 0 || i >= n)
         return PyErr_Format(PyExc_IndexError, "sample index out of range (batch of %zd)", n);
-    PyObject *asarray = slpy_np_asarray(st);
-    if (!asarray)
+    slpy_region r = {.data = (void *)sl_batch_sample_data(b, (int)i),
+                     .dtype = sl_batch_dtype(b),
+                     .ndim = sl_batch_ndim(b),
+                     .shape = sl_batch_shape(b, (int)i),
+                     .gpu = is_gpu(b),
+                     .device_id = tl->device_id,
+                     .pin = tl->pin};
+    return slpy_tensor_new(slpy_state_of(self), self, &r, sl_batch_layout(b),
+                           sl_batch_source(b, (int)i));
+}
+
+static Py_ssize_t index_of(PyObject *arg)
+{
+    return PyNumber_AsSsize_t(arg, PyExc_IndexError);
+}
+
+/* at(i): TensorListCPU: a NumPy view of sample i; TensorListGPU: a TensorGPU (DALI deprecated
+ * it in favour of [i]). */
+static PyObject *tl_at(PyObject *self, PyObject *arg)
+{
+    Py_ssize_t i = index_of(arg);
+    if (i == -1 && PyErr_Occurred())
         return NULL;
-    sample *s = (sample *)st->sample_type->tp_alloc(st->sample_type, 0);
-    if (!s)
-        return NULL;
-    s->tl = Py_NewRef(self);
-    s->i = (int)i;
-    PyObject *arr = PyObject_CallOneArg(asarray, (PyObject *)s);
-    Py_DECREF(s);
+    PyObject *t = tl_item(self, i);
+    if (!t || is_gpu(((slpy_tensorlist *)self)->b))
+        return t;
+    PyObject *asarray = slpy_np_asarray(slpy_state_of(self));
+    PyObject *arr = asarray ? PyObject_CallOneArg(asarray, t) : NULL;
+    Py_DECREF(t);
     return arr;
 }
 
-static PyObject *tl_at(PyObject *self, PyObject *arg)
+static PyObject *tlg_at(PyObject *self, PyObject *arg)
 {
-    Py_ssize_t i = PyNumber_AsSsize_t(arg, PyExc_IndexError);
-    if (i == -1 && PyErr_Occurred())
+    if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                     "TensorListGPU.at(i) is deprecated (as in DALI): use tl[i]", 1) < 0)
         return NULL;
-    return tl_at_index(self, i);
+    return tl_at(self, arg);
 }
 
+/* tl[i]: a tensor; tl[a:b:c]: a list of tensors (DALI has no slices). */
 static PyObject *tl_subscript(PyObject *self, PyObject *key)
 {
-    if (!PySlice_Check(key))
-        return tl_at(self, key);
+    if (!PySlice_Check(key)) {
+        Py_ssize_t i = index_of(key);
+        return i == -1 && PyErr_Occurred() ? NULL : tl_item(self, i);
+    }
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(key, &start, &stop, &step) < 0)
         return NULL;
     Py_ssize_t n = PySlice_AdjustIndices(tl_len(self), &start, &stop, step);
     PyObject *l = PyList_New(n);
     for (Py_ssize_t k = 0; l && k < n; k++) {
-        PyObject *a = tl_at_index(self, start + k * step);
+        PyObject *a = tl_item(self, start + k * step);
         if (!a) {
             Py_CLEAR(l);
             break;
@@ -239,26 +210,86 @@ static PyObject *tl_is_dense(PyObject *self, PyObject *unused)
 static PyObject *tl_as_array(PyObject *self, PyObject *unused)
 {
     slpy_state *st = slpy_state_of(self);
-    const sl_batch *b = ((slpy_tensorlist *)self)->b;
-    if (!sl_batch_is_uniform(b)) {
-        const int64_t *s0 = sl_batch_shape(b, 0);
-        int k = 1;
-        while (k < sl_batch_size(b) &&
-               memcmp(sl_batch_shape(b, k), s0, sizeof(int64_t) * (size_t)sl_batch_ndim(b)) == 0)
-            k++;
-        return PyErr_Format(st->errors[SL_EINVAL],
-                            "as_array: the samples have different shapes (sample %d differs "
-                            "from sample 0), so the batch is not one dense tensor; use at(i) "
-                            "per sample",
-                            k);
-    }
+    int64_t shape[SL_MAX_NDIM + 1];
+    slpy_region r;
+    if (!dense_region(self, shape, &r, st->errors[SL_EINVAL], "as_array"))
+        return NULL;
     PyObject *asarray = slpy_np_asarray(st);
     return asarray ? PyObject_CallOneArg(asarray, self) : NULL;
+}
+
+/* as_tensor(): the dense batch as one TensorCPU / TensorGPU [batch, ...], a view. */
+static PyObject *tl_as_tensor(PyObject *self, PyObject *unused)
+{
+    slpy_state *st = slpy_state_of(self);
+    int64_t shape[SL_MAX_NDIM + 1];
+    slpy_region r;
+    if (!dense_region(self, shape, &r, st->errors[SL_EINVAL], "as_tensor"))
+        return NULL;
+    const sl_batch *b = ((slpy_tensorlist *)self)->b;
+    char layout[SL_MAX_NDIM + 2] = ""; /* the sample layout after a batch axis, as in DALI: N */
+    if (sl_batch_layout(b)[0])
+        snprintf(layout, sizeof layout, "N%s", sl_batch_layout(b));
+    return slpy_tensor_new(st, self, &r, layout, NULL);
+}
+
+/* as_reshaped_tensor(shape): the batch's elements (contiguous) as one tensor of `shape`. */
+static PyObject *tl_as_reshaped_tensor(PyObject *self, PyObject *arg)
+{
+    slpy_state *st = slpy_state_of(self);
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    const sl_batch *b = tl->b;
+    PyObject *seq = PySequence_Fast(arg, "as_reshaped_tensor: shape must be a list of ints");
+    if (!seq)
+        return NULL;
+    Py_ssize_t nd = PySequence_Fast_GET_SIZE(seq);
+    int64_t shape[SLPY_TENSOR_MAX_NDIM], volume = 1;
+    for (Py_ssize_t d = 0; d < nd && d < SLPY_TENSOR_MAX_NDIM; d++) {
+        shape[d] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, d));
+        if (shape[d] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        volume *= shape[d] < 0 ? 0 : shape[d];
+    }
+    Py_DECREF(seq);
+    int64_t numel = (int64_t)(sl_batch_nbytes(b) / sl_dtype_size(sl_batch_dtype(b)));
+    for (Py_ssize_t d = 0; d < nd && d < SLPY_TENSOR_MAX_NDIM; d++)
+        if (shape[d] < 0)
+            volume = -1;
+    if (nd > SLPY_TENSOR_MAX_NDIM || volume != numel)
+        return PyErr_Format(st->errors[SL_EINVAL],
+                            "as_reshaped_tensor: to create a view tensor, the requested shape "
+                            "needs the batch's volume: requested %lld, expected %lld (at most "
+                            "%d non-negative extents)",
+                            (long long)volume, (long long)numel, SLPY_TENSOR_MAX_NDIM);
+    const char *l = sl_batch_layout(b);
+    char layout[SL_MAX_NDIM + 2] = ""; /* N + the sample layout when the dimensions fit */
+    if (l[0] && (size_t)nd == strlen(l) + 1)
+        snprintf(layout, sizeof layout, "N%s", l);
+    slpy_region r = {.data = (void *)sl_batch_data(b),
+                     .dtype = sl_batch_dtype(b),
+                     .ndim = (int)nd,
+                     .shape = shape,
+                     .gpu = is_gpu(b),
+                     .device_id = tl->device_id,
+                     .pin = tl->pin};
+    return slpy_tensor_new(st, self, &r, layout, NULL);
+}
+
+static PyObject *tl_as_cpu(PyObject *self, PyObject *unused)
+{
+    return Py_NewRef(self);
 }
 
 static PyObject *tl_layout(PyObject *self, PyObject *unused)
 {
     return PyUnicode_FromString(sl_batch_layout(((slpy_tensorlist *)self)->b));
+}
+
+static PyObject *tl_ndim(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLong(sl_batch_ndim(((slpy_tensorlist *)self)->b));
 }
 
 static PyObject *shape_tuple(const sl_batch *b, int i)
@@ -300,13 +331,29 @@ static PyObject *tl_data_ptr(PyObject *self, PyObject *unused)
 static PyObject *tl_source_info(PyObject *self, PyObject *arg)
 {
     const sl_batch *b = ((slpy_tensorlist *)self)->b;
-    Py_ssize_t i = PyNumber_AsSsize_t(arg, PyExc_IndexError);
+    Py_ssize_t i = index_of(arg);
     if (i == -1 && PyErr_Occurred())
         return NULL;
     if (i < 0 || i >= sl_batch_size(b))
         return PyErr_Format(PyExc_IndexError, "sample index out of range");
     const char *s = sl_batch_source(b, (int)i);
     return PyUnicode_FromString(s ? s : "");
+}
+
+static PyObject *tl_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    int64_t shape[SL_MAX_NDIM + 1];
+    slpy_region r;
+    if (!dense_region(self, shape, &r, PyExc_BufferError, "__dlpack__"))
+        return NULL;
+    return slpy_dlpack(self, &r, args, kwargs);
+}
+
+static PyObject *tl_dlpack_device(PyObject *self, PyObject *unused)
+{
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    slpy_region r = {.gpu = is_gpu(tl->b), .device_id = tl->device_id};
+    return slpy_dlpack_device(&r);
 }
 
 static PyObject *tl_dtype(PyObject *self, void *closure)
@@ -318,155 +365,123 @@ static PyObject *tl_dtype(PyObject *self, void *closure)
     return PyUnicode_FromString(sl_dtype_name(t));
 }
 
+/* The iteration of a pipeline output; None for a list that owns its batch. */
 static PyObject *tl_iteration(PyObject *self, void *closure)
 {
-    return PyLong_FromLongLong(sl_outputs_iteration(((slpy_tensorlist *)self)->pin));
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    if (!tl->pin)
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(sl_outputs_iteration(tl->pin));
 }
 
 static PyObject *tl_repr(PyObject *self)
 {
-    const sl_batch *b = ((slpy_tensorlist *)self)->b;
+    const slpy_tensorlist *tl = (slpy_tensorlist *)self;
+    const sl_batch *b = tl->b;
     PyObject *shape = tl_shape(self, NULL);
     if (!shape)
         return NULL;
-    PyObject *r = PyUnicode_FromFormat(
-        "%s(iteration=%lld, dtype=%s, layout=\"%s\", shape=%R)", _PyType_Name(Py_TYPE(self)),
-        (long long)sl_outputs_iteration(((slpy_tensorlist *)self)->pin),
-        sl_dtype_name(sl_batch_dtype(b)), sl_batch_layout(b), shape);
+    PyObject *r = PyUnicode_FromFormat("%s(iteration=%lld, dtype=%s, layout=\"%s\", shape=%R)",
+                                       _PyType_Name(Py_TYPE(self)),
+                                       tl->pin ? (long long)sl_outputs_iteration(tl->pin) : -1LL,
+                                       sl_dtype_name(sl_batch_dtype(b)), sl_batch_layout(b), shape);
     Py_DECREF(shape);
     return r;
 }
 
+/* str: DALI's text, data included (sluice.tensors._tensorlist_to_string). */
+static PyObject *tl_str(PyObject *self)
+{
+    PyObject *mod = PyImport_ImportModule("sluice.tensors");
+    PyObject *r = mod ? PyObject_CallMethod(mod, "_tensorlist_to_string", "O", self) : NULL;
+    Py_XDECREF(mod);
+    return r;
+}
+
+static PyObject *tlg_device_id(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromLong(((slpy_tensorlist *)self)->device_id);
+}
+
+/* ---- types ----------------------------------------------------------------------------------- */
+
+#define COMMON_METHODS                                                                             \
+    {"as_tensor", tl_as_tensor, METH_NOARGS,                                                       \
+     "as_tensor() -> tensor [batch, ...]: the dense batch, a view; error when the samples' "       \
+     "shapes differ."},                                                                            \
+        {"as_reshaped_tensor", tl_as_reshaped_tensor, METH_O,                                      \
+         "as_reshaped_tensor(shape) -> tensor: the batch's elements viewed with `shape` (same "    \
+         "number of elements)."},                                                                  \
+        {"is_dense_tensor", tl_is_dense, METH_NOARGS,                                              \
+         "is_dense_tensor() -> bool: whether all samples share one shape."},                       \
+        {"layout", tl_layout, METH_NOARGS, "layout() -> str: \"HWC\", \"CHW\"... or \"\"."},       \
+        {"shape", tl_shape, METH_NOARGS, "shape() -> list of tuples: each sample's shape."},       \
+        {"ndim", tl_ndim, METH_NOARGS, "ndim() -> int: dimensions of the samples."},               \
+        {"source_info", tl_source_info, METH_O,                                                    \
+         "source_info(i) -> str: the file sample i came from (\"\" when unknown)."},               \
+        {"__dlpack__", SLPY_CFUNC(tl_dlpack), METH_VARARGS | METH_KEYWORDS,                        \
+         "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack "         \
+         "capsule of the dense batch (no copy)."},                                                 \
+    {                                                                                              \
+        "__dlpack_device__", tl_dlpack_device, METH_NOARGS,                                        \
+            "__dlpack_device__() -> (1, 0) kDLCPU or (2, device_id) kDLCUDA."                      \
+    }
+
 static PyMethodDef tl_methods[] = {
+    COMMON_METHODS,
     {"at", tl_at, METH_O, "at(i) -> numpy.ndarray: sample i, a view (no copy)."},
     {"as_array", tl_as_array, METH_NOARGS,
      "as_array() -> numpy.ndarray [batch, ...]: the dense batch, a view; error when the "
      "samples' shapes differ."},
-    {"as_tensor", tl_as_array, METH_NOARGS,
-     "as_tensor() -> numpy.ndarray: same as as_array() (DALI returns a TensorCPU)."},
-    {"is_dense_tensor", tl_is_dense, METH_NOARGS,
-     "is_dense_tensor() -> bool: whether all samples share one shape."},
-    {"layout", tl_layout, METH_NOARGS, "layout() -> str: \"HWC\", \"CHW\"... or \"\"."},
-    {"shape", tl_shape, METH_NOARGS, "shape() -> list of tuples: each sample's shape."},
+    {"as_cpu", tl_as_cpu, METH_NOARGS, "as_cpu() -> TensorListCPU: itself (already on the CPU)."},
     {"data_ptr", tl_data_ptr, METH_NOARGS, "data_ptr() -> int: address of the batch storage."},
-    {"source_info", tl_source_info, METH_O,
-     "source_info(i) -> str: the file sample i came from (\"\" when unknown)."},
-    {"__dlpack__", SLPY_CFUNC(slpy_tensorlist_dlpack), METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
-     "of the dense batch (no copy)."},
-    {"__dlpack_device__", slpy_tensorlist_dlpack_device, METH_NOARGS,
-     "__dlpack_device__() -> (1, 0): kDLCPU."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef tl_getset[] = {
     {"dtype", tl_dtype, NULL, "Element type (a sluice.types.DALIDataType member).", NULL},
-    {"iteration", tl_iteration, NULL, "The iteration these outputs belong to.", NULL},
+    {"iteration", tl_iteration, NULL,
+     "The iteration these outputs belong to (None for a list made from Python data).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot tl_slots[] = {
+    {Py_tp_new, slpy_tensorlist_construct},
     {Py_tp_dealloc, tl_dealloc},
     {Py_tp_methods, tl_methods},
     {Py_tp_getset, tl_getset},
     {Py_tp_repr, tl_repr},
+    {Py_tp_str, tl_str},
     {Py_sq_length, tl_len},
-    {Py_sq_item, tl_at_index},
+    {Py_sq_item, tl_item},
     {Py_mp_length, tl_len},
     {Py_mp_subscript, tl_subscript},
     {Py_bf_getbuffer, tl_getbuffer},
-    {Py_bf_releasebuffer, release_view},
-    {Py_tp_doc, "One output of one iteration: a batch of samples on the CPU. Holds the "
-                "iteration's buffers until it and every view of it are gone."},
+    {Py_bf_releasebuffer, slpy_release_view},
+    {Py_tp_doc, "A batch of samples on the CPU: one output of one iteration (it holds the "
+                "iteration's buffers until it and every view of it are gone), or "
+                "TensorListCPU(data, layout=None) made from NumPy data (copied). tl[i] is a "
+                "TensorCPU, tl.at(i) a NumPy array."},
     {0, NULL}};
 
 PyType_Spec slpy_tensorlist_spec = {
     .name = "sluice._sluice.TensorListCPU",
     .basicsize = sizeof(slpy_tensorlist),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = tl_slots,
 };
 
-static PyType_Slot sample_slots[] = {{Py_tp_dealloc, sample_dealloc},
-                                     {Py_bf_getbuffer, sample_getbuffer},
-                                     {Py_bf_releasebuffer, release_view},
-                                     {Py_tp_doc, "Buffer of one sample of a TensorListCPU."},
-                                     {0, NULL}};
-
-/* ---- TensorListGPU ------------------------------------------------------------------------ */
-
-/* as_cpu(): the batch copied to host memory, as a sluice.tensors.TensorListHost. */
-static PyObject *tlg_as_cpu(PyObject *self, PyObject *unused)
-{
-    slpy_state *st = slpy_state_of(self);
-    const sl_batch *b = ((slpy_tensorlist *)self)->b;
-    size_t n = sl_batch_nbytes(b);
-    PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
-    if (!buf)
-        return NULL;
-    sl_status rc;
-    char *dst = PyByteArray_AS_STRING(buf);
-    Py_BEGIN_ALLOW_THREADS rc = sl_batch_copy_to_host(b, dst, n);
-    Py_END_ALLOW_THREADS if (rc != SL_OK)
-    {
-        Py_DECREF(buf);
-        return slpy_raise_last(st, rc);
-    }
-    PyObject *mod = PyImport_ImportModule("sluice.tensors");
-    PyObject *cls = mod ? PyObject_GetAttrString(mod, "TensorListHost") : NULL;
-    Py_XDECREF(mod);
-    PyObject *shape = tl_shape(self, NULL);
-    PyObject *dtype = tl_dtype(self, NULL);
-    PyObject *sources = PyList_New(sl_batch_size(b));
-    for (int i = 0; sources && i < sl_batch_size(b); i++) {
-        const char *src = sl_batch_source(b, i);
-        PyObject *s = PyUnicode_FromString(src ? src : "");
-        if (!s) {
-            Py_CLEAR(sources);
-            break;
-        }
-        PyList_SET_ITEM(sources, i, s);
-    }
-    PyObject *r = NULL;
-    if (cls && shape && dtype && sources)
-        r = PyObject_CallFunction(cls, "OOOsOL", buf, shape, dtype, sl_batch_layout(b), sources,
-                                  (long long)sl_outputs_iteration(((slpy_tensorlist *)self)->pin));
-    Py_XDECREF(cls);
-    Py_XDECREF(shape);
-    Py_XDECREF(dtype);
-    Py_XDECREF(sources);
-    Py_DECREF(buf);
-    return r;
-}
-
-static PyObject *tlg_device_id(PyObject *self, void *closure)
-{
-    return PyLong_FromLong(((slpy_tensorlist *)self)->device_id);
-}
-
 static PyMethodDef tlg_methods[] = {
-    {"as_cpu", tlg_as_cpu, METH_NOARGS,
-     "as_cpu() -> TensorListHost: the batch copied to host memory (at(i), as_array() give "
-     "NumPy arrays)."},
-    {"is_dense_tensor", tl_is_dense, METH_NOARGS,
-     "is_dense_tensor() -> bool: whether all samples share one shape."},
-    {"layout", tl_layout, METH_NOARGS, "layout() -> str: \"HWC\", \"CHW\"... or \"\"."},
-    {"shape", tl_shape, METH_NOARGS, "shape() -> list of tuples: each sample's shape."},
+    COMMON_METHODS,
+    {"at", tlg_at, METH_O, "at(i) -> TensorGPU: sample i (deprecated, as in DALI: use tl[i])."},
+    {"as_cpu", slpy_tensorlist_to_host, METH_NOARGS,
+     "as_cpu() -> TensorListCPU: the batch copied to host memory."},
     {"data_ptr", tl_data_ptr, METH_NOARGS,
      "data_ptr() -> int: device address of the batch storage."},
-    {"source_info", tl_source_info, METH_O,
-     "source_info(i) -> str: the file sample i came from (\"\" when unknown)."},
-    {"__dlpack__", SLPY_CFUNC(slpy_tensorlist_dlpack), METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
-     "of the dense batch on the GPU (kDLCUDA, no copy). The data is complete before the "
-     "outputs are returned; `stream` is the consumer's stream, whose queued work on these "
-     "buffers finishes before sluice reuses them."},
-    {"__dlpack_device__", slpy_tensorlist_dlpack_device, METH_NOARGS,
-     "__dlpack_device__() -> (2, device_id): kDLCUDA."},
+    {"device_id", tlg_device_id, METH_NOARGS, "device_id() -> int: the CUDA device of the data."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef tlg_getset[] = {
     {"dtype", tl_dtype, NULL, "Element type (a sluice.types.DALIDataType member).", NULL},
     {"iteration", tl_iteration, NULL, "The iteration these outputs belong to.", NULL},
-    {"device_id", tlg_device_id, NULL, "The CUDA device the data is on.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot tlg_slots[] = {
@@ -474,11 +489,15 @@ static PyType_Slot tlg_slots[] = {
     {Py_tp_methods, tlg_methods},
     {Py_tp_getset, tlg_getset},
     {Py_tp_repr, tl_repr},
+    {Py_tp_str, tl_str},
     {Py_sq_length, tl_len},
+    {Py_sq_item, tl_item},
     {Py_mp_length, tl_len},
+    {Py_mp_subscript, tl_subscript},
     {Py_tp_doc, "One output of one iteration: a batch of samples in GPU memory. Holds the "
-                "iteration's buffers until it and every DLPack export of it are gone. "
-                "torch.from_dlpack(t) takes it without a copy; as_cpu() copies it to the host."},
+                "iteration's buffers until it and every export of it are gone. tl[i] is a "
+                "TensorGPU; torch.from_dlpack(t) takes it without a copy; as_cpu() copies it "
+                "to the host."},
     {0, NULL}};
 
 PyType_Spec slpy_tensorlist_gpu_spec = {
@@ -486,11 +505,4 @@ PyType_Spec slpy_tensorlist_gpu_spec = {
     .basicsize = sizeof(slpy_tensorlist),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = tlg_slots,
-};
-
-PyType_Spec slpy_sample_spec = {
-    .name = "sluice._sluice._Sample",
-    .basicsize = sizeof(sample),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = sample_slots,
 };

@@ -222,6 +222,7 @@ class _SluiceBaseIterator:
         if self._size > 0 and self._counter >= self._size:
             self._end_iteration()
         outs, self._pending = self._pending, []
+        ended = False
         try:
             while len(outs) < self._num_gpus:
                 outs.append(self._pipes[len(outs)].share_outputs())
@@ -229,9 +230,8 @@ class _SluiceBaseIterator:
             for p in self._pipes[:len(outs)]:
                 p.release_outputs()
             outs.clear()
-            if self._size < 0 and self._auto_reset:
-                self.reset()
-            raise
+            ended = True  # reset() runs outside this handler: an error it defers must not
+            #               carry this StopIteration as its context
         except Exception as e:  # noqa: BLE001 - re-raised; a step's error carries .iteration
             # SluiceError, or the exception of a parallel external_source's batch (any type,
             # with .iteration set: that step is consumed)
@@ -243,6 +243,10 @@ class _SluiceBaseIterator:
             self._skip_failed_step(len(outs))
             outs.clear()  # the error's traceback must not pin the other pipelines' buffers
             raise
+        if ended:
+            if self._size < 0 and self._auto_reset:
+                self.reset()
+            raise StopIteration
         if self._reader_name or self._size != -1:
             for out in outs:
                 for o in out:
@@ -365,10 +369,17 @@ class _SluiceBaseIterator:
             self._counter = 0
         if self._reader_name and not self._is_stick_to_shard:
             self._shards_id = [(sid + 1) % self._shards_num for sid in self._shards_id]
-        for p in self._pipes:
+        for k, p in enumerate(self._pipes):
             p.reset()
             if p.empty():
-                p.schedule_run()
+                try:
+                    p.schedule_run()
+                except Exception as e:  # noqa: BLE001 - raised by the next step
+                    # an external_source's error for the new epoch's first batch: the epoch
+                    # still starts; the next step raises it and the one after goes on
+                    self._unscheduled[k] += 1
+                    if self._deferred is None:
+                        self._deferred = e
         self._steps_since_reset = 0
         self._epoch_start = self._counter
 

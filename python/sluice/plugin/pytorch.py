@@ -16,9 +16,16 @@ pipeline's own output buffers (torch.from_dlpack on the TensorListCPU, or on the
 a CUDA tensor on the pipeline's device_id; no copy either way); a tensor keeps
 its iteration's buffers alive, whatever the iterator does next. The last batch of a PARTIAL
 epoch is a narrow() view of the full batch. Epoch accounting: sluice.plugin.base_iterator.
+
+Errors: a batch's error is raised by the next() that would return it, and the next() after it
+goes on (a sluice pipeline survives errors). Unlike DALI, whose constructor raises the first
+batch's error (it calls __next__ for prepare_first_batch), the constructor keeps it for the
+first next(); and reset() keeps a source's error for the new epoch's first batch for that
+epoch's first next(), so the epoch that ended still ends with StopIteration.
 """
 import os
 
+import numpy as np
 import torch
 
 from .. import _sluice
@@ -70,9 +77,9 @@ def _as_torch(tl):
 
 
 def feed_ndarray(tensor_list, arr, cuda_stream=None):
-    """Copies a TensorListCPU (its dense batch [batch, ...]; or a NumPy array) into the
-    preallocated torch tensor `arr` and returns `arr`. The element types and shapes must
-    match. GPU outputs are copied on the device; `cuda_stream` (DALI's argument) makes the copy
+    """Copies a TensorListCPU (its dense batch [batch, ...]), a TensorCPU / TensorGPU or a
+    NumPy array into the preallocated torch tensor `arr` and returns `arr`. The element types
+    and shapes must match. GPU outputs are copied on the device; `cuda_stream` (DALI's argument) makes the copy
     non-blocking when the target is a CUDA tensor."""
     if isinstance(tensor_list, (_sluice.TensorListCPU, _sluice.TensorListGPU)):
         src_type = to_torch_type.get(tensor_list.dtype)
@@ -81,6 +88,11 @@ def feed_ndarray(tensor_list, arr, cuda_stream=None):
             raise ValueError("feed_ndarray: the samples of the TensorList have different shapes "
                              f"({tensor_list.shape()[:3]}...); only a dense batch can be copied")
         src = _as_torch(tensor_list)
+    elif isinstance(tensor_list, (_sluice.TensorCPU, _sluice.TensorGPU)):  # tl[i], as_tensor()
+        src_type, shape = to_torch_type.get(tensor_list.dtype), tensor_list.shape()
+        host = tensor_list.as_cpu() if _EMULATED else tensor_list
+        src = torch.from_numpy(np.asarray(host)) if isinstance(host, _sluice.TensorCPU) \
+            else torch.from_dlpack(host)
     else:
         src = torch.from_numpy(tensor_list) if not torch.is_tensor(tensor_list) else tensor_list
         src_type, shape = src.dtype, list(src.shape)
@@ -154,6 +166,11 @@ class SluiceGenericIterator(_SluiceBaseIterator):
         self._output_categories = set(output_map)
         super().__init__(pipelines, size, reader_name, auto_reset, fill_last_batch,
                          last_batch_padded, last_batch_policy, prepare_first_batch)
+        for k, p in enumerate(self._pipes):  # built by now: a mistake of the caller, raised here
+            n = p._built().num_outputs
+            if n != len(self.output_map):
+                raise ValueError(f"pipeline {k} has {n} outputs but output_map names "
+                                 f"{len(self.output_map)}: {self.output_map}")
         self._first_batch = None
         if self._prepare_first_batch:
             try:
@@ -163,6 +180,10 @@ class SluiceGenericIterator(_SluiceBaseIterator):
                     "It seems that there is no data in the pipeline. This may happen if "
                     "`last_batch_policy` is set to PARTIAL and the requested batch size is "
                     "greater than the shard size.") from None
+            except Exception as e:  # noqa: BLE001 - raised by the first next()
+                # the first batch's error belongs to the next() that would return that batch,
+                # as every batch's does: the iterator exists and the next() after goes on
+                self._deferred = e
             self._ever_consumed = False  # buffered, not yet taken by the user
 
     def __next__(self):

@@ -121,21 +121,19 @@ sl_status sl__image_peek(const uint8_t *data, size_t size, sl__image_info *info,
 }
 
 sl_status sl__image_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                           const sl__roi *roi, uint8_t *out, sl__scratch_fn scratch,
-                           void *scratch_ctx, char *err, size_t errlen)
+                           const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
+                           size_t errlen)
 {
-    if ((data == NULL && size > 0) || out == NULL || scratch == NULL)
+    if ((data == NULL && size > 0) || out == NULL || mem == NULL || mem->scratch == NULL)
         return sl__codec_fail(err, errlen, SL_EINVAL, "no data, output or scratch");
     if (color != SL__COLOR_RGB && color != SL__COLOR_BGR && color != SL__COLOR_GRAY)
         return sl__codec_fail(err, errlen, SL_EINVAL, "unknown color %d", (int)color);
     switch (detect(data, size)) {
-    case SL__FMT_JPEG:
-        return sl__jpeg_decode(data, size, color, flags, roi, out, scratch, scratch_ctx, err,
-                               errlen);
+    case SL__FMT_JPEG: return sl__jpeg_decode(data, size, color, flags, roi, out, mem, err, errlen);
     case SL__FMT_PNG:
         if (SL__DECODE_SCALE_OF(flags) != 0 && SL__DECODE_SCALE_OF(flags) != 8)
             return sl__codec_fail(err, errlen, SL_EINVAL, "DCT scaling applies to JPEG only");
-        return sl__png_decode(data, size, color, roi, out, scratch, scratch_ctx, err, errlen);
+        return sl__png_decode(data, size, color, flags, roi, out, mem, err, errlen);
     default: return unknown_format(data, size, err, errlen);
     }
 }

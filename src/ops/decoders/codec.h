@@ -41,6 +41,17 @@ typedef struct sl__roi {
  * calls it at most once, so an implementation may hand out the same growing buffer each time. */
 typedef void *(*sl__scratch_fn)(void *ctx, size_t bytes);
 
+/* The memory a decode may use besides `out`: the scratch buffer, and `limit`, the bytes of
+ * working memory that grows with the image (scratch, and the coefficient buffer libjpeg keeps
+ * for a progressive or other multi-scan JPEG) that it may take — a decode that would need more
+ * fails with SL_EUNSUPPORTED before allocating it (the pipeline's max_sample_bytes; SIZE_MAX:
+ * none). */
+typedef struct sl__decode_mem {
+    sl__scratch_fn scratch;
+    void *scratch_ctx;
+    size_t limit;
+} sl__decode_mem;
+
 /* sl__image_decode flags */
 #define SL__DECODE_FAST_IDCT 0x1u /* JPEG: JDCT_IFAST instead of JDCT_ISLOW (not Pillow-exact) */
 /* JPEG: decode at n/8 of the size (n = 1..8) by DCT scaling: the image is then
@@ -48,6 +59,10 @@ typedef void *(*sl__scratch_fn)(void *ctx, size_t bytes);
  * Scaled pixel k covers original pixels [8k/n, 8(k+1)/n). Other formats: SL_EINVAL. */
 #define SL__DECODE_SCALE(n) ((unsigned)(n) << 8)
 #define SL__DECODE_SCALE_OF(flags) ((int)(((flags) >> 8) & 15u))
+/* With a roi: after its last row, read the rest of the image too, without reconstructing it
+ * (JPEG: entropy-decoded; PNG: inflated and checked), so that a truncated or corrupt file fails
+ * as the whole decode does, wherever the window lies. */
+#define SL__DECODE_TO_END 0x2u
 /* Extent of a JPEG decoded at n/8 (libjpeg rounds up). */
 static inline int sl__jpeg_scaled(int extent, int n)
 {
@@ -70,13 +85,15 @@ sl_status sl__image_peek(const uint8_t *data, size_t size, sl__image_info *info,
 
 /* Decodes the whole image (roi NULL) or only the window roi into out: HWC uint8, rows of
  * roi->w (or width) * C bytes with no padding, C = 3 for RGB/BGR, 1 for GRAY. flags:
- * SL__DECODE_*. scratch is called at most once. Returns: SL_OK; SL_ECORRUPT for corrupt or
- * truncated data (a JPEG's "premature end" warnings included: nothing is half-decoded
- * silently); SL_EUNSUPPORTED for a valid image this decoder cannot handle (12-bit JPEG...);
- * SL_EINVAL for a roi outside the image; SL_ENOMEM. err as for sl__image_peek. */
+ * SL__DECODE_*. mem->scratch is called at most once. Without SL__DECODE_TO_END the rows below
+ * a roi are never read. Returns: SL_OK; SL_ECORRUPT for corrupt or truncated data (a JPEG's
+ * "premature end" warnings included: nothing is half-decoded silently); SL_EUNSUPPORTED for a
+ * valid image this decoder cannot handle (12-bit JPEG, a JPEG of more than 256 scans...) or
+ * one that needs more working memory than mem->limit; SL_EINVAL for a roi outside the image;
+ * SL_ENOMEM. err as for sl__image_peek. */
 sl_status sl__image_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                           const sl__roi *roi, uint8_t *out, sl__scratch_fn scratch,
-                           void *scratch_ctx, char *err, size_t errlen);
+                           const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
+                           size_t errlen);
 
 /* "JPEG", "PNG" or "unknown": a static string. */
 const char *sl__format_name(sl__format f);
@@ -88,12 +105,12 @@ sl_status sl__jpeg_peek(const uint8_t *data, size_t size, sl__image_info *info, 
 /* roi may be NULL (whole image); each half checks it with sl__roi_resolve once it knows the
  * size, so the header is parsed once per decode. */
 sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                          const sl__roi *roi, uint8_t *out, sl__scratch_fn scratch,
-                          void *scratch_ctx, char *err, size_t errlen);
+                          const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
+                          size_t errlen);
 sl_status sl__png_peek(const uint8_t *data, size_t size, sl__image_info *info, char *err,
                        size_t errlen);
-sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, const sl__roi *roi,
-                         uint8_t *out, sl__scratch_fn scratch, void *scratch_ctx, char *err,
+sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                         const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
                          size_t errlen);
 
 /* Shared helpers (codec.c). */

@@ -1,7 +1,88 @@
 /* src/ops/decoders/decoder.c: the decoder family helper (see decoder.h). */
+#include <pthread.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "ops/decoders/decoder.h"
+
+/* ---- the files known to be whole (see decoder.h) ------------------------------------------ */
+
+/* Open addressing, linear probing, keys != 0, at most half full. */
+typedef struct verdicts {
+    pthread_mutex_t mu;
+    uint64_t *keys; /* (mu) cap entries, 0 = empty */
+    size_t cap, n;  /* (mu) */
+} verdicts;
+
+sl_status sl__decoder_init(sl_op_init *ini, void **state)
+{
+    verdicts *v = sl__calloc(1, sizeof(*v));
+    if (!v)
+        return sl_init_fail(ini, SL_ENOMEM, "out of memory");
+    pthread_mutex_init(&v->mu, NULL);
+    *state = v;
+    return SL_OK;
+}
+
+void sl__decoder_fini(void *state)
+{
+    verdicts *v = state;
+    pthread_mutex_destroy(&v->mu);
+    sl__free(v->keys);
+    sl__free(v);
+}
+
+/* The slot of key in keys (cap a power of two): where it is, or the empty one it would go to. */
+static size_t probe(const uint64_t *keys, size_t cap, uint64_t key)
+{
+    size_t i = (size_t)sl__mix64(key) & (cap - 1);
+    while (keys[i] != 0 && keys[i] != key)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static bool known_whole(verdicts *v, uint64_t key)
+{
+    pthread_mutex_lock(&v->mu);
+    bool found = v->cap && v->keys[probe(v->keys, v->cap, key)] == key;
+    pthread_mutex_unlock(&v->mu);
+    return found;
+}
+
+/* Out of memory, the set stays as it was: the file is read whole again next time. */
+static void add_whole(verdicts *v, uint64_t key)
+{
+    pthread_mutex_lock(&v->mu);
+    if (2 * (v->n + 1) > v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 1024;
+        uint64_t *keys = sl__calloc(cap, sizeof(uint64_t));
+        for (size_t i = 0; keys && i < v->cap; i++) {
+            if (v->keys[i])
+                keys[probe(keys, cap, v->keys[i])] = v->keys[i];
+        }
+        if (keys) {
+            sl__free(v->keys);
+            v->keys = keys;
+            v->cap = cap;
+        }
+    }
+    if (2 * (v->n + 1) <= v->cap) {
+        size_t i = probe(v->keys, v->cap, key);
+        v->n += v->keys[i] == 0;
+        v->keys[i] = key;
+    }
+    pthread_mutex_unlock(&v->mu);
+}
+
+/* Sample i's key: its file name and size, or 0 (no name: never remembered). */
+static uint64_t file_key(const sl_batch *in, int i)
+{
+    const char *source = sl_batch_source(in, i);
+    if (!source)
+        return 0;
+    uint64_t k = sl__hash_str(source) ^ sl__mix64((uint64_t)sl_batch_sample_numel(in, i));
+    return k ? k : 1;
+}
 
 const sl_io_def sl__decoder_inputs[1] = {
     {"encoded", "Encoded image files: a 1-D uint8 tensor of bytes per sample, such as "
@@ -69,8 +150,19 @@ sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     char err[256];
+    const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
+    /* A window is decoded, but the rest of the file is read too (not reconstructed) until the
+     * file is known to be whole, so it gets the same verdict whichever window an epoch picks. */
+    verdicts *v = sl_ctx_state(ctx);
+    uint64_t key = roi ? file_key(in, i) : 0;
+    if (roi && !(key && known_whole(v, key)))
+        flags |= SL__DECODE_TO_END;
     sl_status s =
         sl__image_decode(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i), color,
-                         flags, roi, out, sl__decoder_scratch, ctx, err, sizeof err);
-    return s == SL_OK ? SL_OK : sl_fail(ctx, s, "%s", err);
+                         flags, roi, out, &mem, err, sizeof err);
+    if (s != SL_OK)
+        return sl_fail(ctx, s, "%s", err);
+    if (key && (flags & SL__DECODE_TO_END))
+        add_whole(v, key);
+    return SL_OK;
 }

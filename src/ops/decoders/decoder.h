@@ -1,8 +1,17 @@
 /* src/ops/decoders/decoder.h: what the decoder operators share (the family helper of
  * decoders.image and decoders.image_random_crop): the common arguments, which open each op's
  * table (SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT), the whole setup (input check, output
- * declaration), the output_type parsing, the header peek and the decode with the op's error
- * context.
+ * declaration), the output_type parsing, the header peek, the decode with the op's error
+ * context, and the op state (init / fini): the files known to be whole.
+ *
+ * Verdicts: a window decode reads the rest of the file too (SL__DECODE_TO_END), so a damaged
+ * file fails whichever window an epoch picks — but that costs the entropy decoding of the rows
+ * below the window (~10 % of a random-resized-crop pipeline). So the op remembers the files that
+ * were read whole without error (a hash of the file name from the reader and of the size) and
+ * decodes only the window of those in later epochs: the verdict is the whole decode's every
+ * time, and only the first epoch pays. Samples without a file name (external_source) are always
+ * read whole. The set is the op's state, shared by the workers under one mutex held for a
+ * lookup or an insertion; it grows to one 8-byte key per good file, then allocates nothing.
  */
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
@@ -34,6 +43,16 @@ enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
 #define SL__DECODER_ARG_DEFS                                                                       \
     [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF, [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF
 
+/* The deprecated names every decoder op accepts and ignores, as DALI does (it deprecated them in
+ * 1.0 and 1.36 and does nothing with them), with DALI's words. */
+#define SL__DECODER_DEPRECATED(name)                                                               \
+    {                                                                                              \
+        name, NULL, "The argument ``" name "`` is now deprecated and its usage is discouraged."    \
+    }
+#define SL__DECODER_ALIASES                                                                        \
+    SL__DECODER_DEPRECATED("split_stages"), SL__DECODER_DEPRECATED("use_chunk_allocator"),         \
+        SL__DECODER_DEPRECATED("memory_stats")
+
 extern const sl_io_def sl__decoder_inputs[1];
 
 /* setup of every decoder op: input 0 must be 1-D uint8 bytes per sample and output_type valid
@@ -43,7 +62,13 @@ sl_status sl__decoder_setup(sl_ctx *ctx);
 sl_status sl__decoder_header(sl_ctx *ctx, int i, sl__color *color, sl__image_info *info);
 /* run_sample: output_type as a codec color, and sample i's decode flags (use_fast_idct). */
 sl_status sl__decoder_options(sl_ctx *ctx, int i, sl__color *color, unsigned *flags);
-/* Decodes sample i (flags, roi as sl__image_decode) into out, scratch from the context. */
+/* init / fini of every decoder op: the state is the set of files known to be whole. */
+sl_status sl__decoder_init(sl_op_init *ini, void **state);
+void sl__decoder_fini(void *state);
+/* Decodes sample i (flags, roi as sl__image_decode) into out, scratch from the context, working
+ * memory bounded by max_sample_bytes. With a roi the rows below it are read too
+ * (SL__DECODE_TO_END) unless the file is known to be whole: a damaged file fails whatever
+ * window is decoded. */
 sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags,
                              const sl__roi *roi, uint8_t *out);
 /* The codec's scratch buffer (sl_ctx_scratch_n index): buffer 0 stays free for the operator,

@@ -43,7 +43,15 @@ static const char doc[] =
     "Alpha (an alpha channel or a tRNS chunk) is dropped, never composited, as PIL's "
     "`convert(\"RGB\")` does. 16-bit PNG samples become `round(v * 255 / 65535)` (PIL keeps "
     "the high byte, so results may differ from PIL by 1). Gamma, ICC profiles and EXIF "
-    "orientation are not applied.";
+    "orientation are not applied.\n"
+    "\n"
+    "Memory is bounded per sample by the pipeline's `max_sample_bytes` (default 1 GiB): the "
+    "output, and the working memory that grows with the image (the coefficients libjpeg keeps "
+    "for a whole progressive JPEG, the 16-bit scratch of an interlaced PNG); an image that "
+    "needs more fails its iteration before anything is allocated for it. Images are also at "
+    "most 65535 pixels a side and 2^28 pixels in all, and JPEGs at most 256 scans (DALI's "
+    "limit too): a progressive file may repeat its scans, and each one is decoded over the "
+    "whole image.";
 
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)
@@ -69,22 +77,25 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
     int64_t lo[3], hi[3];
     /* Fused into a consumer that reads only part of the image (a crop, a resize that computes
-     * only a crop's pixels): decode only its columns (jpeg_crop_scanline) from its first row,
-     * into the image's place in the full-size layout; the rest is never read. Rows above are
-     * still entropy-decoded (jpeg_skip_scanlines) and rows below decoded, so a truncated or
-     * corrupt file fails exactly as a full decode does. */
+     * only a crop's pixels): decode only its rows and columns (jpeg_crop_scanline), into the
+     * image's place in the full-size layout; the rest is never read. Rows above and below are
+     * still entropy-decoded (jpeg_skip_scanlines; SL__DECODE_TO_END), so a truncated or corrupt
+     * file fails exactly as a full decode does. */
     if (sl_ctx_output_roi(ctx, 0, i, lo, hi) && hi[0] > lo[0] && hi[1] > lo[1] &&
-        (lo[0] > 0 || hi[1] - lo[1] < shape[1])) {
+        (lo[0] > 0 || hi[0] < shape[0] || hi[1] - lo[1] < shape[1])) {
         sl__roi r = {.x = (int)lo[1],
                      .y = (int)lo[0],
                      .w = (int)(hi[1] - lo[1]),
-                     .h = (int)(shape[0] - lo[0]),
+                     .h = (int)(hi[0] - lo[0]),
                      .stride = (size_t)(shape[1] * shape[2])};
         out += (size_t)((lo[0] * shape[1] + lo[1]) * shape[2]);
         return sl__decoder_decode(ctx, i, color, flags, &r, out);
     }
     return sl__decoder_decode(ctx, i, color, flags, NULL, out);
 }
+
+/* DALI's deprecated decoder arguments (no effect there either). */
+static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
 
 const sl_op_def sl_op_decoders_image = {
     .name = "decoders.image",
@@ -96,7 +107,11 @@ const sl_op_def sl_op_decoders_image = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
     .devices = SL_OP_CPU | SL_OP_MIXED,
+    .init = sl__decoder_init,
+    .fini = sl__decoder_fini,
     .setup = sl__decoder_setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,

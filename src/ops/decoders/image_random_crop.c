@@ -198,6 +198,11 @@ static sl_status decode_resampled(sl_ctx *ctx, int i, const plan *pl, sl__color 
     };
     sl__resample_plan_init(&rp);
     size_t window = ((size_t)pl->roi.h * (size_t)pl->roi.w * (size_t)c + 63) & ~(size_t)63;
+    if (window + rp.scratch > sl_ctx_max_sample_bytes(ctx))
+        return sl_fail(ctx, SL_EUNSUPPORTED,
+                       "resampling a %d x %d window needs %zu bytes, more than max_sample_bytes "
+                       "(%zu)",
+                       pl->roi.w, pl->roi.h, window + rp.scratch, sl_ctx_max_sample_bytes(ctx));
     uint8_t *buf = sl_ctx_scratch(ctx, window + rp.scratch);
     if (!buf)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for a %d x %d window", pl->roi.w, pl->roi.h);
@@ -232,7 +237,10 @@ static const char doc[] =
     "those of random_resized_crop with the same seed.\n"
     "\n"
     "JPEGs are decoded only inside the window: columns through libjpeg-turbo's "
-    "`jpeg_crop_scanline`, rows above skipped and rows below never decoded. Without `size` the "
+    "`jpeg_crop_scanline`, rows above and below skipped. A damaged file fails in every epoch "
+    "exactly when decoding it whole would, whatever its window: the skipped rows are still "
+    "entropy-decoded (PNG: inflated and checked) until a file read by name has once been read "
+    "whole without error, and only its window is decoded after that. Without `size` the "
     "output is the window at its own resolution, identical to decoding the whole image and "
     "cropping (DALI's behaviour: a `resize` follows). With `size` (a sluice extension) the "
     "window is resampled to size like resize does (`interp_type`, `antialias`), and a JPEG is "
@@ -240,6 +248,9 @@ static const char doc[] =
     "twice `size` in both extents: most of the downscaling then happens inside the IDCT, "
     "which is much cheaper. The result differs slightly from full-resolution decode + resize "
     "(tests bound the difference).";
+
+/* DALI's deprecated decoder arguments (no effect there either). */
+static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
 
 const sl_op_def sl_op_decoders_image_random_crop = {
     .name = "decoders.image_random_crop",
@@ -251,9 +262,13 @@ const sl_op_def sl_op_decoders_image_random_crop = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
     .devices = SL_OP_CPU | SL_OP_MIXED,
     .flags = SL_OP_RANDOM,
     .iter_bytes_per_sample = sizeof(plan),
+    .init = sl__decoder_init,
+    .fini = sl__decoder_fini,
     .setup = sl__decoder_setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,

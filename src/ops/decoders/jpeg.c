@@ -14,8 +14,12 @@
  * decoded to CMYK by libjpeg and converted with Pillow's formula (Adobe inverted CMYK, see
  * `ink`), so they are bit-identical too; their GRAY is Pillow's luma of that RGB.
  * A JPEG whose EOI marker is missing counts as truncated when the last row needs the bytes.
+ * A file of more than MAX_SCANS scans is refused (SL_EUNSUPPORTED) as soon as the scan after
+ * the last allowed one begins: libjpeg decodes every scan over the blocks of its components, so
+ * a small progressive file that repeats cheap scans could otherwise take minutes.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +38,7 @@
 typedef struct job {
     struct jpeg_decompress_struct cinfo;
     struct jpeg_error_mgr mgr;
+    struct jpeg_progress_mgr progress; /* decode only: counts the scans (on_progress) */
     jmp_buf jump;
     sl_status code; /* set by the callbacks before longjmp */
     char *err;
@@ -43,8 +48,8 @@ typedef struct job {
     unsigned flags;
     const sl__roi *roi;
     uint8_t *out;
-    sl__scratch_fn scratch;
-    void *scratch_ctx;
+    const sl__decode_mem *mem;
+    uint8_t *row; /* one scratch row of output_width pixels, taken once (scratch_row) */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -106,7 +111,14 @@ static void record(j_common_ptr cinfo, sl_status code)
 /* error_exit: must not return. */
 static void on_error(j_common_ptr cinfo)
 {
-    record(cinfo, classify(cinfo->err->msg_code));
+    job *j = job_of(cinfo);
+    if (cinfo->err->msg_code == JERR_NO_BACKING_STORE) /* max_memory_to_use reached */
+        j->code = sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                                 "JPEG: decoding needs more working memory than "
+                                 "max_sample_bytes (%zu bytes)",
+                                 j->mem ? j->mem->limit : (size_t)0);
+    else
+        record(cinfo, classify(cinfo->err->msg_code));
     longjmp(job_of(cinfo)->jump, 1);
 }
 
@@ -125,6 +137,30 @@ static void on_message(j_common_ptr cinfo, int level)
 static void no_output(j_common_ptr cinfo)
 {
     (void)cinfo;
+}
+
+/* Scans a file may have. Encoders write about 10 (libjpeg's progressive script: 10 for YCbCr,
+ * 6 for gray); 256 is what DALI's decoder (nvImageCodec, NVIMGCODEC_MAX_JPEG_SCANS) allows. A
+ * scan costs a pass over the blocks of its components: a 1 MiB file of 44,872 scans, each
+ * covering a 2896x2896 image with a few end-of-band runs, took 46 s to decode without this
+ * limit; 256 such scans over the largest image max_sample_bytes allows by default (8 Mi blocks
+ * of coefficients) take seconds. */
+#define MAX_SCANS 256
+
+/* progress_monitor: libjpeg calls it before each row of blocks it reads while it absorbs a
+ * multi-scan file in jpeg_start_decompress, and input_scan_number counts the SOS markers read
+ * so far. Must not return past the limit. */
+static void on_progress(j_common_ptr cinfo)
+{
+    struct jpeg_decompress_struct *c = (struct jpeg_decompress_struct *)(void *)cinfo;
+    if (c->input_scan_number <= MAX_SCANS)
+        return;
+    job *j = job_of(cinfo);
+    j->code = sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                             "JPEG: more than %d scans (each one is decoded over the whole "
+                             "image, so a file that repeats its scans could take minutes)",
+                             MAX_SCANS);
+    longjmp(j->jump, 1);
 }
 
 /* Creates the decompressor, reads the header and runs body; any libjpeg error or fatal warning
@@ -224,6 +260,17 @@ static void cmyk_row(const uint8_t *in, int w, sl__color color, uint8_t *out)
     }
 }
 
+/* The decode's one scratch row (output_width pixels of libjpeg's color space), NULL with the
+ * error recorded when out of memory. */
+static uint8_t *scratch_row(job *j)
+{
+    size_t bytes = (size_t)j->cinfo.output_width * (size_t)j->cinfo.output_components;
+    if (j->row == NULL && (j->row = j->mem->scratch(j->mem->scratch_ctx, bytes)) == NULL)
+        sl__codec_fail(j->err, j->errlen, SL_ENOMEM, "out of memory for a %zu-byte JPEG row",
+                       bytes);
+    return j->row;
+}
+
 /* Rows straight into out, `stride` bytes apart, several per call (libjpeg returns as many as
  * it has ready). */
 static sl_status read_direct(job *j, int h, size_t stride)
@@ -246,11 +293,9 @@ static sl_status read_direct(job *j, int h, size_t stride)
 static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size_t row_bytes)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
-    size_t in_bytes = (size_t)c->output_width * (size_t)c->output_components;
-    uint8_t *buf = j->scratch(j->scratch_ctx, in_bytes);
+    uint8_t *buf = scratch_row(j);
     if (buf == NULL)
-        return sl__codec_fail(j->err, j->errlen, SL_ENOMEM, "out of memory for a %zu-byte JPEG row",
-                              in_bytes);
+        return SL_ENOMEM;
     for (int y = 0; y < r->h; y++) {
         uint8_t *dst = j->out + (size_t)y * (r->stride ? r->stride : row_bytes);
         if (jpeg_read_scanlines(c, &buf, 1) != 1)
@@ -288,9 +333,30 @@ static int smoothing_margin(const struct jpeg_decompress_struct *c)
     return 3 * c->max_h_samp_factor * block;
 }
 
+/* SL__DECODE_TO_END: the rows below the window, entropy-decoded so that corrupt or missing data
+ * there fails as in a whole decode, without being reconstructed. jpeg_skip_scanlines decodes
+ * the entropy data of the rows it skips, except when asked to skip to the very end, which it
+ * does without reading anything: so all rows but the last are skipped, and the last is read. */
+static sl_status read_rest(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    JDIMENSION left = c->output_height - c->output_scanline;
+    if (left == 0)
+        return SL_OK;
+    if (left > 1 && jpeg_skip_scanlines(c, left - 1) != left - 1)
+        return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT, "JPEG: fewer rows than the header");
+    uint8_t *row = scratch_row(j);
+    if (row == NULL)
+        return SL_ENOMEM;
+    if (jpeg_read_scanlines(c, &row, 1) != 1)
+        return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+    return SL_OK;
+}
+
 /* Window: jpeg_crop_scanline widens [x - margin, x + w + margin) to iMCU boundaries,
  * jpeg_skip_scanlines skips the rows above (decoding the context rows upsampling needs); the
- * rows below are never decoded (jpeg_abort_decompress). */
+ * rows below are entropy-decoded with SL__DECODE_TO_END (read_rest), else never read
+ * (jpeg_abort_decompress). */
 static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
@@ -305,9 +371,30 @@ static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
         return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT, "JPEG: fewer rows than the header");
     size_t row_bytes = (size_t)r->w * (j->color == SL__COLOR_GRAY ? 1 : 3);
     int dx = r->x - (int)x0;
-    if (!cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w)
-        return read_direct(j, r->h, r->stride ? r->stride : row_bytes);
-    return read_buffered(j, r, dx, cmyk, row_bytes);
+    sl_status s = !cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w
+                      ? read_direct(j, r->h, r->stride ? r->stride : row_bytes)
+                      : read_buffered(j, r, dx, cmyk, row_bytes);
+    return s == SL_OK && (j->flags & SL__DECODE_TO_END) ? read_rest(j) : s;
+}
+
+/* Bytes of the coefficient buffer jpeg_start_decompress allocates for a multi-scan
+ * (progressive) file: one 128-byte block for each 8x8 block of every component of the whole
+ * image (jdcoefct.c; about 6 bytes per pixel at 4:4:4), whatever window is decoded. 0 for a
+ * single-scan file, decoded a row of blocks at a time. */
+static size_t coefficient_bytes(struct jpeg_decompress_struct *c)
+{
+    if (!jpeg_has_multiple_scans(c))
+        return 0;
+    size_t total = 0;
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        size_t w = (ci->width_in_blocks + (unsigned)ci->h_samp_factor - 1) /
+                   (unsigned)ci->h_samp_factor * (unsigned)ci->h_samp_factor;
+        size_t h = (ci->height_in_blocks + (unsigned)ci->v_samp_factor - 1) /
+                   (unsigned)ci->v_samp_factor * (unsigned)ci->v_samp_factor;
+        total += w * h * sizeof(JBLOCK);
+    }
+    return total;
 }
 
 static sl_status decode_body(job *j)
@@ -334,6 +421,16 @@ static sl_status decode_body(job *j)
     s = sl__roi_resolve(j->roi, (int)c->output_width, (int)c->output_height, &r, j->err, j->errlen);
     if (s != SL_OK)
         return s;
+    size_t coef = coefficient_bytes(c);
+    if (coef > j->mem->limit)
+        return sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                              "JPEG: decoding this %ux%u progressive (multi-scan) image needs %zu "
+                              "bytes for its coefficients, more than max_sample_bytes (%zu)",
+                              c->image_width, c->image_height, coef, j->mem->limit);
+    /* a backstop for libjpeg's other buffers: past it, libjpeg fails (it has no backing store) */
+    c->mem->max_memory_to_use = j->mem->limit > (size_t)LONG_MAX ? LONG_MAX : (long)j->mem->limit;
+    j->progress.progress_monitor = on_progress;
+    c->progress = &j->progress;
     jpeg_start_decompress(c); /* a progressive file is read whole here */
     s = decode_rows(j, &r, cmyk);
     jpeg_abort_decompress(c); /* rows below the window and the EOI are never read */
@@ -341,8 +438,8 @@ static sl_status decode_body(job *j)
 }
 
 sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                          const sl__roi *roi, uint8_t *out, sl__scratch_fn scratch,
-                          void *scratch_ctx, char *err, size_t errlen)
+                          const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
+                          size_t errlen)
 {
     job j;
     memset(&j, 0, sizeof j);
@@ -352,7 +449,6 @@ sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, uns
     j.flags = flags;
     j.roi = roi;
     j.out = out;
-    j.scratch = scratch;
-    j.scratch_ctx = scratch_ctx;
+    j.mem = mem;
     return guarded(&j, data, size, decode_body);
 }

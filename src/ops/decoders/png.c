@@ -17,7 +17,10 @@
  * - GRAY of a color image is Pillow's convert("L") luma (sl__luma) of the 8-bit RGB; of a gray
  *   image it is the gray value itself (the luma of (v, v, v) is v).
  * Non-interlaced images are decoded row by row and decoding stops after the last row of the
- * window; interlaced ones are decoded whole into scratch, then the window is copied out.
+ * window (with SL__DECODE_TO_END it goes on to the image's last row through one scratch row, so
+ * that damaged data below the window fails as in a whole decode); interlaced ones are decoded
+ * whole into scratch, then the window is copied out: that scratch (RGBA16 for 16-bit images, 8
+ * bytes a pixel) counts against the memory limit.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -26,10 +29,14 @@
 
 #include "ops/decoders/codec.h"
 
-/* Ancillary chunks (text, ICC profiles, EXIF) that libspng keeps in memory: per chunk and in
- * all. IDAT is streamed and not subject to these. */
+/* Ancillary chunks (text, ICC profiles, EXIF) that libspng keeps in memory: per chunk (a
+ * compressed one once inflated: libspng doubles its buffer, so it stops short of this), in all,
+ * and how many (text and unknown chunks). IDAT is streamed and not subject to these. */
 #define CHUNK_MAX ((size_t)16 << 20)
 #define CHUNK_CACHE_MAX ((size_t)64 << 20)
+/* libspng's own, SPNG_MAX_CHUNK_COUNT, named here for the message: spng_set_option of 0.7.3
+ * refuses any SPNG_CHUNK_COUNT_LIMIT above the chunks counted so far, so it stays as it is */
+#define CHUNK_COUNT_MAX 1000
 
 /* One decode: what was asked, and libspng's state. */
 typedef struct job {
@@ -37,13 +44,13 @@ typedef struct job {
     struct spng_ihdr ihdr;
     sl__roi r; /* resolved window */
     sl__color color;
-    int fmt;   /* SPNG_FMT_RGB8 or SPNG_FMT_RGBA16 */
-    size_t px; /* bytes per pixel of fmt: 3 or 8 */
+    unsigned flags; /* SL__DECODE_* */
+    int fmt;        /* SPNG_FMT_RGB8 or SPNG_FMT_RGBA16 */
+    size_t px;      /* bytes per pixel of fmt: 3 or 8 */
     uint8_t *out;
     size_t out_row;    /* bytes per output row */
     size_t out_stride; /* bytes from one output row to the next (>= out_row) */
-    sl__scratch_fn scratch;
-    void *scratch_ctx;
+    const sl__decode_mem *mem;
     char *err;
     size_t errlen;
 } job;
@@ -57,9 +64,11 @@ static sl_status fail_spng(char *err, size_t errlen, int rc)
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
                               "PNG: image over the size limit (%d pixels per side)",
                               SL__IMAGE_MAX_DIM);
-    case SPNG_ECHUNK_LIMITS:
+    case SPNG_ECHUNK_LIMITS: /* libspng does not say which limit */
         return sl__codec_fail(err, errlen, SL_EUNSUPPORTED,
-                              "PNG: metadata chunk over the limit (%zu MiB)", CHUNK_MAX >> 20);
+                              "PNG: metadata over the limits (%zu MiB a chunk, also once "
+                              "inflated; %zu MiB and %d chunks in all)",
+                              CHUNK_MAX >> 20, CHUNK_CACHE_MAX >> 20, CHUNK_COUNT_MAX);
     default: return sl__codec_fail(err, errlen, SL_ECORRUPT, "PNG: %s", spng_strerror(rc));
     }
 }
@@ -167,7 +176,7 @@ static bool direct(const job *j)
 
 static uint8_t *get_scratch(job *j, size_t bytes)
 {
-    uint8_t *p = j->scratch(j->scratch_ctx, bytes);
+    uint8_t *p = j->mem->scratch(j->mem->scratch_ctx, bytes);
     if (p == NULL)
         sl__codec_fail(j->err, j->errlen, SL_ENOMEM, "PNG: out of memory for %zu bytes", bytes);
     return p;
@@ -182,15 +191,19 @@ static sl_status decode_rows(job *j)
     int rc = spng_decode_image(j->ctx, NULL, 0, j->fmt, SPNG_DECODE_PROGRESSIVE);
     if (rc != 0)
         return fail_spng(j->err, j->errlen, rc);
-    if (!direct(j) && (buf = get_scratch(j, row_len)) == NULL)
+    bool to_end = (j->flags & SL__DECODE_TO_END) != 0;
+    if ((!direct(j) || to_end) && (buf = get_scratch(j, row_len)) == NULL)
         return SL_ENOMEM;
-    for (int y = 0; y < j->r.y + j->r.h; y++) {
+    int last = to_end ? (int)j->ihdr.height : j->r.y + j->r.h;
+    for (int y = 0; y < last; y++) {
         /* Rows above the window land in the first output row and are overwritten. */
+        /* Rows below it (to_end) go through buf and are dropped. */
+        bool inside = y < j->r.y + j->r.h;
         uint8_t *dst = j->out + (y > j->r.y ? (size_t)(y - j->r.y) * j->out_stride : 0);
-        rc = spng_decode_row(j->ctx, buf ? buf : dst, row_len);
+        rc = spng_decode_row(j->ctx, buf && (!direct(j) || !inside) ? buf : dst, row_len);
         if (rc != 0 && !(rc == SPNG_EOI && (uint32_t)y + 1 == j->ihdr.height))
             return fail_spng(j->err, j->errlen, rc);
-        if (buf != NULL && y >= j->r.y)
+        if (buf != NULL && !direct(j) && y >= j->r.y && inside)
             put_row(j, buf, dst);
     }
     return SL_OK;
@@ -205,6 +218,11 @@ static sl_status decode_whole(job *j)
         return fail_spng(j->err, j->errlen, rc);
     bool into_out = direct(j) && j->r.y == 0 && (uint32_t)j->r.h == j->ihdr.height &&
                     j->out_stride == j->out_row;
+    if (!into_out && len > j->mem->limit)
+        return sl__codec_fail(j->err, j->errlen, SL_EUNSUPPORTED,
+                              "PNG: decoding this %ux%u interlaced image needs %zu bytes of "
+                              "scratch, more than max_sample_bytes (%zu)",
+                              j->ihdr.width, j->ihdr.height, len, j->mem->limit);
     uint8_t *buf = into_out ? j->out : get_scratch(j, len);
     if (buf == NULL)
         return SL_ENOMEM;
@@ -216,16 +234,11 @@ static sl_status decode_whole(job *j)
     return SL_OK;
 }
 
-sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, const sl__roi *roi,
-                         uint8_t *out, sl__scratch_fn scratch, void *scratch_ctx, char *err,
+sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                         const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
                          size_t errlen)
 {
-    job j = {.color = color,
-             .out = out,
-             .scratch = scratch,
-             .scratch_ctx = scratch_ctx,
-             .err = err,
-             .errlen = errlen};
+    job j = {.color = color, .flags = flags, .out = out, .mem = mem, .err = err, .errlen = errlen};
     sl_status s = open_png(data, size, &j.ctx, &j.ihdr, err, errlen);
     if (s != SL_OK)
         return s;

@@ -584,6 +584,9 @@ static sl_status cmn_run_gpu(sl_ctx *ctx)
 }
 #endif
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}, {"image_type", NULL, NULL}};
+
 const sl_op_def sl_op_crop_mirror_normalize = {
     .name = "crop_mirror_normalize",
     .doc = "Crops, mirrors, normalises and casts images in one pass (DALI's "
@@ -607,6 +610,8 @@ const sl_op_def sl_op_crop_mirror_normalize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 2,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(window),

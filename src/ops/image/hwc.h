@@ -14,6 +14,12 @@
 
 #include "sluice/op.h"
 
+/* The longest side (pixels) a size argument of an image operator may ask for (crop, resize,
+ * random_resized_crop, warp_affine, rotate): a typo such as 434323333 is refused when the
+ * pipeline is built, naming the argument. Memory is bounded separately, per sample, by
+ * max_sample_bytes. */
+#define SL__MAX_EXTENT 1048576.0
+
 #ifdef __cplusplus
 extern "C" { /* affine.cu, color.cu */
 #endif

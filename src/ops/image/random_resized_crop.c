@@ -42,7 +42,9 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .type = SL_ARG_FLOATS,
                 .doc = "Output size (H, W), or one value for a square; rounded to whole pixels "
                        "(at least 1).",
-                .flags = SL_ARG_SCALAR_OK,
+                .flags = SL_ARG_SCALAR_OK | SL_ARG_RANGE,
+                .min = 0.0,
+                .max = SL__MAX_EXTENT,
                 .min_len = 1,
                 .max_len = 2},
     [A_AREA] = {.name = "random_area",

@@ -55,32 +55,42 @@ static const sl_arg_def args[NUM_ARGS] = {
                     .doc = "Output width. 0 (or unset) with resize_y given: keep the aspect "
                            "ratio. Negative: mirror horizontally. Exclusive with size, "
                            "resize_shorter, resize_longer.",
-                    .flags = SL_ARG_TENSOR},
+                    .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                    .min = -SL__MAX_EXTENT,
+                    .max = SL__MAX_EXTENT},
     [A_RESIZE_Y] = {.name = "resize_y",
                     .type = SL_ARG_FLOAT,
                     .def = "0.0",
                     .doc = "Output height. 0 (or unset) with resize_x given: keep the aspect "
                            "ratio. Negative: mirror vertically. Exclusive with size, "
                            "resize_shorter, resize_longer.",
-                    .flags = SL_ARG_TENSOR},
+                    .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                    .min = -SL__MAX_EXTENT,
+                    .max = SL__MAX_EXTENT},
     [A_RESIZE_SHORTER] = {.name = "resize_shorter",
                           .type = SL_ARG_FLOAT,
                           .def = "0.0",
                           .doc = "Length of the shorter side; the aspect ratio is kept "
                                  "(= size [L, L] with mode \"not_smaller\"); max_size bounds the "
                                  "longer side.",
-                          .flags = SL_ARG_TENSOR},
+                          .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                          .min = 0.0,
+                          .max = SL__MAX_EXTENT},
     [A_RESIZE_LONGER] = {.name = "resize_longer",
                          .type = SL_ARG_FLOAT,
                          .def = "0.0",
                          .doc = "Length of the longer side; the aspect ratio is kept (= size "
                                 "[L, L] with mode \"not_larger\").",
-                         .flags = SL_ARG_TENSOR},
+                         .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
+                         .min = 0.0,
+                         .max = SL__MAX_EXTENT},
     [A_SIZE] = {.name = "size",
                 .type = SL_ARG_FLOATS,
                 .doc = "Output size (H, W); one value sets both. 0 = unspecified (see mode), "
                        "negative mirrors that axis.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_SCALAR_OK,
+                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_SCALAR_OK | SL_ARG_RANGE,
+                .min = -SL__MAX_EXTENT,
+                .max = SL__MAX_EXTENT,
                 .min_len = 1,
                 .max_len = 2},
     [A_MODE] = {.name = "mode",
@@ -96,7 +106,9 @@ static const sl_arg_def args[NUM_ARGS] = {
                     .doc = "Limit of the output size (H, W), or one value for both; 0 = no "
                            "limit on that axis. With not_smaller / resize_shorter it takes "
                            "precedence and the aspect ratio is kept.",
-                    .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK,
+                    .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK | SL_ARG_RANGE,
+                    .min = 0.0,
+                    .max = SL__MAX_EXTENT,
                     .min_len = 1,
                     .max_len = 2},
     [A_INTERP] = SL__ARG_INTERP_TYPE_DEF,
@@ -451,6 +463,9 @@ static sl_status resize_run_gpu(sl_ctx *ctx)
 }
 #endif
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"image_type", NULL, NULL}};
+
 const sl_op_def sl_op_resize = {
     .name = "resize",
     .doc =
@@ -485,6 +500,8 @@ const sl_op_def sl_op_resize = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(geom),

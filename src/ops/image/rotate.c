@@ -46,7 +46,9 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .type = SL_ARG_FLOATS,
                 .doc = "Output size (H, W) in pixels, each > 0, rounded (at least 1). "
                        "Exclusive with keep_size.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
+                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_RANGE,
+                .min = 0.0,
+                .max = SL__MAX_EXTENT,
                 .min_len = 2,
                 .max_len = 2},
     [A_INTERP_TYPE] = SL__ARG_WARP_INTERP_DEF,
@@ -154,6 +156,9 @@ static sl_status rotate_init(sl_op_init *ini, void **state)
     return sl__affine_init(ini, state, &common);
 }
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}};
+
 const sl_op_def sl_op_rotate = {
     .name = "rotate",
     .doc = "Rotates images by `angle` degrees counter-clockwise about their centre (DALI's "
@@ -179,6 +184,8 @@ const sl_op_def sl_op_rotate = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = rotate_init,

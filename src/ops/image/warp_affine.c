@@ -36,7 +36,9 @@ static const sl_arg_def args[NUM_ARGS] = {
                 .type = SL_ARG_FLOATS,
                 .doc = "Output size (H, W) in pixels, each > 0, rounded to the nearest integer "
                        "(at least 1). Unset: the input's size.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
+                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_RANGE,
+                .min = 0.0,
+                .max = SL__MAX_EXTENT,
                 .min_len = 2,
                 .max_len = 2},
     [A_INVERSE_MAP] = {.name = "inverse_map",
@@ -140,6 +142,9 @@ static sl_status wa_run_gpu(sl_ctx *ctx)
 }
 #endif
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}};
+
 const sl_op_def sl_op_warp_affine = {
     .name = "warp_affine",
     .doc = "Applies an affine transform to images (DALI's warp_affine).\n\n"
@@ -167,6 +172,8 @@ const sl_op_def sl_op_warp_affine = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 1,
     .devices = SL_OP_CPU | SL_OP_GPU,
     .init = wa_init,
     .setup = wa_setup,

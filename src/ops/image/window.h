@@ -21,6 +21,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/image/hwc.h" /* SL__MAX_EXTENT */
 #include "ops/tensor/tensor.h"
 
 /* The crop arguments open the table of every crop operator, in this order (SL__CROP_ARG_DEFS);
@@ -66,19 +67,20 @@ sl_status sl__crop_window_roi(sl_ctx *ctx, int i, bool chw);
         .name = "crop", .type = SL_ARG_FLOATS,                                                     \
         .doc = "Crop window (H, W) in pixels; fractions are truncated. Exclusive with "            \
                "crop_h / crop_w. Unset: no crop.",                                                 \
-        .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR, .min_len = 2, .max_len = 2                       \
+        .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_RANGE, .min_len = 2, .max_len = 2,       \
+        .min = 0.0, .max = SL__MAX_EXTENT                                                          \
     }
 #define SL__ARG_CROP_H                                                                             \
     {                                                                                              \
         .name = "crop_h", .type = SL_ARG_FLOAT, .def = "0.0",                                      \
         .doc = "Crop window height in pixels (truncated); 0: the whole height.",                   \
-        .flags = SL_ARG_TENSOR                                                                     \
+        .flags = SL_ARG_TENSOR | SL_ARG_RANGE, .min = 0.0, .max = SL__MAX_EXTENT                   \
     }
 #define SL__ARG_CROP_W                                                                             \
     {                                                                                              \
         .name = "crop_w", .type = SL_ARG_FLOAT, .def = "0.0",                                      \
         .doc = "Crop window width in pixels (truncated); 0: the whole width.",                     \
-        .flags = SL_ARG_TENSOR                                                                     \
+        .flags = SL_ARG_TENSOR | SL_ARG_RANGE, .min = 0.0, .max = SL__MAX_EXTENT                   \
     }
 #define SL__ARG_CROP_POS_X                                                                         \
     {                                                                                              \

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "sluice/op.h"
 
 enum { A_LAYOUT, A_DTYPE, A_NDIM, NUM_ARGS };
 

@@ -27,7 +27,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                      .flags = SL_ARG_OPTIONAL},
 };
 
-static const sl_io_def inputs[SL__MAX_JOIN] =
+static const sl_io_def inputs[] =
     SL__JOIN_INPUTS("Data to join; all inputs share type, dimensions and layout.");
 static const sl_io_def outputs[] = {{"output", "The inputs joined along the axis."}};
 
@@ -55,13 +55,13 @@ const sl_op_def sl_op_cat = {
     .name = "cat",
     .doc = "Joins the inputs along an existing axis (DALI's cat).\n\n"
            "Sample i of the output is sample i of each input, concatenated along `axis` "
-           "(negative: from the back) or the layout letter `axis_name`. The inputs (1 to 16) "
-           "must have the same type, number of dimensions and extents except along the axis; "
-           "their non-empty layouts must match and the output keeps it. An input whose whole "
-           "batch is empty is skipped, as in DALI.",
+           "(negative: from the back) or the layout letter `axis_name`. The inputs (any "
+           "number, at least one) must have the same type, number of dimensions and extents "
+           "except along the axis; their non-empty layouts must match and the output keeps it. "
+           "An input whose whole batch is empty is skipped, as in DALI.",
     .inputs = inputs,
     .min_inputs = 1,
-    .max_inputs = SL__MAX_JOIN,
+    .max_inputs = SL_INPUTS_ANY,
     .outputs = outputs,
     .num_outputs = 1,
     .args = args,

@@ -350,16 +350,17 @@ void sl__deinterleave(void *restrict out, const void *restrict in, size_t esize,
 
 /* ---- joins ----------------------------------------------------------------------------------- */
 
-void sl__join_copy(void *restrict out, const void *const *in, const size_t *block, int n,
+void sl__join_copy(void *restrict out, size_t row, const void *restrict in, size_t block,
                    int64_t outer)
 {
     unsigned char *o = out;
-    for (int64_t k = 0; k < outer; k++) {
-        for (int t = 0; t < n; t++) {
-            if (block[t]) {
-                memcpy(o, (const unsigned char *)in[t] + (size_t)k * block[t], block[t]);
-                o += block[t];
-            }
-        }
+    const unsigned char *i = in;
+    if (block == 0)
+        return;
+    if (block == row) { /* the only input, or the outermost axis: one copy */
+        memcpy(o, i, block * (size_t)outer);
+        return;
     }
+    for (int64_t k = 0; k < outer; k++)
+        memcpy(o + (size_t)k * row, i + (size_t)k * block, block);
 }

@@ -5,7 +5,8 @@
  *
  * Both ops copy, for each index over the dimensions before `axis`, one contiguous block of
  * every input in turn: cat's block is the input's slab from its axis on (extents may differ
- * along the axis), stack's is the whole inner part (the new axis goes before it).
+ * along the axis), stack's is the whole inner part (the new axis goes before it). Any number of
+ * inputs (DALI has no limit either): the copy goes input by input, so nothing is sized by it.
  * Invariant: setup validates everything; run recomputes the axis the same way and cannot fail.
  */
 #include <stdio.h>
@@ -31,10 +32,11 @@ static sl_status common_layout(sl_ctx *ctx, const char **out)
     return SL_OK;
 }
 
-/* The join axis in [0, ndim) (cat) or [0, ndim] (stack); -1 after sl_fail (when `report`). */
+/* The join axis in [0, ndim) (cat) or [0, ndim] (stack: an axis of the output, so negative
+ * values from -(ndim + 1), as NumPy's stack); -1 after sl_fail (when `report`). */
 static int join_axis(sl_ctx *ctx, const sl__join_args *a, int ndim, const char *layout, bool report)
 {
-    int max_axis = a->new_axis ? ndim : ndim - 1;
+    int max_axis = a->new_axis ? ndim : ndim - 1, min_axis = -(max_axis + 1);
     int64_t axis;
     if (!a->new_axis && sl_ctx_arg_is_set(ctx, a->axis_name)) {
         const char *name = sl_ctx_arg_str(ctx, a->axis_name);
@@ -47,12 +49,12 @@ static int join_axis(sl_ctx *ctx, const sl__join_args *a, int ndim, const char *
         return (int)axis;
     }
     axis = sl_ctx_arg_int(ctx, a->axis, 0);
-    if (axis < -ndim || axis > max_axis) {
+    if (axis < min_axis || axis > max_axis) {
         if (report)
             sl_fail(ctx, SL_EINVAL,
                     "Invalid axis argument, %lld for %d-D tensors. Accepted range is [%d, %d], "
                     "with negative indices being counted from the back.",
-                    (long long)axis, ndim, -ndim, max_axis);
+                    (long long)axis, ndim, min_axis, max_axis);
         return -1;
     }
     return (int)(axis < 0 ? axis + max_axis + 1 : axis);
@@ -62,6 +64,19 @@ static int join_axis(sl_ctx *ctx, const sl__join_args *a, int ndim, const char *
 static bool used(const sl__join_args *a, const sl_batch *b)
 {
     return a->new_axis || sl_batch_nbytes(b) > 0;
+}
+
+/* Bytes input b contributes to each row of sample i's output: its extents from `axis` on (the
+ * whole sample for axis 0), 0 when it takes no part. */
+static size_t block_bytes(const sl__join_args *a, const sl_batch *b, int i, int axis)
+{
+    if (!used(a, b))
+        return 0;
+    const int64_t *s = sl_batch_shape(b, i);
+    size_t bytes = sl_dtype_size(sl_batch_dtype(b));
+    for (int d = axis; d < sl_batch_ndim(b); d++)
+        bytes *= (size_t)s[d];
+    return bytes;
 }
 
 static sl_status check_inputs(sl_ctx *ctx, const sl_batch *in0)
@@ -162,8 +177,6 @@ sl_status sl__join_run(sl_ctx *ctx, const sl__join_args *a, int i)
     const sl_batch *in0 = sl_ctx_input(ctx, 0);
     const int ndim = sl_batch_ndim(in0), n = sl_ctx_num_inputs(ctx);
     const char *layout;
-    const void *src[SL__MAX_JOIN];
-    size_t block[SL__MAX_JOIN];
     common_layout(ctx, &layout); /* checked in setup */
     int axis = join_axis(ctx, a, ndim, layout, false);
     const sl_batch *ref = in0; /* the first input taking part: its outer extents */
@@ -176,16 +189,18 @@ sl_status sl__join_run(sl_ctx *ctx, const sl__join_args *a, int i)
     int64_t outer = 1;
     for (int d = 0; d < axis && d < ndim; d++)
         outer *= sl_batch_shape(ref, i)[d];
+    if (outer == 0)
+        return SL_OK;
+    /* a row of the output is one block of every input taking part, in order */
+    size_t row = 0;
+    for (int t = 0; t < n; t++)
+        row += block_bytes(a, sl_ctx_input(ctx, t), i, axis);
+    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
     for (int t = 0; t < n; t++) {
         const sl_batch *b = sl_ctx_input(ctx, t);
-        const int64_t *s = sl_batch_shape(b, i);
-        size_t inner = sl_dtype_size(sl_batch_dtype(b));
-        for (int d = axis; d < ndim; d++)
-            inner *= (size_t)s[d];
-        src[t] = sl_batch_sample_data(b, i);
-        block[t] = used(a, b) ? inner : 0;
+        size_t block = block_bytes(a, b, i, axis);
+        sl__join_copy(out, row, sl_batch_sample_data(b, i), block, outer);
+        out += block;
     }
-    if (outer > 0)
-        sl__join_copy(sl_ctx_output_data(ctx, 0, i), src, block, n, outer);
     return SL_OK;
 }

@@ -364,6 +364,9 @@ static sl_status slice_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+/* Deprecated names DALI still accepts (DALI 0.24: output_dtype, image_type). */
+static const sl_arg_alias aliases[] = {{"output_dtype", "dtype", NULL}, {"image_type", NULL, NULL}};
+
 const sl_op_def sl_op_slice = {
     .name = "slice",
     .doc = "Extracts a window (slice) of each sample, with padding or trimming where it reaches "
@@ -385,6 +388,8 @@ const sl_op_def sl_op_slice = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
+    .aliases = aliases,
+    .num_aliases = 2,
     .devices = SL_OP_CPU,
     .iter_bytes_per_sample = sizeof(window),
     .init = slice_init,

@@ -19,8 +19,8 @@ static const sl_arg_def args[NUM_ARGS] = {
     [A_AXIS] = {.name = "axis",
                 .type = SL_ARG_INT,
                 .def = "0",
-                .doc = "Position of the new axis in the output, in [-ndim, ndim]; negative values "
-                       "count from the back (-1: last)."},
+                .doc = "Position of the new axis in the output, in [-ndim - 1, ndim] (ndim: the "
+                       "inputs'); negative values count from the back (-1: last)."},
     [A_AXIS_NAME] = {.name = "axis_name",
                      .type = SL_ARG_STRING,
                      .doc = "Layout letter of the new axis, inserted into the input layout at "
@@ -29,7 +29,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                      .flags = SL_ARG_OPTIONAL},
 };
 
-static const sl_io_def inputs[SL__MAX_JOIN] =
+static const sl_io_def inputs[] =
     SL__JOIN_INPUTS("Data to stack; all inputs share type, shape and layout.");
 static const sl_io_def outputs[] = {{"output", "The inputs stacked along a new axis."}};
 
@@ -48,14 +48,15 @@ static sl_status stack_run_sample(sl_ctx *ctx, int i)
 const sl_op_def sl_op_stack = {
     .name = "stack",
     .doc = "Joins the inputs along a new axis (DALI's stack).\n\n"
-           "Sample i of the output stacks sample i of each input (1 to 16 inputs of equal type "
-           "and shape) along a new axis at position `axis` of the output: 0 stacks whole "
-           "samples, ndim interleaves elements. The output layout is the input layout with "
+           "Sample i of the output stacks sample i of each input (any number of inputs, at "
+           "least one, of equal type and shape) along a new axis at position `axis` of the "
+           "output: 0 stacks whole samples, ndim interleaves elements. The output layout is the "
+           "input layout with "
            "`axis_name` inserted at `axis`; without axis_name the output has no layout, as in "
            "DALI.",
     .inputs = inputs,
     .min_inputs = 1,
-    .max_inputs = SL__MAX_JOIN,
+    .max_inputs = SL_INPUTS_ANY,
     .outputs = outputs,
     .num_outputs = 1,
     .args = args,

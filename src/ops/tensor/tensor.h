@@ -10,7 +10,7 @@
  *              reaches outside, converted to the output type), sl__gather (an N-d strided copy:
  *              transposes and flips), sl__join_copy (cat / stack), sl__deinterleave.
  *   join.c     sl__join_setup, sl__join_run: the whole of cat and stack but their schemas
- *              (and SL__JOIN_INPUTS, the inputs table the two schemas share).
+ *              (and SL__JOIN_INPUTS, the inputs table the two schemas share: any number).
  * The GPU twins of the copy kernels and converters are declared in tensor_gpu.h (device code:
  * tensor.cuh; CUDA builds only).
  * Invariant: none of these allocate; callers pass scratch from sl_ctx_scratch where needed, so
@@ -120,30 +120,22 @@ void sl__gather(void *restrict out, const void *restrict in, size_t esize, int n
 void sl__deinterleave(void *restrict out, const void *restrict in, size_t esize, int64_t n,
                       int64_t C);
 
-/* Joins n inputs: `outer` times, input t contributes block[t] contiguous bytes (in[t] advances
- * by block[t] each time), written one after another to out. cat and stack are this copy. */
-void sl__join_copy(void *restrict out, const void *const *in, const size_t *block, int n,
+/* One input of a join: `outer` times, `block` contiguous bytes of `in` (advancing by block each
+ * time) are written at out + k * row (k = 0 .. outer - 1). cat and stack call it once per input,
+ * out pointing at that input's place in the first row. */
+void sl__join_copy(void *restrict out, size_t row, const void *restrict in, size_t block,
                    int64_t outer);
 
 /* ---- cat and stack (join.c) ------------------------------------------------------------------ */
 
-#define SL__MAX_JOIN 16 /* most inputs of cat / stack */
-
-/* The inputs table of cat / stack: SL__MAX_JOIN entries "input0" .. "input15", each with doc. */
-#define SL__JOIN_INPUT(k, doc)                                                                     \
-    {                                                                                              \
-        "input" #k, doc                                                                            \
-    }
+/* The inputs table of cat / stack: one entry, describing every input (max_inputs
+ * SL_INPUTS_ANY: any number, as in DALI). */
 #define SL__JOIN_INPUTS(doc)                                                                       \
     {                                                                                              \
-        SL__JOIN_INPUT(0, doc), SL__JOIN_INPUT(1, doc), SL__JOIN_INPUT(2, doc),                    \
-            SL__JOIN_INPUT(3, doc), SL__JOIN_INPUT(4, doc), SL__JOIN_INPUT(5, doc),                \
-            SL__JOIN_INPUT(6, doc), SL__JOIN_INPUT(7, doc), SL__JOIN_INPUT(8, doc),                \
-            SL__JOIN_INPUT(9, doc), SL__JOIN_INPUT(10, doc), SL__JOIN_INPUT(11, doc),              \
-            SL__JOIN_INPUT(12, doc), SL__JOIN_INPUT(13, doc), SL__JOIN_INPUT(14, doc),             \
-            SL__JOIN_INPUT(15, doc)                                                                \
+        {                                                                                          \
+            "inputs", doc                                                                          \
+        }                                                                                          \
     }
-_Static_assert(SL__MAX_JOIN == 16, "SL__JOIN_INPUTS lists SL__MAX_JOIN inputs");
 
 /* A join operator's flavour and where its arguments are. */
 typedef struct sl__join_args {

@@ -3,13 +3,14 @@
  * Exports: const sl_op_def sl_op_transpose ("transpose", CPU and GPU).
  *
  * Output dimension d is input dimension perm[d]: out_shape[d] = in_shape[perm[d]], and the
- * element at out index k is the input element at the index with k[d] on axis perm[d]. The
- * output layout is `output_layout` when given, else the input layout permuted the same way
- * (transpose_layout, the default) or none. The copy is a strided gather (copy_kernels.c);
- * the image case HWC -> CHW (perm [2, 0, 1]) is one deinterleaving pass over the pixels. On
- * the GPU every perm is the same gather, one kernel for the batch (copy_kernels.cu).
- * Invariant: perm is checked once at build (a permutation of 0..n-1) and its length against
- * the input at setup; run only copies.
+ * element at out index k is the input element at the index with k[d] on axis perm[d]; without
+ * perm the axes are reversed (DALI). The output layout is `output_layout` when given, else the
+ * input layout permuted the same way (transpose_layout, the default) or, with
+ * transpose_layout false, the input layout unchanged (DALI's rule). The copy is a strided gather
+ * (copy_kernels.c); the image case HWC -> CHW (perm [2, 0, 1]) is one deinterleaving pass over the
+ * pixels. On the GPU every perm is the same gather, one kernel for the batch (copy_kernels.cu).
+ * Invariant: a given perm is checked once at build (a permutation of 0..n-1) and its length
+ * against the input at setup; run only copies.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,14 +26,15 @@ static const sl_arg_def args[NUM_ARGS] = {
     [A_PERM] = {.name = "perm",
                 .type = SL_ARG_INTS,
                 .doc = "Output dimension d is input dimension perm[d]; a permutation of "
-                       "0..ndim-1 (e.g. [2, 0, 1] turns HWC into CHW).",
-                .min_len = 1,
+                       "0..ndim-1 (e.g. [2, 0, 1] turns HWC into CHW). Not given: the "
+                       "dimensions are reversed (perm = [ndim-1, ..., 0], as DALI).",
+                .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK,
                 .max_len = SL_MAX_NDIM},
     [A_TRANSPOSE_LAYOUT] = {.name = "transpose_layout",
                             .type = SL_ARG_BOOL,
                             .def = "true",
                             .doc = "Permute the layout letters with the data (HWC -> CHW); "
-                                   "false: the output has no layout."},
+                                   "false: the input layout is kept as it is (DALI)."},
     [A_OUTPUT_LAYOUT] = {.name = "output_layout",
                          .type = SL_ARG_STRING,
                          .doc = "Output layout, set explicitly (one letter per dimension); "
@@ -40,13 +42,26 @@ static const sl_arg_def args[NUM_ARGS] = {
                          .flags = SL_ARG_OPTIONAL},
 };
 
-static const sl_io_def inputs[] = {{"input", "Data of any type with len(perm) dimensions."}};
+static const sl_io_def inputs[] = {
+    {"input", "Data of any type (len(perm) dimensions when perm is given)."}};
 static const sl_io_def outputs[] = {{"output", "The transposed data."}};
+
+/* The permutation for samples of ndim dimensions into perm: `perm` when given, else the axes
+ * reversed. Returns its length. */
+static int get_perm(const sl_ctx *ctx, int ndim, int64_t *perm)
+{
+    if (sl_ctx_arg_is_set(ctx, A_PERM))
+        return sl_ctx_arg_ints(ctx, A_PERM, 0, perm, SL_MAX_NDIM);
+    for (int d = 0; d < ndim; d++)
+        perm[d] = ndim - 1 - d;
+    return ndim;
+}
 
 static sl_status transpose_init(sl_op_init *ini, void **state)
 {
-    int n;
-    const int64_t *perm = sl_init_arg_ints(ini, A_PERM, &n);
+    int n = 0;
+    const int64_t *perm =
+        sl_init_arg_is_set(ini, A_PERM) ? sl_init_arg_ints(ini, A_PERM, &n) : NULL;
     bool seen[SL_MAX_NDIM] = {false};
     *state = NULL;
     for (int d = 0; d < n; d++) {
@@ -58,7 +73,7 @@ static sl_status transpose_init(sl_op_init *ini, void **state)
                                 perm[d] < 0 || perm[d] >= n ? "out of range" : "repeated");
         seen[perm[d]] = true;
     }
-    if (sl_init_arg_is_set(ini, A_OUTPUT_LAYOUT)) {
+    if (perm && sl_init_arg_is_set(ini, A_OUTPUT_LAYOUT)) {
         size_t len = strlen(sl_init_arg_str(ini, A_OUTPUT_LAYOUT));
         if (len != 0 && len != (size_t)n)
             return sl_init_fail(ini, SL_EINVAL,
@@ -73,15 +88,23 @@ static sl_status transpose_setup(sl_ctx *ctx)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     int64_t perm[SL_MAX_NDIM];
-    int n = sl_ctx_arg_ints(ctx, A_PERM, 0, perm, SL_MAX_NDIM);
+    int n = get_perm(ctx, sl_batch_ndim(in), perm);
     if (n != sl_batch_ndim(in))
         return sl_fail(ctx, SL_EINVAL, "perm has %d values but the input has %d dimensions", n,
                        sl_batch_ndim(in));
     char layout[SL_MAX_NDIM + 1] = "";
     const char *in_layout = sl_batch_layout(in);
     if (sl_ctx_arg_is_set(ctx, A_OUTPUT_LAYOUT)) {
-        snprintf(layout, sizeof layout, "%s", sl_ctx_arg_str(ctx, A_OUTPUT_LAYOUT));
-    } else if (sl_ctx_arg_bool(ctx, A_TRANSPOSE_LAYOUT, 0) && (int)strlen(in_layout) == n) {
+        const char *want = sl_ctx_arg_str(ctx, A_OUTPUT_LAYOUT);
+        if (want[0] && (int)strlen(want) != n) /* checked at init when perm is given */
+            return sl_fail(ctx, SL_EINVAL,
+                           "output_layout \"%s\" has %zu letters; expected %d (one per "
+                           "dimension) or none",
+                           want, strlen(want), n);
+        snprintf(layout, sizeof layout, "%s", want);
+    } else if (!sl_ctx_arg_bool(ctx, A_TRANSPOSE_LAYOUT, 0)) {
+        snprintf(layout, sizeof layout, "%s", in_layout);
+    } else if ((int)strlen(in_layout) == n) {
         for (int d = 0; d < n; d++)
             layout[d] = in_layout[perm[d]];
         layout[n] = '\0';
@@ -102,9 +125,10 @@ static sl_status transpose_setup(sl_ctx *ctx)
 static int transpose_strides(const sl_ctx *ctx, int i, int64_t *perm, int64_t *shape,
                              int64_t *stride)
 {
-    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int64_t *s = sl_batch_shape(in, i);
     int64_t in_stride[SL_MAX_NDIM];
-    int n = sl_ctx_arg_ints(ctx, A_PERM, i, perm, SL_MAX_NDIM);
+    int n = get_perm(ctx, sl_batch_ndim(in), perm);
     int64_t acc = 1;
     for (int d = n - 1; d >= 0; d--) {
         in_stride[d] = acc;
@@ -157,7 +181,8 @@ const sl_op_def sl_op_transpose = {
     .name = "transpose",
     .doc = "Permutes the dimensions of each sample (DALI's transpose).\n\n"
            "Output dimension d is input dimension perm[d], so perm = [2, 0, 1] turns HWC images "
-           "into CHW. The layout is permuted with the data (transpose_layout, default) or set "
+           "into CHW; without perm the dimensions are reversed. The layout is permuted with the "
+           "data (transpose_layout, default), kept as it is (transpose_layout=False) or set "
            "with output_layout. Any element type and number of dimensions (up to 8); HWC -> "
            "CHW takes a single deinterleaving pass. `device=\"gpu\"` transposes on the GPU (one "
            "kernel per batch) with the same results.",

@@ -1,5 +1,6 @@
 """Layout and tensor operators against NumPy: cast, flip, transpose, pad, reshape, cat, stack,
-slice, normalize (DALI semantics, reference section 1 and DALI's operator docs).
+shapes, slice, normalize, constant (DALI semantics, reference section 1 and DALI's operator
+docs).
 
 Every expected output is computed here with NumPy indexing, np.pad-like assembly and an
 independent implementation of DALI's conversion rules (round half away from zero written with
@@ -165,8 +166,15 @@ def make_transpose(out, rng, imgs):
           {"perm": [3, 1, 0, 2], "output_layout": "ABCD"})
      .input(x4, "FHWC").expect([a.transpose(3, 1, 0, 2) for a in x4], layout="ABCD").save())
     x2 = [rng.standard_normal((7, 3))]
-    (Case(out, "transpose_2d_no_layout", "transpose", {"perm": [1, 0], "transpose_layout": False})
-     .input(x2, "HW").expect([x2[0].T], layout="").save())
+    (Case(out, "transpose_2d_keep_layout", "transpose",
+          {"perm": [1, 0], "transpose_layout": False}, note="DALI: the input layout is kept")
+     .input(x2, "HW").expect([x2[0].T], layout="HW").save())
+    (Case(out, "transpose_default_reverses", "transpose", note="no perm: np.transpose(a)")
+     .input(imgs, "HWC").expect([im.transpose() for im in imgs], layout="CWH").save())
+    (Case(out, "transpose_default_4d", "transpose")
+     .input(x4, "FHWC").expect([a.transpose() for a in x4], layout="CWHF").save())
+    (Case(out, "transpose_scalar_perm", "transpose", {"perm": 0}, note="one int: perm [0]")
+     .input([np.arange(5, dtype=np.int8)]).expect([np.arange(5, dtype=np.int8)]).save())
     rgba = [rng.integers(0, 256, (3, 5, 4), dtype=np.uint8)]
     (Case(out, "transpose_rgba_u64", "transpose", {"perm": [2, 0, 1]})
      .input([rgba[0].astype(np.uint64)], "HWC")
@@ -327,6 +335,25 @@ def make_join(out, rng, imgs):
      .input(a, "HWC").input(b, "WHC").expect_error("layouts must match").save())
     (Case(out, "stack_shape_mismatch", "stack")
      .input(a, "HWC").input(c, "HWC").expect_error("equal shapes").save())
+
+
+# ---- shapes ------------------------------------------------------------------------------------
+
+def make_shapes(out, rng, imgs):
+    ragged = [np.zeros((2, 3, 4, 1), np.float32), np.zeros((5, 0, 1, 7), np.float32)]
+    (Case(out, "shapes_int64", "shapes", note="np.array(a.shape, int64)")
+     .input(imgs, "HWC").expect([np.array(im.shape, np.int64) for im in imgs], layout="").save())
+    (Case(out, "shapes_4d_int32", "shapes", {"dtype": "int32"})
+     .input(ragged, "FHWC").expect([np.array(a.shape, np.int32) for a in ragged]).save())
+    (Case(out, "shapes_float", "shapes", {"dtype": "float32"})
+     .input(imgs[:2]).expect([np.array(im.shape, np.float32) for im in imgs[:2]]).save())
+    big = [np.zeros((300, 2), np.uint8)]
+    (Case(out, "shapes_uint8_saturates", "shapes", {"dtype": "uint8"}, note="cast's rules")
+     .input(big).expect([np.array([255, 2], np.uint8)]).save())
+    (Case(out, "shapes_type_alias", "shapes", {"type": "int16"}, note="DALI's deprecated name")
+     .input(imgs[:1]).expect([np.array(imgs[0].shape, np.int16)]).save())
+    (Case(out, "shapes_bool", "shapes", {"dtype": "bool"})
+     .input(imgs[:1]).expect_error("numeric type").save())
 
 
 # ---- slice -------------------------------------------------------------------------------------
@@ -526,13 +553,53 @@ def make_normalize(out, rng, imgs):
      .input(imgs[:1], "HWC").expect_error("bool").save())
 
 
+def make_constant(out, rng):
+    """constant: no inputs, the same sample in each of a batch of 3; values converted with
+    DALI's rules (dali_cast), shapes filled or broadcast from one value."""
+    vals = [1.5, 2.5, -3.7, 4.0, -0.5, 1e9]
+    ref = dali_cast(np.array(vals, np.float64).reshape(2, 3), "int16")
+    (Case(out, "constant_fdata_int16_hw", "constant",
+          {"fdata": vals, "shape": [2, 3], "dtype": "int16", "layout": "HW"},
+          note="float values rounded half away from zero and saturated (1e9 -> 32767)")
+     .batch(3).expect([ref] * 3, layout="HW").save())
+    (Case(out, "constant_idata_default_int32", "constant", {"idata": [7, -2, 2 ** 31 - 1]},
+          note="no shape: 1-D; no dtype: int32")
+     .batch(2).expect([np.array([7, -2, 2 ** 31 - 1], np.int32)] * 2).save())
+    (Case(out, "constant_fdata_default_float32", "constant", {"fdata": [0.1, -2.0]})
+     .batch(2).expect([np.array([0.1, -2.0], np.float32)] * 2).save())
+    (Case(out, "constant_one_value_fills_uint8", "constant",
+          {"idata": [300], "shape": [2, 4, 3], "dtype": "uint8"},
+          note="one value repeated over the shape; 300 saturates to 255")
+     .batch(2).expect([np.full((2, 4, 3), 255, np.uint8)] * 2).save())
+    (Case(out, "constant_float64_exact", "constant",
+          {"fdata": [0.1, 1 / 3], "dtype": "float64"},
+          note="double precision kept (DALI would store float32)")
+     .batch(1).expect([np.array([0.1, 1 / 3], np.float64)]).save())
+    (Case(out, "constant_int64_exact", "constant", {"idata": [2 ** 40 + 1], "dtype": "int64"})
+     .batch(1).expect([np.array([2 ** 40 + 1], np.int64)]).save())
+    (Case(out, "constant_bool", "constant", {"idata": [1, 0, 5], "dtype": "bool"})
+     .batch(2).expect([np.array([True, False, True])] * 2).save())
+    (Case(out, "constant_empty", "constant", {"fdata": [1.0], "shape": [0, 3]},
+          note="a shape with no elements: empty samples")
+     .batch(2).expect([np.zeros((0, 3), np.float32)] * 2).save())
+    for name, args, err in [
+            ("both", {"fdata": [1.0], "idata": [1]}, "exclusive"),
+            ("neither", {"shape": [2]}, "either fdata or idata"),
+            ("count", {"fdata": [1.0, 2.0, 3.0], "shape": [2, 2]}, "3 values do not fill"),
+            ("layout", {"idata": [1, 2], "layout": "HWC"}, "has 3 letters"),
+            ("negative", {"idata": [1], "shape": [2, -1]}, "must be 0 or more")]:
+        Case(out, "constant_" + name, "constant", args).batch(1).expect_error(err).save()
+
+
 def make(out, rng):
     imgs = photos.load(4, 96, rng)
+    make_constant(out, rng)
     make_cast(out, rng)
     make_flip(out, rng, imgs)
     make_transpose(out, rng, imgs)
     make_pad(out, rng, imgs)
     make_reshape(out, rng, imgs)
     make_join(out, rng, imgs)
+    make_shapes(out, rng, imgs)
     make_slice(out, rng, imgs)
     make_normalize(out, rng, imgs)

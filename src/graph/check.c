@@ -1,0 +1,141 @@
+/* src/graph/check.c: the checks of one node that need no other node.
+ *
+ * Exports sl__node_check and sl__node_num_outputs (graph.h). The build (plan.c) runs it on every
+ * node, and the Python extension on each node that fn.* or ops.* records, so an error found where
+ * an operator is called reads exactly like the one the build, a JSON spec or the CLI reports: one
+ * rule, in one place, for every front end. What needs the rest of the graph (references to other
+ * nodes, placement, cycles, outputs) stays in plan.c. Argument names are resolved with
+ * sl__op_arg_resolve: DALI's deprecated names (sl_op_def.aliases) count as the arguments they
+ * rename, or are accepted and ignored.
+ * Invariant: on success every argument of the schema is either set in pargs (the user's coerced
+ * value, an argument input, or the default) or optional and unset; whatever pargs hold, success
+ * or not, their owner frees with sl__value_fini.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+typedef struct check {
+    const sl__gnode *n;
+    sl__error *e;
+    bool *type_error;
+} check;
+
+/* Records the error; `as_type`: what was given is of the wrong kind (Python's TypeError). */
+static sl_status fail(const check *c, sl_status code, bool as_type, const char *fmt, ...)
+    SL_PRINTF(4, 5);
+static sl_status fail(const check *c, sl_status code, bool as_type, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sl__error_setv(c->e, code, c->n->op, c->n->name, -1, -1, NULL, fmt, ap);
+    va_end(ap);
+    if (c->type_error)
+        *c->type_error = as_type;
+    return code;
+}
+
+static sl_status check_ninputs(const check *c, const sl_op_def *op)
+{
+    int n = c->n->ninputs;
+    bool any = op->max_inputs == SL_INPUTS_ANY; /* cat, stack: any number from min_inputs */
+    if (n >= op->min_inputs && (any || n <= op->max_inputs))
+        return SL_OK;
+    if (any || op->min_inputs == op->max_inputs)
+        return fail(c, SL_EINVAL, true, "expects %s%d input%s, got %d", any ? "at least " : "",
+                    op->min_inputs, op->min_inputs == 1 ? "" : "s", n);
+    return fail(c, SL_EINVAL, true, "expects %d to %d inputs, got %d", op->min_inputs,
+                op->max_inputs, n);
+}
+
+/* One argument the user gave: known (its own name, or a deprecated alias: sl__op_arg_resolve),
+ * an input where the schema accepts one, or a constant that coerces. Fills pa (when given). An
+ * alias given with the argument it renames is refused; one sluice ignores is accepted as it is
+ * (DALI ignores its value too). */
+static sl_status check_arg(const check *c, const sl_op_def *op, const sl__garg *ga, sl__parg *pa)
+{
+    const sl_arg_alias *al;
+    int a = sl__op_arg_resolve(op, ga->name, &al);
+    if (a == -1)
+        return fail(c, SL_EINVAL, true, "unknown argument \"%s\"", ga->name);
+    for (int k = 0; al && al->renamed_to && k < c->n->nargs; k++) {
+        if (strcmp(c->n->args[k].name, al->renamed_to) == 0)
+            return fail(c, SL_EINVAL, true,
+                        "argument \"%s\" is a deprecated alias for \"%s\", which is given too",
+                        ga->name, al->renamed_to);
+    }
+    if (a == SL__ARG_IGNORED)
+        return SL_OK;
+    const sl_arg_def *def = sl_op_arg(op, a);
+    if (ga->source) {
+        if (!(def->flags & SL_ARG_TENSOR))
+            return fail(c, SL_EINVAL, true,
+                        "argument \"%s\" does not accept per-sample argument inputs", ga->name);
+        if (pa)
+            pa[a].set = pa[a].user_set = true; /* plan.c resolves pa[a].input */
+        return SL_OK;
+    }
+    char err[512];
+    sl__value out;
+    sl_status st = sl__value_coerce(&ga->value, def, &out, err, sizeof err);
+    if (st != SL_OK)
+        return fail(c, st, !sl__value_kind_fits(def, &ga->value), "argument \"%s\": %s", ga->name,
+                    err);
+    if (!pa) {
+        sl__value_fini(&out);
+        return SL_OK;
+    }
+    sl__value_fini(&pa[a].value); /* an argument given twice: the last one counts */
+    pa[a].value = out;
+    pa[a].set = pa[a].user_set = true;
+    return SL_OK;
+}
+
+/* Arguments not given: the default, or a missing required one. */
+static sl_status check_rest(const check *c, const sl_op_def *op, sl__parg *pa)
+{
+    for (int a = 0; a < sl_op_num_args(op); a++) {
+        const sl_arg_def *def = sl_op_arg(op, a);
+        bool given = false; /* by its name or a deprecated one */
+        for (int k = 0; k < c->n->nargs && !given; k++)
+            given = sl__op_arg_resolve(op, c->n->args[k].name, NULL) == a;
+        if (given)
+            continue;
+        if (!def->def && !(def->flags & SL_ARG_OPTIONAL))
+            return fail(c, SL_EINVAL, true, "missing required argument \"%s\"", def->name);
+        if (!def->def || !pa)
+            continue;
+        const sl__value *dv = sl__registry_default(op, a); /* NULL: out of memory */
+        sl_status st = dv ? sl__value_copy(&pa[a].value, dv) : SL_ENOMEM;
+        if (st != SL_OK)
+            return fail(c, st, false, "out of memory");
+        pa[a].set = true;
+    }
+    return SL_OK;
+}
+
+sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *pargs, sl__error *e,
+                         bool *type_error)
+{
+    check c = {.n = n, .e = e, .type_error = type_error};
+    for (int a = 0; pargs && a < sl_op_num_args(op); a++)
+        pargs[a].input.node = -1;
+    sl__stage stage;
+    if (n->device && !sl__stage_parse(n->device, &stage))
+        return fail(&c, SL_EINVAL, false, "unknown device \"%s\" (expected cpu, mixed or gpu)",
+                    n->device);
+    sl_status st = check_ninputs(&c, op);
+    for (int k = 0; st == SL_OK && k < n->nargs; k++)
+        st = check_arg(&c, op, &n->args[k], pargs);
+    return st == SL_OK ? check_rest(&c, op, pargs) : st;
+}
+
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs)
+{
+    if (!op->num_outputs_arg)
+        return op->num_outputs;
+    int a = sl_op_arg_index(op, op->num_outputs_arg); /* an int with a default (registry test) */
+    return a >= 0 && pargs && pargs[a].set ? (int)pargs[a].value.i : 0;
+}
