@@ -1,0 +1,378 @@
+"""tests/python/test_ops_image.py: the image operators of issue 19 (decoders.image_crop,
+decoders.image_slice, the experimental.decoders aliases, resize_crop_mirror,
+fast_resize_crop_mirror, paste, erase, ...) against independent references: PIL decodes and
+resizes, NumPy models of DALI's documented geometry, and hand-computed values; DALI's
+test_dali_cpu_only usage of each operator; bad arguments failing with the operator named.
+"""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import sluice
+from sluice import fn, pipeline_def, types
+
+
+def run_feed(build, batches, layout="HWC", batch_size=None, **kw):
+    """Runs build(data) over external_source batches; returns the outputs of each run as lists
+    of NumPy arrays."""
+    it = iter(batches)
+    bs = batch_size or len(batches[0])
+
+    @pipeline_def(batch_size=bs, num_threads=2, device_id=None, **kw)
+    def p():
+        data = fn.external_source(source=lambda: next(it), layout=layout)
+        return build(data)
+
+    pipe = p()
+    outs = []
+    for _ in batches:
+        res = pipe.run()
+        res = res if isinstance(res, tuple) else (res,)
+        outs.append([[np.array(t) for t in r] for r in res])
+    return outs
+
+
+def photo(h, w, seed=0):
+    """A smooth, photo-like RGB image (JPEG-friendly) with some texture."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w]
+    img = np.stack([128 + 100 * np.sin(x / 7.0 + seed), 128 + 100 * np.cos(y / 5.0),
+                    (x * 3 + y * 2) % 256], axis=-1)
+    img = img + rng.integers(-10, 10, size=img.shape)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def encode(img, fmt, **kw):
+    b = io.BytesIO()
+    Image.fromarray(img).save(b, format=fmt, **kw)
+    return np.frombuffer(b.getvalue(), dtype=np.uint8)
+
+
+def pil_decode(buf):
+    return np.asarray(Image.open(io.BytesIO(buf.tobytes())).convert("RGB"))
+
+
+def dali_anchor(pos, extent, crop):
+    """crop's anchor: round(pos * (extent - crop)) in float32, halves away from zero."""
+    v = np.float32(pos) * np.float32(extent - crop)
+    return int(np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)))
+
+
+@pytest.fixture(scope="module")
+def encoded():
+    imgs = [photo(37, 53, 1), photo(64, 48, 2), photo(29, 71, 3)]
+    return {"png": [encode(i, "PNG") for i in imgs],
+            "jpeg": [encode(i, "JPEG", quality=90) for i in imgs],
+            "pil": [pil_decode(encode(i, "JPEG", quality=90)) for i in imgs],
+            "raw": imgs}
+
+
+# ---- decoders.image_crop ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["decoders.image_crop", "experimental.decoders.image_crop"])
+@pytest.mark.parametrize("kind", ["png", "jpeg"])
+def test_image_crop_equals_decode_then_crop(encoded, name, kind):
+    op = fn.decoders.image_crop if name.startswith("d") else fn.experimental.decoders.image_crop
+    files = encoded[kind]
+    ref = encoded["raw"] if kind == "png" else encoded["pil"]
+    for crop, px, py in [((20, 30), 0.5, 0.5), ((10, 10), 0.0, 1.0), ((29, 17), 0.3, 0.77)]:
+        (out,), = run_feed(lambda d: op(d, crop=crop, crop_pos_x=px, crop_pos_y=py,
+                                        output_type=types.RGB), [files], layout=None)
+        for o, r in zip(out, ref):
+            h, w = r.shape[:2]
+            y0, x0 = dali_anchor(py, h, crop[0]), dali_anchor(px, w, crop[1])
+            assert o.shape == (crop[0], crop[1], 3)
+            np.testing.assert_array_equal(o, r[y0:y0 + crop[0], x0:x0 + crop[1]])
+
+
+def test_image_crop_crop_h_w_gray_and_rounding(encoded):
+    (out,), = run_feed(lambda d: fn.decoders.image_crop(d, crop_h=7, crop_w=9, crop_pos_x=0.25,
+                                                        crop_pos_y=0.5, rounding="truncate",
+                                                        output_type=types.GRAY),
+                       [encoded["png"]], layout=None)
+    for o, r in zip(out, encoded["raw"]):
+        h, w = r.shape[:2]
+        y0 = int(np.float32(0.5) * np.float32(h - 7))
+        x0 = int(np.float32(0.25) * np.float32(w - 9))
+        gray = np.asarray(Image.fromarray(r).convert("L"))
+        assert o.shape == (7, 9, 1)
+        np.testing.assert_array_equal(o[..., 0], gray[y0:y0 + 7, x0:x0 + 9])
+
+
+def test_image_crop_window_outside_fails_naming_operator(encoded):
+    with pytest.raises(sluice.SluiceError, match="decoders.image_crop.*(out of bounds|outside)"):
+        run_feed(lambda d: fn.decoders.image_crop(d, crop=(100, 10)), [encoded["png"]],
+                 layout=None)
+    with pytest.raises(sluice.SluiceError, match="exclusive"):
+        run_feed(lambda d: fn.decoders.image_crop(d, crop=(10, 10), crop_w=4),
+                 [encoded["png"]], layout=None)
+
+
+# ---- decoders.image_slice --------------------------------------------------------------------
+
+def slice_ref(img, anchor, shape, normalized=True):
+    """The (x, y) anchor / shape of DALI's default axis_names "WH" on an image."""
+    h, w = img.shape[:2]
+    if normalized:
+        x0, y0 = round_half_away(anchor[0] * w), round_half_away(anchor[1] * h)
+        x1 = round_half_away((anchor[0] + shape[0]) * w)
+        y1 = round_half_away((anchor[1] + shape[1]) * h)
+    else:
+        x0, y0 = int(anchor[0]), int(anchor[1])
+        x1, y1 = x0 + int(shape[0]), y0 + int(shape[1])
+    return img[y0:y1, x0:x1]
+
+
+def round_half_away(v):
+    return int(np.sign(v) * np.floor(abs(v) + 0.5))
+
+
+@pytest.mark.parametrize("op", [fn.decoders.image_slice, fn.experimental.decoders.image_slice])
+def test_image_slice_positional_inputs(encoded, op):
+    anchors = [np.array([0.1, 0.2], np.float32), np.array([0.5, 0.0], np.float32),
+               np.array([0.0, 0.6], np.float32)]
+    shapes = [np.array([0.5, 0.3], np.float32), np.array([0.4, 1.0], np.float32),
+              np.array([1.0, 0.25], np.float32)]
+    files = encoded["png"]
+    it = iter([(files, anchors, shapes)])
+    batch = next(it)
+
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def p():
+        d = fn.external_source(source=lambda: batch[0])
+        a = fn.external_source(source=lambda: batch[1])
+        s = fn.external_source(source=lambda: batch[2])
+        return op(d, a, s)
+
+    (out,) = p().run()
+    for k in range(3):
+        ref = slice_ref(encoded["raw"][k], [float(v) for v in np.float64(anchors[k])],
+                        [float(v) for v in np.float64(shapes[k])])
+        np.testing.assert_array_equal(np.array(out[k]), ref)
+        assert out.layout() == "HWC"
+
+
+def test_image_slice_named_arguments_and_int_inputs(encoded):
+    (out,), = run_feed(lambda d: fn.decoders.image_slice(d, start=[3, 4], shape=[20, 10]),
+                       [encoded["jpeg"]], layout=None)
+    for o, r in zip(out, encoded["pil"]):
+        np.testing.assert_array_equal(o, r[4:14, 3:23])
+    (out,), = run_feed(lambda d: fn.decoders.image_slice(d, rel_start=[0.5, 0.25],
+                                                         rel_end=[1.0, 0.75], axis_names="HW"),
+                       [encoded["png"]], layout=None)
+    for o, r in zip(out, encoded["raw"]):
+        h, w = r.shape[:2]
+        np.testing.assert_array_equal(
+            o, r[round_half_away(0.5 * h):h, round_half_away(0.25 * w):round_half_away(0.75 * w)])
+
+
+def test_image_slice_bad_arguments(encoded):
+    with pytest.raises(sluice.SluiceError, match="decoders.image_slice.*out of bounds"):
+        run_feed(lambda d: fn.decoders.image_slice(d, start=[0, 0], shape=[1000, 10]),
+                 [encoded["png"]], layout=None)
+    with pytest.raises(sluice.SluiceError, match="mutually exclusive"):
+        run_feed(lambda d: fn.decoders.image_slice(d, start=[0, 0], rel_start=[0.1, 0.1],
+                                                   shape=[1, 1]), [encoded["png"]], layout=None)
+    with pytest.raises(sluice.SluiceError, match="channels must be kept whole"):
+        run_feed(lambda d: fn.decoders.image_slice(d, start=[0], shape=[1], axis_names="C"),
+                 [encoded["png"]], layout=None)
+
+
+def test_experimental_decoder_aliases_match(encoded):
+    def both(d):
+        return (fn.decoders.image(d), fn.experimental.decoders.image(d),
+                fn.decoders.image_random_crop(d, seed=7),
+                fn.experimental.decoders.image_random_crop(d, seed=7))
+
+    (a, b, c, e), = run_feed(both, [encoded["jpeg"]], layout=None)
+    for k in range(3):
+        np.testing.assert_array_equal(a[k], encoded["pil"][k])
+        np.testing.assert_array_equal(b[k], a[k])
+        np.testing.assert_array_equal(e[k], c[k])
+    assert "Alias of decoders.image" in fn.experimental.decoders.image.__doc__
+
+
+# ---- resize_crop_mirror ----------------------------------------------------------------------
+
+def rcm_ref(img, size, crop, px=0.5, py=0.5, mirror=0, antialias=True):
+    """PIL's bilinear resize (antialiased, as PIL always is) to size (h, w), then crop and
+    flip."""
+    r = np.asarray(Image.fromarray(img).resize((size[1], size[0]), Image.BILINEAR))
+    y0, x0 = dali_anchor(py, size[0], crop[0]), dali_anchor(px, size[1], crop[1])
+    r = r[y0:y0 + crop[0], x0:x0 + crop[1]]
+    return r[:, ::-1] if mirror else r
+
+
+@pytest.mark.parametrize("op", [fn.resize_crop_mirror, fn.fast_resize_crop_mirror])
+def test_resize_crop_mirror_against_pil(op):
+    imgs = [photo(40, 60, 4), photo(60, 40, 5), photo(33, 33, 6)]
+    aa = op is fn.resize_crop_mirror
+    mirrors = [np.int32(1), np.int32(0), np.int32(1)]
+    it = iter([mirrors])
+    m = next(it)
+
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def p():
+        d = fn.external_source(source=lambda: imgs, layout="HWC")
+        mir = fn.external_source(source=lambda: m)
+        return op(d, resize_x=30, resize_y=20, crop=(10, 12), crop_pos_x=0.2, crop_pos_y=0.9,
+                  mirror=mir)
+
+    (out,) = p().run()
+    for k, img in enumerate(imgs):
+        o = np.array(out[k])
+        assert o.shape == (10, 12, 3)
+        if aa:  # PIL antialiases when downscaling, as resize_crop_mirror does by default
+            ref = rcm_ref(img, (20, 30), (10, 12), 0.2, 0.9, int(mirrors[k]))
+            assert np.abs(o.astype(int) - ref).max() <= 1
+        # the unfused chain: resize, crop, flip
+    (chain,), = run_feed(
+        lambda d: fn.flip(fn.crop(fn.resize(d, resize_x=30, resize_y=20, antialias=aa),
+                                  crop=(10, 12), crop_pos_x=0.2, crop_pos_y=0.9),
+                          horizontal=1), [imgs])
+    (fused,), = run_feed(
+        lambda d: op(d, resize_x=30, resize_y=20, crop=(10, 12), crop_pos_x=0.2, crop_pos_y=0.9,
+                     mirror=1), [imgs])
+    for f, c in zip(fused, chain):
+        assert np.abs(f.astype(int) - c).max() <= 1
+
+
+def test_resize_crop_mirror_dali_cpu_usage_and_float():
+    data = [np.random.default_rng(0).integers(0, 255, (10, 20, 3), dtype=np.uint8)
+            for _ in range(2)]
+    for op in (fn.resize_crop_mirror, fn.fast_resize_crop_mirror):
+        (out,), = run_feed(lambda d: op(d, crop=[5, 5], resize_shorter=10), [data])
+        for o, d in zip(out, data):
+            # resize_shorter=10 keeps a 10 x 20 image as is; the central 5 x 5 window
+            np.testing.assert_array_equal(o, d[3:8, 8:13])  # anchors round(2.5), round(7.5)
+    f = [d.astype(np.float32) / 3 for d in data]
+    (out,), = run_feed(lambda d: fn.resize_crop_mirror(d, size=(20, 40), crop=(6, 8),
+                                                       interp_type=types.INTERP_NN), [f])
+    for o, d in zip(out, f):
+        up = np.repeat(np.repeat(d, 2, axis=0), 2, axis=1)
+        np.testing.assert_allclose(o, up[7:13, 16:24])
+
+
+def test_resize_crop_mirror_bad_arguments():
+    data = [np.zeros((10, 20, 3), np.uint8)]
+    with pytest.raises(sluice.SluiceError, match="resize_crop_mirror.*out of bounds"):
+        run_feed(lambda d: fn.resize_crop_mirror(d, resize_x=8, resize_y=8, crop=(9, 9)),
+                 [data])
+    with pytest.raises(sluice.SluiceError, match="Exactly one method"):
+        run_feed(lambda d: fn.resize_crop_mirror(d, crop=(4, 4)), [data])
+
+
+# ---- paste -----------------------------------------------------------------------------------
+
+def paste_ref(img, ratio, fill, px=0.5, py=0.5, min_canvas=0.0):
+    h, w, c = img.shape
+    nh = max(int(np.float32(ratio) * np.float32(h)), int(min_canvas))
+    nw = max(int(np.float32(ratio) * np.float32(w)), int(min_canvas))
+    out = np.empty((nh, nw, c), np.uint8)
+    out[:] = np.broadcast_to(np.asarray(fill, np.uint8), (c,))
+    y = int(np.float32(py) * np.float32(nh - h))
+    x = int(np.float32(px) * np.float32(nw - w))
+    out[y:y + h, x:x + w] = img
+    return out
+
+
+def test_paste_against_numpy():
+    imgs = [photo(10, 20, 1), photo(7, 3, 2), photo(0, 5, 3)]
+    for kw in [dict(ratio=2.0, fill_value=0), dict(ratio=1.7, fill_value=(10, 20, 30),
+                                                   paste_x=0.1, paste_y=1.0),
+               dict(ratio=1.0, fill_value=5, min_canvas_size=25.0, paste_x=0.0)]:
+        (out,), = run_feed(lambda d: fn.paste(d, **kw), [imgs])
+        for o, img in zip(out, imgs):
+            ref = paste_ref(img, kw["ratio"], kw["fill_value"], kw.get("paste_x", 0.5),
+                            kw.get("paste_y", 0.5), kw.get("min_canvas_size", 0.0))
+            np.testing.assert_array_equal(o, ref)
+
+
+def test_paste_bad_arguments():
+    imgs = [photo(10, 20, 1)]
+    with pytest.raises(sluice.SluiceError, match="paste.*ratio of less than 1"):
+        run_feed(lambda d: fn.paste(d, ratio=0.5, fill_value=0), [imgs])
+    with pytest.raises(sluice.SluiceError, match="fill_value has 2 values"):
+        run_feed(lambda d: fn.paste(d, ratio=2.0, fill_value=(1, 2)), [imgs])
+    with pytest.raises(sluice.SluiceError, match="n_channels"):
+        run_feed(lambda d: fn.paste(d, ratio=2.0, fill_value=0),
+                 [[np.zeros((4, 4, 1), np.uint8)]])
+    with pytest.raises(TypeError):
+        fn.paste(fn.external_source(source=lambda: imgs), fill_value=0)  # ratio is required
+
+
+# ---- erase -----------------------------------------------------------------------------------
+
+def erase_ref(img, layout, axes, anchor, shape, fill):
+    """DALI's own model: regions of len(axes) values each, other axes whole."""
+    out = img.copy()
+    n = len(axes)
+    for r in range(len(anchor) // n):
+        sl = [slice(None)] * img.ndim
+        for k, ax in enumerate(axes):
+            a, s = anchor[r * n + k], shape[r * n + k]
+            sl[ax] = slice(max(0, int(a)), max(0, int(a + s)))
+        out[tuple(sl)] = fill
+    return out
+
+
+@pytest.mark.parametrize("layout,shape_,names,axes,anchor,eshape,fill", [
+    ("HWC", (60, 80, 3), "HW", None, (4, 10), (40, 50), 0),
+    ("HWC", (60, 80, 3), "HW", None, (4, 2, 3, 4), (50, 10, 10, 50), -1),
+    ("HWC", (60, 80, 3), "HW", None, (4, 2, 3, 4), (50, 10, 10, 50), (118, 185, 0)),
+    ("HWC", (60, 80, 3), "H", None, (4, 15), (7, 8), 0),
+    ("HWC", (60, 80, 3), "W", None, (4, 15), (7, 8), 0),
+    ("HWC", (60, 80, 3), None, (0, 1), (4, 10), (40, 50), 0),
+    ("HWC", (60, 80, 3), None, (1,), (4, 15), (7, 8), 0),
+    ("DHWC", (10, 60, 80, 3), "DHW", None, (2, 4, 15), (3, 7, 8), 0),
+    ("XYZ", (60, 80, 3), "XY", None, (4, 10), (40, 50), -1),
+    ("HWC", (60, 80, 3), "HW", None, (50, 70), (40, 50), 7),  # clipped at the far edges
+])
+def test_erase_against_model(layout, shape_, names, axes, anchor, eshape, fill):
+    rng = np.random.default_rng(1)
+    data = [rng.random(shape_, dtype=np.float32) for _ in range(3)]
+    kw = dict(anchor=anchor, shape=eshape, fill_value=fill)
+    if names:
+        kw["axis_names"] = names
+    else:
+        kw["axes"] = axes
+    ax = [layout.index(c) for c in names] if names else list(axes)
+    (out,), = run_feed(lambda d: fn.erase(d, **kw), [data], layout=layout)
+    for o, d in zip(out, data):
+        np.testing.assert_array_equal(o, erase_ref(d, layout, ax, anchor, eshape,
+                                                   np.asarray(fill, np.float32)))
+
+
+def test_erase_normalized_and_centered():
+    rng = np.random.default_rng(2)
+    data = [rng.integers(0, 255, (60, 80, 3), dtype=np.uint8) for _ in range(2)]
+    ref = [erase_ref(d, "HWC", [0, 1], (4, 10), (40, 50), 0) for d in data]
+    for na, ns in [(True, True), (True, False), (False, True)]:
+        a = (4 / 60.0, 10 / 80.0) if na else (4, 10)
+        s = (40 / 60.0, 50 / 80.0) if ns else (40, 50)
+        (out,), = run_feed(lambda d: fn.erase(d, anchor=a, shape=s, axis_names="HW",
+                                              normalized_anchor=na, normalized_shape=ns), [data])
+        for o, r in zip(out, ref):
+            np.testing.assert_array_equal(o, r)
+    (out,), = run_feed(lambda d: fn.erase(d, anchor=(24, 35), shape=(40, 50), axis_names="HW",
+                                          centered_anchor=True), [data])
+    for o, r in zip(out, ref):
+        np.testing.assert_array_equal(o, r)
+    # DALI's cpu-only smoke usage: rows 18..24 of a 20-row image erased
+    small = [rng.integers(0, 255, (10, 20, 3), dtype=np.uint8) for _ in range(2)]
+    (out,), = run_feed(lambda d: fn.erase(d, anchor=[0.3], axis_names="H", normalized_anchor=True,
+                                          shape=[0.1], normalized_shape=True), [small])
+    for o, d in zip(out, small):
+        np.testing.assert_array_equal(o, erase_ref(d, "HWC", [0], (3,), (1,), 0))
+
+
+def test_erase_bad_arguments():
+    data = [np.zeros((6, 8, 3), np.uint8)]
+    with pytest.raises(sluice.SluiceError, match="erase.*anchor has 3 values and shape 2"):
+        run_feed(lambda d: fn.erase(d, anchor=(1, 2, 3), shape=(1, 2), axis_names="HW"), [data])
+    with pytest.raises(sluice.SluiceError, match="erase.*fill_value has 2 values"):
+        run_feed(lambda d: fn.erase(d, anchor=(1, 2), shape=(1, 2), fill_value=(1, 2)), [data])
+    with pytest.raises(sluice.SluiceError, match="erase.*axis"):
+        run_feed(lambda d: fn.erase(d, anchor=(1,), shape=(1,), axis_names="D"), [data])
