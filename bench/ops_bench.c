@@ -88,6 +88,8 @@ static const bench_case cases[] = {
     {"erase", "u8 two 50x50 boxes", IN_U8, 1,
      "anchor=[10,20,100,120];shape=[50,50,50,50];axis_names=\"HW\""},
     {"paste", "u8 ratio 1.5, fill 0", IN_U8, 1, "ratio=1.5;fill_value=[0]"},
+    {"gaussian_blur", "u8 window 5", IN_U8, 1, "window_size=[5]"},
+    {"laplacian", "u8 window 3", IN_U8, 1, "window_size=[3]"},
     {"resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,
      "resize_shorter=256;crop=[224,224];mirror=1"},
     {"fast_resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,

@@ -376,3 +376,84 @@ def test_erase_bad_arguments():
         run_feed(lambda d: fn.erase(d, anchor=(1, 2), shape=(1, 2), fill_value=(1, 2)), [data])
     with pytest.raises(sluice.SluiceError, match="erase.*axis"):
         run_feed(lambda d: fn.erase(d, anchor=(1,), shape=(1,), axis_names="D"), [data])
+
+
+# ---- gaussian_blur and laplacian (against OpenCV) --------------------------------------------
+
+cv2 = pytest.importorskip("cv2")
+
+
+@pytest.mark.parametrize("kw,ksize,sigma", [
+    (dict(window_size=5), (5, 5), (1.1, 1.1)),  # sigma = (r - 1) * 0.3 + 0.8
+    (dict(sigma=1.5), (11, 11), (1.5, 1.5)),
+    (dict(sigma=(0.8, 2.0)), (13, 7), (0.8, 2.0)),  # (H, W) order; cv2's ksize is (W, H)
+    (dict(sigma=1.2, window_size=7), (7, 7), (1.2, 1.2)),
+])
+def test_gaussian_blur_against_opencv(kw, ksize, sigma):
+    rng = np.random.default_rng(3)
+    imgs = [rng.integers(0, 255, (31, 47, 3), dtype=np.uint8),
+            rng.integers(0, 255, (5, 9, 3), dtype=np.uint8)]
+    (out,), = run_feed(lambda d: fn.gaussian_blur(d, **kw), [imgs])
+    (outf,), = run_feed(lambda d: fn.gaussian_blur(d, dtype=types.FLOAT, **kw), [imgs])
+    for o, of, img in zip(out, outf, imgs):
+        ref = cv2.GaussianBlur(img.astype(np.float32), ksize, sigmaX=sigma[1], sigmaY=sigma[0],
+                               borderType=cv2.BORDER_REFLECT_101)
+        assert o.dtype == np.uint8 and of.dtype == np.float32
+        np.testing.assert_allclose(of, ref, atol=1e-3)
+        assert np.abs(o.astype(float) - ref).max() <= 0.5 + 1e-3
+
+
+def test_gaussian_blur_layouts_and_bad_arguments():
+    rng = np.random.default_rng(4)
+    chw = [rng.random((2, 12, 14), dtype=np.float32)]
+    (out,), = run_feed(lambda d: fn.gaussian_blur(d, window_size=3), [chw], layout="CHW")
+    for c in range(2):
+        ref = cv2.GaussianBlur(chw[0][c], (3, 3), 0.8, borderType=cv2.BORDER_REFLECT_101)
+        np.testing.assert_allclose(out[0][c], ref, atol=1e-5)
+    fhwc = [rng.random((3, 8, 9, 1), dtype=np.float32)]
+    (out,), = run_feed(lambda d: fn.gaussian_blur(d, sigma=1.0), [fhwc], layout="FHWC")
+    for f in range(3):
+        ref = cv2.GaussianBlur(fhwc[0][f, :, :, 0], (7, 7), 1.0, borderType=cv2.BORDER_REFLECT_101)
+        np.testing.assert_allclose(out[0][f, :, :, 0], ref, atol=1e-5)
+    with pytest.raises(sluice.SluiceError, match="gaussian_blur.*sigma or window_size"):
+        run_feed(lambda d: fn.gaussian_blur(d), [chw], layout="CHW")
+    with pytest.raises(sluice.SluiceError, match="gaussian_blur.*odd"):
+        run_feed(lambda d: fn.gaussian_blur(d, window_size=4), [chw], layout="CHW")
+    with pytest.raises(sluice.SluiceError, match="gaussian_blur.*sigma has 3 values"):
+        run_feed(lambda d: fn.gaussian_blur(d, sigma=(1, 2, 3)), [chw], layout="CHW")
+
+
+@pytest.mark.parametrize("ksize", [3, 5, 7])
+def test_laplacian_against_opencv(ksize):
+    rng = np.random.default_rng(5)
+    imgs = [rng.integers(0, 255, (23, 37, 3), dtype=np.uint8),
+            rng.integers(0, 255, (9, 6, 1), dtype=np.uint8)]
+    (out,), = run_feed(lambda d: fn.laplacian(d, window_size=ksize), [imgs])
+    (outf,), = run_feed(lambda d: fn.laplacian(d, window_size=ksize, dtype=types.FLOAT), [imgs])
+    for o, of, img in zip(out, outf, imgs):
+        ref = cv2.Laplacian(img.astype(np.float32), cv2.CV_32F, ksize=ksize,
+                            borderType=cv2.BORDER_REFLECT_101).reshape(img.shape)
+        np.testing.assert_allclose(of, ref, rtol=1e-5, atol=1e-2)
+        ref8 = cv2.Laplacian(img, -1, ksize=ksize,
+                             borderType=cv2.BORDER_REFLECT_101).reshape(img.shape)
+        assert np.abs(o.astype(int) - ref8).max() <= 1
+
+
+def test_laplacian_scale_normalized_smoothing():
+    rng = np.random.default_rng(6)
+    img = [rng.random((16, 20, 1), dtype=np.float32)]
+    (a,), = run_feed(lambda d: fn.laplacian(d, window_size=5, normalized_kernel=True), [img])
+    ref = cv2.Laplacian(img[0][..., 0], cv2.CV_32F, ksize=5, borderType=cv2.BORDER_REFLECT_101)
+    # each partial has windows 5 + 5 over 2 axes: 2^-(10 - 2 - 2) = 1/64
+    np.testing.assert_allclose(a[0][..., 0], ref / 64, rtol=1e-5, atol=1e-5)
+    (b,), = run_feed(lambda d: fn.laplacian(d, window_size=3, scale=(2.0, 0.5)), [img])
+    dyy = cv2.Sobel(img[0][..., 0], cv2.CV_32F, 0, 2, ksize=3, borderType=cv2.BORDER_REFLECT_101)
+    dxx = cv2.Sobel(img[0][..., 0], cv2.CV_32F, 2, 0, ksize=3, borderType=cv2.BORDER_REFLECT_101)
+    np.testing.assert_allclose(b[0][..., 0], 2.0 * dyy + 0.5 * dxx, rtol=1e-5, atol=1e-4)
+    (c,), = run_feed(lambda d: fn.laplacian(d, window_size=3, smoothing_size=1), [img])
+    k1 = cv2.Laplacian(img[0][..., 0], cv2.CV_32F, ksize=1, borderType=cv2.BORDER_REFLECT_101)
+    np.testing.assert_allclose(c[0][..., 0], k1, rtol=1e-5, atol=1e-5)
+    with pytest.raises(sluice.SluiceError, match="laplacian.*scale.*normalized_kernel"):
+        run_feed(lambda d: fn.laplacian(d, scale=2.0, normalized_kernel=True), [img])
+    with pytest.raises(sluice.SluiceError, match="laplacian"):
+        run_feed(lambda d: fn.laplacian(d, window_size=1), [img])
