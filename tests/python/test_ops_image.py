@@ -457,3 +457,85 @@ def test_laplacian_scale_normalized_smoothing():
         run_feed(lambda d: fn.laplacian(d, scale=2.0, normalized_kernel=True), [img])
     with pytest.raises(sluice.SluiceError, match="laplacian"):
         run_feed(lambda d: fn.laplacian(d, window_size=1), [img])
+
+
+# ---- noise.* (statistics, and exact reproducibility per seed) --------------------------------
+
+def run_seeded(build, batches, seed, layout="HWC"):
+    it = iter(batches)
+
+    @pipeline_def(batch_size=len(batches[0]), num_threads=3, device_id=None, seed=seed,
+                  prefetch_queue_depth=2)
+    def p():
+        return build(fn.external_source(source=lambda: next(it), layout=layout))
+
+    pipe = p()
+    return [[np.array(t) for t in pipe.run()[0]] for _ in batches]
+
+
+def test_noise_gaussian_statistics_and_reproducibility():
+    data = [np.full((64, 64, 3), 100.0, np.float32), np.full((50, 40, 1), -3.0, np.float32)]
+    build = lambda d: fn.noise.gaussian(d, mean=2.0, stddev=5.0)  # noqa: E731
+    a = run_seeded(build, [data, data], seed=11)
+    b = run_seeded(build, [data, data], seed=11)
+    c = run_seeded(build, [data, data], seed=12)
+    for it in range(2):
+        for k in range(2):
+            np.testing.assert_array_equal(a[it][k], b[it][k])
+            assert not np.array_equal(a[it][k], c[it][k])
+            noise = a[it][k] - data[k]
+            assert abs(noise.mean() - 2.0) < 0.2 and abs(noise.std() - 5.0) < 0.2
+    assert not np.array_equal(a[0][0], a[1][0])  # a new draw every iteration
+    u8 = [np.full((100, 100, 3), 250, np.uint8)]
+    (out,), = run_feed(lambda d: fn.noise.gaussian(d, stddev=10.0), [u8])
+    assert out[0].dtype == np.uint8 and out[0].max() == 255  # saturated, not wrapped
+    assert abs(out[0][out[0] < 255].astype(float).mean() - 250) < 10
+
+
+def test_noise_shot_statistics():
+    for factor in (0.5, 20.0):
+        data = [np.full((200, 200, 1), 60.0, np.float32)]
+        (out,), = run_feed(lambda d: fn.noise.shot(d, factor=factor, seed=3), [data])
+        o = out[0]
+        # Poisson(60 / factor) * factor: mean 60, variance 60 * factor, multiples of factor
+        assert abs(o.mean() - 60) < 0.02 * 60
+        assert abs(o.var() / (60 * factor) - 1) < 0.05
+        np.testing.assert_allclose(np.round(o / factor) * factor, o, atol=1e-3)
+    u8 = [np.arange(256, dtype=np.uint8).reshape(16, 16, 1)]
+    (out,), = run_feed(lambda d: fn.noise.shot(d, factor=0.0), [u8])
+    np.testing.assert_array_equal(out[0], u8[0])
+    (out,), = run_feed(lambda d: fn.noise.shot(d), [[np.zeros((8, 8, 3), np.uint8)]])
+    np.testing.assert_array_equal(out[0], 0)  # Poisson(0) is 0
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_noise_salt_and_pepper_statistics(per_channel):
+    data = [np.full((200, 150, 3), 128, np.uint8)]
+    (out,), = run_feed(lambda d: fn.noise.salt_and_pepper(d, prob=0.2, salt_vs_pepper=0.25,
+                                                          per_channel=per_channel, seed=5),
+                       [data])
+    o = out[0]
+    assert set(np.unique(o)) <= {0, 128, 255}
+    salt, pepper = (o == 255), (o == 0)
+    assert abs(salt.mean() - 0.05) < 0.005 and abs(pepper.mean() - 0.15) < 0.01
+    same = (o[..., 0] == o[..., 1]) & (o[..., 1] == o[..., 2])
+    if per_channel:
+        assert not same.all()
+    else:
+        assert same.all()
+    f = [np.zeros((100, 100), np.float32)]
+    (out,), = run_feed(lambda d: fn.noise.salt_and_pepper(d, prob=0.5, salt_val=7.0), [f],
+                       layout="")
+    assert set(np.unique(out[0])) <= {0.0, 7.0, -1.0}
+    assert abs((out[0] != 0).mean() - 0.5) < 0.03
+
+
+def test_noise_dali_cpu_usage_and_bad_arguments():
+    data = [np.random.default_rng(0).integers(0, 255, (10, 20, 3), dtype=np.uint8)] * 2
+    for op in (fn.noise.gaussian, fn.noise.shot, fn.noise.salt_and_pepper):
+        (out,), = run_feed(lambda d: op(d), [data])
+        assert out[0].shape == (10, 20, 3) and out[0].dtype == np.uint8
+    with pytest.raises(sluice.SluiceError, match="noise.gaussian.*stddev"):
+        run_feed(lambda d: fn.noise.gaussian(d, stddev=-1.0), [data])
+    with pytest.raises(sluice.SluiceError, match="noise.salt_and_pepper.*prob"):
+        run_feed(lambda d: fn.noise.salt_and_pepper(d, prob=1.5), [data])
