@@ -93,6 +93,7 @@ static const bench_case cases[] = {
     {"noise.gaussian", "u8 stddev 10", IN_U8, 1, "stddev=10"},
     {"noise.shot", "u8 factor 20", IN_U8, 1, "factor=20"},
     {"noise.salt_and_pepper", "u8 prob 0.05", IN_U8, 1, "prob=0.05"},
+    {"jpeg_compression_distortion", "quality 50", IN_U8, 1, "quality=50"},
     {"resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,
      "resize_shorter=256;crop=[224,224];mirror=1"},
     {"fast_resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,

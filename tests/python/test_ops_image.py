@@ -539,3 +539,37 @@ def test_noise_dali_cpu_usage_and_bad_arguments():
         run_feed(lambda d: fn.noise.gaussian(d, stddev=-1.0), [data])
     with pytest.raises(sluice.SluiceError, match="noise.salt_and_pepper.*prob"):
         run_feed(lambda d: fn.noise.salt_and_pepper(d, prob=1.5), [data])
+
+
+# ---- jpeg_compression_distortion (against OpenCV's encode + decode) --------------------------
+
+@pytest.mark.parametrize("quality", [1, 10, 50, 95])
+def test_jpeg_compression_distortion_against_opencv(quality):
+    imgs = [photo(37, 53, 7), photo(64, 48, 8), photo(16, 16, 9)]
+    (out,), = run_feed(lambda d: fn.jpeg_compression_distortion(d, quality=quality), [imgs])
+    for o, img in zip(out, imgs):
+        ok, enc = cv2.imencode(".jpg", img[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, quality])
+        ref = cv2.imdecode(enc, cv2.IMREAD_COLOR)[..., ::-1]
+        assert o.shape == img.shape and o.dtype == np.uint8
+        diff = np.abs(o.astype(int) - ref)
+        assert diff.max() <= 1 and diff.mean() < 0.05, (diff.max(), diff.mean())
+        if quality <= 10:
+            assert np.abs(o.astype(int) - img).mean() > 2  # it really distorts
+
+
+def test_jpeg_compression_distortion_default_gray_and_bad_input():
+    rng = np.random.default_rng(0)
+    data = [rng.integers(0, 255, (10, 20, 3), dtype=np.uint8) for _ in range(2)]
+    (out,), = run_feed(lambda d: fn.jpeg_compression_distortion(d, quality=10), [data])
+    assert out[0].shape == (10, 20, 3)
+    gray = [photo(20, 30, 1)[..., :1].copy()]
+    (out,), = run_feed(lambda d: fn.jpeg_compression_distortion(d), [gray])
+    ok, enc = cv2.imencode(".jpg", gray[0][..., 0], [cv2.IMWRITE_JPEG_QUALITY, 50])
+    ref = cv2.imdecode(enc, cv2.IMREAD_GRAYSCALE)
+    assert np.abs(out[0][..., 0].astype(int) - ref).max() <= 1
+    with pytest.raises(sluice.SluiceError, match="jpeg_compression_distortion.*uint8"):
+        run_feed(lambda d: fn.jpeg_compression_distortion(d), [[np.zeros((4, 4, 3), np.float32)]])
+    with pytest.raises(sluice.SluiceError, match="jpeg_compression_distortion.*channels"):
+        run_feed(lambda d: fn.jpeg_compression_distortion(d), [[np.zeros((4, 4, 2), np.uint8)]])
+    with pytest.raises(sluice.SluiceError, match="quality"):
+        run_feed(lambda d: fn.jpeg_compression_distortion(d, quality=0), [data])
