@@ -573,3 +573,106 @@ def test_jpeg_compression_distortion_default_gray_and_bad_input():
         run_feed(lambda d: fn.jpeg_compression_distortion(d), [[np.zeros((4, 4, 2), np.uint8)]])
     with pytest.raises(sluice.SluiceError, match="quality"):
         run_feed(lambda d: fn.jpeg_compression_distortion(d, quality=0), [data])
+
+
+# ---- water, sphere, jitter, grid_mask --------------------------------------------------------
+
+def warp_nn_ref(img, mapping, fill=0):
+    """NumPy model of a mapped NN warp: output pixel centre (x, y) reads the input pixel
+    containing mapping(x, y); outside: fill."""
+    h, w = img.shape[:2]
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64) + 0.5
+    sx, sy = mapping(x, y)
+    xi, yi = np.floor(sx).astype(np.int64), np.floor(sy).astype(np.int64)
+    inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+    out = np.full(img.shape, fill, img.dtype)
+    out[inside] = img[yi[inside], xi[inside]]
+    return out
+
+
+def mostly_equal(a, b, frac=0.002):
+    """Equal but for rare pixels whose source lies on a pixel edge (float32 vs float64)."""
+    bad = np.any(a != b, axis=-1).mean()
+    assert bad <= frac, bad
+
+
+def test_water_against_model():
+    imgs = [photo(60, 80, 1), photo(33, 47, 2)]
+    kw = dict(ampl_x=4.0, ampl_y=7.0, freq_x=0.2, freq_y=0.05, phase_x=0.3, phase_y=1.0,
+              fill_value=17.0)
+    (out,), = run_feed(lambda d: fn.water(d, **kw), [imgs])
+    for o, img in zip(out, imgs):
+        ref = warp_nn_ref(img, lambda x, y: (x + 4.0 * np.sin(0.2 * y + 0.3),
+                                             y + 7.0 * np.cos(0.05 * x + 1.0)), 17)
+        mostly_equal(o, ref)
+    (dflt,), = run_feed(lambda d: fn.water(d), [imgs])  # DALI's defaults: 10, 2 pi / 128
+    ref = warp_nn_ref(imgs[0], lambda x, y: (x + 10 * np.sin(0.049087 * y),
+                                             y + 10 * np.cos(0.049087 * x)))
+    mostly_equal(dflt[0], ref)
+    (lin,), = run_feed(lambda d: fn.water(d, interp_type=types.INTERP_LINEAR, ampl_x=0.0,
+                                          ampl_y=0.0), [imgs])
+    np.testing.assert_array_equal(lin[0], imgs[0])  # no displacement: the identity
+    (off,), = run_feed(lambda d: fn.water(d, mask=0), [imgs])
+    np.testing.assert_array_equal(off[1], imgs[1])
+
+
+def test_sphere_against_model():
+    imgs = [photo(40, 64, 3), photo(51, 37, 4)]
+    fimgs = [i.astype(np.float32) for i in imgs]
+    (out,), = run_feed(lambda d: fn.sphere(d, fill_value=5.0), [imgs])
+    (fout,), = run_feed(lambda d: fn.sphere(d, fill_value=5.0), [fimgs])
+    for o, img in zip(out + fout, imgs + fimgs):
+        h, w = img.shape[:2]
+        cx, cy, r = w / 2, h / 2, min(w, h) / 2
+
+        def m(x, y):
+            dx, dy = x - cx, y - cy
+            d = np.sqrt((dx / r) ** 2 + (dy / r) ** 2)
+            return dx * d + cx, dy * d + cy
+
+        mostly_equal(o, warp_nn_ref(img, m, 5))
+    with pytest.raises(sluice.SluiceError, match="sphere.*INTERP_CUBIC"):
+        run_feed(lambda d: fn.sphere(d, interp_type=types.INTERP_CUBIC), [imgs])
+
+
+def test_jitter_moves_pixels_within_neighbourhood_reproducibly():
+    img = np.arange(30 * 40, dtype=np.int64).reshape(30, 40)
+    data = [np.stack([img % 256, img // 256, np.zeros_like(img)], -1).astype(np.uint8)]
+    a = run_seeded(lambda d: fn.jitter(d, nDegree=3, fill_value=255), [data], seed=1)[0][0]
+    b = run_seeded(lambda d: fn.jitter(d, nDegree=3, fill_value=255), [data], seed=1)[0][0]
+    c = run_seeded(lambda d: fn.jitter(d, nDegree=3, fill_value=255), [data], seed=2)[0][0]
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    src = a[..., 0].astype(np.int64) + 256 * a[..., 1].astype(np.int64)
+    filled = a[..., 2] == 255
+    sy, sx = src // 40, src % 40
+    y, x = np.mgrid[0:30, 0:40]
+    assert np.all(np.abs(sy - y)[~filled] <= 1) and np.all(np.abs(sx - x)[~filled] <= 1)
+    assert (sx != x)[~filled].mean() > 0.5  # most pixels moved (2 of 3 offsets are nonzero)
+    assert filled.any() and not filled[1:-1, 1:-1].any()  # fill only at the borders
+    (same,), = run_feed(lambda d: fn.jitter(d, nDegree=1), [data])
+    np.testing.assert_array_equal(same[0], data[0])
+
+
+def grid_model(w, h, tile, ratio, angle, d, sx=0.0, sy=0.0):
+    """DALI's test model of the kept pixels (d > 0 shrinks, d < 0 grows them)."""
+    ca, sa, b = np.cos(angle), np.sin(angle), tile * ratio
+    j, i = np.mgrid[0:h, 0:w].astype(np.float64)
+    i, j = i - sx, j - sy
+    x, y = i * ca - j * sa, i * sa + j * ca
+    return ((x + d) % tile > b + 2 * d) | ((y + d) % tile > b + 2 * d)
+
+
+@pytest.mark.parametrize("tile,ratio,angle,shift", [(20, 0.5, 0.0, (0, 0)),
+                                                    (51, 0.38158387, 2.6810782, (0, 0)),
+                                                    (16, 0.3, -0.7, (5.0, -3.0))])
+def test_grid_mask_against_model(tile, ratio, angle, shift):
+    img = np.full((90, 120, 3), 200, np.uint8)
+    (out,), = run_feed(lambda d: fn.grid_mask(d, tile=tile, ratio=ratio, angle=angle,
+                                              shift_x=shift[0], shift_y=shift[1]), [[img]])
+    o = out[0]
+    black = ~grid_model(120, 90, tile, ratio, angle, -0.1, *shift)
+    kept = grid_model(120, 90, tile, ratio, angle, 0.1, *shift)
+    assert not o[black].any()
+    np.testing.assert_array_equal(o[kept], img[kept])
+    assert black.any() and kept.any()
