@@ -99,6 +99,8 @@ static const bench_case cases[] = {
     {"jitter", "nDegree 2, NN", IN_U8, 1, "nDegree=2"},
     {"water", "defaults, NN", IN_U8, 1, ""},
     {"sphere", "defaults, NN", IN_U8, 1, ""},
+    {"roi_random_crop", "crop 100x100 around a 50x50 ROI", IN_U8, 1,
+     "crop_shape=[100,100,3];roi_start=[20,20,0];roi_shape=[50,50,3]"},
     {"resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,
      "resize_shorter=256;crop=[224,224];mirror=1"},
     {"fast_resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,

@@ -676,3 +676,50 @@ def test_grid_mask_against_model(tile, ratio, angle, shift):
     assert not o[black].any()
     np.testing.assert_array_equal(o[kept], img[kept])
     assert black.any() and kept.any()
+
+
+# ---- roi_random_crop ---------------------------------------------------------------------------
+
+def roi_crops(n_iter=40, seed=9, **kw):
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=seed)
+    def p():
+        return fn.roi_random_crop(**kw)
+
+    pipe = p()
+    return np.array([[np.array(t) for t in pipe.run()[0]] for _ in range(n_iter)]).reshape(-1, 2)
+
+
+def test_roi_random_crop_placement_rules():
+    # ROI (10..20, 10..12) vs crop 4 x 4: axis 0 window inside the ROI, axis 1 around it
+    starts = roi_crops(crop_shape=[4, 4], roi_start=[10, 10], roi_end=[20, 12],
+                       in_shape=[100, 100])
+    assert starts.dtype == np.int64
+    assert set(starts[:, 0]) == set(range(10, 17))  # s .. s + r - c, every value drawn
+    assert set(starts[:, 1]) == set(range(8, 11))   # s + r - c .. s
+    # bounded by in_shape: ROI at the edge, crop larger than the ROI
+    starts = roi_crops(crop_shape=[6, 6], roi_start=[0, 97], roi_shape=[2, 3],
+                       in_shape=[50, 100])
+    assert set(starts[:, 0]) == set(range(0, 1)) and set(starts[:, 1]) == {94}
+    # unbounded: may leave the data
+    starts = roi_crops(crop_shape=[6, 6], roi_start=[0, 0], roi_shape=[2, 2])
+    assert starts.min() == -4 and starts.max() == 0
+    a = roi_crops(seed=1, crop_shape=[4, 4], roi_start=[10, 10], roi_end=[30, 30])
+    b = roi_crops(seed=1, crop_shape=[4, 4], roi_start=[10, 10], roi_end=[30, 30])
+    np.testing.assert_array_equal(a, b)
+
+
+def test_roi_random_crop_with_input_dali_usage_and_errors():
+    shape = [10, 20, 3]
+    data = [np.zeros(shape, np.uint8)] * 2
+    for _ in range(5):
+        (o,), = run_feed(lambda d: fn.roi_random_crop(
+            d, crop_shape=[x // 2 for x in shape], roi_start=[x // 4 for x in shape],
+            roi_shape=[x // 2 for x in shape]), [data])
+        for s in o:  # ROI == crop: the window is the ROI
+            np.testing.assert_array_equal(s, [2, 5, 0])
+    with pytest.raises(sluice.SluiceError, match="roi_random_crop.*not both"):
+        roi_crops(crop_shape=[4, 4], roi_start=[0, 0], roi_end=[5, 5], roi_shape=[5, 5])
+    with pytest.raises(sluice.SluiceError, match="roi_random_crop.*bigger than the input"):
+        roi_crops(crop_shape=[40, 4], roi_start=[0, 0], roi_shape=[5, 5], in_shape=[30, 30])
+    with pytest.raises(sluice.SluiceError, match="roi_random_crop.*out of bounds"):
+        roi_crops(crop_shape=[4, 4], roi_start=[0, 28], roi_shape=[5, 5], in_shape=[30, 30])
