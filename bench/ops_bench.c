@@ -101,6 +101,7 @@ static const bench_case cases[] = {
     {"sphere", "defaults, NN", IN_U8, 1, ""},
     {"roi_random_crop", "crop 100x100 around a 50x50 ROI", IN_U8, 1,
      "crop_shape=[100,100,3];roi_start=[20,20,0];roi_shape=[50,50,3]"},
+    {"multi_paste", "2 inputs, 224x224 canvas", IN_U8, 2, "output_size=[224,224]"},
     {"resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,
      "resize_shorter=256;crop=[224,224];mirror=1"},
     {"fast_resize_crop_mirror", "shorter 256, crop 224, mirror", IN_U8, 1,

@@ -723,3 +723,57 @@ def test_roi_random_crop_with_input_dali_usage_and_errors():
         roi_crops(crop_shape=[40, 4], roi_start=[0, 0], roi_shape=[5, 5], in_shape=[30, 30])
     with pytest.raises(sluice.SluiceError, match="roi_random_crop.*out of bounds"):
         roi_crops(crop_shape=[4, 4], roi_start=[0, 28], roi_shape=[5, 5], in_shape=[30, 30])
+
+
+# ---- multi_paste -------------------------------------------------------------------------------
+
+def test_multi_paste_in_ids_against_model():
+    rng = np.random.default_rng(12)
+    imgs = [rng.integers(1, 255, (12, 16, 3), dtype=np.uint8) for _ in range(3)]
+    kw = dict(in_ids=[2, 0], in_anchors=[1, 2, 0, 0], shapes=[5, 6, 4, 4],
+              out_anchors=[0, 0, 3, 5], output_size=[9, 11], dtype=types.FLOAT)
+    (out,), = run_feed(lambda d: fn.multi_paste(d, **kw), [imgs])
+    ref = np.zeros((9, 11, 3), np.float32)
+    ref[0:5, 0:6] = imgs[2][1:6, 2:8]
+    ref[3:7, 5:9] = imgs[0][0:4, 0:4]  # the later region overwrites
+    for o in out:
+        assert o.dtype == np.float32
+        np.testing.assert_array_equal(o, ref)
+
+
+def test_multi_paste_inputs_mode_relative_and_defaults():
+    rng = np.random.default_rng(13)
+    a = [rng.integers(1, 255, (8, 8, 1), dtype=np.uint8) for _ in range(2)]
+    b = [rng.integers(1, 255, (4, 4, 1), dtype=np.uint8) for _ in range(2)]
+    it = iter([(a, b)])
+    batch = next(it)
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def p():
+        x = fn.external_source(source=lambda: batch[0], layout="HWC")
+        y = fn.external_source(source=lambda: batch[1], layout="HWC")
+        return fn.multi_paste(x, y, output_size=[10, 10], out_anchors_rel=[0.0, 0.0, 0.5, 0.6])
+
+    (out,) = p().run()
+    for k in range(2):
+        ref = np.zeros((10, 10, 1), np.uint8)
+        ref[0:8, 0:8] = a[k]
+        ref[5:9, 6:10] = b[k]
+        np.testing.assert_array_equal(np.array(out[k]), ref)
+
+
+def test_multi_paste_dali_usage_and_errors():
+    data = [np.random.default_rng(0).integers(0, 255, (10, 20, 3), dtype=np.uint8)
+            for _ in range(2)]
+    (out,), = run_feed(lambda d: fn.multi_paste(d, in_ids=np.array([0, 1]),
+                                                output_size=[10, 20, 3]), [data])
+    for o in out:  # whole images pasted at (0, 0), the second over the first
+        np.testing.assert_array_equal(o, data[1])
+    with pytest.raises(sluice.SluiceError, match="multi_paste.*out of bounds"):
+        run_feed(lambda d: fn.multi_paste(d, in_ids=[0], out_anchors=[5, 5],
+                                          output_size=[10, 20]), [data])
+    with pytest.raises(sluice.SluiceError, match="multi_paste.*in_ids"):
+        run_feed(lambda d: fn.multi_paste(d, in_ids=[0, 7], output_size=[10, 20]), [data])
+    ragged = [np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)]
+    with pytest.raises(sluice.SluiceError, match="multi_paste.*output_size"):
+        run_feed(lambda d: fn.multi_paste(d, in_ids=[0]), [ragged])
