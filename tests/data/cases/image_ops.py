@@ -14,6 +14,12 @@ Independent reference:
 - noise: the identity settings (stddev 0, factor 0, prob 0) exactly; statistics are checked by
   tests/python/test_ops_image.py.
 - jpeg_compression_distortion: cv2.imencode + cv2.imdecode at the quality; within 1.
+- grid_mask: DALI's per-pixel grid test in float64 NumPy (exact away from square edges, which
+  the images avoid: tile and angle 0 put every edge between pixels).
+- water, sphere with zero displacement (amplitudes 0 / mask 0): the identity; jitter with
+  nDegree 1: the identity.
+- roi_random_crop with the ROI equal to the crop: the ROI's start (no draw).
+- multi_paste: a NumPy canvas with the regions pasted in order.
 """
 import io
 
@@ -130,3 +136,34 @@ def make(out, rng):
         refs.append(cv2.imdecode(enc, cv2.IMREAD_COLOR)[..., ::-1].copy())
     (Case(out, "jpeg_compression_distortion", "jpeg_compression_distortion", {"quality": 30})
      .input(imgs, "HWC").expect(refs, max_abs=1, layout="HWC").save())
+
+    # grid_mask, angle 0, tile 8, ratio 0.5: zero where (x % 8 < 4) and (y % 8 < 4)
+    refs = []
+    for im in imgs:
+        h, w = im.shape[:2]
+        y, x = np.mgrid[0:h, 0:w]
+        o = im.copy()
+        o[((x % 8) < 4) & ((y % 8) < 4)] = 0
+        refs.append(o)
+    (Case(out, "grid_mask", "grid_mask", {"tile": 8, "ratio": 0.5})
+     .input(imgs, "HWC").expect(refs, layout="HWC").save())
+    (Case(out, "water_flat", "water", {"ampl_x": 0.0, "ampl_y": 0.0, "interp_type":
+                                       "INTERP_LINEAR"})
+     .input(imgs, "HWC").expect(imgs, layout="HWC").save())
+    (Case(out, "sphere_masked", "sphere", {"mask": 0})
+     .input(imgs, "HWC").expect(imgs, layout="HWC").save())
+    (Case(out, "jitter_degree_1", "jitter", {"nDegree": 1})
+     .input(imgs, "HWC").expect(imgs, layout="HWC").save())
+    (Case(out, "roi_random_crop_roi_is_crop", "roi_random_crop",
+          {"crop_shape": [10, 12, 3], "roi_start": [3, 4, 0], "roi_shape": [10, 12, 3]})
+     .input(imgs, "HWC").expect([np.int64([3, 4, 0])] * len(imgs)).save())
+    refs = []
+    for k in range(len(imgs)):
+        o = np.zeros((30, 40, 3), np.uint8)
+        o[0:10, 0:12] = imgs[2][5:15, 6:18]
+        o[20:30, 30:40] = imgs[0][0:10, 0:10]
+        refs.append(o)
+    (Case(out, "multi_paste", "multi_paste",
+          {"in_ids": [2, 0], "in_anchors": [5, 6, 0, 0], "shapes": [10, 12, 10, 10],
+           "out_anchors": [0, 0, 20, 30], "output_size": [30, 40]})
+     .input(imgs, "HWC").expect(refs, layout="HWC").save())
