@@ -523,7 +523,7 @@ def test_noise_salt_and_pepper_statistics(per_channel):
         assert not same.all()
     else:
         assert same.all()
-    f = [np.zeros((100, 100), np.float32)]
+    f = [np.zeros((100, 100, 1), np.float32)]  # empty layout: channels last
     (out,), = run_feed(lambda d: fn.noise.salt_and_pepper(d, prob=0.5, salt_val=7.0), [f],
                        layout="")
     assert set(np.unique(out[0])) <= {0.0, 7.0, -1.0}
