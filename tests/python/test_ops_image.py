@@ -777,3 +777,36 @@ def test_multi_paste_dali_usage_and_errors():
     ragged = [np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)]
     with pytest.raises(sluice.SluiceError, match="multi_paste.*output_size"):
         run_feed(lambda d: fn.multi_paste(d, in_ids=[0]), [ragged])
+
+
+# ---- empty samples and empty batches -----------------------------------------------------------
+
+EMPTY_CASES = [
+    (lambda d: fn.resize_crop_mirror(d, resize_x=4, resize_y=4, crop=(2, 2)), "fails"),
+    (lambda d: fn.paste(d, ratio=2.0, fill_value=3), (0, 10, 3)),
+    (lambda d: fn.erase(d, anchor=(1, 1), shape=(2, 2)), (0, 5, 3)),
+    (lambda d: fn.gaussian_blur(d, sigma=1.0), (0, 5, 3)),
+    (lambda d: fn.laplacian(d), (0, 5, 3)),
+    (lambda d: fn.noise.gaussian(d), (0, 5, 3)),
+    (lambda d: fn.noise.shot(d), (0, 5, 3)),
+    (lambda d: fn.noise.salt_and_pepper(d), (0, 5, 3)),
+    (lambda d: fn.jpeg_compression_distortion(d), (0, 5, 3)),
+    (lambda d: fn.grid_mask(d), (0, 5, 3)),
+    (lambda d: fn.water(d), (0, 5, 3)),
+    (lambda d: fn.sphere(d), (0, 5, 3)),
+    (lambda d: fn.jitter(d), (0, 5, 3)),
+    (lambda d: fn.multi_paste(d, in_ids=[0], output_size=[0, 5]), (0, 5, 3)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(EMPTY_CASES)))
+def test_zero_sized_samples(k):
+    build, expect = EMPTY_CASES[k]
+    data = [np.zeros((0, 5, 3), np.uint8), photo(6, 7, 1)]
+    if expect == "fails":  # resizing nothing into something is refused, naming the sample
+        with pytest.raises(sluice.SluiceError, match="sample 0"):
+            run_feed(build, [data])
+        return
+    (out,), = run_feed(build, [data])
+    assert out[0].shape == expect
+    assert out[1].ndim == 3
