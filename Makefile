@@ -4,8 +4,13 @@
 #                       (RelWithDebInfo with assertions on, warnings are errors)
 #   make check          build, then run ctest in build/
 #   make test           lint, check, then the ASan+UBSan build (build-asan/: labels unit ops exec
-#                       cli gpu-emulated), the TSan build (build-tsan/: label exec) and a short
-#                       fuzz of every fuzz target (test-fuzz); what CI runs
+#                       cli gpu-emulated), the TSan build (build-tsan/: label exec), a short
+#                       fuzz of every fuzz target (test-fuzz) and `pip install .` into a fresh
+#                       virtual environment (test-pip); what CI runs
+#   make test-pip       `pip install --no-build-isolation .` into a fresh `python3 -m venv
+#                       --system-site-packages` (offline), then the installed package, its
+#                       `sluice` command and a C program against its library used from outside
+#                       the tree (tests/install_pip.sh; pip's CMake build is kept in build-pip/)
 #   make test-asan / make test-tsan   one sanitizer configuration alone
 #   make fuzz           build the libFuzzer targets of tests/fuzz with clang into build-fuzz/
 #                       (ASan+UBSan, no CUDA), then run each FUZZ_SECONDS (60) on its corpus in
@@ -102,7 +107,7 @@ FORMAT_FILES = $(shell find src include cli tests/c tests/fuzz python/sluice/_sl
                  2>/dev/null | sort)
 
 .PHONY: all setup configure build check test test-asan test-tsan test-repeat lint format format-check \
-        install docs demo bench bench-ops clean fuzz fuzz-build test-fuzz
+        install docs demo bench bench-ops clean fuzz fuzz-build test-fuzz test-pip
 
 all: build
 
@@ -118,7 +123,7 @@ build: configure
 check: build
 	cd $(BUILD_DIR) && $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-test: setup lint check test-asan test-tsan test-fuzz
+test: setup lint check test-asan test-tsan test-fuzz test-pip
 
 test-asan: setup
 	$(CMAKE) -S . -B $(ASAN_DIR) $(ASAN_ARGS) -DSLUICE_SANITIZE=address,undefined
@@ -134,6 +139,10 @@ test-tsan: setup
 	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
 	cd $(TSAN_DIR) && $(SAN_RUN) $(CTEST) --output-on-failure -j $(JOBS) \
 	    -L '^exec$$' $(CTEST_ARGS)
+
+# After `check` (its test tree, build/testtree, is what the C program reads), or alone.
+test-pip: setup
+	PYTHON=$(PYTHON) SLUICE_CUDA=$(SLUICE_CUDA) tests/install_pip.sh . $(wildcard $(BUILD_DIR)/testtree)
 
 fuzz-build: setup
 	$(CMAKE) -S . -B $(FUZZ_DIR) $(FUZZ_ARGS_CMAKE)
@@ -182,4 +191,4 @@ bench-ops: build $(DEMO_DATA)
 	$(PYTHON) bench/ops_ref.py --data $(DEMO_DATA) --json bench/results/ops_ref.json
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR) build-pip

@@ -141,6 +141,9 @@ static const char *constraints(const sl_arg_def *a, char *buf, size_t cap)
         ADD("%s%s", n ? "; " : "", a->choices);
     if (a->flags & SL_ARG_SCALAR_OK)
         ADD("%sor one value", n ? "; " : "");
+    if (a->flags & (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE))
+        ADD("%sor \"auto\": the job's %s", n ? "; " : "",
+            (a->flags & SL_ARG_AUTO_RANK) ? "rank" : "world size");
 #undef ADD
     return buf;
 }

@@ -20,6 +20,9 @@ packages=(
     # generators, references for comparisons, benchmarks
     python3 python3-dev python3-numpy python3-pil python3-opencv python3-pytest python3-torch
     python3-torchvision libjpeg-turbo-progs
+    # the launcher tests run real `mpirun -np 4` jobs (sluice.distributed, "auto" shards);
+    # python3-venv: `make test-pip` installs the package into a fresh virtual environment
+    openmpi-bin python3-venv python3-setuptools python3-wheel python3-pip
     # the chart of bench/run (docs/performance.md)
     python3-matplotlib
     # real photographs used as test data

@@ -57,6 +57,10 @@ typedef enum sl_arg_type {
 #define SL_ARG_OPTIONAL 0x2u  /* no default; may stay unset (sl_ctx_arg_is_set tells) */
 #define SL_ARG_RANGE 0x4u     /* numeric value (each element of a list) within [min, max] */
 #define SL_ARG_SCALAR_OK 0x8u /* a list argument also accepts one scalar (broadcast) */
+/* An SL_ARG_INT argument that also takes the string "auto": the job's rank, or its world size,
+ * from the launcher (sluice/distributed.h), resolved when the pipeline is built. */
+#define SL_ARG_AUTO_RANK 0x10u
+#define SL_ARG_AUTO_WORLD_SIZE 0x20u
 
 typedef struct sl_arg_def {
     const char *name;

@@ -56,6 +56,9 @@ typedef struct sl_feed {
     void *release_ctx;
 } sl_feed;
 
+/* sl_pipeline_options.device_id: the local rank of a distributed job ("auto" in a spec). */
+#define SL_DEVICE_ID_AUTO (-2)
+
 typedef struct sl_pipeline_options {
     int batch_size;           /* samples per iteration (default 1) */
     int num_threads;          /* CPU worker threads (default: the number of CPUs) */
@@ -64,7 +67,9 @@ typedef struct sl_pipeline_options {
      * (default -1): a fresh seed drawn for each pipeline by sl_pipeline_create, as DALI does
      * (sl_pipeline_seed() tells which); give one to make runs reproducible. */
     int64_t seed;
-    int device_id; /* CUDA device, -1 for a CPU-only pipeline (default -1) */
+    /* CUDA device, -1 for a CPU-only pipeline (default -1), SL_DEVICE_ID_AUTO for the job's
+     * local rank (sluice/distributed.h), resolved by sl_pipeline_create. */
+    int device_id;
     /* Sample fusion (default 1): a CPU node whose one output only feeds an SL_OP_SAMPLEWISE
      * consumer runs sample by sample with it, the intermediate sample in per-thread scratch
      * instead of a whole batch (less memory, the sample still in cache). 0 runs every node

@@ -10,6 +10,7 @@
 #include "sluice/registry.h"
 #include "sluice/graph.h"
 #include "sluice/pipeline.h"
+#include "sluice/distributed.h"
 
 #define SLUICE_VERSION_MAJOR 0
 #define SLUICE_VERSION_MINOR 1

@@ -29,6 +29,7 @@ from .errors import (  # noqa: F401
     InvalidArgumentError, MisuseError, NotFoundError, OutOfMemoryError, ReadError, SluiceError,
     UnsupportedError, WorkerError)
 from .external_source import BatchInfo, SampleInfo
+from . import distributed
 from .pipeline import Pipeline, pipeline_def
 from .worker import WorkerInfo, get_worker_info
 from .parallel import WorkerTimeoutError

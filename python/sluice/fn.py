@@ -121,6 +121,9 @@ def _arg_line(a):
         facts.append(f"length {a['min_len']}..{a['max_len'] or 'any'}")
     if a["scalar_ok"]:
         facts.append("or one value")
+    if a.get("auto"):
+        facts.append(f'or "auto": the job\'s {a["auto"].replace("_", " ")} '
+                     f'(sluice.distributed.{a["auto"]}())')
     return f"{a['name']} ({'; '.join(facts)})"
 
 

@@ -37,6 +37,7 @@ import warnings
 import weakref
 
 from . import _sluice
+from . import distributed
 from . import node as _node
 
 _tls = threading.local()
@@ -88,13 +89,30 @@ def _queue_size(prefetch_queue_depth, key):
     return prefetch_queue_depth
 
 
+# sl_pipeline_options.device_id's SL_DEVICE_ID_AUTO ("auto" in a JSON spec)
+_DEVICE_ID_AUTO = -2
+
+
+def _device_arg(device_id):
+    """Pipeline's device_id: None (-1: CPU only), an int, or "auto": the job's local rank
+    (sluice.distributed.local_rank(), resolved now)."""
+    if device_id is None or (not isinstance(device_id, str) and device_id == -1):
+        return None
+    if device_id == "auto" or (not isinstance(device_id, str) and device_id == _DEVICE_ID_AUTO):
+        return distributed.local_rank()
+    if isinstance(device_id, str):
+        raise ValueError(f'Pipeline: device_id must be an int, None or "auto", got {device_id!r}')
+    return int(device_id)
+
+
 class Pipeline:
     """Pipeline(batch_size, num_threads, device_id=None, seed=None, exec_pipelined=True,
     prefetch_queue_depth=2, exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
     batch_size: samples per iteration (required). num_threads: CPU worker threads (-1: one per
     CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
-    (or -1) for a CPU-only pipeline. A pipeline without mixed or gpu nodes never touches CUDA,
+    (or -1) for a CPU-only pipeline; "auto" (sluice's addition): the local rank of the job's
+    launcher (sluice.distributed.local_rank()). A pipeline without mixed or gpu nodes never touches CUDA,
     whatever its device_id. seed: pipeline seed; None (or negative, DALI's older spelling): a
     fresh seed drawn for this pipeline (by the C library, when the pipeline is created at
     build, serialize() or start_py_workers(); serialize() writes it, so a deserialized
@@ -156,7 +174,7 @@ class Pipeline:
             batch_size = max_batch_size
         self._batch_size = -1 if batch_size is None else int(batch_size)
         self._num_threads = -1 if num_threads is None else int(num_threads)
-        self._device_id = None if device_id in (None, -1) else int(device_id)
+        self._device_id = _device_arg(device_id)
         self._seed = None if seed is None or int(seed) < 0 else int(seed)  # None: not fixed
         self._fuse_samples = bool(fuse_samples)
         self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
@@ -319,6 +337,7 @@ class Pipeline:
         if self._cpipe is None:
             self._finalize()
             o = self._options()
+            distributed._register_torch()  # for readers' shard_id/num_shards="auto"
             cpipe = _sluice.Pipeline(self._graph, o)
             for name, spec in self._callbacks.items():  # python_function nodes' functions
                 cpipe.set_callback(name, spec.runner(self, name))
@@ -689,7 +708,7 @@ class Pipeline:
         self._prefetch_queue_depth = o["prefetch_queue_depth"]
         self._depth, self._cpu_queue, self._gpu_queue = _queues(self._prefetch_queue_depth, True)
         self._seed = None if o["seed"] < 0 else o["seed"]
-        self._device_id = None if o["device_id"] == -1 else o["device_id"]
+        self._device_id = _device_arg(o["device_id"])
         self._fuse_samples = o["fuse_samples"]
         self._max_held_bytes = o["max_held_bytes"]
         self._max_sample_bytes = o["max_sample_bytes"]

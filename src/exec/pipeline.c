@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "exec/exec.h"
+#include "sluice/distributed.h"
 
 void sl_pipeline_options_init(sl_pipeline_options *o)
 {
@@ -74,6 +75,13 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
     sl_status st = check_options(o);
     if (st != SL_OK)
         return st;
+    sl_pipeline_options opt = *o;
+    if (opt.device_id == SL_DEVICE_ID_AUTO && (st = sl_distributed_local_rank(&opt.device_id))) {
+        char why[512]; /* sl_last_error()'s buffer is the one being written */
+        snprintf(why, sizeof why, "%s", sl_last_error());
+        return sl__last_error_set(st, "device_id \"auto\" needs the job's local rank: %s", why);
+    }
+    o = &opt;
     sl_pipeline *p = sl__calloc(1, sizeof(*p));
     if (!p || sl__graph_copy(g, &p->graph) != SL_OK) {
         sl__free(p);

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,15 @@ fail:
 static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *val)
 {
     static const char *const where = "\"pipeline\"";
+    if (strcmp(key, "device_id") == 0 && json_is_string(val)) {
+        if (strcmp(json_string_value(val), "auto") != 0)
+            return fail(SL_EINVAL, where,
+                        "\"device_id\" must be an integer or \"auto\", got "
+                        "\"%s\"",
+                        json_string_value(val));
+        o->device_id = SL_DEVICE_ID_AUTO;
+        return SL_OK;
+    }
     if (!json_is_integer(val))
         return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
     char err[128];
@@ -541,7 +551,10 @@ static void put_options(text *t, const sl_pipeline_options *o)
         int64_t v = sl__option_get(o, opt);
         if (opt->if_not_default && v == sl__option_get(&def, opt))
             continue;
-        put(t, "%s    \"%s\": %lld", sep, opt->key, (long long)v);
+        if (opt->offset == offsetof(sl_pipeline_options, device_id) && v == SL_DEVICE_ID_AUTO)
+            put(t, "%s    \"%s\": \"auto\"", sep, opt->key);
+        else
+            put(t, "%s    \"%s\": %lld", sep, opt->key, (long long)v);
         sep = ",\n";
     }
     put(t, "\n  },\n");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "sluice/distributed.h"
 
 const char *sl__vkind_name(sl__vkind k)
 {
@@ -314,6 +315,27 @@ static sl_status coerce_strs(const sl__value *in, const sl_arg_def *def, sl__val
     return st;
 }
 
+static unsigned auto_flags(const sl_arg_def *def)
+{
+    return def->flags & (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE);
+}
+
+/* "auto" for an SL_ARG_AUTO_* argument: the launcher's rank or world size (the rules of
+ * sluice/distributed.h), then the argument's range. */
+static sl_status resolve_auto(const sl__value *in, const sl_arg_def *def, sl__value *out, char *err,
+                              size_t errlen)
+{
+    if (strcmp(in->s, "auto") != 0)
+        return snprintf(err, errlen, "expected an int or \"auto\", got \"%s\"", in->s), SL_EINVAL;
+    sl_distributed d;
+    sl_status st = sl_distributed_info(&d);
+    if (st != SL_OK)
+        return snprintf(err, errlen, "\"auto\" needs the job's launcher: %s", sl_last_error()), st;
+    out->kind = SL__V_INT;
+    out->i = (def->flags & SL_ARG_AUTO_RANK) ? d.rank : d.world_size;
+    return check_range(def, (double)out->i, err, errlen);
+}
+
 static sl_status coerce_scalar(const sl__value *in, const sl_arg_def *def, sl__value *out,
                                char *err, size_t errlen)
 {
@@ -328,6 +350,8 @@ static sl_status coerce_scalar(const sl__value *in, const sl_arg_def *def, sl__v
         out->kind = SL__V_BOOL;
         return SL_OK;
     case SL_ARG_INT:
+        if (in->kind == SL__V_STRING && auto_flags(def))
+            return resolve_auto(in, def, out, err, errlen);
         if (!as_int(in, &out->i))
             return in->kind == SL__V_FLOAT
                        ? (snprintf(err, errlen, "expected int, got %g", in->f), SL_EINVAL)
@@ -351,7 +375,7 @@ bool sl__value_kind_fits(const sl_arg_def *def, const sl__value *v)
     bool scalar_ok = def->flags & SL_ARG_SCALAR_OK;
     switch (def->type) {
     case SL_ARG_BOOL: return k == SL__V_BOOL || k == SL__V_INT;
-    case SL_ARG_INT: return k == SL__V_BOOL || num;
+    case SL_ARG_INT: return k == SL__V_BOOL || num || (k == SL__V_STRING && auto_flags(def));
     case SL_ARG_FLOAT: return num;
     case SL_ARG_STRING:
     case SL_ARG_DTYPE: return k == SL__V_STRING;

@@ -251,7 +251,11 @@ static void check_arg(const sl_op_def *op, int a)
     /* Argument inputs are numeric batches (sl__ctx_check_arg_inputs reads them as numbers). */
     if ((def->flags & SL_ARG_TENSOR) && !is_numeric_type(def->type) && def->type != SL_ARG_BOOL)
         problem(op, name, "SL_ARG_TENSOR on a %s argument", sl_arg_type_name(def->type));
-    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK))
+    unsigned autos = def->flags & (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE);
+    if (autos && (def->type != SL_ARG_INT || autos == (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE)))
+        problem(op, name, "SL_ARG_AUTO_* on a %s argument, or both", sl_arg_type_name(def->type));
+    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK |
+                                 SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE))
         problem(op, name, "unknown flags 0x%x", def->flags);
     check_default(op, a, def);
 }

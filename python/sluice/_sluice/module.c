@@ -2,7 +2,7 @@
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
- * resolve_aliases(), _dlpack_device(), _shm_live().
+ * resolve_aliases(), _dlpack_device(), _shm_live(), _distributed_info(), _distributed_set().
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -54,7 +54,39 @@ static PyObject *set_dtypes(PyObject *module, PyObject *seq)
     Py_RETURN_NONE;
 }
 
+/* _distributed_info() -> (rank, world_size, local_rank, source): sl_distributed_info (the
+ * launcher's environment, or what _distributed_set registered); local_rank -1 when unknown.
+ * Raises NotFoundError when no launcher is found, InvalidArgumentError for a malformed
+ * variable. */
+static PyObject *distributed_info(PyObject *module, PyObject *unused)
+{
+    sl_distributed d;
+    sl_status code = sl_distributed_info(&d);
+    if (code != SL_OK)
+        return slpy_raise_last(PyModule_GetState(module), code);
+    return Py_BuildValue("(iiis)", d.rank, d.world_size, d.local_rank, d.source);
+}
+
+/* _distributed_set(rank, world_size, local_rank, source): sl_distributed_set (world_size 0
+ * forgets the registration). */
+static PyObject *distributed_set(PyObject *module, PyObject *args)
+{
+    int rank, world_size, local_rank;
+    const char *source;
+    if (!PyArg_ParseTuple(args, "iiis:_distributed_set", &rank, &world_size, &local_rank, &source))
+        return NULL;
+    sl_status code = sl_distributed_set(rank, world_size, local_rank, source);
+    if (code != SL_OK)
+        return slpy_raise_last(PyModule_GetState(module), code);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_distributed_info", distributed_info, METH_NOARGS,
+     "_distributed_info() -> (rank, world_size, local_rank, source) from the job's launcher."},
+    {"_distributed_set", distributed_set, METH_VARARGS,
+     "_distributed_set(rank, world_size, local_rank, source): registers the job (world_size 0: "
+     "forgets it)."},
     {"registry", slpy_registry, METH_NOARGS,
      "registry() -> list of dict: every operator of the C registry with its schema."},
     {"version", version, METH_NOARGS, "version() -> str: the library's version."},

@@ -77,6 +77,10 @@ static PyObject *arg_dict(const sl_arg_def *a)
         set_item(d, "doc", PyUnicode_FromString(a->doc ? a->doc : "")) < 0 ||
         set_item(d, "per_sample", PyBool_FromLong(!!(a->flags & SL_ARG_TENSOR))) < 0 ||
         set_item(d, "scalar_ok", PyBool_FromLong(!!(a->flags & SL_ARG_SCALAR_OK))) < 0 ||
+        set_item(d, "auto",
+                 str_or_none((a->flags & SL_ARG_AUTO_RANK)         ? "rank"
+                             : (a->flags & SL_ARG_AUTO_WORLD_SIZE) ? "world_size"
+                                                                   : NULL)) < 0 ||
         set_item(d, "range", range ? Py_BuildValue("(dd)", a->min, a->max) : Py_NewRef(Py_None)) <
             0 ||
         set_item(d, "min_len", PyLong_FromLong(a->min_len)) < 0 ||

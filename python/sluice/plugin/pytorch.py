@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from .. import _sluice
+from .. import distributed
 from .. import types
 from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIterator
 
@@ -242,6 +243,10 @@ class DatasetSource:
 
     def __init__(self, dataset, shuffle=True, seed=0, drop_last=False, shard_id=0,
                  num_shards=1):
+        if shard_id == "auto":  # sluice's addition: the launcher's (sluice.distributed)
+            shard_id = distributed.rank()
+        if num_shards == "auto":
+            num_shards = distributed.world_size()
         if num_shards < 1:
             raise ValueError(f"dataset_source: num_shards must be at least 1, got {num_shards}")
         if not 0 <= shard_id < num_shards:
@@ -290,5 +295,7 @@ def dataset_source(dataset, shuffle=True, seed=0, drop_last=False, shard_id=0, n
     ``len()`` samples it raises StopIteration, so the epoch ends with a smaller last batch.
     A dataset item that is a tuple or list gives one output per element (num_outputs); each
     element must be an array (NumPy, torch CPU tensor, a number; a PIL image converts).
-    The dataset is copied into each worker (fork: copy-on-write; spawn: pickled)."""
+    The dataset is copied into each worker (fork: copy-on-write; spawn: pickled).
+    shard_id="auto" and num_shards="auto" (sluice's addition) take the job's rank and world size
+    from its launcher, as the readers do (sluice.distributed)."""
     return DatasetSource(dataset, shuffle, seed, drop_last, shard_id, num_shards)

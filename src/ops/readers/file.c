@@ -692,18 +692,20 @@ static const sl_arg_def args[] = {
     [ARG_SHARD_ID] = {.name = "shard_id",
                       .type = SL_ARG_INT,
                       .def = "0",
-                      .flags = SL_ARG_RANGE,
+                      .flags = SL_ARG_RANGE | SL_ARG_AUTO_RANK,
                       .min = 0,
                       .max = INT32_MAX,
-                      .doc =
-                          "Which shard this reader reads (its rank), 0 <= shard_id < num_shards."},
+                      .doc = "Which shard this reader reads (its rank), 0 <= shard_id < "
+                             "num_shards. \"auto\": the job's rank, from its launcher "
+                             "(torchrun, MPI, SLURM or torch.distributed)."},
     [ARG_NUM_SHARDS] = {.name = "num_shards",
                         .type = SL_ARG_INT,
                         .def = "1",
-                        .flags = SL_ARG_RANGE,
+                        .flags = SL_ARG_RANGE | SL_ARG_AUTO_WORLD_SIZE,
                         .min = 1,
                         .max = INT32_MAX,
-                        .doc = "Number of shards the data set is split into (the world size)."},
+                        .doc = "Number of shards the data set is split into (the world size). "
+                               "\"auto\": the job's world size, from its launcher."},
     [ARG_STICK_TO_SHARD] = {.name = "stick_to_shard",
                             .type = SL_ARG_BOOL,
                             .def = "false",
