@@ -160,7 +160,9 @@ def test_timeout(method):
     assert res["timeout_error"]  # WorkerTimeoutError: a WorkerError and a TimeoutError
     assert re.fullmatch(r'external_source "src" \(parallel\): timed out after 1 s waiting for '
                         r"iteration 0 \(epoch 0\) \(timeout=1\); still computing: worker 0 "
-                        r"\(pid \d+\)", res["message"])
+                        r"\(pid \d+\)(, worker 1 \(pid \d+\))?", res["message"])
+    # worker 1's sample is quick, but on a loaded machine a spawned worker 1 may still be starting
+    # (so still computing it) when the second passes: the message then names it too, rightly
     assert 0.9 < res["took"] < 3.0
     assert res["then"] == [0, 1]  # the batch stayed pending: the next call delivers it
 
