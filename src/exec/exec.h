@@ -115,6 +115,7 @@ typedef struct sl__node_stat {
     int64_t total_ns;
     int64_t busy_ns;
     int64_t gpu_ns; /* device time of its kernels / copies (CUDA events; 0 when emulated) */
+    atomic_int_fast64_t fallbacks; /* sl_ctx_count_fallback: atomic, not under mu */
 } sl__node_stat;
 
 /* Storage of one intermediate (node, output), shared by the slots (pool.c). */
@@ -275,6 +276,9 @@ void sl__stage_destroy(struct sl_pipeline *p);    /* after them */
 sl_status sl__stage_alloc_mixed(sl_ctx *ctx);
 /* Mixed node, after its CPU work: queue the copies of its outputs to the device. */
 sl_status sl__stage_copy_mixed(sl_ctx *ctx);
+/* Mixed node of an SL_OP_MIXED_GPU op, after its CPU work: queue the copy of its staging and
+ * its run_gpu. */
+sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx);
 /* Gpu node: order after its mixed producers' copies, then run_gpu. */
 sl_status sl__stage_run_gpu(sl_ctx *ctx);
 /* A cpu transfer node reading GPU data (pn->to_host): copy its input to its output, on the

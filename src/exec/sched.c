@@ -234,7 +234,15 @@ static void finish_node(sl__snode *sn, int worker)
 {
     if (sn->p->plan->nodes[sn->node].stage == SL__STAGE_MIXED && !atomic_load(&sn->slot->failed)) {
         sl_ctx ctx = make_ctx(sn, -1, worker);
-        sl__stage_copy_mixed(&ctx);
+        if (ctx.pn->op->flags & SL_OP_MIXED_GPU) {
+            int64_t t0 = sl__now_ns();
+            sl_status st = sl__stage_run_mixed_gpu(&ctx);
+            add_busy(sn, t0);
+            if (st != SL_OK)
+                op_failed(&ctx, st, "run_gpu");
+        } else {
+            sl__stage_copy_mixed(&ctx);
+        }
     }
     complete_node(sn);
 }
