@@ -170,6 +170,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     if (pn->fused_from >= 0)
         complete_node_locked(&sn->slot->nodes[pn->fused_from], end);
     sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
+    p->stats[sn->node].fallbacks += atomic_exchange(&sn->fallbacks, 0);
     sn->done = true;
     sl__pool_node_done_locked(p, sn); /* before the slot can become READY and be reused */
     for (int k = 0; pn->fuse_into < 0 && k < pn->nsucc; k++) { /* fused: released at setup */

@@ -27,14 +27,30 @@
 
 /* The variants the kernels decode exactly (no fallback expected). */
 static const char *const variants[] = {
-    "jpeg_444_q90.jpg",        "jpeg_444_odd_131x97.jpg",     "jpeg_422_q90.jpg",
-    "jpeg_422_odd_97x131.jpg", "jpeg_420_q90.jpg",            "jpeg_420_odd_97x131.jpg",
-    "jpeg_420_odd_301x67.jpg", "jpeg_420_tiny_13x7.jpg",      "jpeg_440_q90.jpg",
-    "jpeg_440_odd_101x75.jpg", "jpeg_411_q90.jpg",            "jpeg_411_odd_75x101.jpg",
-    "jpeg_progressive_420.jpg", "jpeg_progressive_444_odd.jpg", "jpeg_gray.jpg",
-    "jpeg_gray_progressive_odd.jpg", "jpeg_restart_rows_420.jpg", "jpeg_restart_mcu_422.jpg",
-    "jpeg_restart_gray.jpg",   "jpeg_optimized_420.jpg",      "jpeg_q10_420.jpg",
-    "jpeg_q50_422.jpg",        "jpeg_q75_420.jpg",            "jpeg_q100_444.jpg",
+    "jpeg_444_q90.jpg",
+    "jpeg_444_odd_131x97.jpg",
+    "jpeg_422_q90.jpg",
+    "jpeg_422_odd_97x131.jpg",
+    "jpeg_420_q90.jpg",
+    "jpeg_420_odd_97x131.jpg",
+    "jpeg_420_odd_301x67.jpg",
+    "jpeg_420_tiny_13x7.jpg",
+    "jpeg_440_q90.jpg",
+    "jpeg_440_odd_101x75.jpg",
+    "jpeg_411_q90.jpg",
+    "jpeg_411_odd_75x101.jpg",
+    "jpeg_progressive_420.jpg",
+    "jpeg_progressive_444_odd.jpg",
+    "jpeg_gray.jpg",
+    "jpeg_gray_progressive_odd.jpg",
+    "jpeg_restart_rows_420.jpg",
+    "jpeg_restart_mcu_422.jpg",
+    "jpeg_restart_gray.jpg",
+    "jpeg_optimized_420.jpg",
+    "jpeg_q10_420.jpg",
+    "jpeg_q50_422.jpg",
+    "jpeg_q75_420.jpg",
+    "jpeg_q100_444.jpg",
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 
@@ -93,12 +109,10 @@ static void test_variants_equal_cpu(void **state)
         assert_true(d.elements > 0);
     }
     /* every sample went through the kernels */
-    assert_int_equal(fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "RGB", ""),
-                                     2),
-                     0);
-    assert_int_equal(fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "GRAY", ""),
-                                     1),
-                     0);
+    assert_int_equal(
+        fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "RGB", ""), 2), 0);
+    assert_int_equal(
+        fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "GRAY", ""), 1), 0);
 }
 
 /* P6 / P5 file: the pixels after the header (malloc'ed), its size in *w, *h, *c. */
@@ -128,8 +142,8 @@ static void test_variants_equal_pil(void **state)
     static const char *const types[] = {"RGB", "GRAY"};
     static const char *const ext[] = {"rgb.ppm", "gray.pgm"};
     for (int t = 0; t < 2; t++) {
-        char *gs = tu_gpu_spec(files_spec(root, variants, NVARIANTS, NVARIANTS, types[t], ""),
-                               true);
+        char *gs =
+            tu_gpu_spec(files_spec(root, variants, NVARIANTS, NVARIANTS, types[t], ""), true);
         sl_pipeline *p = tu_gpu_build(gs, true);
         free(gs);
         if (sl_pipeline_run(p) != SL_OK)

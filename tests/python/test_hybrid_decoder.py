@@ -52,8 +52,10 @@ def test_mixed_decoder_equals_cpu_and_pil(emulated, output_type, testdata):
         stats = pg.executor_statistics()
         dec = [s for s in stats.values() if s["op"] == "decoders.image"][0]
         assert dec["device"] == "mixed"
-        # CMYK and PNG, in each of the two iterations; every other JPEG went through the kernels
-        assert dec["fallbacks"] == 2 * {len(OTHERS)}, dec
+        # CMYK and PNG, in each iteration run (prefetching runs ahead of the two consumed);
+        # every other JPEG went through the kernels
+        assert dec["iterations"] >= 2
+        assert dec["fallbacks"] == dec["iterations"] * {len(OTHERS)}, dec
         cpu = [s for s in pc.executor_statistics().values() if s["op"] == "decoders.image"][0]
         assert cpu["fallbacks"] == 0
         print("ok")

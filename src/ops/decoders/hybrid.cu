@@ -101,8 +101,7 @@ static SL_HD void idct_islow(const int16_t *coef, const uint16_t *quant, uint8_t
         int64_t tmp3 = z1 + z2 * FIX_0_765366865;
         int64_t tmp0 = (d[0] + d[4]) * ((int64_t)1 << CONST_BITS);
         int64_t tmp1 = (d[0] - d[4]) * ((int64_t)1 << CONST_BITS);
-        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2,
-                tmp12 = tmp1 - tmp2;
+        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2, tmp12 = tmp1 - tmp2;
         int64_t t[4];
         odd_part(d[7], d[5], d[3], d[1], t);
         const int sh = CONST_BITS - PASS1_BITS;
@@ -124,8 +123,7 @@ static SL_HD void idct_islow(const int16_t *coef, const uint16_t *quant, uint8_t
         int64_t tmp3 = z1 + z2 * FIX_0_765366865;
         int64_t tmp0 = ((int64_t)w[0] + w[4]) * ((int64_t)1 << CONST_BITS);
         int64_t tmp1 = ((int64_t)w[0] - w[4]) * ((int64_t)1 << CONST_BITS);
-        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2,
-                tmp12 = tmp1 - tmp2;
+        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2, tmp12 = tmp1 - tmp2;
         int64_t t[4];
         odd_part(w[7], w[5], w[3], w[1], t);
         const int sh = CONST_BITS + PASS1_BITS + 3;
@@ -244,16 +242,16 @@ struct pixel_kernel {
             g = c1;
             b = c2;
             if (h.out_c == 1) { /* rgb_gray_convert */
-                o[0] = (uint8_t)((r * FIX(0.29900) + g * FIX(0.58700) + b * FIX(0.11400) +
-                                  ONE_HALF) >>
-                                 SCALEBITS);
+                o[0] =
+                    (uint8_t)((r * FIX(0.29900) + g * FIX(0.58700) + b * FIX(0.11400) + ONE_HALF) >>
+                              SCALEBITS);
                 return;
             }
         } else { /* ycc_rgb_convert */
             const int64_t cb = c1 - 128, cr = c2 - 128;
             r = clamp255(c0 + (int)((FIX(1.40200) * cr + ONE_HALF) >> SCALEBITS));
-            g = clamp255(c0 + (int)((-FIX(0.34414) * cb + ONE_HALF + -FIX(0.71414) * cr) >>
-                                    SCALEBITS));
+            g = clamp255(c0 +
+                         (int)((-FIX(0.34414) * cb + ONE_HALF + -FIX(0.71414) * cr) >> SCALEBITS));
             b = clamp255(c0 + (int)((FIX(1.77200) * cb + ONE_HALF) >> SCALEBITS));
         }
         o[0] = (uint8_t)(h.bgr ? b : r);

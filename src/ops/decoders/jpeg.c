@@ -621,8 +621,8 @@ static sl_status hybrid_coefs_body(job *j)
         JBLOCK *dst = (JBLOCK *)(void *)(j->out + q->coef_off);
         size_t row = (size_t)q->bw * sizeof(JBLOCK);
         for (int by = 0; by < q->bh; by++) {
-            JBLOCKARRAY rows = c->mem->access_virt_barray((j_common_ptr)c, arrays[k],
-                                                          (JDIMENSION)by, 1, FALSE);
+            JBLOCKARRAY rows =
+                c->mem->access_virt_barray((j_common_ptr)c, arrays[k], (JDIMENSION)by, 1, FALSE);
             memcpy(dst + (size_t)by * (size_t)q->bw, rows[0], row);
         }
     }
