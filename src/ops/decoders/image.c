@@ -32,7 +32,8 @@ static const sl_io_def outputs[] = {
 };
 
 static const char doc[] =
-    "Decodes JPEG and PNG images into HWC uint8 tensors on the CPU.\n"
+    "Decodes JPEG and PNG images into HWC uint8 tensors (on the CPU, or on \"mixed\" to GPU "
+    "memory).\n"
     "\n"
     "The format is detected from each file's first bytes, never from its name; a sample that is "
     "neither JPEG nor PNG, or is corrupt or truncated, fails the iteration with an error naming "
@@ -63,7 +64,16 @@ static const char doc[] =
     "needs more fails its iteration before anything is allocated for it. Images are also at "
     "most 65535 pixels a side and 2^28 pixels in all, and JPEGs at most 256 scans (DALI's "
     "limit too): a progressive file may repeat its scans, and each one is decoded over the "
-    "whole image.";
+    "whole image.\n"
+    "\n"
+    "On `device=\"mixed\"` (with `hybrid`, the default) JPEGs are decoded in two halves: the "
+    "CPU threads only entropy-decode them (libjpeg-turbo's coefficient reader), and kernels "
+    "on the GPU dequantise, run libjpeg's accurate integer IDCT, upsample the chroma as "
+    "libjpeg's fancy upsampler does and convert the color, so the output is byte-identical to "
+    "the CPU decoder's. Samples the kernels cannot decode exactly — PNG, CMYK/YCCK JPEGs, "
+    "`use_fast_idct`, a progressive file with missing scans, coefficients over "
+    "`max_sample_bytes`, a file the coefficient reader rejects — are decoded whole on the CPU "
+    "(same bytes, same errors) and counted in the node's `fallbacks` statistic.";
 
 /* ---- device "mixed": the hybrid decoder's CPU half (hybrid.h) ------------------------------ */
 
