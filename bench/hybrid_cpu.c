@@ -9,8 +9,10 @@
  *   full    what decoders.image does on "cpu" (jpeg.c): RGB, JDCT_ISLOW, fancy upsampling,
  *           rows read into an output buffer, jpeg_abort_decompress after the last row;
  *   hybrid  what the mixed decoder's CPU half does per sample (jpeg.c's sl__jpeg_hybrid_plan in
- *           setup_sample, sl__jpeg_hybrid_coefs in run_sample): the header parsed twice,
- *           jpeg_read_coefficients, and every block copied into a staging buffer.
+ *           setup_sample, sl__jpeg_hybrid_coefs in run_sample): the header parsed twice, then
+ *           a single-scan file decoded in raw-data mode with an IDCT method that copies each
+ *           block into a staging buffer, a multi-scan (progressive) file read with
+ *           jpeg_read_coefficients and its blocks copied.
  * One line of JSON goes to stdout: files, mean megapixels, mean CPU microseconds per image of
  * each, and hybrid / full. Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file
  * fails.
@@ -24,6 +26,8 @@
 #include <time.h>
 
 #include <jpeglib.h>
+
+#include <jpegint.h> /* struct jpeg_inverse_dct, as jpeg.c */
 
 typedef struct file {
     char *path;
@@ -115,6 +119,20 @@ static unsigned char *room(size_t n)
     return buf;
 }
 
+/* The single-scan path's IDCT: the block into the staging (jpeg.c's store_block). */
+static JSAMPARRAY raw_rows[4];
+static size_t comp_off[4], comp_bw[4];
+
+static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR coef,
+                        JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+    int k = ci->component_index;
+    size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
+                (size_t)(output_buf - raw_rows[k]) / DCTSIZE;
+    memcpy(buf + comp_off[k] + (by * comp_bw[k] + output_col / DCTSIZE) * sizeof(JBLOCK), coef,
+           sizeof(JBLOCK));
+}
+
 /* Returns 0 on success. */
 static int decode(const file *f, int hybrid)
 {
@@ -136,7 +154,31 @@ static int decode(const file *f, int hybrid)
     }
     jpeg_mem_src(&c, f->data, (unsigned long)f->size);
     jpeg_read_header(&c, TRUE);
-    if (hybrid) {
+    if (hybrid && !jpeg_has_multiple_scans(&c)) {
+        jpeg_calc_output_dimensions(&c);
+        size_t total = 0;
+        for (int k = 0; k < c.num_components; k++) {
+            comp_off[k] = total;
+            comp_bw[k] = c.comp_info[k].width_in_blocks;
+            total += (size_t)c.comp_info[k].width_in_blocks * c.comp_info[k].height_in_blocks *
+                     sizeof(JBLOCK);
+        }
+        room(total);
+        c.raw_data_out = TRUE;
+        c.out_color_space = c.jpeg_color_space;
+        jpeg_start_decompress(&c);
+        static JSAMPLE dummy[1];
+        static JSAMPROW rows[4][4 * DCTSIZE];
+        for (int k = 0; k < c.num_components; k++) {
+            for (int r = 0; r < 4 * DCTSIZE; r++)
+                rows[k][r] = dummy;
+            raw_rows[k] = rows[k];
+            c.idct->inverse_DCT[k] = store_block;
+        }
+        while (c.output_scanline < c.output_height)
+            jpeg_read_raw_data(&c, raw_rows, (JDIMENSION)(c.max_v_samp_factor * DCTSIZE));
+        jpeg_abort_decompress(&c);
+    } else if (hybrid) {
         jpeg_calc_output_dimensions(&c);
         jvirt_barray_ptr *arrays = jpeg_read_coefficients(&c);
         size_t total = 0;

@@ -29,6 +29,9 @@
 #include <jpeglib.h>
 
 #include <jerror.h> /* after jpeglib.h: the JERR_ and JWRN_ codes */
+/* struct jpeg_inverse_dct, whose per-component method the hybrid decoder replaces (see
+ * store_block): part of the libjpeg ABI since jpeg 6b, installed with the headers */
+#include <jpegint.h>
 
 #include "ops/decoders/codec.h"
 #include "ops/decoders/hybrid.h"
@@ -56,6 +59,7 @@ typedef struct job {
     const char *why; /* why the kernels cannot decode it: SL__HYB_PIXELS */
     size_t bytes;    /* the staging's size */
     size_t cap;      /* the staging's room (out) */
+    JSAMPARRAY raw_rows[SL__HYB_MAX_COMPS]; /* store_block: the rows given jpeg_read_raw_data */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -583,6 +587,52 @@ sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color
     return s;
 }
 
+/* The IDCT method the single-scan path puts in libjpeg's place: it stores the block's
+ * quantised coefficients (natural order, as the entropy decoder left them) into the staging.
+ * decompress_onepass (jdcoefct.c) calls it for every real block of an iMCU row, with the
+ * block's column in output_col (in samples) and output_buf pointing at its first row among the
+ * component's rows that jpeg_read_raw_data was given, so the row of blocks within the iMCU row
+ * is (output_buf - raw_rows[component]) / 8. */
+static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR coef,
+                        JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+    job *j = c->client_data;
+    const sl__hyb_comp *q = &j->head->comp[ci->component_index];
+    size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
+                (size_t)(output_buf - j->raw_rows[ci->component_index]) / DCTSIZE;
+    size_t bx = output_col / DCTSIZE;
+    memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef,
+           sizeof(JBLOCK));
+}
+
+/* A single-scan file: decoded as libjpeg decodes it, an iMCU row at a time with a one-MCU
+ * buffer (jdcoefct.c's decompress_onepass), in raw-data mode (no upsampling nor color
+ * conversion) and with store_block as the IDCT: the CPU pays the entropy decoding and a copy
+ * of each block, and never keeps the whole image's blocks as jpeg_read_coefficients does. */
+static sl_status hybrid_single_scan(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    c->raw_data_out = TRUE;
+    c->out_color_space = c->jpeg_color_space; /* no conversion: raw data */
+    jpeg_start_decompress(c);
+    static JSAMPLE dummy[1]; /* store_block never writes a sample */
+    JSAMPROW rows[SL__HYB_MAX_COMPS][4 * DCTSIZE];
+    int lines = c->max_v_samp_factor * DCTSIZE;
+    for (int k = 0; k < c->num_components; k++) {
+        for (int r = 0; r < 4 * DCTSIZE; r++)
+            rows[k][r] = dummy;
+        j->raw_rows[k] = rows[k];
+        c->idct->inverse_DCT[k] = store_block;
+    }
+    c->client_data = j;
+    while (c->output_scanline < c->output_height) {
+        if (jpeg_read_raw_data(c, j->raw_rows, (JDIMENSION)lines) == 0)
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+    }
+    jpeg_abort_decompress(c);
+    return SL_OK;
+}
+
 /* Reads the coefficients into j->out after the head; a progressive file whose coefficients
  * are incomplete turns the head into SL__HYB_PIXELS (why set). */
 static sl_status hybrid_coefs_body(job *j)
@@ -598,6 +648,21 @@ static sl_status hybrid_coefs_body(job *j)
     c->mem->max_memory_to_use = j->mem->limit > (size_t)LONG_MAX ? LONG_MAX : (long)j->mem->limit;
     j->progress.progress_monitor = on_progress;
     c->progress = &j->progress;
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        if (ci->v_samp_factor > 4 || ci->h_samp_factor > 4)
+            return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
+                                  "JPEG: sampling factor over 4"); /* libjpeg refuses it too */
+    }
+    if (!jpeg_has_multiple_scans(c)) {
+        s = hybrid_single_scan(j);
+        for (int k = 0; s == SL_OK && k < c->num_components; k++) {
+            const jpeg_component_info *ci = &c->comp_info[k];
+            for (int t = 0; t < DCTSIZE2; t++)
+                j->head->comp[k].quant[t] = ci->quant_table->quantval[t];
+        }
+        return s;
+    }
     jvirt_barray_ptr *arrays = jpeg_read_coefficients(c);
     if (c->progressive_mode && c->coef_bits != NULL) {
         for (int k = 0; k < c->num_components; k++) {
