@@ -56,9 +56,9 @@ typedef struct job {
     uint8_t *row; /* one scratch row of output_width pixels, taken once (scratch_row) */
     /* the hybrid decoder's (hybrid.h) */
     sl__hyb_head *head;
-    const char *why; /* why the kernels cannot decode it: SL__HYB_PIXELS */
-    size_t bytes;    /* the staging's size */
-    size_t cap;      /* the staging's room (out) */
+    const char *why;                        /* why the kernels cannot decode it: SL__HYB_PIXELS */
+    size_t bytes;                           /* the staging's size */
+    size_t cap;                             /* the staging's room (out) */
     JSAMPARRAY raw_rows[SL__HYB_MAX_COMPS]; /* store_block: the rows given jpeg_read_raw_data */
 } job;
 
@@ -601,8 +601,7 @@ static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR co
     size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
                 (size_t)(output_buf - j->raw_rows[ci->component_index]) / DCTSIZE;
     size_t bx = output_col / DCTSIZE;
-    memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef,
-           sizeof(JBLOCK));
+    memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef, sizeof(JBLOCK));
 }
 
 /* A single-scan file: decoded as libjpeg decodes it, an iMCU row at a time with a one-MCU
