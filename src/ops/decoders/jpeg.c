@@ -601,6 +601,8 @@ static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR co
     size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
                 (size_t)(output_buf - j->raw_rows[ci->component_index]) / DCTSIZE;
     size_t bx = output_col / DCTSIZE;
+    if (bx >= (size_t)q->bw || by >= (size_t)q->bh) /* never: only real blocks get here */
+        return;
     memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef, sizeof(JBLOCK));
 }
 
