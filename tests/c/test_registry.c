@@ -279,10 +279,9 @@ static void check_op(const sl_op_def *op)
     /* Devices, flags, functions. */
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
-    if (op->flags &
-        ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
-                    SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA | SL_OP_CALLBACK |
-                    SL_OP_MIXED_GPU))
+    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
+                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA |
+                                SL_OP_CALLBACK | SL_OP_MIXED_GPU))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
     /* op.h: an operator finishing its mixed work on the device runs there, with run_gpu */
     if ((op->flags & SL_OP_MIXED_GPU) && !(op->devices & SL_OP_MIXED))
