@@ -16,6 +16,8 @@
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
 
+#include <stdbool.h>
+
 #include "ops/decoders/codec.h"
 #include "sluice/op.h"
 
@@ -76,6 +78,23 @@ sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags
 #define SL__DECODER_SCRATCH 1
 /* A codec scratch function over sl_ctx_scratch_n(ctx, SL__DECODER_SCRATCH, ...). */
 void *sl__decoder_scratch(void *ctx, size_t bytes);
+
+/* Device "mixed" (sl_ctx_staged): the hybrid decoder's CPU half (hybrid.h), shared by the
+ * decoder ops. Per sample, kept from setup_sample to run_sample in the op's iteration data. */
+typedef struct sl__staged {
+    size_t bytes; /* the sample's staging */
+    bool coefs;   /* planned as coefficients */
+} sl__staged;
+/* setup_sample: plans sample i's staging — its JPEG coefficients when `hybrid` and the kernels
+ * decode it exactly, else room for its pixels (out_shape, the output's HWC) — and sizes it.
+ * window: the part of the image the output is (NULL: all of it). */
+sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                   const int64_t out_shape[3], sl__staged *st);
+/* run_sample: fills sample i's staging with its coefficients; *pixels = NULL then. Otherwise
+ * (a fallback, counted when `hybrid`) the head says pixels and *pixels is where the caller
+ * decodes them on the CPU (out_shape bytes), which the kernel copies. */
+sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                 const sl__staged *st, uint8_t **pixels);
 
 static inline int sl__color_channels(sl__color c)
 {

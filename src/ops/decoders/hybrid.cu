@@ -226,7 +226,7 @@ struct pixel_kernel {
             return;
         }
         int64_t y64;
-        const int x = (int)sl__gdivmod(pix, h.width, &y64), y = (int)y64;
+        const int x = (int)sl__gdivmod(pix, h.width, &y64) + h.x0, y = (int)y64 + h.y0;
         const uint8_t *planes = s[i].planes;
         int c0 = upsampled(h.comp[0], planes + h.comp[0].plane_off, x, y);
         if (h.space == SL__HYB_GRAY || (h.space == SL__HYB_YCC && h.out_c == 1)) {

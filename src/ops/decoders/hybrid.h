@@ -54,7 +54,8 @@ typedef struct sl__hyb_comp {
 typedef struct sl__hyb_head {
     uint32_t magic;
     int32_t kind;          /* SL__HYB_* */
-    int32_t width, height; /* the output's */
+    int32_t width, height; /* the output's: the whole image, or the window at (x0, y0) */
+    int32_t x0, y0;
     int32_t out_c;         /* 3 (RGB, BGR) or 1 (GRAY) */
     int32_t bgr;           /* RGB output reversed */
     int32_t space;         /* SL__HYB_GRAY / YCC / RGB */

@@ -75,87 +75,6 @@ static const char doc[] =
     "`max_sample_bytes`, a file the coefficient reader rejects — are decoded whole on the CPU "
     "(same bytes, same errors) and counted in the node's `fallbacks` statistic.";
 
-/* ---- device "mixed": the hybrid decoder's CPU half (hybrid.h) ------------------------------ */
-
-/* Per sample between setup_sample and run_sample (iteration data): its staging's size. */
-typedef struct staged_sample {
-    size_t bytes;
-    bool coefs; /* planned as coefficients (JPEG, hybrid on, decodable by the kernels) */
-} staged_sample;
-
-static bool is_jpeg(const sl_batch *in, int i)
-{
-    const uint8_t *d = sl_batch_sample_data(in, i);
-    return sl_batch_sample_numel(in, i) >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff;
-}
-
-static sl_status setup_staged(sl_ctx *ctx, int i, sl__color color, const int64_t shape[3])
-{
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    staged_sample *ss = (staged_sample *)sl_ctx_iter_data(ctx) + i;
-    unsigned flags;
-    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
-    if (s != SL_OK)
-        return s;
-    ss->bytes = SL__HYB_HEAD_BYTES + (size_t)(shape[0] * shape[1] * shape[2]);
-    ss->coefs = false;
-    if (sl_ctx_arg_bool(ctx, A_HYBRID, i) && is_jpeg(in, i)) {
-        sl__hyb_head head;
-        const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
-        const char *why = NULL;
-        size_t bytes = 0;
-        char err[256];
-        s = sl__jpeg_hybrid_plan(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
-                                 color, flags, &mem, &head, &bytes, &why, err, sizeof err);
-        if (s != SL_OK)
-            return sl_fail(ctx, s, "%s", err);
-        if (head.kind == SL__HYB_COEFS) {
-            ss->bytes = bytes;
-            ss->coefs = true;
-        }
-    }
-    sl_ctx_set_staging(ctx, i, ss->bytes);
-    return SL_OK;
-}
-
-static sl_status run_staged(sl_ctx *ctx, int i)
-{
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const staged_sample *ss = (const staged_sample *)sl_ctx_iter_data(ctx) + i;
-    uint8_t *st = sl_ctx_staging(ctx, i);
-    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
-    sl__color color;
-    unsigned flags;
-    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
-    if (s != SL_OK)
-        return s;
-    if (st == NULL)
-        return sl_fail(ctx, SL_EINTERNAL, "no staging for the sample");
-    bool hybrid = sl_ctx_arg_bool(ctx, A_HYBRID, i);
-    if (ss->coefs) {
-        const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
-        const char *why = NULL;
-        char err[256];
-        s = sl__jpeg_hybrid_coefs(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
-                                  color, flags, &mem, st, ss->bytes, &why, err, sizeof err);
-        if (s == SL_OK && ((const sl__hyb_head *)(void *)st)->kind == SL__HYB_COEFS)
-            return SL_OK;
-        /* anything else (incomplete progressive, or a file libjpeg's coefficient reader
-         * rejects): the CPU decoder decides, as on "cpu" (a file whose EOI is missing decodes
-         * there, and corrupt data fails with its message) */
-    }
-    if (hybrid)
-        sl_ctx_count_fallback(ctx);
-    sl__hyb_head *h = (sl__hyb_head *)(void *)st;
-    memset(h, 0, sizeof(*h));
-    h->magic = SL__HYB_MAGIC;
-    h->kind = SL__HYB_PIXELS;
-    h->height = (int32_t)shape[0];
-    h->width = (int32_t)shape[1];
-    h->out_c = (int32_t)shape[2];
-    return sl__decoder_decode(ctx, i, color, flags, NULL, st + SL__HYB_HEAD_BYTES);
-}
-
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)
 {
@@ -166,7 +85,23 @@ static sl_status setup_sample(sl_ctx *ctx, int i)
         return s;
     int64_t shape[3] = {info.height, info.width, sl__color_channels(color)};
     sl_ctx_set_shape(ctx, 0, i, shape);
-    return sl_ctx_staged(ctx) ? setup_staged(ctx, i, color, shape) : SL_OK;
+    if (!sl_ctx_staged(ctx))
+        return SL_OK;
+    return sl__decoder_setup_staged(ctx, i, sl_ctx_arg_bool(ctx, A_HYBRID, i), NULL, shape,
+                                    (sl__staged *)sl_ctx_iter_data(ctx) + i);
+}
+
+static sl_status run_staged(sl_ctx *ctx, int i)
+{
+    uint8_t *pixels;
+    sl_status s = sl__decoder_run_staged(ctx, i, sl_ctx_arg_bool(ctx, A_HYBRID, i), NULL,
+                                         (const sl__staged *)sl_ctx_iter_data(ctx) + i, &pixels);
+    if (s != SL_OK || pixels == NULL)
+        return s;
+    sl__color color;
+    unsigned flags;
+    s = sl__decoder_options(ctx, i, &color, &flags);
+    return s == SL_OK ? sl__decoder_decode(ctx, i, color, flags, NULL, pixels) : s;
 }
 
 static sl_status run_sample(sl_ctx *ctx, int i)
@@ -216,7 +151,7 @@ const sl_op_def sl_op_decoders_image = {
     .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
     .devices = SL_OP_CPU | SL_OP_MIXED,
     .flags = SL_OP_MIXED_GPU,
-    .iter_bytes_per_sample = sizeof(staged_sample),
+    .iter_bytes_per_sample = sizeof(sl__staged),
     .init = sl__decoder_init,
     .fini = sl__decoder_fini,
     .setup = sl__decoder_setup,
