@@ -10,7 +10,8 @@
  * JPEG, a PNG, a progressive file whose later scans are missing (libjpeg smooths its blocks)
  * — is decoded on the CPU, counted as fallbacks in the node's statistics, with the same bytes;
  * hybrid=false decodes everything on the CPU without counting; a truncated file fails its
- * iteration naming the file, as on "cpu".
+ * iteration naming the file, as on "cpu"; decoders.image_random_crop on "mixed" gives the CPU's
+ * windows (the kernels decode the window; with `size` the CPU decodes and resamples, counted).
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -227,6 +228,46 @@ static void test_fallbacks_counted(void **state)
     free(dir);
 }
 
+/* decoders.image_random_crop on mixed: the window of the kernels' decode; windows are drawn on
+ * the CPU from the node's seed, so both pipelines crop the same ones. With `size` the CPU
+ * decodes and resamples (a fallback per sample). */
+static const char *crop_spec(const char *root, int batch, const char *type, const char *extra)
+{
+    char list[8192];
+    size_t at = 0;
+    for (int k = 0; k < NVARIANTS; k++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"", k ? ", " : "", variants[k]);
+    int len = snprintf(spec, sizeof spec,
+                       "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"seed\": 5},"
+                       " \"nodes\": ["
+                       "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": "
+                       "{\"file_root\": \"%s\", \"files\": [%s], \"random_shuffle\": true, "
+                       "\"seed\": 2}},"
+                       "  {\"name\": \"dec\", \"op\": \"decoders.image_random_crop\", "
+                       "\"device\": \"$MIX\", \"inputs\": [\"reader:0\"], \"args\": "
+                       "{\"output_type\": \"%s\", \"seed\": 11%s}}],"
+                       " \"outputs\": [\"dec\"]}",
+                       batch, root, list, type, extra);
+    assert_true(len > 0 && (size_t)len < sizeof spec);
+    return spec;
+}
+
+static void test_random_crop_equal_cpu(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    /* 6 iterations of 8 over 24 files: two epochs, each file under two windows */
+    tu_diff d = tu_gpu_compare(crop_spec(root, 8, "RGB", ""), 6, 0);
+    assert_true(d.elements > 0);
+    tu_gpu_compare(crop_spec(root, 8, "GRAY", ""), 3, 0);
+    tu_gpu_compare(crop_spec(root, 8, "BGR", ""), 3, 0);
+    assert_int_equal(fallbacks_after(crop_spec(root, 8, "RGB", ""), 3), 0);
+    /* size: resampled on the CPU, every sample a fallback */
+    tu_gpu_compare(crop_spec(root, 8, "RGB", ", \"size\": [40, 48]"), 2, 0);
+    int64_t n = fallbacks_after(crop_spec(root, 8, "RGB", ", \"size\": [40, 48]"), 2);
+    assert_true(n >= 16 && n % 8 == 0);
+}
+
 static void test_corrupt_named(void **state)
 {
     (void)state;
@@ -242,9 +283,8 @@ int main(void)
 {
     tu_gpu_require();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_variants_equal_cpu),
-        cmocka_unit_test(test_variants_equal_pil),
-        cmocka_unit_test(test_fallbacks_counted),
+        cmocka_unit_test(test_variants_equal_cpu), cmocka_unit_test(test_variants_equal_pil),
+        cmocka_unit_test(test_fallbacks_counted),  cmocka_unit_test(test_random_crop_equal_cpu),
         cmocka_unit_test(test_corrupt_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,17 @@ enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
         .name = "use_fast_idct", .type = SL_ARG_BOOL, .def = "false", .doc = SL__DOC_FAST_IDCT     \
     }
 
+/* `hybrid`, of the decoders that have a "mixed" half finished by kernels (hybrid.h). */
+#define SL__ARG_HYBRID_DEF                                                                         \
+    {                                                                                              \
+        .name = "hybrid", .type = SL_ARG_BOOL, .def = "true",                                      \
+        .doc = "Device \"mixed\": decode JPEGs in two halves, the entropy decoding on the CPU "    \
+               "and the rest (dequantisation, IDCT, chroma upsampling, color conversion) on the "  \
+               "GPU, identical to the CPU decoder; what the GPU half cannot do exactly is "        \
+               "decoded on the CPU (counted in the node's statistics as fallbacks). false: "       \
+               "every image is decoded on the CPU and copied. No effect on \"cpu\"."               \
+    }
+
 #define SL__DECODER_ARG_DEFS                                                                       \
     [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF, [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF
 

@@ -56,9 +56,9 @@ typedef struct sl__hyb_head {
     int32_t kind;          /* SL__HYB_* */
     int32_t width, height; /* the output's: the whole image, or the window at (x0, y0) */
     int32_t x0, y0;
-    int32_t out_c;         /* 3 (RGB, BGR) or 1 (GRAY) */
-    int32_t bgr;           /* RGB output reversed */
-    int32_t space;         /* SL__HYB_GRAY / YCC / RGB */
+    int32_t out_c; /* 3 (RGB, BGR) or 1 (GRAY) */
+    int32_t bgr;   /* RGB output reversed */
+    int32_t space; /* SL__HYB_GRAY / YCC / RGB */
     int32_t ncomp;
     uint64_t nblocks;     /* all components' blocks */
     uint64_t plane_bytes; /* device memory of its planes */

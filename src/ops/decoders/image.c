@@ -16,15 +16,7 @@ enum { A_HYBRID = SL__DECODER_NUM_ARGS, NUM_ARGS };
 
 static const sl_arg_def args[NUM_ARGS] = {
     SL__DECODER_ARG_DEFS,
-    [A_HYBRID] = {.name = "hybrid",
-                  .type = SL_ARG_BOOL,
-                  .def = "true",
-                  .doc = "Device \"mixed\": decode JPEGs in two halves, the entropy decoding "
-                         "on the CPU and the rest (dequantisation, IDCT, chroma upsampling, "
-                         "color conversion) on the GPU, identical to the CPU decoder; what the "
-                         "GPU half cannot do exactly is decoded on the CPU (counted in the "
-                         "node's statistics as fallbacks). false: every image is decoded on "
-                         "the CPU and copied. No effect on \"cpu\"."},
+    [A_HYBRID] = SL__ARG_HYBRID_DEF,
 };
 
 static const sl_io_def outputs[] = {
