@@ -630,6 +630,10 @@ static sl_status hybrid_single_scan(job *j)
         if (jpeg_read_raw_data(c, j->raw_rows, (JDIMENSION)lines) == 0)
             return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
     }
+    /* the tables libjpeg latched for the scan (freed by the abort) */
+    for (int k = 0; k < c->num_components; k++)
+        for (int t = 0; t < DCTSIZE2; t++)
+            j->head->comp[k].quant[t] = c->comp_info[k].quant_table->quantval[t];
     jpeg_abort_decompress(c);
     return SL_OK;
 }
@@ -655,15 +659,8 @@ static sl_status hybrid_coefs_body(job *j)
             return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
                                   "JPEG: sampling factor over 4"); /* libjpeg refuses it too */
     }
-    if (!jpeg_has_multiple_scans(c)) {
-        s = hybrid_single_scan(j);
-        for (int k = 0; s == SL_OK && k < c->num_components; k++) {
-            const jpeg_component_info *ci = &c->comp_info[k];
-            for (int t = 0; t < DCTSIZE2; t++)
-                j->head->comp[k].quant[t] = ci->quant_table->quantval[t];
-        }
-        return s;
-    }
+    if (!jpeg_has_multiple_scans(c))
+        return hybrid_single_scan(j);
     jvirt_barray_ptr *arrays = jpeg_read_coefficients(c);
     if (c->progressive_mode && c->coef_bits != NULL) {
         for (int k = 0; k < c->num_components; k++) {
