@@ -1,7 +1,8 @@
 /* src/ops/decoders/hybrid.h: the hybrid JPEG decoder's staging layout (internal; C and CUDA).
  *
  * decoders.image on device "mixed" (SL_OP_MIXED_GPU): per sample, the CPU entropy-decodes the
- * JPEG (libjpeg-turbo's jpeg_read_coefficients) into the sample's pinned staging — a
+ * JPEG (jpeg.c: a single-scan file in libjpeg's raw-data mode with an IDCT method that stores
+ * the blocks, a multi-scan one with jpeg_read_coefficients) into the sample's pinned staging — a
  * sl__hyb_head, then each component's quantised DCT blocks (int16, natural order, rows of
  * blocks) — and the executor copies the batch's staging to the device in one copy; there the
  * kernels (hybrid.cu) dequantise, run libjpeg's accurate integer IDCT (jidctint.c,
@@ -13,8 +14,10 @@
  * A sample the kernels cannot decode exactly is decoded whole on the CPU instead (its staging
  * then holds the head and the pixels, which a kernel copies; counted as a fallback): the rule
  * is sl__jpeg_hybrid_plan's (jpeg.c): PNG, CMYK/YCCK, a color space other than gray, YCbCr
- * and RGB, an IDCT scaling or the fast IDCT, more working memory than max_sample_bytes, and a
- * progressive file whose coefficients are not complete (libjpeg smooths its blocks).
+ * and RGB, an IDCT scaling or the fast IDCT, more working memory than max_sample_bytes, a
+ * progressive file whose coefficients are not complete (libjpeg smooths its blocks), and any
+ * file the coefficient reading fails on (the CPU decode then gives the verdict); and, for
+ * decoders.image_random_crop, a window resampled to `size`.
  */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_H
 #define SLUICE_OPS_DECODERS_HYBRID_H

@@ -264,7 +264,12 @@ static const char doc[] =
     "decoded at the smallest DCT scale of 1/2, 1/4 and 1/8 that keeps the window at least "
     "twice `size` in both extents: most of the downscaling then happens inside the IDCT, "
     "which is much cheaper. The result differs slightly from full-resolution decode + resize "
-    "(tests bound the difference).";
+    "(tests bound the difference).\n"
+    "\n"
+    "On `device=\"mixed\"` (with `hybrid`, the default) JPEGs go through the hybrid decoder of "
+    "decoders.image: entropy decoding on the CPU, the rest in GPU kernels that make only the "
+    "window's pixels, byte-identical to the CPU's window. With `size` the window is decoded "
+    "and resampled on the CPU (counted in the node's `fallbacks` statistic).";
 
 /* DALI's deprecated decoder arguments (no effect there either). */
 static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
