@@ -2,7 +2,8 @@
  * decoders.image and decoders.image_random_crop): the common arguments, which open each op's
  * table (SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT), the whole setup (input check, output
  * declaration), the output_type parsing, the header peek, the decode with the op's error
- * context, and the op state (init / fini): the files known to be whole.
+ * context, the op state (init / fini): the files known to be whole, and on device "mixed" the
+ * hybrid decoder's CPU half (sl__decoder_setup_staged / sl__decoder_run_staged, hybrid.h).
  *
  * Verdicts: a window decode reads the rest of the file too (SL__DECODE_TO_END), so a damaged
  * file fails whichever window an epoch picks — but that costs the entropy decoding of the rows

@@ -1,11 +1,13 @@
 /* src/ops/decoders/jpeg.c: JPEG decoding with libjpeg-turbo.
  *
- * Exports sl__jpeg_peek and sl__jpeg_decode (declared in codec.h). Invariant: libjpeg never
- * prints, exits or returns a half-decoded image: its errors and the warnings that mean lost
- * pixel data (premature end of file, premature end of data segment, bad Huffman/arithmetic code,
- * lost restart marker) longjmp back to `guarded`, which destroys the decompressor and returns
- * the code with libjpeg's own message. Other warnings (extraneous bytes between markers, an
- * unknown Adobe transform or JFIF version, a bad ICC marker) are tolerated, as Pillow does.
+ * Exports sl__jpeg_peek and sl__jpeg_decode (declared in codec.h), and the hybrid decoder's CPU
+ * half, sl__jpeg_hybrid_plan and sl__jpeg_hybrid_coefs (codec.h; the layout in hybrid.h).
+ * Invariant: libjpeg never prints, exits or returns a half-decoded image: its errors and the
+ * warnings that mean lost pixel data (premature end of file, premature end of data segment, bad
+ * Huffman/arithmetic code, lost restart marker) longjmp back to `guarded`, which destroys the
+ * decompressor and returns the code with libjpeg's own message. Other warnings (extraneous bytes
+ * between markers, an unknown Adobe transform or JFIF version, a bad ICC marker) are tolerated, as
+ * Pillow does.
  *
  * Matching Pillow (which links the same libjpeg-turbo): JDCT_ISLOW, fancy upsampling and block
  * smoothing on (libjpeg's defaults, which Pillow keeps), so YCbCr, RGB and grayscale JPEGs are
