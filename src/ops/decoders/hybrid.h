@@ -82,6 +82,10 @@ sl_status sl__hybrid_run_gpu(sl_ctx *ctx);
 #ifdef __cplusplus
 }
 #endif
+/* The field of an op definition that names it (nothing in a build without CUDA). */
+#define SL__HYBRID_RUN_GPU .run_gpu = sl__hybrid_run_gpu,
+#else
+#define SL__HYBRID_RUN_GPU
 #endif
 
 #endif
