@@ -129,6 +129,14 @@ typedef struct sl_arg_alias {
  * Python callable). A JSON spec cannot hold such a function, so a node without one fails to
  * build; Python's serialize() refuses a pipeline holding one. */
 #define SL_OP_CALLBACK 0x80u
+/* On device "mixed", the operator's CPU functions write no outputs: each sample's CPU result goes
+ * to a per-sample staging area of pinned host memory (sized in setup_sample with
+ * sl_ctx_set_staging, written in run_sample through sl_ctx_staging), which the executor copies
+ * to the device in one copy; then run_gpu, on the node's stream, makes the outputs (device
+ * memory) from it (sl_ctx_staging_device). The hybrid JPEG decoder: entropy decoding on the
+ * CPU, the rest in kernels. Without this flag a mixed node's outputs are written on the CPU
+ * into pinned memory and copied as they are. */
+#define SL_OP_MIXED_GPU 0x100u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;
@@ -306,6 +314,20 @@ SL_API int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message);
  * the calling thread; device pointers are host addresses that only emulated kernels and copies
  * (src/cuda/kernel.cuh) may touch — anything else faults, as on a GPU. */
 SL_API bool sl_ctx_gpu_emulated(const sl_ctx *ctx);
+
+/* SL_OP_MIXED_GPU operators on device "mixed" (see there). setup_sample: sample i's staging
+ * takes `bytes` (0 unless called). run_sample: its pinned host memory, 256-byte aligned; run_gpu
+ * may read it on the host too (what run_sample wrote, e.g. a header), and
+ * sl_ctx_staging_device gives its copy on the device, complete before run_gpu's kernels run.
+ * NULL outside such a node. */
+SL_API void sl_ctx_set_staging(sl_ctx *ctx, int sample, size_t bytes);
+/* True in the functions of such a node (the op then writes staging, not outputs, on the CPU). */
+SL_API bool sl_ctx_staged(const sl_ctx *ctx);
+SL_API void *sl_ctx_staging(const sl_ctx *ctx, int sample);
+SL_API const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample);
+/* Counts one sample that the node ran through its fallback rather than its fast path (the
+ * hybrid decoder's CPU decode), in sl_node_stats.fallbacks. Any thread. */
+SL_API void sl_ctx_count_fallback(sl_ctx *ctx);
 
 /* run_batch / run_gpu, which work on the whole batch: the errors sl_fail records from now on
  * name sample `sample` and its source file, as a per-sample function's do (-1: no sample). */

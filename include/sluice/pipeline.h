@@ -247,6 +247,8 @@ typedef struct sl_node_stats {
                          * summed; 0 for CPU nodes and when the GPU is emulated */
     const char *fused_into; /* the node this one runs sample by sample with (its output then
                              * never exists as a batch), NULL when not fused */
+    int64_t fallbacks;      /* samples run through the operator's fallback instead of its fast path
+                             * (decoders.image on mixed: decoded whole on the CPU), summed */
 } sl_node_stats;
 /* Per-node timing of the built pipeline's nodes in execution order (0 <= i < num_nodes). */
 SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);

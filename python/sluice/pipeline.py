@@ -638,8 +638,9 @@ class Pipeline:
 
     def executor_statistics(self):
         """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms, gpu_ms,
-        fused_into)} (gpu_ms: device time of a mixed or gpu node's copies and kernels;
-        fused_into: the node it runs sample by sample with, see fuse_samples, or None)."""
+        fused_into, fallbacks)} (gpu_ms: device time of a mixed or gpu node's copies and kernels;
+        fused_into: the node it runs sample by sample with, see fuse_samples, or None;
+        fallbacks: samples decoders.image on "mixed" decoded whole on the CPU)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
     def graph(self, path=None):

@@ -54,6 +54,7 @@ typedef struct sl__snode {
     node_phase phase;            /* written before the phase's tasks are submitted */
     atomic_int remaining;        /* tasks of the current phase not yet finished */
     atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */
+    atomic_int fallbacks;        /* sl_ctx_count_fallback calls this iteration */
     int64_t t_start;             /* ns, set by the setup task */
     int consumers_left;          /* (mu) consumer nodes of this frame not yet done */
     bool holds;                  /* (mu) its pooled outputs borrow the node's storage */
@@ -114,7 +115,8 @@ typedef struct sl__node_stat {
     int64_t iterations;
     int64_t total_ns;
     int64_t busy_ns;
-    int64_t gpu_ns; /* device time of its kernels / copies (CUDA events; 0 when emulated) */
+    int64_t gpu_ns;    /* device time of its kernels / copies (CUDA events; 0 when emulated) */
+    int64_t fallbacks; /* sl_ctx_count_fallback, added when the node completes an iteration */
 } sl__node_stat;
 
 /* Storage of one intermediate (node, output), shared by the slots (pool.c). */
@@ -275,6 +277,9 @@ void sl__stage_destroy(struct sl_pipeline *p);    /* after them */
 sl_status sl__stage_alloc_mixed(sl_ctx *ctx);
 /* Mixed node, after its CPU work: queue the copies of its outputs to the device. */
 sl_status sl__stage_copy_mixed(sl_ctx *ctx);
+/* Mixed node of an SL_OP_MIXED_GPU op, after its CPU work: queue the copy of its staging and
+ * its run_gpu. */
+sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx);
 /* Gpu node: order after its mixed producers' copies, then run_gpu. */
 sl_status sl__stage_run_gpu(sl_ctx *ctx);
 /* A cpu transfer node reading GPU data (pn->to_host): copy its input to its output, on the

@@ -170,6 +170,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     if (pn->fused_from >= 0)
         complete_node_locked(&sn->slot->nodes[pn->fused_from], end);
     sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
+    p->stats[sn->node].fallbacks += atomic_exchange(&sn->fallbacks, 0);
     sn->done = true;
     sl__pool_node_done_locked(p, sn); /* before the slot can become READY and be reused */
     for (int k = 0; pn->fuse_into < 0 && k < pn->nsucc; k++) { /* fused: released at setup */
@@ -234,7 +235,15 @@ static void finish_node(sl__snode *sn, int worker)
 {
     if (sn->p->plan->nodes[sn->node].stage == SL__STAGE_MIXED && !atomic_load(&sn->slot->failed)) {
         sl_ctx ctx = make_ctx(sn, -1, worker);
-        sl__stage_copy_mixed(&ctx);
+        if (ctx.pn->op->flags & SL_OP_MIXED_GPU) {
+            int64_t t0 = sl__now_ns();
+            sl_status st = sl__stage_run_mixed_gpu(&ctx);
+            add_busy(sn, t0);
+            if (st != SL_OK)
+                op_failed(&ctx, st, "run_gpu");
+        } else {
+            sl__stage_copy_mixed(&ctx);
+        }
     }
     complete_node(sn);
 }

@@ -54,6 +54,12 @@ struct sl__gpunode {
     bool flag_armed;  /* the flag was asked for in the current frame */
     char flag_msg[256];
     gbuf scratch[SL_GPU_UPLOADS];
+    /* mixed nodes of SL_OP_MIXED_GPU ops: the samples' staging, pinned and on the device, and
+     * batch_size + 1 offsets into it; until the allocation, stage_off[i + 1] holds sample i's
+     * bytes (sl_ctx_set_staging), after it the offsets */
+    gbuf staging;
+    size_t *stage_off;
+    int stage_n;
 };
 
 #define CONSUMER_STREAMS 16
@@ -84,6 +90,12 @@ struct sl__gset {
 static bool gpu_stage(const sl__pnode *pn)
 {
     return pn->stage != SL__STAGE_CPU;
+}
+
+/* A mixed node whose op finishes on the device (SL_OP_MIXED_GPU): no pinned outputs. */
+static bool mixed_gpu(const sl__pnode *pn)
+{
+    return pn->stage == SL__STAGE_MIXED && (pn->op->flags & SL_OP_MIXED_GPU);
 }
 
 /* A node's events: its copies' (mixed, to_host) and the timing pair. */
@@ -138,9 +150,14 @@ static sl_status init_set(sl_pipeline *p, struct sl__gset *g)
         int nout = pn->nout;
         if (new_gnode(p, &g->gn[j]) != SL_OK || !(g->outs[j] = new_batches(p, nout, SL_DEVICE_GPU)))
             return SL_ENOMEM;
-        if (pn->stage == SL__STAGE_MIXED &&
-            !(g->host_outs[j] = new_batches(p, nout, SL_DEVICE_PINNED)))
+        if (mixed_gpu(pn)) {
+            g->gn[j]->stage_n = p->opt.batch_size;
+            if (!(g->gn[j]->stage_off = sl__calloc((size_t)p->opt.batch_size + 1, sizeof(size_t))))
+                return SL_ENOMEM;
+        } else if (pn->stage == SL__STAGE_MIXED &&
+                   !(g->host_outs[j] = new_batches(p, nout, SL_DEVICE_PINNED))) {
             return SL_ENOMEM;
+        }
     }
     return SL_OK;
 }
@@ -217,6 +234,8 @@ static void free_gnode(sl__gpu *g, struct sl__gpunode *gn)
         free_gbuf(g, &gn->up[k]);
         free_gbuf(g, &gn->scratch[k]);
     }
+    free_gbuf(g, &gn->staging);
+    sl__free(gn->stage_off);
     sl__free(gn);
 }
 
@@ -267,9 +286,38 @@ void sl__stage_destroy(sl_pipeline *p)
 
 /* ---- node phases -------------------------------------------------------------------------- */
 
+static bool reserve(sl_pipeline *p, gbuf *b, size_t bytes, bool host);
+
+/* SL_OP_MIXED_GPU: device outputs, and the staging laid out from the sizes setup_sample gave. */
+static sl_status alloc_mixed_gpu(sl_ctx *ctx)
+{
+    sl__snode *sn = ctx->sn;
+    struct sl__gpunode *gn = sn->gn;
+    for (int o = 0; o < ctx->pn->nout; o++) {
+        if (sl__batch_alloc(&sn->outs[o]) != SL_OK)
+            return sl_fail(ctx, SL_ENOMEM, "out of GPU memory for output %d (%zu bytes)", o,
+                           sn->outs[o].offsets[sn->outs[o].size]);
+    }
+    int n = sl_ctx_batch_size(ctx);
+    gn->stage_off[0] = 0;
+    for (int i = 0; i < n; i++) {
+        size_t bytes = (gn->stage_off[i + 1] + 255) & ~(size_t)255;
+        if (bytes < gn->stage_off[i + 1] || gn->stage_off[i] + bytes < bytes)
+            return sl_fail(ctx, SL_ENOMEM, "staging of %zu bytes is too large",
+                           gn->stage_off[i + 1]);
+        gn->stage_off[i + 1] = gn->stage_off[i] + bytes;
+    }
+    if (!reserve(ctx->p, &gn->staging, gn->stage_off[n] ? gn->stage_off[n] : 1, true))
+        return sl_fail(ctx, SL_ENOMEM, "out of GPU or pinned memory for %zu bytes of staging",
+                       gn->stage_off[n]);
+    return SL_OK;
+}
+
 sl_status sl__stage_alloc_mixed(sl_ctx *ctx)
 {
     sl__snode *sn = ctx->sn;
+    if (mixed_gpu(ctx->pn))
+        return alloc_mixed_gpu(ctx);
     for (int o = 0; o < ctx->pn->nout; o++) {
         if (sl__batch_alloc(&sn->host_outs[o]) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of pinned host memory for output %d (%zu bytes)", o,
@@ -301,6 +349,59 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
     if (st != SL_OK)
         return sl_fail(ctx, st, "copying the outputs to the GPU: %s", sl__gpu_error_text());
     return SL_OK;
+}
+
+sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx)
+{
+    sl_pipeline *p = ctx->p;
+    struct sl__gpunode *gn = ctx->sn->gn;
+    void *stream = sl__gpu_stream(p->gpu);
+    size_t total = gn->stage_off[sl_ctx_batch_size(ctx)];
+    int prev = sl__gpu_enter(p->gpu);
+    sl__gpu_event_record(gn->t0, stream);
+    sl_status st = sl__gpu_copy(p->gpu, gn->staging.dev, gn->staging.host, total, stream);
+    if (st != SL_OK) {
+        sl__gpu_leave(prev);
+        return sl_fail(ctx, st, "copying the staging to the GPU: %s", sl__gpu_error_text());
+    }
+    ctx->stream = stream;
+    st = ctx->pn->op->run_gpu(ctx);
+    ctx->stream = NULL;
+    gn->timed = sl__gpu_event_record(gn->t1, stream) == SL_OK && st == SL_OK;
+    /* the consumers wait for `copied`: here it follows the kernels, on the compute stream */
+    sl_status rec = sl__gpu_event_record(gn->copied, stream);
+    sl__gpu_leave(prev);
+    if (st == SL_OK && rec != SL_OK)
+        return sl_fail(ctx, rec, "recording an event: %s", sl__gpu_error_text());
+    return st;
+}
+
+bool sl_ctx_staged(const sl_ctx *ctx)
+{
+    return ctx->sn->gn && ctx->sn->gn->stage_off;
+}
+
+void sl_ctx_set_staging(sl_ctx *ctx, int sample, size_t bytes)
+{
+    struct sl__gpunode *gn = ctx->sn->gn;
+    if (gn && gn->stage_off && sample >= 0 && sample < gn->stage_n)
+        gn->stage_off[sample + 1] = bytes;
+}
+
+void *sl_ctx_staging(const sl_ctx *ctx, int sample)
+{
+    const struct sl__gpunode *gn = ctx->sn->gn;
+    if (!gn || !gn->stage_off || !gn->staging.host || sample < 0 || sample >= gn->stage_n)
+        return NULL;
+    return (char *)gn->staging.host + gn->stage_off[sample];
+}
+
+const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample)
+{
+    const struct sl__gpunode *gn = ctx->sn->gn;
+    if (!gn || !gn->stage_off || !gn->staging.dev || sample < 0 || sample >= gn->stage_n)
+        return NULL;
+    return (const char *)gn->staging.dev + gn->stage_off[sample];
 }
 
 sl_status sl__stage_run_gpu(sl_ctx *ctx)
@@ -362,6 +463,8 @@ static void gnode_frame_start(struct sl__gpunode *gn)
     gn->up_used = 0;
     gn->sc_used = 0;
     gn->flag_armed = false;
+    if (gn->stage_off)
+        memset(gn->stage_off, 0, sizeof(size_t) * ((size_t)gn->stage_n + 1));
 }
 
 /* Gives the slot's iteration its buffer set if its turn has come and the set is free. Needs
@@ -684,9 +787,79 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
 {
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
 }
+sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx)
+{
+    sl_pipeline *p = ctx->p;
+    struct sl__gpunode *gn = ctx->sn->gn;
+    void *stream = sl__gpu_stream(p->gpu);
+    size_t total = gn->stage_off[sl_ctx_batch_size(ctx)];
+    int prev = sl__gpu_enter(p->gpu);
+    sl__gpu_event_record(gn->t0, stream);
+    sl_status st = sl__gpu_copy(p->gpu, gn->staging.dev, gn->staging.host, total, stream);
+    if (st != SL_OK) {
+        sl__gpu_leave(prev);
+        return sl_fail(ctx, st, "copying the staging to the GPU: %s", sl__gpu_error_text());
+    }
+    ctx->stream = stream;
+    st = ctx->pn->op->run_gpu(ctx);
+    ctx->stream = NULL;
+    gn->timed = sl__gpu_event_record(gn->t1, stream) == SL_OK && st == SL_OK;
+    /* the consumers wait for `copied`: here it follows the kernels, on the compute stream */
+    sl_status rec = sl__gpu_event_record(gn->copied, stream);
+    sl__gpu_leave(prev);
+    if (st == SL_OK && rec != SL_OK)
+        return sl_fail(ctx, rec, "recording an event: %s", sl__gpu_error_text());
+    return st;
+}
+
+bool sl_ctx_staged(const sl_ctx *ctx)
+{
+    return ctx->sn->gn && ctx->sn->gn->stage_off;
+}
+
+void sl_ctx_set_staging(sl_ctx *ctx, int sample, size_t bytes)
+{
+    struct sl__gpunode *gn = ctx->sn->gn;
+    if (gn && gn->stage_off && sample >= 0 && sample < gn->stage_n)
+        gn->stage_off[sample + 1] = bytes;
+}
+
+void *sl_ctx_staging(const sl_ctx *ctx, int sample)
+{
+    const struct sl__gpunode *gn = ctx->sn->gn;
+    if (!gn || !gn->stage_off || !gn->staging.host || sample < 0 || sample >= gn->stage_n)
+        return NULL;
+    return (char *)gn->staging.host + gn->stage_off[sample];
+}
+
+const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample)
+{
+    const struct sl__gpunode *gn = ctx->sn->gn;
+    if (!gn || !gn->stage_off || !gn->staging.dev || sample < 0 || sample >= gn->stage_n)
+        return NULL;
+    return (const char *)gn->staging.dev + gn->stage_off[sample];
+}
+
 sl_status sl__stage_run_gpu(sl_ctx *ctx)
 {
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
+sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx)
+{
+    return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
+}
+void sl_ctx_set_staging(sl_ctx *ctx, int sample, size_t bytes) {}
+bool sl_ctx_staged(const sl_ctx *ctx)
+{
+    return false;
+}
+void *sl_ctx_staging(const sl_ctx *ctx, int sample)
+{
+    return NULL;
+}
+const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample)
+{
+    return NULL;
 }
 sl_status sl__stage_to_host(sl_ctx *ctx)
 {

@@ -22,6 +22,11 @@ void sl__stats_record(sl_pipeline *p, int node, int64_t iteration, int64_t start
     *sp = (sl__span){.node = node, .iteration = iteration, .start_ns = start, .end_ns = end};
 }
 
+void sl_ctx_count_fallback(sl_ctx *ctx)
+{
+    atomic_fetch_add(&ctx->sn->fallbacks, 1);
+}
+
 int sl_pipeline_num_nodes(const sl_pipeline *p)
 {
     return p && p->built ? p->plan->n : 0;
@@ -43,6 +48,7 @@ sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
     s->total_ms = (double)p->stats[i].total_ns / 1e6;
     s->busy_ms = (double)p->stats[i].busy_ns / 1e6;
     s->gpu_ms = (double)p->stats[i].gpu_ns / 1e6;
+    s->fallbacks = p->stats[i].fallbacks;
     s->fused_into = pn->fuse_into >= 0 ? p->plan->nodes[pn->fuse_into].name : NULL;
     pthread_mutex_unlock(&mp->mu);
     return SL_OK;

@@ -298,10 +298,17 @@ static void check_op(const sl_op_def *op)
     /* Devices, flags, functions. */
     if (!op->devices || (op->devices & ~(unsigned)(SL_OP_CPU | SL_OP_MIXED | SL_OP_GPU)))
         problem(op, NULL, "devices 0x%x", op->devices);
-    if (op->flags &
-        ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
-                    SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA | SL_OP_CALLBACK))
+    if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
+                                SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA |
+                                SL_OP_CALLBACK | SL_OP_MIXED_GPU))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
+    /* op.h: an operator finishing its mixed work on the device runs there, with run_gpu */
+    if ((op->flags & SL_OP_MIXED_GPU) && !(op->devices & SL_OP_MIXED))
+        problem(op, NULL, "SL_OP_MIXED_GPU without device mixed");
+#ifdef SLUICE_HAVE_CUDA
+    if ((op->flags & SL_OP_MIXED_GPU) && !op->run_gpu)
+        problem(op, NULL, "SL_OP_MIXED_GPU without run_gpu");
+#endif
     /* the application's function runs once per iteration, in order, and is never pruned */
     if ((op->flags & SL_OP_CALLBACK) && (op->flags & (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS)) !=
                                             (SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS))

@@ -113,6 +113,19 @@ sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, unsi
                          const sl__roi *roi, uint8_t *out, const sl__decode_mem *mem, char *err,
                          size_t errlen);
 
+/* The hybrid decoder's CPU half (hybrid.h; JPEG only). plan: from the header, *head (kind
+ * SL__HYB_COEFS when the kernels decode it exactly, else SL__HYB_PIXELS with the reason in
+ * *why) and *bytes, the staging it needs. coefs: fills the staging `out` (cap bytes): the head
+ * and the blocks; a progressive file found incomplete turns the head into SL__HYB_PIXELS (*why
+ * set) and the caller decodes its pixels. Errors as sl__image_decode. */
+struct sl__hyb_head;
+sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                               const sl__decode_mem *mem, struct sl__hyb_head *head, size_t *bytes,
+                               const char **why, char *err, size_t errlen);
+sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                                const sl__decode_mem *mem, uint8_t *out, size_t cap,
+                                const char **why, char *err, size_t errlen);
+
 /* Shared helpers (codec.c). */
 /* Pillow's ITU-R 601 luma, as ImageMath's L24: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16. */
 static inline uint8_t sl__luma(unsigned r, unsigned g, unsigned b)

@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "ops/decoders/decoder.h"
+#include "ops/decoders/hybrid.h"
 
 /* ---- the files known to be whole (see decoder.h) ------------------------------------------ */
 
@@ -164,5 +165,91 @@ sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags
         return sl_fail(ctx, s, "%s", err);
     if (key && (flags & SL__DECODE_TO_END))
         add_whole(v, key);
+    return SL_OK;
+}
+
+/* ---- device "mixed": the hybrid decoder's CPU half (decoder.h, hybrid.h) ------------------- */
+
+static bool is_jpeg(const sl_batch *in, int i)
+{
+    const uint8_t *d = sl_batch_sample_data(in, i);
+    return sl_batch_sample_numel(in, i) >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff;
+}
+
+sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                   const int64_t out_shape[3], sl__staged *st)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    sl__color color;
+    unsigned flags;
+    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
+    if (s != SL_OK)
+        return s;
+    st->bytes = SL__HYB_HEAD_BYTES + (size_t)(out_shape[0] * out_shape[1] * out_shape[2]);
+    st->coefs = false;
+    if (hybrid && is_jpeg(in, i)) {
+        sl__hyb_head head;
+        const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
+        const char *why = NULL;
+        size_t bytes = 0;
+        char err[256];
+        s = sl__jpeg_hybrid_plan(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
+                                 color, flags, &mem, &head, &bytes, &why, err, sizeof err);
+        if (s != SL_OK)
+            return sl_fail(ctx, s, "%s", err);
+        bool fits = !window || ((int64_t)window->x + window->w <= head.width &&
+                                (int64_t)window->y + window->h <= head.height);
+        if (head.kind == SL__HYB_COEFS && fits) {
+            st->bytes = bytes > st->bytes ? bytes : st->bytes;
+            st->coefs = true;
+        }
+    }
+    sl_ctx_set_staging(ctx, i, st->bytes);
+    return SL_OK;
+}
+
+sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                 const sl__staged *st, uint8_t **pixels)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    uint8_t *buf = sl_ctx_staging(ctx, i);
+    const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
+    sl__color color;
+    unsigned flags;
+    *pixels = NULL;
+    sl_status s = sl__decoder_options(ctx, i, &color, &flags);
+    if (s != SL_OK)
+        return s;
+    if (buf == NULL)
+        return sl_fail(ctx, SL_EINTERNAL, "no staging for the sample");
+    sl__hyb_head *h = (sl__hyb_head *)(void *)buf;
+    if (st->coefs) {
+        const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
+        const char *why = NULL;
+        char err[256];
+        s = sl__jpeg_hybrid_coefs(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
+                                  color, flags, &mem, buf, st->bytes, &why, err, sizeof err);
+        if (s == SL_OK && h->kind == SL__HYB_COEFS) {
+            if (window) {
+                h->x0 = window->x;
+                h->y0 = window->y;
+                h->width = window->w;
+                h->height = window->h;
+            }
+            return SL_OK;
+        }
+        /* anything else (incomplete progressive, or a file libjpeg's coefficient reader
+         * rejects): the CPU decoder decides, as on "cpu" (a file whose EOI is missing decodes
+         * there, and corrupt data fails with its message) */
+    }
+    if (hybrid)
+        sl_ctx_count_fallback(ctx);
+    memset(h, 0, sizeof(*h));
+    h->magic = SL__HYB_MAGIC;
+    h->kind = SL__HYB_PIXELS;
+    h->height = (int32_t)shape[0];
+    h->width = (int32_t)shape[1];
+    h->out_c = (int32_t)shape[2];
+    *pixels = buf + SL__HYB_HEAD_BYTES;
     return SL_OK;
 }

@@ -2,7 +2,8 @@
  * decoders.image and decoders.image_random_crop): the common arguments, which open each op's
  * table (SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT), the whole setup (input check, output
  * declaration), the output_type parsing, the header peek, the decode with the op's error
- * context, and the op state (init / fini): the files known to be whole.
+ * context, the op state (init / fini): the files known to be whole, and on device "mixed" the
+ * hybrid decoder's CPU half (sl__decoder_setup_staged / sl__decoder_run_staged, hybrid.h).
  *
  * Verdicts: a window decode reads the rest of the file too (SL__DECODE_TO_END), so a damaged
  * file fails whichever window an epoch picks — but that costs the entropy decoding of the rows
@@ -15,6 +16,8 @@
  */
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
+
+#include <stdbool.h>
 
 #include "ops/decoders/codec.h"
 #include "sluice/op.h"
@@ -38,6 +41,17 @@ enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
 #define SL__ARG_USE_FAST_IDCT_DEF                                                                  \
     {                                                                                              \
         .name = "use_fast_idct", .type = SL_ARG_BOOL, .def = "false", .doc = SL__DOC_FAST_IDCT     \
+    }
+
+/* `hybrid`, of the decoders that have a "mixed" half finished by kernels (hybrid.h). */
+#define SL__ARG_HYBRID_DEF                                                                         \
+    {                                                                                              \
+        .name = "hybrid", .type = SL_ARG_BOOL, .def = "true",                                      \
+        .doc = "Device \"mixed\": decode JPEGs in two halves, the entropy decoding on the CPU "    \
+               "and the rest (dequantisation, IDCT, chroma upsampling, color conversion) on the "  \
+               "GPU, identical to the CPU decoder; what the GPU half cannot do exactly is "        \
+               "decoded on the CPU (counted in the node's statistics as fallbacks). false: "       \
+               "every image is decoded on the CPU and copied. No effect on \"cpu\"."               \
     }
 
 #define SL__DECODER_ARG_DEFS                                                                       \
@@ -76,6 +90,23 @@ sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags
 #define SL__DECODER_SCRATCH 1
 /* A codec scratch function over sl_ctx_scratch_n(ctx, SL__DECODER_SCRATCH, ...). */
 void *sl__decoder_scratch(void *ctx, size_t bytes);
+
+/* Device "mixed" (sl_ctx_staged): the hybrid decoder's CPU half (hybrid.h), shared by the
+ * decoder ops. Per sample, kept from setup_sample to run_sample in the op's iteration data. */
+typedef struct sl__staged {
+    size_t bytes; /* the sample's staging */
+    bool coefs;   /* planned as coefficients */
+} sl__staged;
+/* setup_sample: plans sample i's staging — its JPEG coefficients when `hybrid` and the kernels
+ * decode it exactly, else room for its pixels (out_shape, the output's HWC) — and sizes it.
+ * window: the part of the image the output is (NULL: all of it). */
+sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                   const int64_t out_shape[3], sl__staged *st);
+/* run_sample: fills sample i's staging with its coefficients; *pixels = NULL then. Otherwise
+ * (a fallback, counted when `hybrid`) the head says pixels and *pixels is where the caller
+ * decodes them on the CPU (out_shape bytes), which the kernel copies. */
+sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi *window,
+                                 const sl__staged *st, uint8_t **pixels);
 
 static inline int sl__color_channels(sl__color c)
 {

@@ -10,17 +10,22 @@
 #include "sluice/op.h"
 
 #include "ops/decoders/decoder.h"
+#include "ops/decoders/hybrid.h"
 
-enum { NUM_ARGS = SL__DECODER_NUM_ARGS };
+enum { A_HYBRID = SL__DECODER_NUM_ARGS, NUM_ARGS };
 
-static const sl_arg_def args[NUM_ARGS] = {SL__DECODER_ARG_DEFS};
+static const sl_arg_def args[NUM_ARGS] = {
+    SL__DECODER_ARG_DEFS,
+    [A_HYBRID] = SL__ARG_HYBRID_DEF,
+};
 
 static const sl_io_def outputs[] = {
     {"images", "Decoded images, HWC uint8, layout \"HWC\"; C = 3 for RGB and BGR, 1 for GRAY."},
 };
 
 static const char doc[] =
-    "Decodes JPEG and PNG images into HWC uint8 tensors on the CPU.\n"
+    "Decodes JPEG and PNG images into HWC uint8 tensors (on the CPU, or on \"mixed\" to GPU "
+    "memory).\n"
     "\n"
     "The format is detected from each file's first bytes, never from its name; a sample that is "
     "neither JPEG nor PNG, or is corrupt or truncated, fails the iteration with an error naming "
@@ -51,7 +56,16 @@ static const char doc[] =
     "needs more fails its iteration before anything is allocated for it. Images are also at "
     "most 65535 pixels a side and 2^28 pixels in all, and JPEGs at most 256 scans (DALI's "
     "limit too): a progressive file may repeat its scans, and each one is decoded over the "
-    "whole image.";
+    "whole image.\n"
+    "\n"
+    "On `device=\"mixed\"` (with `hybrid`, the default) JPEGs are decoded in two halves: the "
+    "CPU threads only entropy-decode them (libjpeg-turbo's coefficient reader), and kernels "
+    "on the GPU dequantise, run libjpeg's accurate integer IDCT, upsample the chroma as "
+    "libjpeg's fancy upsampler does and convert the color, so the output is byte-identical to "
+    "the CPU decoder's. Samples the kernels cannot decode exactly — PNG, CMYK/YCCK JPEGs, "
+    "`use_fast_idct`, a progressive file with missing scans, coefficients over "
+    "`max_sample_bytes`, a file the coefficient reader rejects — are decoded whole on the CPU "
+    "(same bytes, same errors) and counted in the node's `fallbacks` statistic.";
 
 /* Reads the header only: cheap, and it lets the executor allocate the whole batch at once. */
 static sl_status setup_sample(sl_ctx *ctx, int i)
@@ -63,11 +77,29 @@ static sl_status setup_sample(sl_ctx *ctx, int i)
         return s;
     int64_t shape[3] = {info.height, info.width, sl__color_channels(color)};
     sl_ctx_set_shape(ctx, 0, i, shape);
-    return SL_OK;
+    if (!sl_ctx_staged(ctx))
+        return SL_OK;
+    return sl__decoder_setup_staged(ctx, i, sl_ctx_arg_bool(ctx, A_HYBRID, i), NULL, shape,
+                                    (sl__staged *)sl_ctx_iter_data(ctx) + i);
+}
+
+static sl_status run_staged(sl_ctx *ctx, int i)
+{
+    uint8_t *pixels;
+    sl_status s = sl__decoder_run_staged(ctx, i, sl_ctx_arg_bool(ctx, A_HYBRID, i), NULL,
+                                         (const sl__staged *)sl_ctx_iter_data(ctx) + i, &pixels);
+    if (s != SL_OK || pixels == NULL)
+        return s;
+    sl__color color;
+    unsigned flags;
+    s = sl__decoder_options(ctx, i, &color, &flags);
+    return s == SL_OK ? sl__decoder_decode(ctx, i, color, flags, NULL, pixels) : s;
 }
 
 static sl_status run_sample(sl_ctx *ctx, int i)
 {
+    if (sl_ctx_staged(ctx))
+        return run_staged(ctx, i);
     sl__color color;
     unsigned flags;
     sl_status s = sl__decoder_options(ctx, i, &color, &flags);
@@ -102,8 +134,10 @@ static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
         .name = NAME, .doc = DOC, .inputs = sl__decoder_inputs, .min_inputs = 1, .max_inputs = 1,  \
         .outputs = outputs, .num_outputs = 1, .args = args, .num_args = NUM_ARGS,                  \
         .aliases = aliases, .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),              \
-        .devices = SL_OP_CPU | SL_OP_MIXED, .init = sl__decoder_init, .fini = sl__decoder_fini,    \
-        .setup = sl__decoder_setup, .setup_sample = setup_sample, .run_sample = run_sample,        \
+        .devices = SL_OP_CPU | SL_OP_MIXED, .flags = SL_OP_MIXED_GPU,                              \
+        .iter_bytes_per_sample = sizeof(sl__staged), .init = sl__decoder_init,                     \
+        .fini = sl__decoder_fini, .setup = sl__decoder_setup, .setup_sample = setup_sample,        \
+        .run_sample = run_sample, SL__HYBRID_RUN_GPU                                               \
     }
 
 const sl_op_def sl_op_decoders_image = OP_DEF("decoders.image", doc);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops/decoders/decoder.h"
+#include "ops/decoders/hybrid.h"
 #include "ops/image/crop_window.h"
 #include "ops/image/resample.h"
 
@@ -22,6 +23,7 @@ enum {
     A_SIZE,
     A_INTERP_TYPE,
     A_ANTIALIAS,
+    A_HYBRID,
     NUM_ARGS
 };
 
@@ -75,6 +77,7 @@ static const sl_arg_def args[NUM_ARGS] = {
                      .type = SL_ARG_BOOL,
                      .def = "true",
                      .doc = "With `size`: widen the filter when downscaling (see resize)."},
+    [A_HYBRID] = SL__ARG_HYBRID_DEF,
 };
 
 static const sl_io_def outputs[] = {
@@ -88,6 +91,7 @@ typedef struct plan {
     double lo[2], hi[2]; /* y, x: the window inside roi (fractional with scaling) */
     int out_h, out_w;    /* output extent */
     bool resample;       /* size given: resample roi -> out */
+    sl__staged staged;   /* device "mixed": the sample's staging (decoder.h) */
 } plan;
 
 /* The output size from `size`, or 0 x 0 when unset. */
@@ -179,12 +183,16 @@ static sl_status setup_sample(sl_ctx *ctx, int i)
     make_plan(&info, &win, out_h, out_w, pl);
     int64_t shape[3] = {pl->out_h, pl->out_w, sl__color_channels(color)};
     sl_ctx_set_shape(ctx, 0, i, shape);
-    return SL_OK;
+    if (!sl_ctx_staged(ctx))
+        return SL_OK;
+    /* the kernels decode the window at full size; with `size` (resampled) the CPU decodes */
+    bool coefs = sl_ctx_arg_bool(ctx, A_HYBRID, i) && !pl->resample;
+    return sl__decoder_setup_staged(ctx, i, coefs, &pl->roi, shape, &pl->staged);
 }
 
 /* Decodes the plan's roi into scratch buffer 0 and resamples it into the output. */
 static sl_status decode_resampled(sl_ctx *ctx, int i, const plan *pl, sl__color color,
-                                  unsigned flags)
+                                  unsigned flags, uint8_t *out)
 {
     int c = sl__color_channels(color);
     sl__filter f = sl__filter_parse(sl_ctx_arg_str(ctx, A_INTERP_TYPE));
@@ -209,7 +217,7 @@ static sl_status decode_resampled(sl_ctx *ctx, int i, const plan *pl, sl__color 
     sl_status s =
         sl__decoder_decode(ctx, i, color, flags | SL__DECODE_SCALE(pl->scale), &pl->roi, buf);
     if (s == SL_OK)
-        sl__resample_run(&rp, buf, sl_ctx_output_data(ctx, 0, i), buf + window);
+        sl__resample_run(&rp, buf, out, buf + window);
     return s;
 }
 
@@ -221,9 +229,18 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     sl_status s = sl__decoder_options(ctx, i, &color, &flags);
     if (s != SL_OK)
         return s;
+    uint8_t *out = NULL;
+    if (sl_ctx_staged(ctx)) { /* "mixed": coefficients for the kernels, or the CPU's pixels */
+        s = sl__decoder_run_staged(ctx, i, sl_ctx_arg_bool(ctx, A_HYBRID, i),
+                                   pl->resample ? NULL : &pl->roi, &pl->staged, &out);
+        if (s != SL_OK || out == NULL)
+            return s;
+    } else {
+        out = sl_ctx_output_data(ctx, 0, i);
+    }
     if (pl->resample)
-        return decode_resampled(ctx, i, pl, color, flags);
-    return sl__decoder_decode(ctx, i, color, flags, &pl->roi, sl_ctx_output_data(ctx, 0, i));
+        return decode_resampled(ctx, i, pl, color, flags, out);
+    return sl__decoder_decode(ctx, i, color, flags, &pl->roi, out);
 }
 
 static const char doc[] =
@@ -247,7 +264,12 @@ static const char doc[] =
     "decoded at the smallest DCT scale of 1/2, 1/4 and 1/8 that keeps the window at least "
     "twice `size` in both extents: most of the downscaling then happens inside the IDCT, "
     "which is much cheaper. The result differs slightly from full-resolution decode + resize "
-    "(tests bound the difference).";
+    "(tests bound the difference).\n"
+    "\n"
+    "On `device=\"mixed\"` (with `hybrid`, the default) JPEGs go through the hybrid decoder of "
+    "decoders.image: entropy decoding on the CPU, the rest in GPU kernels that make only the "
+    "window's pixels, byte-identical to the CPU's window. With `size` the window is decoded "
+    "and resampled on the CPU (counted in the node's `fallbacks` statistic).";
 
 /* DALI's deprecated decoder arguments (no effect there either). */
 static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
@@ -257,9 +279,10 @@ static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
         .name = NAME, .doc = DOC, .inputs = sl__decoder_inputs, .min_inputs = 1, .max_inputs = 1,  \
         .outputs = outputs, .num_outputs = 1, .args = args, .num_args = NUM_ARGS,                  \
         .aliases = aliases, .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),              \
-        .devices = SL_OP_CPU | SL_OP_MIXED, .flags = SL_OP_RANDOM,                                 \
+        .devices = SL_OP_CPU | SL_OP_MIXED, .flags = SL_OP_RANDOM | SL_OP_MIXED_GPU,               \
         .iter_bytes_per_sample = sizeof(plan), .init = sl__decoder_init, .fini = sl__decoder_fini, \
         .setup = sl__decoder_setup, .setup_sample = setup_sample, .run_sample = run_sample,        \
+        SL__HYBRID_RUN_GPU                                                                         \
     }
 
 const sl_op_def sl_op_decoders_image_random_crop = OP_DEF("decoders.image_random_crop", doc);

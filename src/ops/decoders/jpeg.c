@@ -1,11 +1,13 @@
 /* src/ops/decoders/jpeg.c: JPEG decoding with libjpeg-turbo.
  *
- * Exports sl__jpeg_peek and sl__jpeg_decode (declared in codec.h). Invariant: libjpeg never
- * prints, exits or returns a half-decoded image: its errors and the warnings that mean lost
- * pixel data (premature end of file, premature end of data segment, bad Huffman/arithmetic code,
- * lost restart marker) longjmp back to `guarded`, which destroys the decompressor and returns
- * the code with libjpeg's own message. Other warnings (extraneous bytes between markers, an
- * unknown Adobe transform or JFIF version, a bad ICC marker) are tolerated, as Pillow does.
+ * Exports sl__jpeg_peek and sl__jpeg_decode (declared in codec.h), and the hybrid decoder's CPU
+ * half, sl__jpeg_hybrid_plan and sl__jpeg_hybrid_coefs (codec.h; the layout in hybrid.h).
+ * Invariant: libjpeg never prints, exits or returns a half-decoded image: its errors and the
+ * warnings that mean lost pixel data (premature end of file, premature end of data segment, bad
+ * Huffman/arithmetic code, lost restart marker) longjmp back to `guarded`, which destroys the
+ * decompressor and returns the code with libjpeg's own message. Other warnings (extraneous bytes
+ * between markers, an unknown Adobe transform or JFIF version, a bad ICC marker) are tolerated, as
+ * Pillow does.
  *
  * Matching Pillow (which links the same libjpeg-turbo): JDCT_ISLOW, fancy upsampling and block
  * smoothing on (libjpeg's defaults, which Pillow keeps), so YCbCr, RGB and grayscale JPEGs are
@@ -29,8 +31,12 @@
 #include <jpeglib.h>
 
 #include <jerror.h> /* after jpeglib.h: the JERR_ and JWRN_ codes */
+/* struct jpeg_inverse_dct, whose per-component method the hybrid decoder replaces (see
+ * store_block): part of the libjpeg ABI since jpeg 6b, installed with the headers */
+#include <jpegint.h>
 
 #include "ops/decoders/codec.h"
+#include "ops/decoders/hybrid.h"
 
 /* One peek or decode. The error manager is embedded so the callbacks find the job from
  * cinfo->err; everything the code after setjmp reads lives here, not in locals, so nothing is
@@ -50,6 +56,12 @@ typedef struct job {
     uint8_t *out;
     const sl__decode_mem *mem;
     uint8_t *row; /* one scratch row of output_width pixels, taken once (scratch_row) */
+    /* the hybrid decoder's (hybrid.h) */
+    sl__hyb_head *head;
+    const char *why;                        /* why the kernels cannot decode it: SL__HYB_PIXELS */
+    size_t bytes;                           /* the staging's size */
+    size_t cap;                             /* the staging's room (out) */
+    JSAMPARRAY raw_rows[SL__HYB_MAX_COMPS]; /* store_block: the rows given jpeg_read_raw_data */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -451,4 +463,252 @@ sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, uns
     j.out = out;
     j.mem = mem;
     return guarded(&j, data, size, decode_body);
+}
+
+/* ---- the hybrid decoder's CPU half (hybrid.h) ---------------------------------------------- */
+
+/* Fills j->head from the header (after jpeg_calc_output_dimensions at full scale, fancy
+ * upsampling on): kind SL__HYB_COEFS with the layout when the kernels reproduce libjpeg's
+ * decode exactly, else SL__HYB_PIXELS with the reason in *why. Sets *bytes to the staging's
+ * size: the head and the larger of the blocks and the pixels, so that a sample found
+ * incomplete only once its coefficients are read still fits its pixels. */
+static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *bytes)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    memset(h, 0, sizeof(*h));
+    h->magic = SL__HYB_MAGIC;
+    h->kind = SL__HYB_PIXELS;
+    h->width = (int32_t)c->output_width;
+    h->height = (int32_t)c->output_height;
+    h->out_c = j->color == SL__COLOR_GRAY ? 1 : 3;
+    h->bgr = j->color == SL__COLOR_BGR;
+    size_t pixels = (size_t)h->width * (size_t)h->height * (size_t)h->out_c;
+    *bytes = SL__HYB_HEAD_BYTES + pixels;
+    switch (c->jpeg_color_space) {
+    case JCS_GRAYSCALE: h->space = SL__HYB_GRAY; break;
+    case JCS_YCbCr: h->space = SL__HYB_YCC; break;
+    case JCS_RGB: h->space = SL__HYB_RGB; break;
+    default: *why = "CMYK, YCCK or another color space"; return;
+    }
+    if (c->num_components != (h->space == SL__HYB_GRAY ? 1 : 3)) {
+        *why = "an unusual number of components";
+        return;
+    }
+    if (j->flags & (SL__DECODE_FAST_IDCT | 0xf00u)) {
+        *why = "the fast IDCT or DCT scaling";
+        return;
+    }
+    size_t off = SL__HYB_HEAD_BYTES, planes = 0;
+    h->ncomp = c->num_components;
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        sl__hyb_comp *q = &h->comp[k];
+        int hs = ci->h_samp_factor, vs = ci->v_samp_factor;
+        int mh = c->max_h_samp_factor, mv = c->max_v_samp_factor;
+        q->bw = (int32_t)ci->width_in_blocks;
+        q->bh = (int32_t)ci->height_in_blocks;
+        q->dw = (int32_t)ci->downsampled_width;
+        q->dh = (int32_t)ci->downsampled_height;
+        q->needed = !(k > 0 && h->space == SL__HYB_YCC && h->out_c == 1);
+        q->hexp = q->vexp = 1;
+        /* jinit_upsampler's choice, at DCT_scaled_size 8 (do_fancy holds) */
+        if (hs == mh && vs == mv)
+            q->method = SL__UP_FULL;
+        else if (2 * hs == mh && vs == mv)
+            q->method = q->dw > 2 ? SL__UP_H2V1 : SL__UP_INT;
+        else if (hs == mh && 2 * vs == mv)
+            q->method = SL__UP_H1V2;
+        else if (2 * hs == mh && 2 * vs == mv)
+            q->method = q->dw > 2 ? SL__UP_H2V2 : SL__UP_INT;
+        else if (mh % hs == 0 && mv % vs == 0)
+            q->method = SL__UP_INT;
+        else {
+            *why = "fractional chroma sampling factors";
+            return;
+        }
+        if (q->method == SL__UP_INT) {
+            q->hexp = mh / hs;
+            q->vexp = mv / vs;
+        }
+        q->coef_off = off;
+        q->plane_off = planes;
+        off += (size_t)q->bw * (size_t)q->bh * sizeof(JBLOCK);
+        planes += ((size_t)q->bw * 8 * (size_t)q->bh * 8 + 255) & ~(size_t)255;
+        h->nblocks += (uint64_t)q->bw * (uint64_t)q->bh;
+    }
+    /* jpeg_read_coefficients keeps every block of the image, whatever the file */
+    size_t whole = 0;
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        size_t w = (ci->width_in_blocks + (unsigned)ci->h_samp_factor - 1) /
+                   (unsigned)ci->h_samp_factor * (unsigned)ci->h_samp_factor;
+        size_t hh = (ci->height_in_blocks + (unsigned)ci->v_samp_factor - 1) /
+                    (unsigned)ci->v_samp_factor * (unsigned)ci->v_samp_factor;
+        whole += w * hh * sizeof(JBLOCK);
+    }
+    if (whole > j->mem->limit || off - SL__HYB_HEAD_BYTES > j->mem->limit) {
+        *why = "more working memory than max_sample_bytes";
+        return;
+    }
+    h->kind = SL__HYB_COEFS;
+    h->plane_bytes = planes;
+    if (off > *bytes)
+        *bytes = off;
+}
+
+/* The header's part: the head and the staging size. */
+static sl_status hybrid_plan_body(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    sl_status s = sl__image_check_size(c->image_width, c->image_height, "JPEG", j->err, j->errlen);
+    if (s != SL_OK)
+        return s;
+    c->do_fancy_upsampling = TRUE;
+    c->scale_num = c->scale_denom = 8;
+    jpeg_calc_output_dimensions(c);
+    hybrid_layout(j, j->head, &j->why, &j->bytes);
+    return SL_OK;
+}
+
+sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                               const sl__decode_mem *mem, sl__hyb_head *head, size_t *bytes,
+                               const char **why, char *err, size_t errlen)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.err = err;
+    j.errlen = errlen;
+    j.color = color;
+    j.flags = flags;
+    j.mem = mem;
+    j.head = head;
+    j.why = NULL;
+    sl_status s = guarded(&j, data, size, hybrid_plan_body);
+    *bytes = j.bytes;
+    *why = j.why;
+    return s;
+}
+
+/* The IDCT method the single-scan path puts in libjpeg's place: it stores the block's
+ * quantised coefficients (natural order, as the entropy decoder left them) into the staging.
+ * decompress_onepass (jdcoefct.c) calls it for every real block of an iMCU row, with the
+ * block's column in output_col (in samples) and output_buf pointing at its first row among the
+ * component's rows that jpeg_read_raw_data was given, so the row of blocks within the iMCU row
+ * is (output_buf - raw_rows[component]) / 8. */
+static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR coef,
+                        JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+    job *j = c->client_data;
+    const sl__hyb_comp *q = &j->head->comp[ci->component_index];
+    size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
+                (size_t)(output_buf - j->raw_rows[ci->component_index]) / DCTSIZE;
+    size_t bx = output_col / DCTSIZE;
+    if (bx >= (size_t)q->bw || by >= (size_t)q->bh) /* never: only real blocks get here */
+        return;
+    memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef, sizeof(JBLOCK));
+}
+
+/* A single-scan file: decoded as libjpeg decodes it, an iMCU row at a time with a one-MCU
+ * buffer (jdcoefct.c's decompress_onepass), in raw-data mode (no upsampling nor color
+ * conversion) and with store_block as the IDCT: the CPU pays the entropy decoding and a copy
+ * of each block, and never keeps the whole image's blocks as jpeg_read_coefficients does. */
+static sl_status hybrid_single_scan(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    c->raw_data_out = TRUE;
+    c->out_color_space = c->jpeg_color_space; /* no conversion: raw data */
+    jpeg_start_decompress(c);
+    static JSAMPLE dummy[1]; /* store_block never writes a sample */
+    JSAMPROW rows[SL__HYB_MAX_COMPS][4 * DCTSIZE];
+    int lines = c->max_v_samp_factor * DCTSIZE;
+    for (int k = 0; k < c->num_components; k++) {
+        for (int r = 0; r < 4 * DCTSIZE; r++)
+            rows[k][r] = dummy;
+        j->raw_rows[k] = rows[k];
+        c->idct->inverse_DCT[k] = store_block;
+    }
+    c->client_data = j;
+    while (c->output_scanline < c->output_height) {
+        if (jpeg_read_raw_data(c, j->raw_rows, (JDIMENSION)lines) == 0)
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+    }
+    /* the tables libjpeg latched for the scan (freed by the abort) */
+    for (int k = 0; k < c->num_components; k++)
+        for (int t = 0; t < DCTSIZE2; t++)
+            j->head->comp[k].quant[t] = c->comp_info[k].quant_table->quantval[t];
+    jpeg_abort_decompress(c);
+    return SL_OK;
+}
+
+/* Reads the coefficients into j->out after the head; a progressive file whose coefficients
+ * are incomplete turns the head into SL__HYB_PIXELS (why set). */
+static sl_status hybrid_coefs_body(job *j)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    sl_status s = hybrid_plan_body(j);
+    if (s != SL_OK || j->head->kind != SL__HYB_COEFS)
+        return s;
+    if (j->bytes > j->cap)
+        return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
+                              "JPEG: the staging (%zu bytes) is smaller than the layout (%zu)",
+                              j->cap, j->bytes);
+    c->mem->max_memory_to_use = j->mem->limit > (size_t)LONG_MAX ? LONG_MAX : (long)j->mem->limit;
+    j->progress.progress_monitor = on_progress;
+    c->progress = &j->progress;
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        if (ci->v_samp_factor > 4 || ci->h_samp_factor > 4)
+            return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
+                                  "JPEG: sampling factor over 4"); /* libjpeg refuses it too */
+    }
+    if (!jpeg_has_multiple_scans(c))
+        return hybrid_single_scan(j);
+    jvirt_barray_ptr *arrays = jpeg_read_coefficients(c);
+    if (c->progressive_mode && c->coef_bits != NULL) {
+        for (int k = 0; k < c->num_components; k++) {
+            for (int q = 0; q < DCTSIZE2; q++) {
+                if (c->coef_bits[k][q] != 0) { /* libjpeg would smooth the blocks */
+                    j->head->kind = SL__HYB_PIXELS;
+                    j->why = "a progressive file with incomplete coefficients";
+                    return SL_OK;
+                }
+            }
+        }
+    }
+    for (int k = 0; k < c->num_components; k++) {
+        const jpeg_component_info *ci = &c->comp_info[k];
+        sl__hyb_comp *q = &j->head->comp[k];
+        if (ci->quant_table == NULL)
+            return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
+                                  "JPEG: component %d has no quantization table", k);
+        for (int t = 0; t < DCTSIZE2; t++)
+            q->quant[t] = ci->quant_table->quantval[t];
+        JBLOCK *dst = (JBLOCK *)(void *)(j->out + q->coef_off);
+        size_t row = (size_t)q->bw * sizeof(JBLOCK);
+        for (int by = 0; by < q->bh; by++) {
+            JBLOCKARRAY rows =
+                c->mem->access_virt_barray((j_common_ptr)c, arrays[k], (JDIMENSION)by, 1, FALSE);
+            memcpy(dst + (size_t)by * (size_t)q->bw, rows[0], row);
+        }
+    }
+    return SL_OK;
+}
+
+sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                                const sl__decode_mem *mem, uint8_t *out, size_t cap,
+                                const char **why, char *err, size_t errlen)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.err = err;
+    j.errlen = errlen;
+    j.color = color;
+    j.flags = flags;
+    j.mem = mem;
+    j.out = out;
+    j.cap = cap;
+    j.head = (sl__hyb_head *)(void *)out;
+    sl_status s = guarded(&j, data, size, hybrid_coefs_body);
+    *why = j.why;
+    return s;
 }

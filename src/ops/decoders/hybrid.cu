@@ -1,0 +1,304 @@
+/* src/ops/decoders/hybrid.cu: the hybrid JPEG decoder's GPU half (hybrid.h).
+ *
+ * Exports sl__hybrid_run_gpu, decoders.image's run_gpu on device "mixed". Two kernels per
+ * batch: `idct` (one thread per 8x8 block: dequantisation and libjpeg-turbo's jpeg_idct_islow
+ * into the component's 8-bit plane) and `pixels` (one thread per output pixel: each needed
+ * component upsampled as jdsample.c does at that pixel, then jdcolor.c's conversion; a sample
+ * decoded on the CPU is copied). The arithmetic is libjpeg's, integer for integer:
+ *
+ * - IDCT (jidctint.c): CONST_BITS 13, PASS1_BITS 2, 64-bit intermediates (JLONG), the
+ *   dequantised coefficient as ISLOW_MULT_TYPE (16 bits in SIMD builds: the table's values
+ *   are cast to short, as jddctmgr.c stores them), DESCALE with rounding, and the range limit
+ *   table indexed with RANGE_MASK (1023): the descaled value wraps modulo 1024 as a signed
+ *   10-bit number, then is clamped to [-128, 127] and offset by 128 (jdmaster.c's table).
+ *   The zero-AC shortcuts of both passes give the same values as the full path (checked by
+ *   hand: (dc << 13 + 2^10) >> 11 = dc << 2, and (w << 13 + 2^17) >> 18 = (w + 16) >> 5).
+ * - Upsampling (jdsample.c, fancy on): h2v1 and h2v2 triangle filters with their alternating
+ *   biases (1, 2 and 8, 7), h1v2 (biases 1, 2), integral replication otherwise and when a
+ *   subsampled row is at most 2 samples wide; the row above the first and below the last
+ *   real row is that row itself (jdmainct.c's context pointers), the column left of the first
+ *   and right of the last (downsampled_width - 1) the edge sample itself.
+ * - Color (jdcolor.c): YCbCr to RGB with the tables' values computed inline (FIX(x) =
+ *   x * 2^16 rounded, ONE_HALF in the Cb->G term, arithmetic right shifts), clamped; gray
+ *   output of a YCbCr JPEG is Y; of an RGB JPEG rgb_gray_convert's luma; gray to RGB copies.
+ */
+#include "cuda/kernel.cuh"
+#include "ops/decoders/hybrid.h"
+
+namespace {
+
+/* A sample's parameters (one array per batch, uploaded). */
+struct hyb_sample {
+    const uint8_t *src; /* device staging: head, then blocks or pixels */
+    uint8_t *planes;    /* device scratch of its planes */
+    uint8_t *out;       /* output HWC */
+    sl__hyb_head head;
+};
+
+#define CONST_BITS 13
+#define PASS1_BITS 2
+#define FIX_0_298631336 ((int64_t)2446)
+#define FIX_0_390180644 ((int64_t)3196)
+#define FIX_0_541196100 ((int64_t)4433)
+#define FIX_0_765366865 ((int64_t)6270)
+#define FIX_0_899976223 ((int64_t)7373)
+#define FIX_1_175875602 ((int64_t)9633)
+#define FIX_1_501321110 ((int64_t)12299)
+#define FIX_1_847759065 ((int64_t)15137)
+#define FIX_1_961570560 ((int64_t)16069)
+#define FIX_2_053119869 ((int64_t)16819)
+#define FIX_2_562915447 ((int64_t)20995)
+#define FIX_3_072711026 ((int64_t)25172)
+
+static SL_HD int64_t descale(int64_t x, int n)
+{
+    return (x + ((int64_t)1 << (n - 1))) >> n;
+}
+
+/* range_limit[x & RANGE_MASK] of jdmaster.c's table (IDCT_range_limit). */
+static SL_HD uint8_t range_limit(int64_t x)
+{
+    int v = (int)(x & 1023);
+    v = (v ^ 512) - 512; /* the table's two halves: [0, 512) above zero, [512, 1024) below */
+    v += 128;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* The odd part of both passes: tmp0..tmp3 from the inputs at 7, 5, 3, 1. */
+static SL_HD void odd_part(int64_t i7, int64_t i5, int64_t i3, int64_t i1, int64_t t[4])
+{
+    int64_t tmp0 = i7, tmp1 = i5, tmp2 = i3, tmp3 = i1;
+    int64_t z1 = tmp0 + tmp3, z2 = tmp1 + tmp2, z3 = tmp0 + tmp2, z4 = tmp1 + tmp3;
+    int64_t z5 = (z3 + z4) * FIX_1_175875602;
+    tmp0 = tmp0 * FIX_0_298631336;
+    tmp1 = tmp1 * FIX_2_053119869;
+    tmp2 = tmp2 * FIX_3_072711026;
+    tmp3 = tmp3 * FIX_1_501321110;
+    z1 = z1 * -FIX_0_899976223;
+    z2 = z2 * -FIX_2_562915447;
+    z3 = z3 * -FIX_1_961570560;
+    z4 = z4 * -FIX_0_390180644;
+    z3 += z5;
+    z4 += z5;
+    t[0] = tmp0 + z1 + z3;
+    t[1] = tmp1 + z2 + z4;
+    t[2] = tmp2 + z2 + z3;
+    t[3] = tmp3 + z1 + z4;
+}
+
+/* jpeg_idct_islow of one block: coef (natural order) times quant into out (stride bytes). */
+static SL_HD void idct_islow(const int16_t *coef, const uint16_t *quant, uint8_t *out,
+                             int64_t stride)
+{
+    int ws[64];
+    for (int c = 0; c < 8; c++) {
+        int64_t d[8];
+        for (int r = 0; r < 8; r++) /* DEQUANTIZE: (ISLOW_MULT_TYPE)coef * (short)quantval */
+            d[r] = (int64_t)((int)coef[r * 8 + c] * (int)(int16_t)quant[r * 8 + c]);
+        int64_t z2 = d[2], z3 = d[6];
+        int64_t z1 = (z2 + z3) * FIX_0_541196100;
+        int64_t tmp2 = z1 + z3 * -FIX_1_847759065;
+        int64_t tmp3 = z1 + z2 * FIX_0_765366865;
+        int64_t tmp0 = (d[0] + d[4]) * ((int64_t)1 << CONST_BITS);
+        int64_t tmp1 = (d[0] - d[4]) * ((int64_t)1 << CONST_BITS);
+        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2, tmp12 = tmp1 - tmp2;
+        int64_t t[4];
+        odd_part(d[7], d[5], d[3], d[1], t);
+        const int sh = CONST_BITS - PASS1_BITS;
+        ws[0 * 8 + c] = (int)descale(tmp10 + t[3], sh);
+        ws[7 * 8 + c] = (int)descale(tmp10 - t[3], sh);
+        ws[1 * 8 + c] = (int)descale(tmp11 + t[2], sh);
+        ws[6 * 8 + c] = (int)descale(tmp11 - t[2], sh);
+        ws[2 * 8 + c] = (int)descale(tmp12 + t[1], sh);
+        ws[5 * 8 + c] = (int)descale(tmp12 - t[1], sh);
+        ws[3 * 8 + c] = (int)descale(tmp13 + t[0], sh);
+        ws[4 * 8 + c] = (int)descale(tmp13 - t[0], sh);
+    }
+    for (int r = 0; r < 8; r++) {
+        const int *w = ws + r * 8;
+        uint8_t *o = out + r * stride;
+        int64_t z2 = w[2], z3 = w[6];
+        int64_t z1 = (z2 + z3) * FIX_0_541196100;
+        int64_t tmp2 = z1 + z3 * -FIX_1_847759065;
+        int64_t tmp3 = z1 + z2 * FIX_0_765366865;
+        int64_t tmp0 = ((int64_t)w[0] + w[4]) * ((int64_t)1 << CONST_BITS);
+        int64_t tmp1 = ((int64_t)w[0] - w[4]) * ((int64_t)1 << CONST_BITS);
+        int64_t tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2, tmp12 = tmp1 - tmp2;
+        int64_t t[4];
+        odd_part(w[7], w[5], w[3], w[1], t);
+        const int sh = CONST_BITS + PASS1_BITS + 3;
+        o[0] = range_limit(descale(tmp10 + t[3], sh));
+        o[7] = range_limit(descale(tmp10 - t[3], sh));
+        o[1] = range_limit(descale(tmp11 + t[2], sh));
+        o[6] = range_limit(descale(tmp11 - t[2], sh));
+        o[2] = range_limit(descale(tmp12 + t[1], sh));
+        o[5] = range_limit(descale(tmp12 - t[1], sh));
+        o[3] = range_limit(descale(tmp13 + t[0], sh));
+        o[4] = range_limit(descale(tmp13 - t[0], sh));
+    }
+}
+
+struct idct_kernel {
+    const hyb_sample *s;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].head.kind == SL__HYB_COEFS ? (int64_t)s[i].head.nblocks : 0;
+    }
+    SL_HD void operator()(int i, int64_t b) const
+    {
+        const sl__hyb_head &h = s[i].head;
+        int k = 0;
+        for (; k + 1 < h.ncomp; k++) {
+            int64_t n = (int64_t)h.comp[k].bw * h.comp[k].bh;
+            if (b < n)
+                break;
+            b -= n;
+        }
+        const sl__hyb_comp &q = h.comp[k];
+        if (!q.needed)
+            return;
+        int64_t by;
+        int64_t bx = sl__gdivmod(b, q.bw, &by);
+        const int16_t *coef = (const int16_t *)(s[i].src + q.coef_off) + b * 64;
+        const int64_t stride = (int64_t)q.bw * 8;
+        idct_islow(coef, q.quant, s[i].planes + q.plane_off + by * 8 * stride + bx * 8, stride);
+    }
+};
+
+static SL_HD int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Component q's sample at output pixel (x, y), as jdsample.c's method for it makes it. */
+static SL_HD int upsampled(const sl__hyb_comp &q, const uint8_t *p, int x, int y)
+{
+    const int64_t pw = (int64_t)q.bw * 8;
+    switch (q.method) {
+    case SL__UP_FULL: return p[y * pw + x];
+    case SL__UP_INT: return p[(y / q.vexp) * pw + x / q.hexp];
+    case SL__UP_H2V1: {
+        const uint8_t *row = p + y * pw;
+        int k = x >> 1, a = row[k] * 3;
+        return (x & 1) ? (a + row[clampi(k + 1, 0, q.dw - 1)] + 2) >> 2
+                       : (a + row[clampi(k - 1, 0, q.dw - 1)] + 1) >> 2;
+    }
+    case SL__UP_H1V2: {
+        int r = y >> 1, v = y & 1;
+        int r1 = clampi(v ? r + 1 : r - 1, 0, q.dh - 1);
+        return (p[r * pw + x] * 3 + p[r1 * pw + x] + (v ? 2 : 1)) >> 2;
+    }
+    default: { /* SL__UP_H2V2 */
+        int r = y >> 1, v = y & 1;
+        int r1 = clampi(v ? r + 1 : r - 1, 0, q.dh - 1);
+        const uint8_t *in0 = p + r * pw, *in1 = p + r1 * pw;
+        int k = x >> 1;
+        int kn = clampi((x & 1) ? k + 1 : k - 1, 0, q.dw - 1);
+        int cs = in0[k] * 3 + in1[k], cn = in0[kn] * 3 + in1[kn];
+        return (x & 1) ? (cs * 3 + cn + 7) >> 4 : (cs * 3 + cn + 8) >> 4;
+    }
+    }
+}
+
+static SL_HD uint8_t clamp255(int v)
+{
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+#define SCALEBITS 16
+#define ONE_HALF ((int64_t)1 << (SCALEBITS - 1))
+#define FIX(x) ((int64_t)((x) * (1L << SCALEBITS) + 0.5))
+
+struct pixel_kernel {
+    const hyb_sample *s;
+    SL_HD int64_t count(int i) const
+    {
+        return (int64_t)s[i].head.width * s[i].head.height;
+    }
+    SL_HD void operator()(int i, int64_t pix) const
+    {
+        const sl__hyb_head &h = s[i].head;
+        uint8_t *o = s[i].out + pix * h.out_c;
+        if (h.kind != SL__HYB_COEFS) { /* decoded on the CPU */
+            const uint8_t *src = s[i].src + SL__HYB_HEAD_BYTES + pix * h.out_c;
+            for (int c = 0; c < h.out_c; c++)
+                o[c] = src[c];
+            return;
+        }
+        int64_t y64;
+        const int x = (int)sl__gdivmod(pix, h.width, &y64) + h.x0, y = (int)y64 + h.y0;
+        const uint8_t *planes = s[i].planes;
+        int c0 = upsampled(h.comp[0], planes + h.comp[0].plane_off, x, y);
+        if (h.space == SL__HYB_GRAY || (h.space == SL__HYB_YCC && h.out_c == 1)) {
+            for (int c = 0; c < h.out_c; c++) /* grayscale_convert, gray_rgb_convert */
+                o[c] = (uint8_t)c0;
+            return;
+        }
+        int c1 = upsampled(h.comp[1], planes + h.comp[1].plane_off, x, y);
+        int c2 = upsampled(h.comp[2], planes + h.comp[2].plane_off, x, y);
+        int r, g, b;
+        if (h.space == SL__HYB_RGB) {
+            r = c0;
+            g = c1;
+            b = c2;
+            if (h.out_c == 1) { /* rgb_gray_convert */
+                o[0] =
+                    (uint8_t)((r * FIX(0.29900) + g * FIX(0.58700) + b * FIX(0.11400) + ONE_HALF) >>
+                              SCALEBITS);
+                return;
+            }
+        } else { /* ycc_rgb_convert */
+            const int64_t cb = c1 - 128, cr = c2 - 128;
+            r = clamp255(c0 + (int)((FIX(1.40200) * cr + ONE_HALF) >> SCALEBITS));
+            g = clamp255(c0 +
+                         (int)((-FIX(0.34414) * cb + ONE_HALF + -FIX(0.71414) * cr) >> SCALEBITS));
+            b = clamp255(c0 + (int)((FIX(1.77200) * cb + ONE_HALF) >> SCALEBITS));
+        }
+        o[0] = (uint8_t)(h.bgr ? b : r);
+        o[1] = (uint8_t)g;
+        o[2] = (uint8_t)(h.bgr ? r : b);
+    }
+};
+
+} // namespace
+
+extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
+{
+    const int n = sl_ctx_batch_size(ctx);
+    hyb_sample *ps = (hyb_sample *)sl_ctx_scratch(ctx, sizeof(hyb_sample) * (size_t)(n ? n : 1));
+    if (!ps)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    size_t planes = 0;
+    int64_t max_blocks = 0, max_pixels = 0;
+    for (int i = 0; i < n; i++) {
+        const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
+        const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
+        if (!h || h->magic != SL__HYB_MAGIC || h->height != shape[0] || h->width != shape[1] ||
+            h->out_c != shape[2]) {
+            sl_ctx_focus_sample(ctx, i);
+            return sl_fail(ctx, SL_EINTERNAL, "the staging does not hold a decoded sample");
+        }
+        ps[i].head = *h;
+        ps[i].src = (const uint8_t *)sl_ctx_staging_device(ctx, i);
+        ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
+        ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
+        if (h->kind == SL__HYB_COEFS) {
+            planes += (size_t)h->plane_bytes;
+            max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
+        }
+        int64_t px = (int64_t)h->width * h->height;
+        max_pixels = px > max_pixels ? px : max_pixels;
+    }
+    uint8_t *base = NULL;
+    if (planes > 0 && !(base = (uint8_t *)sl_ctx_gpu_scratch(ctx, 0, planes)))
+        return SL_ENOMEM;
+    for (int i = 0; i < n; i++)
+        ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
+    const hyb_sample *dev = sl_gpu_params(ctx, 0, ps, n);
+    if (!dev)
+        return SL_ENOMEM;
+    sl_status st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");
+    if (st == SL_OK)
+        st = sl_gpu_each(ctx, n, max_pixels, pixel_kernel{dev}, "decoders.image color");
+    return st;
+}

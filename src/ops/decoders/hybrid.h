@@ -1,0 +1,91 @@
+/* src/ops/decoders/hybrid.h: the hybrid JPEG decoder's staging layout (internal; C and CUDA).
+ *
+ * decoders.image on device "mixed" (SL_OP_MIXED_GPU): per sample, the CPU entropy-decodes the
+ * JPEG (jpeg.c: a single-scan file in libjpeg's raw-data mode with an IDCT method that stores
+ * the blocks, a multi-scan one with jpeg_read_coefficients) into the sample's pinned staging — a
+ * sl__hyb_head, then each component's quantised DCT blocks (int16, natural order, rows of
+ * blocks) — and the executor copies the batch's staging to the device in one copy; there the
+ * kernels (hybrid.cu) dequantise, run libjpeg's accurate integer IDCT (jidctint.c,
+ * jpeg_idct_islow) into one 8-bit plane per component, upsample the chroma as libjpeg's fancy
+ * upsampler does (jdsample.c: h2v1, h1v2, h2v2; integral replication otherwise) and convert
+ * the color (jdcolor.c), so every pixel equals the CPU decoder's (jpeg.c: ISLOW, fancy
+ * upsampling, hence no merged upsampling).
+ *
+ * A sample the kernels cannot decode exactly is decoded whole on the CPU instead (its staging
+ * then holds the head and the pixels, which a kernel copies; counted as a fallback): the rule
+ * is sl__jpeg_hybrid_plan's (jpeg.c): PNG, CMYK/YCCK, a color space other than gray, YCbCr
+ * and RGB, an IDCT scaling or the fast IDCT, more working memory than max_sample_bytes, a
+ * progressive file whose coefficients are not complete (libjpeg smooths its blocks), and any
+ * file the coefficient reading fails on (the CPU decode then gives the verdict); and, for
+ * decoders.image_random_crop, a window resampled to `size`.
+ */
+#ifndef SLUICE_OPS_DECODERS_HYBRID_H
+#define SLUICE_OPS_DECODERS_HYBRID_H
+
+#include <stdint.h>
+
+#define SL__HYB_MAGIC 0x4a48594cu /* "JHYL" */
+
+/* sl__hyb_head.kind */
+enum { SL__HYB_COEFS = 1, SL__HYB_PIXELS = 2 };
+
+/* sl__hyb_head.space: the JPEG's color space */
+enum { SL__HYB_GRAY = 0, SL__HYB_YCC = 1, SL__HYB_RGB = 2 };
+
+/* sl__hyb_comp.method: how the component reaches the output's size (jdsample.c) */
+enum {
+    SL__UP_FULL = 0, /* fullsize_upsample */
+    SL__UP_H2V1 = 1, /* h2v1_fancy_upsample */
+    SL__UP_H1V2 = 2, /* h1v2_fancy_upsample */
+    SL__UP_H2V2 = 3, /* h2v2_fancy_upsample */
+    SL__UP_INT = 4   /* int_upsample (h2v1_upsample, h2v2_upsample): replication by hexp x vexp */
+};
+
+#define SL__HYB_MAX_COMPS 3
+
+typedef struct sl__hyb_comp {
+    int32_t bw, bh;     /* blocks per row and rows of blocks (width/height_in_blocks) */
+    int32_t dw, dh;     /* downsampled_width / height: its real samples */
+    int32_t method;     /* SL__UP_* */
+    int32_t hexp, vexp; /* SL__UP_INT: the replication factors */
+    int32_t needed;     /* 0: not read (chroma of a YCbCr JPEG decoded to GRAY) */
+    uint64_t coef_off;  /* bytes from the head's start to its first block */
+    uint64_t plane_off; /* bytes from the sample's plane memory to its plane (bw*8 x bh*8) */
+    uint16_t quant[64]; /* its quantisation table, natural order (as libjpeg latched it) */
+} sl__hyb_comp;
+
+typedef struct sl__hyb_head {
+    uint32_t magic;
+    int32_t kind;          /* SL__HYB_* */
+    int32_t width, height; /* the output's: the whole image, or the window at (x0, y0) */
+    int32_t x0, y0;
+    int32_t out_c; /* 3 (RGB, BGR) or 1 (GRAY) */
+    int32_t bgr;   /* RGB output reversed */
+    int32_t space; /* SL__HYB_GRAY / YCC / RGB */
+    int32_t ncomp;
+    uint64_t nblocks;     /* all components' blocks */
+    uint64_t plane_bytes; /* device memory of its planes */
+    sl__hyb_comp comp[SL__HYB_MAX_COMPS];
+} sl__hyb_head;
+
+/* The head is followed by the blocks (or, for SL__HYB_PIXELS, by height * width * out_c
+ * bytes); 64-byte aligned. */
+#define SL__HYB_HEAD_BYTES ((sizeof(sl__hyb_head) + 63) & ~(size_t)63)
+
+#ifdef SLUICE_HAVE_CUDA
+#include "sluice/op.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* decoders.image's run_gpu on "mixed" (hybrid.cu): the staging's samples to images. */
+sl_status sl__hybrid_run_gpu(sl_ctx *ctx);
+#ifdef __cplusplus
+}
+#endif
+/* The field of an op definition that names it (nothing in a build without CUDA). */
+#define SL__HYBRID_RUN_GPU .run_gpu = sl__hybrid_run_gpu,
+#else
+#define SL__HYBRID_RUN_GPU
+#endif
+
+#endif

@@ -1,0 +1,303 @@
+/* tests/c/test_cuda_hybrid.c: the hybrid JPEG decoder (decoders.image on "mixed": entropy
+ * decoding on the CPU, the rest in hybrid.cu's kernels) against the CPU decoder and PIL.
+ *
+ * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
+ * silently (gpuutil.h). Checks, with tolerance 0: every JPEG variant of tests/data/make_images.py
+ * that the kernels decode (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, odd and tiny sizes, gray,
+ * progressive color and gray, restart intervals, optimized tables, qualities 10..100) gives the
+ * CPU pipeline's bytes for RGB, BGR and GRAY output, and PIL's RGB (the .rgb.ppm references);
+ * none of them falls back (so the kernels did the work); what the kernels cannot do — a CMYK
+ * JPEG, a PNG, a progressive file whose later scans are missing (libjpeg smooths its blocks)
+ * — is decoded on the CPU, counted as fallbacks in the node's statistics, with the same bytes;
+ * hybrid=false decodes everything on the CPU without counting; a truncated file fails its
+ * iteration naming the file, as on "cpu"; decoders.image_random_crop on "mixed" gives the CPU's
+ * windows (the kernels decode the window; with `size` the CPU decodes and resamples, counted).
+ * Data: SLUICE_TEST_DATA (make_images.py).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gpuutil.h"
+#include "testutil.h"
+
+/* The variants the kernels decode exactly (no fallback expected). */
+static const char *const variants[] = {
+    "jpeg_444_q90.jpg",
+    "jpeg_444_odd_131x97.jpg",
+    "jpeg_422_q90.jpg",
+    "jpeg_422_odd_97x131.jpg",
+    "jpeg_420_q90.jpg",
+    "jpeg_420_odd_97x131.jpg",
+    "jpeg_420_odd_301x67.jpg",
+    "jpeg_420_tiny_13x7.jpg",
+    "jpeg_440_q90.jpg",
+    "jpeg_440_odd_101x75.jpg",
+    "jpeg_411_q90.jpg",
+    "jpeg_411_odd_75x101.jpg",
+    "jpeg_progressive_420.jpg",
+    "jpeg_progressive_444_odd.jpg",
+    "jpeg_gray.jpg",
+    "jpeg_gray_progressive_odd.jpg",
+    "jpeg_restart_rows_420.jpg",
+    "jpeg_restart_mcu_422.jpg",
+    "jpeg_restart_gray.jpg",
+    "jpeg_optimized_420.jpg",
+    "jpeg_q10_420.jpg",
+    "jpeg_q50_422.jpg",
+    "jpeg_q75_420.jpg",
+    "jpeg_q100_444.jpg",
+};
+#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+
+static char spec[16384];
+
+/* reader (files in order, from root) -> decoders.image "dec" on $MIX; outputs: images. */
+static const char *files_spec(const char *root, const char *const *files, int n, int batch,
+                              const char *type, const char *extra)
+{
+    char list[8192];
+    size_t at = 0;
+    for (int k = 0; k < n; k++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"", k ? ", " : "", files[k]);
+    assert_true(at < sizeof list);
+    int len = snprintf(spec, sizeof spec,
+                       "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"seed\": 5},"
+                       " \"nodes\": ["
+                       "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": "
+                       "{\"file_root\": \"%s\", \"files\": [%s]}},"
+                       "  {\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\","
+                       "   \"inputs\": [\"reader:0\"], \"args\": {\"output_type\": \"%s\"%s}}],"
+                       " \"outputs\": [\"dec\"]}",
+                       batch, root, list, type, extra);
+    assert_true(len > 0 && (size_t)len < sizeof spec);
+    return spec;
+}
+
+/* The node's fallbacks after `iterations` runs of the gpu pipeline of spec s; *done: the
+ * iterations the node completed (prefetching may have run more than were consumed). */
+static int64_t fallbacks_done(const char *s, int iterations, int64_t *done)
+{
+    sl_pipeline *p = tu_gpu_build(s, true);
+    for (int it = 0; it < iterations; it++)
+        if (sl_pipeline_run(p) != SL_OK)
+            fail_msg("run %d: %s", it, sl_pipeline_error(p));
+    int64_t n = -1;
+    for (int i = 0; i < sl_pipeline_num_nodes(p); i++) {
+        sl_node_stats st;
+        assert_int_equal(sl_pipeline_node_stats(p, i, &st), SL_OK);
+        if (strcmp(st.name, "dec") == 0) {
+            assert_string_equal(st.device, "mixed");
+            n = st.fallbacks;
+            *done = st.iterations;
+        }
+    }
+    sl_pipeline_destroy(p);
+    assert_true(*done >= iterations);
+    return n;
+}
+
+static int64_t fallbacks_after(const char *s, int iterations)
+{
+    int64_t done;
+    return fallbacks_done(s, iterations, &done);
+}
+
+static void test_variants_equal_cpu(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const types[] = {"RGB", "BGR", "GRAY"};
+    for (int t = 0; t < 3; t++) {
+        /* batch 5 over 24 files: 5 iterations cover them all and wrap around */
+        tu_diff d = tu_gpu_compare(files_spec(root, variants, NVARIANTS, 5, types[t], ""), 5, 0);
+        assert_true(d.elements > 0);
+    }
+    /* every sample went through the kernels */
+    assert_int_equal(
+        fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "RGB", ""), 2), 0);
+    assert_int_equal(
+        fallbacks_after(files_spec(root, variants, NVARIANTS, NVARIANTS, "GRAY", ""), 1), 0);
+}
+
+/* P6 / P5 file: the pixels after the header (malloc'ed), its size in *w, *h, *c. */
+static unsigned char *read_pnm(const char *path, int *w, int *h, int *c)
+{
+    size_t n;
+    unsigned char *buf = tu_read_file(path, &n);
+    assert_non_null(buf);
+    int maxval, used = 0;
+    char magic[3] = {0};
+    assert_int_equal(sscanf((const char *)buf, "%2s %d %d %d%n", magic, w, h, &maxval, &used), 4);
+    assert_int_equal(maxval, 255);
+    *c = strcmp(magic, "P6") == 0 ? 3 : 1;
+    size_t bytes = (size_t)*w * (size_t)*h * (size_t)*c;
+    assert_true((size_t)used + 1 + bytes <= n);
+    unsigned char *px = malloc(bytes);
+    memcpy(px, buf + used + 1, bytes);
+    free(buf);
+    return px;
+}
+
+/* The GPU pipeline's RGB and GRAY against PIL's (make_images.py's .rgb.ppm / .gray.pgm). */
+static void test_variants_equal_pil(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const types[] = {"RGB", "GRAY"};
+    static const char *const ext[] = {"rgb.ppm", "gray.pgm"};
+    for (int t = 0; t < 2; t++) {
+        char *gs =
+            tu_gpu_spec(files_spec(root, variants, NVARIANTS, NVARIANTS, types[t], ""), true);
+        sl_pipeline *p = tu_gpu_build(gs, true);
+        free(gs);
+        if (sl_pipeline_run(p) != SL_OK)
+            fail_msg("run: %s", sl_pipeline_error(p));
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        unsigned char *all = tu_batch_to_host(b);
+        size_t off = 0;
+        for (int i = 0; i < NVARIANTS; i++) {
+            char path[4096];
+            int w, h, c;
+            snprintf(path, sizeof path, "%s/%s.%s", root, variants[i], ext[t]);
+            unsigned char *ref = read_pnm(path, &w, &h, &c);
+            const int64_t *shape = sl_batch_shape(b, i);
+            assert_int_equal(shape[0], h);
+            assert_int_equal(shape[1], w);
+            assert_int_equal(shape[2], c);
+            size_t bytes = (size_t)w * (size_t)h * (size_t)c;
+            if (memcmp(all + off, ref, bytes) != 0)
+                fail_msg("%s (%s): differs from PIL", variants[i], types[t]);
+            off += bytes;
+            free(ref);
+        }
+        free(all);
+        sl_pipeline_destroy(p);
+    }
+}
+
+/* Writes the first scans of a progressive file, then EOI: libjpeg decodes it, smoothing the
+ * blocks whose coefficients are missing. */
+static void write_incomplete(const char *src, const char *dst, int scans)
+{
+    size_t n = 0;
+    unsigned char *buf = tu_read_file(src, &n);
+    assert_non_null(buf);
+    size_t cut = 0;
+    int seen = 0;
+    for (size_t k = 2; k + 1 < n; k++) { /* FF DA is a marker: entropy data stuffs FF as FF 00 */
+        if (buf[k] == 0xff && buf[k + 1] == 0xda && ++seen == scans + 1) {
+            cut = k;
+            break;
+        }
+    }
+    assert_true(cut > 0);
+    FILE *f = fopen(dst, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, cut, f), cut);
+    assert_int_equal(fwrite("\xff\xd9", 1, 2, f), 2);
+    fclose(f);
+    free(buf);
+}
+
+static void test_fallbacks_counted(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    static const char *const names[] = {"jpeg_cmyk.jpg", "jpeg_420_q90.jpg", "png_rgb.png",
+                                        "jpeg_gray.jpg"};
+    char src[4096], dst[4096];
+    for (int k = 0; k < 4; k++) {
+        snprintf(src, sizeof src, "%s/%s", root, names[k]);
+        snprintf(dst, sizeof dst, "%s/%s", dir, names[k]);
+        assert_int_equal(tu_copy_prefix(src, dst, SIZE_MAX), 0);
+    }
+    snprintf(src, sizeof src, "%s/jpeg_progressive_420.jpg", root);
+    snprintf(dst, sizeof dst, "%s/incomplete.jpg", dir);
+    write_incomplete(src, dst, 3);
+    static const char *const files[] = {"jpeg_cmyk.jpg", "jpeg_420_q90.jpg", "png_rgb.png",
+                                        "incomplete.jpg", "jpeg_gray.jpg"};
+    /* the same bytes as the CPU decoder, for all of them */
+    tu_gpu_compare(files_spec(dir, files, 5, 5, "RGB", ""), 2, 0);
+    tu_gpu_compare(files_spec(dir, files, 5, 5, "GRAY", ""), 1, 0);
+    /* CMYK, PNG and the incomplete progressive file: 3 per iteration */
+    int64_t done = 0;
+    int64_t n = fallbacks_done(files_spec(dir, files, 5, 5, "RGB", ""), 2, &done);
+    assert_int_equal(n, 3 * done);
+    /* hybrid off: all on the CPU, nothing counted, the same bytes */
+    tu_gpu_compare(files_spec(dir, files, 5, 5, "RGB", ", \"hybrid\": false"), 1, 0);
+    assert_int_equal(fallbacks_after(files_spec(dir, files, 5, 5, "RGB", ", \"hybrid\": false"), 1),
+                     0);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* decoders.image_random_crop on mixed: the window of the kernels' decode; windows are drawn on
+ * the CPU from the node's seed, so both pipelines crop the same ones. With `size` the CPU
+ * decodes and resamples (a fallback per sample). */
+static const char *crop_spec(const char *root, int batch, const char *type, const char *extra)
+{
+    char list[8192];
+    size_t at = 0;
+    for (int k = 0; k < NVARIANTS; k++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"", k ? ", " : "", variants[k]);
+    int len = snprintf(spec, sizeof spec,
+                       "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"seed\": 5},"
+                       " \"nodes\": ["
+                       "  {\"name\": \"reader\", \"op\": \"readers.file\", \"args\": "
+                       "{\"file_root\": \"%s\", \"files\": [%s], \"random_shuffle\": true, "
+                       "\"seed\": 2}},"
+                       "  {\"name\": \"dec\", \"op\": \"decoders.image_random_crop\", "
+                       "\"device\": \"$MIX\", \"inputs\": [\"reader:0\"], \"args\": "
+                       "{\"output_type\": \"%s\", \"seed\": 11%s}}],"
+                       " \"outputs\": [\"dec\"]}",
+                       batch, root, list, type, extra);
+    assert_true(len > 0 && (size_t)len < sizeof spec);
+    return spec;
+}
+
+static void test_random_crop_equal_cpu(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    /* 6 iterations of 8 over 24 files: two epochs, each file under two windows */
+    tu_diff d = tu_gpu_compare(crop_spec(root, 8, "RGB", ""), 6, 0);
+    assert_true(d.elements > 0);
+    tu_gpu_compare(crop_spec(root, 8, "GRAY", ""), 3, 0);
+    tu_gpu_compare(crop_spec(root, 8, "BGR", ""), 3, 0);
+    assert_int_equal(fallbacks_after(crop_spec(root, 8, "RGB", ""), 3), 0);
+    /* size: resampled on the CPU, every sample a fallback */
+    tu_gpu_compare(crop_spec(root, 8, "RGB", ", \"size\": [40, 48]"), 2, 0);
+    int64_t done = 0;
+    int64_t n = fallbacks_done(crop_spec(root, 8, "RGB", ", \"size\": [40, 48]"), 2, &done);
+    assert_int_equal(n, 8 * done);
+}
+
+static void test_corrupt_named(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const files[] = {"jpeg_420_q90.jpg", "corrupt_truncated.jpg"};
+    const char *s = files_spec(root, files, 2, 2, "RGB", "");
+    char *gs = tu_gpu_spec(s, true);
+    tu_gpu_expect_error(gs, true, SL_ECORRUPT, "corrupt_truncated.jpg", "decoders.image", NULL);
+    free(gs);
+}
+
+int main(void)
+{
+    tu_gpu_require();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variants_equal_cpu), cmocka_unit_test(test_variants_equal_pil),
+        cmocka_unit_test(test_fallbacks_counted),  cmocka_unit_test(test_random_crop_equal_cpu),
+        cmocka_unit_test(test_corrupt_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
