@@ -1,0 +1,329 @@
+"""tests/python/test_ops_tensor.py: the tensor family of issue 19 (reductions, math functions,
+tensor utilities) against NumPy on the same data, with DALI's output types, shapes and layouts
+and its tolerances (reductions: exact for integer results, np.allclose for float32)."""
+import itertools
+
+import numpy as np
+import pytest
+
+import sluice
+from sluice import fn, pipeline_def, types
+from sluice import math as smath
+
+RNG = np.random.default_rng(19)
+
+
+def run_once(data, build, layout=None, batch_size=None):
+    """One iteration of a pipeline over `data` (a list of samples); build(x) returns a
+    DataNode or a tuple of them. Returns the outputs (TensorLists)."""
+    bs = batch_size or len(data)
+
+    @pipeline_def(batch_size=bs, num_threads=2, prefetch_queue_depth=1)
+    def p():
+        x = fn.external_source(source=lambda: data, layout=layout)
+        out = build(x)
+        return out if isinstance(out, tuple) else (out,)
+
+    pipe = p()
+    return pipe.run()
+
+
+def samples(tl):
+    return [np.array(tl.at(i)) for i in range(len(tl))]
+
+
+# ---- reductions ------------------------------------------------------------------------------
+
+BATCH3D = [RNG.integers(0, 100, size=(2, 3, 4)) for _ in range(3)]
+AXES_3D = [None, (), 0, 1, 2, (0, 1), (0, 2), (1, 2), (0, 1, 2), -1, (-3, 1)]
+
+
+def _np_mean_square(x, axis=None, keepdims=False, dtype=None):
+    return np.mean(np.square(x.astype(np.float64)), axis=axis, keepdims=keepdims)
+
+
+def _np_rms(x, axis=None, keepdims=False, dtype=None):
+    return np.sqrt(_np_mean_square(x, axis=axis, keepdims=keepdims))
+
+
+REDUCTIONS = {
+    "sum": np.sum, "min": np.min, "max": np.max, "mean": np.mean,
+    "mean_square": _np_mean_square, "rms": _np_rms,
+}
+
+
+def _expected_layout(layout, axes, keep):
+    if keep or not layout:
+        return layout or ""
+    if axes is None:
+        return ""
+    axes = [axes] if isinstance(axes, int) else axes
+    axes = [(a + len(layout)) % len(layout) for a in axes]
+    return "".join(c for i, c in enumerate(layout) if i not in axes)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.int64,
+                                   np.float32])
+@pytest.mark.parametrize("keep", [False, True])
+def test_reductions_match_numpy(name, dtype, keep):
+    data = [s.astype(dtype) for s in BATCH3D]
+    op = getattr(fn.reductions, name)
+    nodes = lambda x: tuple(op(x, axes=a, keep_dims=keep) for a in AXES_3D)  # noqa: E731
+    outs = run_once(data, nodes, layout="ABC")
+    for axes, tl in zip(AXES_3D, outs):
+        assert tl.layout() == _expected_layout("ABC", axes, keep), (axes, tl.layout())
+        for s, got in zip(data, samples(tl)):
+            ref = REDUCTIONS[name](s, axis=axes, keepdims=keep)
+            assert got.shape == np.shape(ref), (name, axes, got.shape, np.shape(ref))
+            if name in ("min", "max"):
+                assert got.dtype == dtype
+            if name == "sum":
+                want = {np.uint8: np.uint64, np.uint32: np.uint64, np.int16: np.int64,
+                        np.int32: np.int64}.get(dtype, dtype)
+                assert got.dtype == want, (got.dtype, want)
+            if name in ("mean", "mean_square", "rms"):
+                assert got.dtype == np.float32
+                np.testing.assert_allclose(got, ref, rtol=1e-6)
+            else:
+                np.testing.assert_array_equal(got, ref)
+
+
+def test_sum_overflow_promotes_and_dtype_wraps():
+    # DALI's overflow batch: values that overflow the narrow type unless promoted
+    data = [(s.astype(np.int64) * 100000).astype(np.int32) for s in BATCH3D]
+    outs = run_once(data, lambda x: (fn.reductions.sum(x), fn.reductions.sum(x, dtype=types.INT32),
+                                     fn.reductions.sum(x, dtype=types.FLOAT),
+                                     fn.reductions.mean(x, axes=(0, 2))))
+    for s, a, b, c, m in zip(data, *(samples(o) for o in outs)):
+        assert a.dtype == np.int64 and a == np.sum(s, dtype=np.int64)
+        assert b.dtype == np.int32 and b == np.sum(s, dtype=np.int32)  # wraps as NumPy's
+        assert c.dtype == np.float32
+        np.testing.assert_allclose(c, np.sum(s, dtype=np.float64), rtol=1e-6)
+        np.testing.assert_allclose(m, np.mean(s, axis=(0, 2)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,np_fn", [("std_dev", np.std), ("variance", np.var)])
+@pytest.mark.parametrize("axes,ddofs", [(None, [0, 1, 3]), ((), [0]), (1, [0, 1]),
+                                        ((0, 2), [0, 1])])
+@pytest.mark.parametrize("keep", [False, True])
+def test_std_dev_variance_with_mean_input(name, np_fn, axes, ddofs, keep):
+    data = [s.astype(np.float32) * 0.37 for s in BATCH3D]
+    op = getattr(fn.reductions, name)
+
+    def build(x):
+        mean = fn.reductions.mean(x, axes=axes, keep_dims=keep)
+        return tuple(op(x, mean, axes=axes, keep_dims=keep, ddof=d) for d in ddofs)
+
+    outs = run_once(data, build, layout="XYZ")
+    for d, tl in zip(ddofs, outs):
+        assert tl.layout() == _expected_layout("XYZ", axes, keep)
+        for s, got in zip(data, samples(tl)):
+            ref = np_fn(s.astype(np.float64), axis=axes, keepdims=keep, ddof=d)
+            assert got.dtype == np.float32 and got.shape == np.shape(ref)
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_std_dev_scalar_mean_and_unkept_mean():
+    data = [RNG.uniform(-1, 1, size=(5, 6)).astype(np.float32) for _ in range(2)]
+    outs = run_once(data, lambda x: (
+        fn.reductions.std_dev(x, 0.25),
+        # mean without kept dims, reduction with: same number of values
+        fn.reductions.variance(x, fn.reductions.mean(x, axes=1), axes=1, keep_dims=True)))
+    for s, a, b in zip(data, *(samples(o) for o in outs)):
+        np.testing.assert_allclose(a, np.sqrt(np.mean((s.astype(np.float64) - 0.25) ** 2)),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(b, np.var(s.astype(np.float64), axis=1, keepdims=True),
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_reductions_axis_names_equal_axes():
+    data = [s.astype(np.float32) for s in BATCH3D]
+    pairs = [((), ""), (0, "A"), (2, "C"), ((0, 2), "AC"), ((1, 2), "BC"), ((0, 1, 2), "ABC")]
+
+    def build(x):
+        out = []
+        for axes, names in pairs:
+            out += [fn.reductions.rms(x, axes=axes), fn.reductions.rms(x, axis_names=names)]
+            m = fn.reductions.mean(x, axes=axes)
+            out += [fn.reductions.std_dev(x, m, axes=axes),
+                    fn.reductions.std_dev(x, m, axis_names=names)]
+        return tuple(out)
+
+    outs = run_once(data, build, layout="ABC")
+    for k in range(0, len(outs), 2):
+        assert outs[k].layout() == outs[k + 1].layout()
+        for a, b in zip(samples(outs[k]), samples(outs[k + 1])):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_reductions_empty_and_degenerate_samples():
+    data = [np.ones((0, 2), np.int32), np.ones((3, 0), np.int32), np.ones((0,) * 2, np.int32)]
+    outs = run_once(data, lambda x: (fn.reductions.sum(x, axes=0), fn.reductions.sum(x, axes=1),
+                                     fn.reductions.sum(x), fn.reductions.mean(x, axes=0)))
+    for k, s in enumerate(data):
+        np.testing.assert_array_equal(samples(outs[0])[k], np.sum(s, axis=0))
+        np.testing.assert_array_equal(samples(outs[1])[k], np.sum(s, axis=1))
+        assert samples(outs[2])[k] == 0
+        assert samples(outs[3])[k].shape == (s.shape[1],)
+        assert np.all(np.isnan(samples(outs[3])[k]))
+
+
+def test_reductions_nan_propagates_in_min_max():
+    data = [np.array([1.0, np.nan, -3.0], np.float32), np.array([2.0, 5.0], np.float32)]
+    mn, mx = run_once(data, lambda x: (fn.reductions.min(x), fn.reductions.max(x)))
+    assert np.isnan(mn.at(0)) and np.isnan(mx.at(0))
+    assert mn.at(1) == 2.0 and mx.at(1) == 5.0
+
+
+def test_reductions_bad_arguments():
+    data = [np.zeros((2, 3, 4), np.uint8)]
+    for bad in ({"axes": 3}, {"axes": [-100]}, {"axes": [100, 0]}):
+        with pytest.raises(sluice.SluiceError, match="Axis index out of range"):
+            run_once(data, lambda x: fn.reductions.sum(x, **bad))
+    with pytest.raises(sluice.SluiceError, match="exclusive"):
+        run_once(data, lambda x: fn.reductions.sum(x, axes=0, axis_names="A"), layout="ABC")
+    with pytest.raises(sluice.SluiceError, match="not in the input layout"):
+        run_once(data, lambda x: fn.reductions.max(x, axis_names="Q"), layout="ABC")
+    with pytest.raises(sluice.SluiceError, match="reductions.min.*empty"):
+        run_once([np.zeros((0, 3), np.float32)], lambda x: fn.reductions.min(x, axes=0))
+    with pytest.raises(sluice.SluiceError, match="mean of sample 0 has 3 values"):
+        run_once(data, lambda x: fn.reductions.variance(
+            x, types.Constant(np.float32([1, 2, 3])), axes=0))
+    with pytest.raises(sluice.SluiceError, match="cannot accumulate"):
+        run_once([np.zeros(3, np.float32)], lambda x: fn.reductions.sum(x, dtype=types.INT32))
+
+
+# ---- math functions (sluice.math, fn.math.*) ------------------------------------------------
+
+def _pos(t):
+    return (1, 20) if np.issubdtype(t, np.integer) else (0.5, 20.0)
+
+
+def _one(t):
+    return (-1, 1) if np.issubdtype(t, np.integer) else (-0.99, 0.99)
+
+
+def _any(t):
+    return (-30, 30)
+
+
+UNARY = [  # (name, NumPy reference, input range)
+    ("sqrt", np.sqrt, _pos), ("rsqrt", lambda x: 1 / np.sqrt(x), _pos), ("cbrt", np.cbrt, _any),
+    ("exp", np.exp, lambda t: (-10, 10)), ("log", np.log, _pos), ("log2", np.log2, _pos),
+    ("log10", np.log10, _pos), ("fabs", np.fabs, _any), ("floor", np.floor, _any),
+    ("ceil", np.ceil, _any), ("sin", np.sin, _any), ("cos", np.cos, _any), ("tan", np.tan, _any),
+    ("asin", np.arcsin, _one), ("acos", np.arccos, _one), ("atan", np.arctan, _any),
+    ("sinh", np.sinh, lambda t: (-10, 10)), ("cosh", np.cosh, lambda t: (-10, 10)),
+    ("tanh", np.tanh, _any), ("asinh", np.arcsinh, _any), ("acosh", np.arccosh, lambda t: (1, 20)),
+    ("atanh", np.arctanh, _one),
+]
+
+
+def _data(t, rng_range, shape=(4, 5), n=3):
+    lo, hi = rng_range(t)
+    if np.issubdtype(t, np.integer):
+        return [RNG.integers(lo, hi, size=shape, endpoint=True).astype(t) for _ in range(n)]
+    return [RNG.uniform(lo, hi, size=shape).astype(t) for _ in range(n)]
+
+
+@pytest.mark.parametrize("name,ref,rng_range", UNARY, ids=[u[0] for u in UNARY])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16, np.float32, np.float64])
+def test_math_unary_functions_match_numpy(name, ref, rng_range, dtype):
+    if dtype == np.uint16 and rng_range(dtype)[0] < 0:
+        dtype = np.uint8  # keep the values in the function's domain
+        data = [np.abs(s).astype(dtype) for s in _data(np.int8, rng_range)]
+    else:
+        data = _data(dtype, rng_range)
+    out_t = np.float32 if np.issubdtype(dtype, np.integer) else dtype
+    outs = run_once(data, lambda x: (getattr(smath, name)(x), getattr(fn.math, name)(x)))
+    for tl in outs:
+        for s, got in zip(data, samples(tl)):
+            assert got.dtype == out_t, (name, got.dtype, out_t)
+            np.testing.assert_allclose(got, ref(s.astype(out_t)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["sqrt", "sin", "exp", "floor"])
+def test_math_unary_float16(name):
+    data = [RNG.uniform(0.5, 3, size=(7,)).astype(np.float16) for _ in range(2)]
+    (out,) = run_once(data, lambda x: getattr(smath, name)(x))
+    ref = {"sqrt": np.sqrt, "sin": np.sin, "exp": np.exp, "floor": np.floor}[name]
+    for s, got in zip(data, samples(out)):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got, ref(s.astype(np.float32)), rtol=0.005)
+
+
+def _div_promote(a, b):
+    a, b = np.dtype(a), np.dtype(b)
+    if a.kind != "f" and b.kind != "f":
+        return np.dtype(np.float32)
+    if a.kind == "f" and b.kind == "f":
+        return a if a.itemsize >= b.itemsize else b
+    return a if a.kind == "f" else b
+
+
+@pytest.mark.parametrize("types_", [(np.int32, np.int32), (np.uint8, np.float32),
+                                    (np.float64, np.int16), (np.float32, np.float64)])
+def test_math_binary_float_functions(types_):
+    lt, rt = types_
+    left = [RNG.integers(-15, 15, size=(3, 4)).astype(lt) if lt != np.uint8 else
+            RNG.integers(0, 15, size=(3, 4)).astype(lt) for _ in range(2)]
+    right = [RNG.integers(-4, 4, size=(3, 4)).astype(rt) for _ in range(2)]
+    want = _div_promote(lt, rt)
+
+    @pipeline_def(batch_size=2, num_threads=1, prefetch_queue_depth=1)
+    def p():
+        a = fn.external_source(source=lambda: left)
+        b = fn.external_source(source=lambda: right)
+        return (smath.atan2(a, b), fn.math.atan2(a, b), smath.fpow(a, b), fn.math.fpow(a, b),
+                smath.atan2(a, 2), smath.fpow(3.0, b))
+
+    outs = p().run()
+    for i in range(2):
+        l64, r64 = left[i].astype(want), right[i].astype(want)
+        for k, ref in enumerate([np.arctan2(l64, r64), np.arctan2(l64, r64)]):
+            got = np.array(outs[k].at(i))
+            assert got.dtype == want
+            np.testing.assert_allclose(got, ref, rtol=1e-6)
+        for k in (2, 3):
+            got = np.array(outs[k].at(i))
+            assert got.dtype == want
+            with np.errstate(divide="ignore"):
+                np.testing.assert_allclose(got, np.power(l64, r64), rtol=1e-6)
+        c = np.array(outs[4].at(i))  # a Python int is an int32 constant
+        assert c.dtype == _div_promote(lt, np.int32)
+        np.testing.assert_allclose(c, np.arctan2(left[i].astype(c.dtype), 2), rtol=1e-6)
+        d = np.array(outs[5].at(i))  # a Python float is a float32 constant
+        assert d.dtype == _div_promote(np.float32, rt)
+        np.testing.assert_allclose(d, np.power(3.0, right[i].astype(d.dtype)), rtol=1e-6)
+
+
+def test_math_module_pow_min_max_abs_clamp():
+    data = [RNG.integers(-20, 20, size=(4, 4)).astype(np.int16) for _ in range(2)]
+    outs = run_once(data, lambda x: (smath.pow(x, 2), smath.min(x, 3), smath.max(-1, x),
+                                     smath.abs(x), smath.clamp(x, -5, 5),
+                                     smath.clamp(x, -5.5, 5), smath.clamp(x, types.Constant(
+                                         0, types.UINT8), types.Constant(9, types.UINT8))))
+    for i, s in enumerate(data):
+        got = [np.array(o.at(i)) for o in outs]
+        s32 = s.astype(np.int32)
+        np.testing.assert_array_equal(got[0], s32 ** 2)
+        assert got[0].dtype == np.int32  # int16 with an int32 constant
+        np.testing.assert_array_equal(got[1], np.minimum(s32, 3))
+        np.testing.assert_array_equal(got[2], np.maximum(s32, -1))
+        assert got[3].dtype == np.int16
+        np.testing.assert_array_equal(got[3], np.abs(s))
+        assert got[4].dtype == np.int32
+        np.testing.assert_array_equal(got[4], np.clip(s32, -5, 5))
+        assert got[5].dtype == np.float32
+        np.testing.assert_array_equal(got[5], np.clip(s.astype(np.float32), -5.5, 5))
+        assert got[6].dtype == np.int16  # int16 with uint8 bounds
+        np.testing.assert_array_equal(got[6], np.clip(s, 0, 9))
+
+
+def test_math_functions_reject_bool_and_constants_alone():
+    data = [np.array([True, False])]
+    with pytest.raises(sluice.SluiceError, match="cannot be boolean"):
+        run_once(data, lambda x: smath.sin(x))
+    with pytest.raises(TypeError, match="DataNode"):
+        smath.atan2(1.0, 2.0)
