@@ -92,28 +92,17 @@ def _bound_type(v):
 def clamp(input, lo, hi):
     """Clamps each element of ``input`` to [lo, hi] (DALI's math.clamp): ``x < lo ? lo : x``,
     then ``> hi ? hi``, so hi < lo gives hi, as NumPy's clip. The result type promotes the
-    input with the bounds' types (Python ints are int32, floats float32, as in DALI). The
-    bounds may be numbers, types.Constant, or DataNodes of one value per sample (then typed
-    float32)."""
-    if not isinstance(input, _DataNode):
-        raise TypeError("math.clamp: the input must be a DataNode (the output of another "
-                        "operator)")
+    input with the bounds' types, left to right (Python ints are int32, floats float32, as in
+    DALI). Number bounds make one fused ``arithmetic`` clamp node; a DataNode or array bound
+    (broadcast against the input) makes ``max(input, lo)`` then ``min(.., hi)``, which is the
+    same expression and the same promotion."""
+    _need_node("clamp", input, lo, hi)
+    if not isinstance(input, _DataNode) or any(_scalar(v) is None for v in (lo, hi)):
+        return min(max(input, lo), hi)
     from .fn import _call
 
-    kwargs = {"op": "clamp"}
-    types_ = []
-    for name, v in (("lo", lo), ("hi", hi)):
-        if isinstance(v, _DataNode):
-            kwargs[name] = v
-            types_.append(_types.DALIDataType.FLOAT)
-            continue
-        s = _scalar(v)
-        if s is None:
-            raise TypeError(f"math.clamp: {name} must be a scalar or a DataNode, got "
-                            f"{type(v).__name__}")
-        kwargs[name] = float(s[1])
-        types_.append(_bound_type(v))
-    t = _promote_constants(*types_)
+    kwargs = {"op": "clamp", "lo": float(_scalar(lo)[1]), "hi": float(_scalar(hi)[1])}
+    t = _promote_constants(_bound_type(lo), _bound_type(hi))
     if t != _types.DALIDataType.FLOAT:
         kwargs["scalar_dtype"] = t.sl_name
     return _call("arithmetic", [input], kwargs)

@@ -327,3 +327,32 @@ def test_math_functions_reject_bool_and_constants_alone():
         run_once(data, lambda x: smath.sin(x))
     with pytest.raises(TypeError, match="DataNode"):
         smath.atan2(1.0, 2.0)
+
+
+@pytest.mark.parametrize("types_", [(np.int32, np.int32, np.int32), (np.int32, np.int8, np.int16),
+                                    (np.int32, np.uint8, np.float32), (np.uint8, np.float32,
+                                                                       np.float32)])
+def test_math_clamp_tensor_bounds_promote(types_):
+    # DALI's ternary promotion: promote(promote(x, lo), hi), bounds broadcast (a (1,) bound too)
+    xt, lt, ht = types_
+    x = [RNG.integers(0, 100, size=(5, 3)).astype(xt) for _ in range(2)]
+    lo = [RNG.integers(0, 50, size=(5, 3)).astype(lt), np.array([[20]], lt)]
+    hi = [RNG.integers(30, 90, size=(5, 3)).astype(ht), np.array([[10]], ht)]  # hi < lo: hi
+
+    @pipeline_def(batch_size=2, num_threads=1, prefetch_queue_depth=1)
+    def p():
+        a, b, c = (fn.external_source(source=lambda d=d: d) for d in (x, lo, hi))
+        return smath.clamp(a, b, c), smath.clamp(a, b, 60)
+
+    o1, o2 = p().run()
+    for i in range(2):
+        want = {np.int8: np.int32, np.uint8: np.int32}.get(lt, lt) if ht != np.float32 else ht
+        got = np.array(o1.at(i))
+        assert got.dtype == want, (got.dtype, want)
+        np.testing.assert_array_equal(got, _dali_clamp(x[i], lo[i], hi[i]))
+        np.testing.assert_array_equal(np.array(o2.at(i)), _dali_clamp(x[i], lo[i], 60))
+
+
+def _dali_clamp(x, lo, hi):
+    t = np.where(x < lo, lo, x)
+    return np.where(t > hi, hi, t)
