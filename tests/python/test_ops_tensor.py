@@ -356,3 +356,160 @@ def test_math_clamp_tensor_bounds_promote(types_):
 def _dali_clamp(x, lo, hi):
     t = np.where(x < lo, lo, x)
     return np.where(t > hi, hi, t)
+
+
+# ---- tensor utilities --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("axes,names,layout,shape,want_shape,want_layout", [
+    ([0, 2], "AB", "XYZ", (10, 20, 30), (1, 10, 1, 20, 30), "AXBYZ"),
+    ([0, 3], None, "XYZ", (10, 20, 30), (1, 10, 20, 1, 30), ""),
+    ([4, 3], None, "XYZ", (10, 20, 30), (10, 20, 30, 1, 1), ""),
+    ([0, 1, 3, 5, 7], "ABCDE", "XYZ", (11, 22, 33), (1, 1, 11, 1, 22, 1, 33, 1), "ABXCYDZE"),
+    ([], "", "HW", (10, 20), (10, 20), "HW"),
+    ([0, 1], "", "", (), (1, 1), ""),
+    ([0], "", "HW", (10, 20), (1, 10, 20), ""),
+    ([4, 3], "AB", "XYZ", (10, 20, 30), (10, 20, 30, 1, 1), "XYZBA"),
+    ([0], "X", "", (), (1,), "X"),
+])
+def test_expand_dims(axes, names, layout, shape, want_shape, want_layout):
+    data = [RNG.integers(0, 255, size=shape).astype(np.uint8) for _ in range(2)]
+    (out,) = run_once(data, lambda x: fn.expand_dims(x, axes=axes, new_axis_names=names),
+                      layout=layout or None)
+    assert out.layout() == want_layout
+    for s, got in zip(data, samples(out)):
+        np.testing.assert_array_equal(got, s.reshape(want_shape))
+
+
+@pytest.mark.parametrize("axes,names,layout,match", [
+    ([4], None, None, "not enough dimensions"), ([0, -1], None, None, "can't be negative"),
+    ([2, 0, 2], "AB", "XYZ", "twice|new dimension names"),
+    ([0, 1], "ABC", "XYZ", "new dimension names"),
+    ([2], "C", None, "requires an input with a proper layout")])
+def test_expand_dims_errors(axes, names, layout, match):
+    with pytest.raises(sluice.SluiceError, match=match):
+        run_once([np.zeros((10, 20, 30), np.uint8)],
+                 lambda x: fn.expand_dims(x, axes=axes, new_axis_names=names), layout=layout)
+
+
+def test_squeeze():
+    data = [RNG.integers(0, 9, size=(1, 4, 1, 3)).astype(np.int16) for _ in range(2)]
+    outs = run_once(data, lambda x: (fn.squeeze(x, axes=[0, 2]), fn.squeeze(x, axis_names="AC"),
+                                     fn.squeeze(x, axes=-2), fn.squeeze(x, axes=[])),
+                    layout="ABCD")
+    assert [o.layout() for o in outs] == ["BD", "BD", "ABD", "ABCD"]
+    for k, s in enumerate(data):
+        np.testing.assert_array_equal(samples(outs[0])[k], np.squeeze(s, axis=(0, 2)))
+        np.testing.assert_array_equal(samples(outs[1])[k], np.squeeze(s, axis=(0, 2)))
+        np.testing.assert_array_equal(samples(outs[2])[k], np.squeeze(s, axis=2))
+        np.testing.assert_array_equal(samples(outs[3])[k], s)
+    # a 0-volume sample may lose a dimension of extent 0 when the volume stays 0
+    (o,) = run_once([np.zeros((0, 2, 0), np.float32)], lambda x: fn.squeeze(x, axes=0))
+    assert o.at(0).shape == (2, 0)
+    with pytest.raises(sluice.SluiceError, match="extent 4"):
+        run_once(data, lambda x: fn.squeeze(x, axes=1))
+
+
+def test_reinterpret():
+    data = [RNG.integers(0, 255, size=(3, 8)).astype(np.uint8) for _ in range(2)]
+    outs = run_once(data, lambda x: (
+        fn.reinterpret(x, dtype=types.INT32), fn.reinterpret(x, dtype=types.UINT16, shape=[-1]),
+        fn.reinterpret(x, shape=[4, -1], layout="AB"), fn.reinterpret(x, rel_shape=[1 / 3, 3]),
+        fn.reinterpret(x, dtype=types.FLOAT64, shape=[3])), layout="HW")
+    assert [o.layout() for o in outs] == ["HW", "", "AB", "HW", ""]
+    for k, s in enumerate(data):
+        got = [samples(o)[k] for o in outs]
+        np.testing.assert_array_equal(got[0], s.view(np.int32))
+        np.testing.assert_array_equal(got[1], s.reshape(-1).view(np.uint16))
+        np.testing.assert_array_equal(got[2], s.reshape(4, -1))
+        np.testing.assert_array_equal(got[3], s.reshape(1, 24))
+        np.testing.assert_array_equal(got[4], s.reshape(-1).view(np.float64))
+
+
+def test_reinterpret_errors():
+    data = [np.zeros((3, 5), np.uint8)]
+    with pytest.raises(sluice.SluiceError, match="innermost extent holds 5 bytes"):
+        run_once(data, lambda x: fn.reinterpret(x, dtype=types.INT32))
+    with pytest.raises(sluice.SluiceError, match="15 bytes"):
+        run_once(data, lambda x: fn.reinterpret(x, shape=[4, 4]))
+
+
+def test_cast_like():
+    a = [RNG.uniform(-300, 300, size=(4, 3)).astype(np.float32) for _ in range(2)]
+    b = [np.zeros(5, np.uint8), np.zeros(2, np.uint8)]
+
+    @pipeline_def(batch_size=2, num_threads=1, prefetch_queue_depth=1)
+    def p():
+        x = fn.external_source(source=lambda: a, layout="HW")
+        y = fn.external_source(source=lambda: b)
+        return fn.cast_like(x, y), fn.cast_like(y, x)
+
+    o1, o2 = p().run()
+    assert o1.layout() == "HW"
+    for k in range(2):
+        got = np.array(o1.at(k))
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, np.clip(np.round(a[k]), 0, 255).astype(np.uint8))
+        assert np.array(o2.at(k)).dtype == np.float32
+
+
+def _np_one_hot(x, nc, axis):
+    out = (np.arange(nc) == x[..., None]).astype(np.int32)
+    return np.moveaxis(out, -1, axis if axis >= 0 else x.ndim)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2, 3])
+def test_one_hot_3d(axis):
+    data = [RNG.integers(0, 20, size=RNG.integers(2, 6, size=3)).astype(np.int32)
+            for _ in range(3)]
+    outs = run_once(data, lambda x: (
+        fn.one_hot(x, num_classes=20, axis=axis, dtype=types.INT32, axis_name="O"),
+        fn.one_hot(x, num_classes=20, axis=axis, dtype=types.INT32)), layout="ABC")
+    want_layout = "ABC"[:axis if axis >= 0 else 3] + "O" + "ABC"[axis if axis >= 0 else 3:]
+    assert outs[0].layout() == want_layout and outs[1].layout() == ""
+    for s, got in zip(data, samples(outs[0])):
+        np.testing.assert_array_equal(got, _np_one_hot(s, 20, axis))
+
+
+def test_one_hot_scalars_values_and_errors():
+    scal = [np.array(v, np.int32) for v in (3, 0, 25, -1)]  # out of range: all off
+    like = [np.array([[v]], np.int64) for v in (1, 4, 0, 2)]
+    o1, = run_once(scal, lambda x: fn.one_hot(x, num_classes=5, on_value=2.5, off_value=-1,
+                                               axis_name="O"))
+    o2, = run_once(like, lambda x: fn.one_hot(x, num_classes=5, dtype=types.UINT8))
+    assert o1.layout() == "O"
+    for v, got in zip((3, 0, 25, -1), samples(o1)):
+        want = np.full(5, -1, np.float32)
+        if 0 <= v < 5:
+            want[v] = 2.5
+        np.testing.assert_array_equal(got, want)
+    for v, got in zip((1, 4, 0, 2), samples(o2)):
+        assert got.shape == (5,) and got.dtype == np.uint8
+        np.testing.assert_array_equal(got, np.eye(5, dtype=np.uint8)[v])
+    with pytest.raises(sluice.SluiceError, match="Unsupported axis_name value"):
+        run_once(scal, lambda x: fn.one_hot(x, num_classes=5, axis_name="CD"))
+    with pytest.raises(sluice.SluiceError, match="Input layout mismatch"):
+        run_once([np.zeros((2, 3), np.int32)],
+                 lambda x: fn.one_hot(x, num_classes=5, axis_name="O"))
+
+
+def test_lookup_table():
+    data = [RNG.integers(-3, 12, size=(5, 6)).astype(np.int16) for _ in range(2)]
+    keys, values = [0, 2, 4, 7, 100000], [1.5, -2.0, 4.25, 9.0, 3.0]
+    outs = run_once(data, lambda x: (
+        fn.lookup_table(x, keys=keys, values=values, default_value=-7.0),
+        fn.lookup_table(x, keys=[1, 2], values=[10, 300], dtype=types.UINT8),
+        fn.lookup_table(x, keys=[-2, 10 ** 12], values=[5, 6])), layout="HW")
+    for k, s in enumerate(data):
+        got = [samples(o)[k] for o in outs]
+        table = dict(zip(keys, values))
+        want = np.vectorize(lambda v: table.get(int(v), -7.0))(s).astype(np.float32)
+        assert got[0].dtype == np.float32
+        np.testing.assert_array_equal(got[0], want)
+        want = np.where(s == 1, 10, np.where(s == 2, 255, 0)).astype(np.uint8)  # saturated
+        np.testing.assert_array_equal(got[1], want)
+        np.testing.assert_array_equal(got[2], np.where(s == -2, 5, 0).astype(np.float32))
+    assert outs[0].layout() == "HW"
+    with pytest.raises(sluice.SluiceError, match="integer type"):
+        run_once([np.zeros(3, np.float32)], lambda x: fn.lookup_table(x, keys=[1], values=[2]))
+    with pytest.raises(sluice.SluiceError, match="one value per key"):
+        run_once(data, lambda x: fn.lookup_table(x, keys=[1, 2], values=[2]))
