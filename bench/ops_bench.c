@@ -42,8 +42,10 @@
 #include <sluice/sluice.h>
 
 /* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
-typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_KINDS } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8", "f32", "int"};
+/* IN_SEQ: the uint8 images with layout "FWC" (their rows as the frames of a sequence). */
+typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_SEQ, IN_KINDS } in_kind;
+static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8",
+                                               "f32",  "int",   "u8 FWC"};
 
 typedef struct bench_case {
     const char *op;
@@ -154,6 +156,11 @@ static const bench_case cases[] = {
     {"math.min", "f32, 0.5", IN_F32, 1, "scalar=0.5"},
     {"math.pow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
     {"math.sqrt", "f32", IN_F32, 1, ""},
+    {"get_property", "layout of u8 HWC", IN_U8, 1, "key=\"layout\""},
+    {"per_frame", "u8 HWC -> FWC", IN_U8, 1, "replace=true"},
+    {"permute_batch", "u8 HWC, reversed pairs", IN_U8, 1, "indices=[1]"},
+    {"sequence_rearrange", "u8 FWC, 3 frames reversed", IN_SEQ, 1, "new_order=[2,1,0]"},
+    {"batch_permutation", "batch of 64", IN_NONE, 0, ""},
     {"cast_like", "u8 like u8", IN_U8, 2, ""},
     {"expand_dims", "u8 HWC -> FHWC", IN_U8, 1, "axes=[0]"},
     {"lookup_table", "u8 -> f32, 3 keys", IN_U8, 1, "keys=[0,128,255];values=[0.5,1.5,2.5]"},
@@ -339,7 +346,8 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
         goto fail;
     }
     if (copy_batch(sl_pipeline_output(p, 0), &sets[IN_ENCODED], NULL, NULL) ||
-        copy_batch(sl_pipeline_output(p, 1), &sets[IN_U8], &sets[IN_F32], "HWC")) {
+        copy_batch(sl_pipeline_output(p, 1), &sets[IN_U8], &sets[IN_F32], "HWC") ||
+        copy_batch(sl_pipeline_output(p, 1), &sets[IN_SEQ], NULL, "FWC")) {
         fprintf(stderr, "bench_ops: out of memory\n");
         goto fail;
     }

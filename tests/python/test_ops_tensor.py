@@ -513,3 +513,79 @@ def test_lookup_table():
         run_once([np.zeros(3, np.float32)], lambda x: fn.lookup_table(x, keys=[1], values=[2]))
     with pytest.raises(sluice.SluiceError, match="one value per key"):
         run_once(data, lambda x: fn.lookup_table(x, keys=[1, 2], values=[2]))
+
+
+def test_get_property_source_info_and_layout(tree_files):
+    files = [f for f, _ in tree_files[:6]]
+
+    @pipeline_def(batch_size=3, num_threads=2, prefetch_queue_depth=1)
+    def p():
+        read, _ = fn.readers.file(files=files)
+        return fn.get_property(read, key="source_info"), fn.get_property(read, key="layout")
+
+    pipe = p()
+    for it in range(2):
+        info, layout = pipe.run()
+        for k in range(3):
+            assert np.array(info.at(k)).dtype == np.uint8
+            assert np.array(info.at(k)).tobytes().decode() == files[it * 3 + k]
+            assert np.array(layout.at(k)).tobytes().decode() == ""
+    (lay,) = run_once([np.zeros((2, 2, 3), np.uint8)], lambda x: fn.get_property(x, key="layout"),
+                      layout="HWC")
+    assert np.array(lay.at(0)).tobytes() == b"HWC"
+
+
+def test_permute_batch_and_batch_permutation():
+    data = [np.full((k + 1, 2), k, np.int32) for k in range(5)]
+
+    @pipeline_def(batch_size=5, num_threads=2, prefetch_queue_depth=1, seed=3)
+    def p():
+        x = fn.external_source(source=lambda: data, layout="AB")
+        perm = fn.batch_permutation(seed=420)
+        der = fn.batch_permutation(no_fixed_points=True)
+        rep = fn.batch_permutation(allow_repetitions=True)
+        return (perm, fn.permute_batch(x, indices=perm), fn.permute_batch(x, indices=[4, 4, 0, 1, 2]),
+                der, rep)
+
+    pipe = p()
+    seen = set()
+    for _ in range(4):
+        perm, out, fixed, der, rep = pipe.run()
+        idx = [int(np.array(perm.at(k))) for k in range(5)]
+        assert sorted(idx) == list(range(5)) and np.array(perm.at(0)).dtype == np.int32
+        seen.add(tuple(idx))
+        assert out.layout() == "AB"
+        for k in range(5):
+            np.testing.assert_array_equal(np.array(out.at(k)), data[idx[k]])
+        for k, j in enumerate([4, 4, 0, 1, 2]):
+            np.testing.assert_array_equal(np.array(fixed.at(k)), data[j])
+        d = [int(np.array(der.at(k))) for k in range(5)]
+        assert sorted(d) == list(range(5)) and all(d[k] != k for k in range(5))
+        assert all(0 <= int(np.array(rep.at(k))) < 5 for k in range(5))
+    assert len(seen) > 1  # a new permutation per iteration
+    with pytest.raises(sluice.SluiceError, match="index 7 is out of range"):
+        run_once(data, lambda x: fn.permute_batch(x, indices=[0, 1, 2, 3, 7]))
+
+
+def test_per_frame_layouts():
+    data = [np.arange(24, dtype=np.uint8).reshape(2, 4, 3)]
+    outs = run_once(data, lambda x: fn.per_frame(x, replace=True), layout="HWC")
+    assert outs[0].layout() == "FWC"
+    np.testing.assert_array_equal(np.array(outs[0].at(0)), data[0])
+    assert run_once(data, lambda x: fn.per_frame(x))[0].layout() == "F**"
+    assert run_once(data, lambda x: fn.per_frame(x), layout="FWC")[0].layout() == "FWC"
+    with pytest.raises(sluice.SluiceError, match="does not start with 'F'"):
+        run_once(data, lambda x: fn.per_frame(x), layout="HWC")
+
+
+def test_sequence_rearrange():
+    data = [RNG.integers(0, 255, size=(5, 4, 6, 3)).astype(np.uint8) for _ in range(2)]
+    order = [0, 4, 1, 3, 2]
+    outs = run_once(data, lambda x: (fn.sequence_rearrange(x, new_order=order),
+                                     fn.sequence_rearrange(x, new_order=[2, 2])), layout="FHWC")
+    assert outs[0].layout() == "FHWC"
+    for k, s in enumerate(data):
+        np.testing.assert_array_equal(np.array(outs[0].at(k)), s[order])
+        np.testing.assert_array_equal(np.array(outs[1].at(k)), s[[2, 2]])
+    with pytest.raises(sluice.SluiceError, match="new_order\\[1\\] = 5"):
+        run_once(data, lambda x: fn.sequence_rearrange(x, new_order=[0, 5]), layout="FHWC")
