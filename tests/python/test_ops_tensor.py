@@ -589,3 +589,33 @@ def test_sequence_rearrange():
         np.testing.assert_array_equal(np.array(outs[1].at(k)), s[[2, 2]])
     with pytest.raises(sluice.SluiceError, match="new_order\\[1\\] = 5"):
         run_once(data, lambda x: fn.sequence_rearrange(x, new_order=[0, 5]), layout="FHWC")
+
+
+@pytest.mark.parametrize("shape,layout,element_map", [
+    ((4, 2, 2), "FHW", [1, 3]), ((6, 1), "FX", [0]), ((8, 10, 10, 3), "FHWC", [2, 2]),
+    ((4, 3, 3), "FXY", [0, 1, 2, 3, 3, 2, 1, 0]), ((5, 3), None, [4, 0])])
+def test_element_extract(shape, layout, element_map):
+    data = [RNG.integers(0, 255, size=shape).astype(np.int32) for _ in range(3)]
+
+    def build(x):
+        out = fn.element_extract(x, element_map=element_map)
+        return (out,) if len(element_map) == 1 else tuple(out)
+
+    outs = run_once(data, build, layout=layout)
+    assert len(outs) == len(element_map)
+    for j, idx in enumerate(element_map):
+        assert outs[j].layout() == (layout or "")[1:]
+        for k, s in enumerate(data):
+            np.testing.assert_array_equal(np.array(outs[j].at(k)), s[idx])
+
+
+@pytest.mark.parametrize("shape,layout,emap,match", [
+    ((4,), "F", [1, 3], "at least two dimensions"),
+    ((6, 1), "XF", [1], "must start with 'F', got 'XF'"),
+    ((6, 1), "FX", [10], "Index `10` from `element_map` is out of bounds for sample with "
+                         "sequence length equal `6`"),
+    ((6, 1), "FX", [-5], "Negative indices in `element_map` are not allowed, found: -5")])
+def test_element_extract_errors(shape, layout, emap, match):
+    with pytest.raises(sluice.SluiceError, match=match):
+        run_once([np.zeros(shape, np.uint8)], lambda x: fn.element_extract(x, element_map=emap),
+                 layout=layout)
