@@ -156,6 +156,10 @@ static const bench_case cases[] = {
     {"math.min", "f32, 0.5", IN_F32, 1, "scalar=0.5"},
     {"math.pow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
     {"math.sqrt", "f32", IN_F32, 1, ""},
+    {"peek_image_shape", "JPEG headers", IN_ENCODED, 1, ""},
+    {"experimental.peek_image_shape", "JPEG headers (alias)", IN_ENCODED, 1, ""},
+    /* writes <i>-bench-0.ppm files into the working directory */
+    {"dump_image", "u8 HWC -> ASCII PPM files", IN_U8, 1, "suffix=\"bench\""},
     {"element_extract", "u8 FWC, frames 0 and 2", IN_SEQ, 1, "element_map=[0,2]"},
     {"get_property", "layout of u8 HWC", IN_U8, 1, "key=\"layout\""},
     {"per_frame", "u8 HWC -> FWC", IN_U8, 1, "replace=true"},

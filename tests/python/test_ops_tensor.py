@@ -2,6 +2,7 @@
 tensor utilities) against NumPy on the same data, with DALI's output types, shapes and layouts
 and its tolerances (reductions: exact for integer results, np.allclose for float32)."""
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -619,3 +620,70 @@ def test_element_extract_errors(shape, layout, emap, match):
     with pytest.raises(sluice.SluiceError, match=match):
         run_once([np.zeros(shape, np.uint8)], lambda x: fn.element_extract(x, element_map=emap),
                  layout=layout)
+
+
+def test_peek_image_shape_matches_pil(tree_files):
+    from PIL import Image
+
+    files = [f for f, _ in tree_files[:4]]
+
+    @pipeline_def(batch_size=4, num_threads=2, prefetch_queue_depth=1)
+    def p():
+        enc, _ = fn.readers.file(files=files)
+        return (fn.peek_image_shape(enc), fn.experimental.peek_image_shape(enc, dtype=types.INT32),
+                fn.peek_image_shape(enc, image_type=types.GRAY), fn.decoders.image(enc))
+
+    shapes, shapes32, gray, decoded = p().run()
+    for k, f in enumerate(files):
+        w, h = Image.open(f).size
+        s = np.array(shapes.at(k))
+        assert s.dtype == np.int64 and list(s) == [h, w, 3]
+        assert np.array(shapes32.at(k)).dtype == np.int32 and list(shapes32.at(k)) == [h, w, 3]
+        assert list(gray.at(k)) == [h, w, 1]
+        assert tuple(s) == np.array(decoded.at(k)).shape
+
+
+def test_peek_image_shape_png_channels_and_corrupt_input(tmp_path):
+    from PIL import Image
+    import io
+
+    buf = io.BytesIO()
+    Image.new("RGBA", (7, 5)).save(buf, format="PNG")
+    png = np.frombuffer(buf.getvalue(), np.uint8)
+    outs = run_once([png], lambda x: (fn.peek_image_shape(x, image_type=types.ANY_DATA),
+                                      fn.peek_image_shape(x)))
+    assert list(outs[0].at(0)) == [5, 7, 4] and list(outs[1].at(0)) == [5, 7, 3]
+    with pytest.raises(sluice.SluiceError, match="not a JPEG or PNG"):
+        run_once([np.frombuffer(b"hello, not an image", np.uint8)],
+                 lambda x: fn.peek_image_shape(x))
+
+
+def test_dump_image_writes_ppm_and_passes_through(tmp_path, monkeypatch):
+    from PIL import Image
+
+    monkeypatch.chdir(tmp_path)
+    data = [RNG.integers(0, 255, size=(4 + k, 6, 3)).astype(np.uint8) for k in range(2)]
+    gray = [RNG.integers(0, 255, size=(1, 3, 5)).astype(np.uint8) for _ in range(2)]
+
+    @pipeline_def(batch_size=2, num_threads=2, prefetch_queue_depth=1)
+    def p():
+        x = fn.external_source(source=lambda: data, layout="HWC")
+        g = fn.external_source(source=lambda: gray, layout="CHW")
+        fn.dump_image(g, suffix="gray", input_layout="CHW")  # unused output: never pruned
+        return fn.dump_image(x, suffix="rgb")
+
+    (out,) = p().run()
+    for k in range(2):
+        np.testing.assert_array_equal(np.array(out.at(k)), data[k])
+        np.testing.assert_array_equal(np.array(Image.open(tmp_path / f"{k}-rgb-0.ppm")), data[k])
+        np.testing.assert_array_equal(np.array(Image.open(tmp_path / f"{k}-gray-0.ppm")),
+                                      gray[k][0])
+    with pytest.raises(sluice.SluiceError, match="three dimensions and type uint8"):
+        run_once([np.zeros((4, 4), np.uint8)], lambda x: fn.dump_image(x))
+    monkeypatch.chdir(tmp_path / "..")
+    (tmp_path / "ro").mkdir(mode=0o500)
+    monkeypatch.chdir(tmp_path / "ro")
+    if os.access(".", os.W_OK):
+        return  # root ignores the mode: nothing more to check
+    with pytest.raises(sluice.SluiceError, match="cannot write \"0--0.ppm\""):
+        run_once(data, lambda x: fn.dump_image(x))
