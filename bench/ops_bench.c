@@ -156,6 +156,7 @@ static const bench_case cases[] = {
     {"math.min", "f32, 0.5", IN_F32, 1, "scalar=0.5"},
     {"math.pow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
     {"math.sqrt", "f32", IN_F32, 1, ""},
+    {"experimental.tensor_resize", "u8 HWC LINEAR -> 224x224", IN_U8, 1, "sizes=[224,224];axes=[0,1]"},
     {"peek_image_shape", "JPEG headers", IN_ENCODED, 1, ""},
     {"experimental.peek_image_shape", "JPEG headers (alias)", IN_ENCODED, 1, ""},
     /* writes <i>-bench-0.ppm files into the working directory */

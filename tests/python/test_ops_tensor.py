@@ -687,3 +687,44 @@ def test_dump_image_writes_ppm_and_passes_through(tmp_path, monkeypatch):
         return  # root ignores the mode: nothing more to check
     with pytest.raises(sluice.SluiceError, match="cannot write \"0--0.ppm\""):
         run_once(data, lambda x: fn.dump_image(x))
+
+
+@pytest.mark.parametrize("size,interp", [((7, 9), "INTERP_LINEAR"), ((31, 17), "INTERP_LINEAR"),
+                                         ((50, 40), "INTERP_LINEAR"), ((7, 9), "INTERP_NN"),
+                                         ((50, 45), "INTERP_NN")])
+def test_tensor_resize_matches_pil(size, interp):
+    from PIL import Image
+
+    data = [RNG.uniform(0, 255, size=(23, 19)).astype(np.float32) for _ in range(2)]
+    (out,) = run_once(data, lambda x: fn.experimental.tensor_resize(
+        x, sizes=list(size), axes=[0, 1], interp_type=getattr(types, interp)))
+    pil_mode = Image.BILINEAR if interp == "INTERP_LINEAR" else Image.NEAREST
+    for s, got in zip(data, samples(out)):
+        ref = np.array(Image.fromarray(s, mode="F").resize(size[::-1], pil_mode))
+        assert got.shape == size and got.dtype == np.float32
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
+
+
+def test_tensor_resize_nd_scales_and_uint8():
+    vol = [RNG.integers(0, 255, size=(6, 8, 4, 3)).astype(np.uint8) for _ in range(2)]
+    outs = run_once(vol, lambda x: (
+        fn.experimental.tensor_resize(x, scales=[2.0], axes=[2]),
+        fn.experimental.tensor_resize(x, sizes=[3, 4], axis_names="DH", dtype=types.FLOAT),
+        fn.experimental.tensor_resize(x, sizes=[6, 8, 4, 3])), layout="DHWC")
+    for k, s in enumerate(vol):
+        a, b, c = (samples(o)[k] for o in outs)
+        assert a.shape == (6, 8, 8, 3) and a.dtype == np.uint8
+        # upscaling a line by 2 with half-pixel centres: 0.75 / 0.25 blends, edges clamped
+        f = s.astype(np.float64)
+        ref = np.empty((6, 8, 8, 3))
+        for o in range(8):
+            c0 = (o + 0.5) / 2 - 0.5
+            j = int(np.floor(c0))
+            t = c0 - j
+            ref[:, :, o] = (1 - t) * f[:, :, max(j, 0)] + t * f[:, :, min(j + 1, 3)]
+        np.testing.assert_array_equal(a, np.clip(np.floor(ref + 0.5), 0, 255).astype(np.uint8))
+        assert b.shape == (3, 4, 4, 3) and b.dtype == np.float32
+        assert np.isfinite(b).all() and b.min() >= 0 and b.max() <= 255
+        np.testing.assert_array_equal(c, s)  # same size: unchanged
+    with pytest.raises(sluice.SluiceError, match="sizes has 1 values for 2 resized axes"):
+        run_once(vol, lambda x: fn.experimental.tensor_resize(x, sizes=[3], axes=[0, 1]))
