@@ -728,3 +728,69 @@ def test_tensor_resize_nd_scales_and_uint8():
         np.testing.assert_array_equal(c, s)  # same size: unchanged
     with pytest.raises(sluice.SluiceError, match="sizes has 1 values for 2 resized axes"):
         run_once(vol, lambda x: fn.experimental.tensor_resize(x, sizes=[3], axes=[0, 1]))
+
+
+# ---- each operator used the way DALI's CPU-only smoke tests use it ---------------------------
+
+def _hwc():
+    return [RNG.integers(0, 255, size=(10, 20, 3), dtype=np.uint8) for _ in range(2)]
+
+
+SMOKE = {
+    "reductions.min": lambda x: fn.reductions.min(x),
+    "reductions.sum": lambda x: fn.reductions.sum(x),
+    "reductions.rms": lambda x: fn.reductions.rms(x),
+    "reductions.std_dev": lambda x: fn.reductions.std_dev(x, fn.reductions.mean(x)),
+    "reductions.variance": lambda x: fn.reductions.variance(x, fn.reductions.mean(x)),
+    "reinterpret": lambda x: fn.reinterpret(x, rel_shape=[0.5, 1, -1]),
+    "expand_dims": lambda x: fn.expand_dims(x, axes=1, new_axis_names="Z"),
+    "per_frame": lambda x: fn.per_frame(x, replace=True),
+    "tensor_resize": lambda x: fn.experimental.tensor_resize(x, sizes=[50, 50], axes=[0, 1]),
+    "dump_image": lambda x: fn.dump_image(x),
+    "permute_batch": lambda x: fn.permute_batch(x, indices=fn.batch_permutation(seed=420)),
+    "math": lambda x: (smath.sqrt(x), smath.atan2(x, 2), smath.clamp(x, 10, 20),
+                       smath.fpow(x, 0.5), smath.floor(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_dali_cpu_only_usage(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # dump_image writes into the working directory
+    pipe = sluice.Pipeline(batch_size=2, num_threads=4, device_id=None)
+    with pipe:
+        data = fn.external_source(source=_hwc, layout="HWC")
+        out = SMOKE[name](data)
+        pipe.set_outputs(*(out if isinstance(out, tuple) else (out,)))
+    for _ in range(3):
+        pipe.run()
+
+
+def test_dali_cpu_only_usage_other_inputs():
+    pipe = sluice.Pipeline(batch_size=2, num_threads=3, device_id=None)
+    out = fn.cast_like(np.array([1, 2, 3], dtype=np.int32), np.array([1.0], dtype=np.float32))
+    pipe.set_outputs(out)
+    for _ in range(3):
+        (o,) = pipe.run()
+    np.testing.assert_array_equal(np.array(o.at(0)), np.float32([1, 2, 3]))
+
+    def run(get_data, build, layout=None):
+        p = sluice.Pipeline(batch_size=2, num_threads=4, device_id=None)
+        with p:
+            d = fn.external_source(source=get_data, layout=layout)
+            r = build(d)
+            p.set_outputs(*(r if isinstance(r, (tuple, list)) else (r,)))
+        for _ in range(3):
+            res = p.run()
+        return res
+
+    res = run(lambda: [RNG.integers(0, 255, size=[200], dtype=np.uint8) for _ in range(2)],
+              lambda d: fn.one_hot(d, num_classes=256))
+    assert res[0].at(0).shape == (200, 256)
+    run(lambda: [RNG.integers(0, 5, size=[100], dtype=np.uint8) for _ in range(2)],
+        lambda d: fn.lookup_table(d, keys=[1, 3], values=[10, 50]))
+    res = run(_hwc, lambda d: fn.element_extract(d, element_map=[0, 3]))
+    assert len(res) == 2 and res[1].at(0).shape == (20, 3)
+    run(lambda: [RNG.integers(0, 255, size=[5, 10, 20, 3], dtype=np.uint8) for _ in range(2)],
+        lambda d: fn.sequence_rearrange(d, new_order=[0, 4, 1, 3, 2]), layout="FHWC")
+    run(lambda: [np.zeros([10, 20, 3, 1, 1], np.uint8) for _ in range(2)],
+        lambda d: fn.squeeze(d, axis_names="YZ"), layout="HWCYZ")
