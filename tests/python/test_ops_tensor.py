@@ -1,8 +1,8 @@
 """tests/python/test_ops_tensor.py: the tensor family of issue 19 (reductions, math functions,
 tensor utilities) against NumPy on the same data, with DALI's output types, shapes and layouts
 and its tolerances (reductions: exact for integer results, np.allclose for float32)."""
-import itertools
 import os
+import re
 
 import numpy as np
 import pytest
@@ -794,3 +794,37 @@ def test_dali_cpu_only_usage_other_inputs():
         lambda d: fn.sequence_rearrange(d, new_order=[0, 4, 1, 3, 2]), layout="FHWC")
     run(lambda: [np.zeros([10, 20, 3, 1, 1], np.uint8) for _ in range(2)],
         lambda d: fn.squeeze(d, axis_names="YZ"), layout="HWCYZ")
+
+
+ZERO = {  # name: (build, expected shape of sample 0, or the error text naming sample 0)
+    "sum": (lambda x: fn.reductions.sum(x), ()),
+    "min": (lambda x: fn.reductions.min(x), "sample 0: min of an empty set"),
+    "max_c": (lambda x: fn.reductions.max(x, axes=2), (0, 4)),
+    "mean": (lambda x: fn.reductions.mean(x, axes=[0, 1]), (3,)),
+    "std": (lambda x: fn.reductions.std_dev(x, fn.reductions.mean(x, axes=2), axes=2), (0, 4)),
+    "expand_dims": (lambda x: fn.expand_dims(x, axes=[0]), (1, 0, 4, 3)),
+    "reinterpret": (lambda x: fn.reinterpret(x, dtype=types.INT8), (0, 4, 3)),
+    "one_hot": (lambda x: fn.one_hot(x, num_classes=3), (0, 4, 3, 3)),
+    "lookup_table": (lambda x: fn.lookup_table(x, keys=[1], values=[2]), (0, 4, 3)),
+    "element_extract": (lambda x: fn.element_extract(x, element_map=[0]),
+                        "sequence length equal `0` (sample 0)"),
+    "sequence_rearrange": (lambda x: fn.sequence_rearrange(x, new_order=[0]),
+                           "sample 0: new_order[0] = 0 is not a frame"),
+    "permute_batch": (lambda x: fn.permute_batch(x, indices=[1, 0]), (2, 4, 3)),
+    "tensor_resize": (lambda x: fn.experimental.tensor_resize(x, sizes=[3, 3], axes=[0, 1]),
+                      "sample 0: the sample is empty"),
+    "peek_image_shape": (lambda x: fn.peek_image_shape(x), "sample 0: not a JPEG or PNG"),
+    "sin": (lambda x: smath.sin(x), (0, 4, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO))
+def test_zero_sized_sample(name):
+    build, want = ZERO[name]
+    data = [np.zeros((0, 4, 3), np.uint8), np.ones((2, 4, 3), np.uint8)]
+    if isinstance(want, str):
+        with pytest.raises(sluice.SluiceError, match=re.escape(want)):
+            run_once(data, build, layout="FHW")
+        return
+    (out,) = run_once(data, build, layout="FHW")
+    assert np.array(out.at(0)).shape == want

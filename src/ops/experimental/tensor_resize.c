@@ -197,14 +197,20 @@ static sl_status tr_run_sample(sl_ctx *ctx, int i)
         return SL_EINVAL;
     memcpy(sh, sl_batch_shape(in, i), sizeof(int64_t) * (size_t)nd);
     int64_t numel = sl_batch_sample_numel(in, i), cap = numel, cur = numel;
-    for (int d = 0; d < nd; d++) { /* the largest intermediate: axes done in order */
-        if (os[d] != sh[d] && cur) {
+    for (int d = 0; d < nd && numel; d++) { /* the largest intermediate: axes done in order */
+        if (os[d] != sh[d]) {
             cur = cur / sh[d] * os[d];
             cap = cur > cap ? cur : cap;
         }
     }
-    if (sl_batch_sample_numel(in, i) == 0 || cur == 0)
+    if (numel == 0) /* the output's size, to tell an empty result from a made-up one */
+        for (int d = 0; d < nd; d++)
+            cur = d ? cur * os[d] : os[d];
+    if (cur == 0)
         return SL_OK;
+    if (numel == 0) /* nothing to interpolate from: refuse rather than write made-up values */
+        return sl_fail(ctx, SL_EINVAL, "the sample is empty; it cannot be resized to %lld elements",
+                       (long long)cur);
     float *a = sl_ctx_scratch_n(ctx, 0, sizeof(float) * (size_t)cap);
     float *b = sl_ctx_scratch_n(ctx, 1, sizeof(float) * (size_t)cap);
     if (!a || !b)

@@ -434,7 +434,7 @@ static sl_status read_mean(sl_ctx *ctx, int i, int64_t P, fold *f)
                        "the mean of sample %d has %lld values; the reduction has %lld (or give "
                        "one value)",
                        i, (long long)mn, (long long)P);
-    double *m = sl_ctx_scratch_n(ctx, 1, (size_t)mn * sizeof(double));
+    double *m = sl_ctx_scratch_n(ctx, 1, (size_t)(mn > 0 ? mn : 1) * sizeof(double));
     if (!m)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for the mean of sample %d", i);
     sl__convert_get(SL_DTYPE_FLOAT64, sl_batch_dtype(mb))(m, sl_batch_sample_data(mb, i), mn);

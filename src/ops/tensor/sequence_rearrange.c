@@ -75,9 +75,8 @@ static sl_status sequence_rearrange_run_sample(sl_ctx *ctx, int i)
     for (int64_t k = 0; k < n; k++) {
         if (order[k] < 0 || order[k] >= frames)
             return sl_fail(ctx, SL_EINVAL,
-                           "sample %d: new_order[%lld] = %lld is not a frame of a sequence of "
-                           "%lld frames",
-                           i, (long long)k, (long long)order[k], (long long)frames);
+                           "new_order[%lld] = %lld is not a frame of a sequence of %lld frames",
+                           (long long)k, (long long)order[k], (long long)frames);
         if (frame)
             memcpy(dst + (size_t)k * frame, src + (size_t)order[k] * frame, frame);
     }
