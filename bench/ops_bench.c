@@ -42,8 +42,10 @@
 #include <sluice/sluice.h>
 
 /* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
-typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_KINDS } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8", "f32", "int"};
+/* IN_SEQ: the uint8 images with layout "FWC" (their rows as the frames of a sequence). */
+typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_SEQ, IN_KINDS } in_kind;
+static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8",
+                                               "f32",  "int",   "u8 FWC"};
 
 typedef struct bench_case {
     const char *op;
@@ -183,6 +185,53 @@ static const bench_case cases[] = {
     {"math.min", "f32, 0.5", IN_F32, 1, "scalar=0.5"},
     {"math.pow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
     {"math.sqrt", "f32", IN_F32, 1, ""},
+    {"experimental.tensor_resize", "u8 HWC LINEAR -> 224x224", IN_U8, 1, "sizes=[224,224];axes=[0,1]"},
+    {"peek_image_shape", "JPEG headers", IN_ENCODED, 1, ""},
+    {"experimental.peek_image_shape", "JPEG headers (alias)", IN_ENCODED, 1, ""},
+    /* writes <i>-bench-0.ppm files into the working directory */
+    {"dump_image", "u8 HWC -> ASCII PPM files", IN_U8, 1, "suffix=\"bench\""},
+    {"element_extract", "u8 FWC, frames 0 and 2", IN_SEQ, 1, "element_map=[0,2]"},
+    {"get_property", "layout of u8 HWC", IN_U8, 1, "key=\"layout\""},
+    {"per_frame", "u8 HWC -> FWC", IN_U8, 1, "replace=true"},
+    {"permute_batch", "u8 HWC, reversed pairs", IN_U8, 1, "indices=[1]"},
+    {"sequence_rearrange", "u8 FWC, 3 frames reversed", IN_SEQ, 1, "new_order=[2,1,0]"},
+    {"batch_permutation", "batch of 64", IN_NONE, 0, ""},
+    {"cast_like", "u8 like u8", IN_U8, 2, ""},
+    {"expand_dims", "u8 HWC -> FHWC", IN_U8, 1, "axes=[0]"},
+    {"lookup_table", "u8 -> f32, 3 keys", IN_U8, 1, "keys=[0,128,255];values=[0.5,1.5,2.5]"},
+    {"one_hot", "u8 HWC, 4 classes", IN_U8, 1, "num_classes=4;dtype=\"uint8\""},
+    {"reinterpret", "u8 HWC -> flat u8", IN_U8, 1, "dtype=\"uint8\";shape=[-1]"},
+    {"squeeze", "f32 HWC, no axes", IN_F32, 1, ""},
+    {"math.acos", "f32", IN_F32, 1, ""},
+    {"math.acosh", "f32", IN_F32, 1, ""},
+    {"math.asin", "f32", IN_F32, 1, ""},
+    {"math.asinh", "f32", IN_F32, 1, ""},
+    {"math.atan", "f32", IN_F32, 1, ""},
+    {"math.atanh", "f32", IN_F32, 1, ""},
+    {"math.cbrt", "f32", IN_F32, 1, ""},
+    {"math.ceil", "f32", IN_F32, 1, ""},
+    {"math.cos", "f32", IN_F32, 1, ""},
+    {"math.cosh", "f32", IN_F32, 1, ""},
+    {"math.fabs", "f32", IN_F32, 1, ""},
+    {"math.floor", "f32", IN_F32, 1, ""},
+    {"math.log10", "f32", IN_F32, 1, ""},
+    {"math.log2", "f32", IN_F32, 1, ""},
+    {"math.rsqrt", "f32", IN_F32, 1, ""},
+    {"math.sin", "f32", IN_F32, 1, ""},
+    {"math.sinh", "f32", IN_F32, 1, ""},
+    {"math.tan", "f32", IN_F32, 1, ""},
+    {"math.tanh", "f32", IN_F32, 1, ""},
+    {"math.atan2", "f32, f32", IN_F32, 2, ""},
+    {"math.fpow", "f32 ** 2.2", IN_F32, 1, "scalar=2.2"},
+    {"reductions.max", "u8, per-channel (HW)", IN_U8, 1, "axes=[0,1]"},
+    {"reductions.mean", "u8, per-channel (HW)", IN_U8, 1, "axes=[0,1]"},
+    {"reductions.mean_square", "f32, per-channel (HW)", IN_F32, 1, "axes=[0,1]"},
+    {"reductions.min", "u8, all axes", IN_U8, 1, ""},
+    {"reductions.rms", "f32, all axes", IN_F32, 1, ""},
+    {"reductions.std_dev", "f32, no axes (mean = data)", IN_F32, 2, "axes=[]"},
+    {"reductions.sum", "u8, per-channel (HW)", IN_U8, 1, "axes=[0,1]"},
+    {"reductions.sum", "f32, per-row (W)", IN_F32, 1, "axes=[1]"},
+    {"reductions.variance", "f32, no axes (mean = data)", IN_F32, 2, "axes=[]"},
     {"random.uniform", "scalar per sample", IN_NONE, 0, "range=[-15,15]"},
     {"random.uniform", "224x224x3 f32", IN_NONE, 0, "shape=[224,224,3]"},
     {"random.normal", "scalar per sample", IN_NONE, 0, ""},
@@ -332,7 +381,8 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
         goto fail;
     }
     if (copy_batch(sl_pipeline_output(p, 0), &sets[IN_ENCODED], NULL, NULL) ||
-        copy_batch(sl_pipeline_output(p, 1), &sets[IN_U8], &sets[IN_F32], "HWC")) {
+        copy_batch(sl_pipeline_output(p, 1), &sets[IN_U8], &sets[IN_F32], "HWC") ||
+        copy_batch(sl_pipeline_output(p, 1), &sets[IN_SEQ], NULL, "FWC")) {
         fprintf(stderr, "bench_ops: out of memory\n");
         goto fail;
     }

@@ -45,13 +45,16 @@ def _input(op_name, k, x, device):
 
 def _num_outputs(schema, args):
     """How many outputs a node of the operator has: the schema's, or the value of the argument
-    that says (num_outputs_arg: python_function's num_outputs), checked already."""
+    that says (num_outputs_arg: python_function's num_outputs, or the length of a list such as
+    element_extract's element_map), checked already."""
     arg = schema["num_outputs_arg"]
     if arg is None:
         return len(schema["outputs"])
     value = args.get(arg)
     if value is None:
         value = next(a["default"] for a in schema["args"] if a["name"] == arg)
+    if isinstance(value, (list, tuple)):  # a list argument: its length (element_extract)
+        return len(value)
     return int(value)
 
 

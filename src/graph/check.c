@@ -136,6 +136,9 @@ int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs)
 {
     if (!op->num_outputs_arg)
         return op->num_outputs;
-    int a = sl_op_arg_index(op, op->num_outputs_arg); /* an int with a default (registry test) */
-    return a >= 0 && pargs && pargs[a].set ? (int)pargs[a].value.i : 0;
+    /* an int with a default, or a constant list whose length counts (registry test) */
+    int a = sl_op_arg_index(op, op->num_outputs_arg);
+    if (a < 0 || !pargs || !pargs[a].set)
+        return 0;
+    return pargs[a].value.kind == SL__V_INTS ? pargs[a].value.n : (int)pargs[a].value.i;
 }

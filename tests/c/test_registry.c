@@ -319,11 +319,14 @@ static void check_op(const sl_op_def *op)
     if (op->num_outputs_arg) {
         int a = sl_op_arg_index(op, op->num_outputs_arg);
         const sl_arg_def *def = sl_op_arg(op, a);
-        if (!def || def->type != SL_ARG_INT || !(def->flags & SL_ARG_RANGE) || def->min < 0 ||
-            !def->def || (def->flags & SL_ARG_TENSOR) || op->num_outputs != 1)
+        const bool count = def && def->type == SL_ARG_INT && (def->flags & SL_ARG_RANGE) &&
+                           def->min >= 0 && def->def;
+        const bool list = def && def->type == SL_ARG_INTS && !def->def &&
+                          !(def->flags & SL_ARG_OPTIONAL); /* required: its length counts */
+        if (!(count || list) || (def->flags & SL_ARG_TENSOR) || op->num_outputs != 1)
             problem(op, op->num_outputs_arg,
                     "num_outputs_arg is not a constant int argument with a range from 0 and a "
-                    "default, with one output description");
+                    "default, or a required constant list of int, with one output description");
     }
     /* sample fusion runs it sample by sample after its producer: it must be per sample */
     if ((op->flags & SL_OP_SAMPLEWISE) &&
@@ -488,7 +491,7 @@ static void test_checker_finds_problems(void **state)
     EXPECT_CAUGHT(bad.num_aliases = 1);          /* no table */
     EXPECT_CAUGHT(bad.flags = SL_OP_CALLBACK);   /* neither stateful nor kept */
     EXPECT_CAUGHT(bad.num_outputs_arg = "mode"); /* a string */
-    EXPECT_CAUGHT(bad.num_outputs_arg = "size"); /* a list, no default */
+    EXPECT_CAUGHT(bad.num_outputs_arg = "size"); /* a list, but optional */
     EXPECT_CAUGHT(bad.num_outputs_arg = "no_such_arg");
     static const sl_arg_def counted[] = {{.name = "n",
                                           .type = SL_ARG_INT,
@@ -504,6 +507,12 @@ static void test_checker_finds_problems(void **state)
     COUNTED;
     assert_int_equal(problems_of(&bad), 0);
 #undef COUNTED
+    /* a required constant list counts by its length (element_extract's element_map) */
+    static const sl_arg_def listed[] = {
+        {.name = "map", .type = SL_ARG_INTS, .doc = "One output per value."}};
+    bad = good;
+    bad.args = listed, bad.num_args = 1, bad.num_outputs_arg = "map";
+    assert_int_equal(problems_of(&bad), 0);
     static const sl_arg_alias fine[] = {{"old_size", "size", NULL}, {"gone", NULL, NULL}};
     bad = good;
     bad.aliases = fine;

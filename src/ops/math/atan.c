@@ -1,0 +1,16 @@
+/* math.atan: element-wise arc tangent (radians) (DALI's math.atan).
+ *
+ * Exports: const sl_op_def sl_op_math_atan. A thin operator of the element-wise family: one
+ * SL__EW_MATH_OP fixes the operation (EW_ATAN) and the schema kind; elementwise.h's functions do
+ * the rest, exactly as for `arithmetic` with op "atan". Invariant: the family's (state fixed at
+ * init).
+ */
+#include "ops/math/elementwise.h"
+
+SL__EW_MATH_OP(
+    atan, EW_ATAN, UNARY,
+    "Element-wise arc tangent (radians) (DALI's math.atan).\n\nInteger inputs give float32 "
+    "(converted first); float types keep their type (float16 is computed in float32 "
+    "and rounded). bool inputs fail.\n\nDiffers from DALI, where math.atan is a "
+    "Python function over the arithmetic operator: here it is a registered operator, "
+    "the same as `arithmetic` with op \"atan\". Runs on the CPU and on the GPU.");

@@ -1,0 +1,16 @@
+/* math.ceil: element-wise ceiling (rounding toward plus infinity) (DALI's math.ceil).
+ *
+ * Exports: const sl_op_def sl_op_math_ceil. A thin operator of the element-wise family: one
+ * SL__EW_MATH_OP fixes the operation (EW_CEIL) and the schema kind; elementwise.h's functions do
+ * the rest, exactly as for `arithmetic` with op "ceil". Invariant: the family's (state fixed at
+ * init).
+ */
+#include "ops/math/elementwise.h"
+
+SL__EW_MATH_OP(ceil, EW_CEIL, UNARY,
+               "Element-wise ceiling (rounding toward plus infinity) (DALI's "
+               "math.ceil).\n\nInteger inputs give float32 "
+               "(converted first); float types keep their type (float16 is computed in float32 "
+               "and rounded). bool inputs fail.\n\nDiffers from DALI, where math.ceil is a "
+               "Python function over the arithmetic operator: here it is a registered operator, "
+               "the same as `arithmetic` with op \"ceil\". Runs on the CPU and on the GPU.");

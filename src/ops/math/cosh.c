@@ -1,0 +1,15 @@
+/* math.cosh: element-wise hyperbolic cosine (DALI's math.cosh).
+ *
+ * Exports: const sl_op_def sl_op_math_cosh. A thin operator of the element-wise family: one
+ * SL__EW_MATH_OP fixes the operation (EW_COSH) and the schema kind; elementwise.h's functions do
+ * the rest, exactly as for `arithmetic` with op "cosh". Invariant: the family's (state fixed at
+ * init).
+ */
+#include "ops/math/elementwise.h"
+
+SL__EW_MATH_OP(cosh, EW_COSH, UNARY,
+               "Element-wise hyperbolic cosine (DALI's math.cosh).\n\nInteger inputs give float32 "
+               "(converted first); float types keep their type (float16 is computed in float32 "
+               "and rounded). bool inputs fail.\n\nDiffers from DALI, where math.cosh is a "
+               "Python function over the arithmetic operator: here it is a registered operator, "
+               "the same as `arithmetic` with op \"cosh\". Runs on the CPU and on the GPU.");

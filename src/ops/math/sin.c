@@ -1,0 +1,14 @@
+/* math.sin: element-wise sine (radians) (DALI's math.sin).
+ *
+ * Exports: const sl_op_def sl_op_math_sin. A thin operator of the element-wise family: one
+ * SL__EW_MATH_OP fixes the operation (EW_SIN) and the schema kind; elementwise.h's functions do the
+ * rest, exactly as for `arithmetic` with op "sin". Invariant: the family's (state fixed at init).
+ */
+#include "ops/math/elementwise.h"
+
+SL__EW_MATH_OP(sin, EW_SIN, UNARY,
+               "Element-wise sine (radians) (DALI's math.sin).\n\nInteger inputs give float32 "
+               "(converted first); float types keep their type (float16 is computed in float32 "
+               "and rounded). bool inputs fail.\n\nDiffers from DALI, where math.sin is a "
+               "Python function over the arithmetic operator: here it is a registered operator, "
+               "the same as `arithmetic` with op \"sin\". Runs on the CPU and on the GPU.");

@@ -1,0 +1,14 @@
+/* reductions.variance: the variance of the elements along the given axes (DALI's
+ * fn.reductions.variance).
+ *
+ * Exports: const sl_op_def sl_op_reductions_variance. One SL__RED_OP line of the reduction family
+ * (reduce.h); reduce.c does the work for all eight reductions. Invariant: stateless.
+ */
+#include "ops/reductions/reduce.h"
+
+SL__RED_OP(variance, SL__RED_VARIANCE, MEAN_IN,
+           "Variance of the elements along the given axes, around a given mean (DALI's "
+           "reductions.variance).\n\n"
+           "Inputs: the data and its mean (usually fn.reductions.mean of the data with the same "
+           "axes; one value per output element, or one value for all). Output: float32, "
+           "sum((x - mean)^2) / (N - ddof) over the N reduced elements, as NumPy's var.");
