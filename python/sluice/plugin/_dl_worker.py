@@ -1,0 +1,454 @@
+"""sluice.plugin._dl_worker: the worker process of sluice.plugin.pytorch.DataLoader, and the
+collation and shared-memory transport both sides use.
+
+Exports ``collate`` / ``convert`` (PyTorch's ``default_collate`` / ``default_convert`` semantics,
+with the stacking step pluggable), ``ShmPickler`` / ``load_batch`` (a batch crosses the process
+boundary as a small pickle whose tensors and NumPy arrays live in a shared-memory chunk) and
+``dl_worker_main`` (the worker's entry point). One worker:
+
+- starts like a sluice pipeline worker (``sluice.worker._setup_process``: SIGINT ignored,
+  faulthandler, PR_SET_PDEATHSIG, parent watchdog), then as PyTorch's ``_worker_loop``: one
+  intra-op thread, ``random`` and torch seeded with ``base_seed + id``, NumPy with
+  ``_generate_state(base_seed, id)``, ``torch.utils.data.get_worker_info()`` (and sluice's)
+  set to ``WorkerInfo(id, num_workers, seed, dataset)``, ``worker_init_fn(id)``, the dataset's
+  fetcher created (``iter(dataset)`` for an IterableDataset). An exception there is sent with
+  the first task.
+- serves its socket in order: ``("task", epoch, idx, chunk, index)`` -> fetch + collate; the
+  batch is pickled with its tensors and arrays written straight into the chunk (the default
+  collate stacks the samples directly into it: no intermediate batch, no pickled tensor data).
+  A sample's exception becomes that task's reply (``torch._utils.ExceptionWrapper``, PyTorch's
+  wording); the worker goes on. ``("resume", epoch)`` (persistent workers, next epoch)
+  re-creates the fetcher. An exhausted IterableDataset answers ``stop`` to every task.
+- ends at ``None`` or EOF (``os._exit`` through multiprocessing's bootstrap).
+"""
+import collections
+import collections.abc
+import errno
+import io
+import mmap
+import os
+import pickle
+import random
+import re
+import sys
+
+import numpy as np
+import torch
+
+# Tensors and arrays start on 64-byte boundaries in a chunk.
+ALIGN = 64
+MIN_CHUNK = 64 << 10
+GROWTH = 1.25
+
+_np_str_obj = re.compile(r"[SaUO]")
+COLLATE_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
+               "lists; found {}")
+_string_classes = (str, bytes)
+
+
+# ---- collation -----------------------------------------------------------------------------
+
+def _is_namedtuple(obj):
+    return isinstance(obj, tuple) and hasattr(obj, "_fields")
+
+
+def collate(batch, stack=None):
+    """PyTorch's default_collate: a list of samples -> one batch, recursively. `stack` makes
+    the batch of a list of equally shaped tensors (torch.stack by default; in a worker it
+    defers the stack into the shared-memory chunk)."""
+    stack = stack or _torch_stack
+    elem = batch[0]
+    elem_type = type(elem)
+    if isinstance(elem, torch.Tensor):
+        if elem.layout != torch.strided:
+            raise RuntimeError(
+                "Batches of sparse tensors are not currently supported by the default "
+                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
+        if getattr(elem, "is_nested", False):
+            raise RuntimeError(
+                "Batches of nested tensors are not currently supported by the default "
+                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
+        return stack(batch)
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
+                                                                     "bytes_"):
+        if elem_type.__name__ in ("ndarray", "memmap"):
+            if _np_str_obj.search(elem.dtype.str) is not None:
+                raise TypeError(COLLATE_ERR.format(elem.dtype))
+            return collate([torch.as_tensor(b) for b in batch], stack)
+        if elem.shape == ():  # a NumPy scalar
+            return torch.as_tensor(batch)
+    elif isinstance(elem, float):
+        return torch.tensor(batch, dtype=torch.float64)
+    elif isinstance(elem, int):
+        return torch.tensor(batch)
+    elif isinstance(elem, _string_classes):
+        return batch
+    elif isinstance(elem, collections.abc.Mapping):
+        out = {key: collate([d[key] for d in batch], stack) for key in elem}
+        if isinstance(elem, collections.abc.MutableMapping):
+            import copy
+
+            clone = copy.copy(elem)
+            clone.update(out)
+            return clone
+        try:
+            return elem_type(out)
+        except TypeError:  # the mapping type does not take a dict
+            return out
+    elif _is_namedtuple(elem):
+        return elem_type(*(collate(samples, stack) for samples in zip(*batch)))
+    elif isinstance(elem, collections.abc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [collate(samples, stack) for samples in transposed]
+        try:
+            return elem_type([collate(samples, stack) for samples in transposed])
+        except TypeError:  # the sequence type does not take a list
+            return [collate(samples, stack) for samples in transposed]
+    raise TypeError(COLLATE_ERR.format(elem_type))
+
+
+def _torch_stack(batch):
+    return torch.stack(batch, 0)
+
+
+def convert(data):
+    """PyTorch's default_convert (batch_size=None): NumPy arrays and scalars become tensors,
+    containers are converted recursively, anything else is returned as it is."""
+    elem_type = type(data)
+    if isinstance(data, torch.Tensor):
+        return data
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
+                                                                     "bytes_"):
+        if elem_type.__name__ == "ndarray" and _np_str_obj.search(data.dtype.str) is not None:
+            return data
+        return torch.as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        out = {key: convert(data[key]) for key in data}
+        if isinstance(data, collections.abc.MutableMapping):
+            import copy
+
+            clone = copy.copy(data)
+            clone.update(out)
+            return clone
+        try:
+            return elem_type(out)
+        except TypeError:
+            return out
+    if _is_namedtuple(data):
+        return elem_type(*(convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, _string_classes):
+        try:
+            return elem_type([convert(d) for d in data])
+        except TypeError:
+            return [convert(d) for d in data]
+    return data
+
+
+def is_default_collate(fn):
+    from torch.utils.data._utils import collate as tc
+
+    return fn is tc.default_collate or fn is collate
+
+
+def is_default_convert(fn):
+    from torch.utils.data._utils import collate as tc
+
+    return fn is tc.default_convert or fn is convert
+
+
+class _Stack:
+    """A batch of equally shaped tensors to be stacked straight into the chunk."""
+
+    __slots__ = ("tensors",)
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+
+
+def _shm_collate(batch):
+    return collate(batch, _Stack)
+
+
+def _shm_convert(data):
+    return convert(data)
+
+
+# ---- the transport -------------------------------------------------------------------------
+
+def _plain_tensor(obj):
+    return (type(obj) is torch.Tensor and obj.device.type == "cpu" and obj.layout == torch.strided
+            and not obj.is_quantized and not getattr(obj, "is_nested", False)
+            and not obj.requires_grad)
+
+
+class ShmPickler(pickle.Pickler):
+    """Pickles a batch; its plain CPU tensors, deferred stacks and numeric NumPy arrays are
+    laid out in a chunk instead (`self.items`: (offset, nbytes, kind, source, dtype, shape));
+    `self.size` is the bytes the chunk needs."""
+
+    def __init__(self, buf):
+        super().__init__(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        self.items, self.size = [], 0
+
+    def _place(self, kind, nbytes, src, dtype, shape):
+        off = (self.size + ALIGN - 1) // ALIGN * ALIGN
+        self.items.append((off, nbytes, kind, src, dtype, shape))
+        self.size = off + nbytes
+        return (kind, off, nbytes, str(dtype) if kind != "n" else dtype.str, shape)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _Stack):
+            first = obj.tensors[0]
+            shape = (len(obj.tensors),) + tuple(first.shape)
+            nbytes = first.element_size() * first.numel() * len(obj.tensors)
+            return self._place("s", nbytes, obj.tensors, first.dtype, shape)
+        if _plain_tensor(obj):
+            return self._place("t", obj.element_size() * obj.numel(), obj, obj.dtype,
+                               tuple(obj.shape))
+        if type(obj) is np.ndarray and obj.dtype.kind in "biufc" and not obj.dtype.hasobject:
+            return self._place("n", obj.nbytes, obj, obj.dtype, obj.shape)
+        return None
+
+    def write(self, mm, base):
+        """Writes the items into the chunk (`mm` its mapping, `base` a uint8 tensor over it)."""
+        for off, nbytes, kind, src, dtype, shape in self.items:
+            if not nbytes:
+                continue
+            if kind == "n":
+                np.copyto(np.frombuffer(mm, dtype, nbytes // dtype.itemsize, off).reshape(shape),
+                          src)
+            elif kind == "s":
+                torch.stack(src, 0, out=_view(base, off, nbytes, dtype, shape))
+            else:
+                _view(base, off, nbytes, dtype, shape).copy_(src)
+
+
+_TORCH_DTYPES = {str(d): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8,
+    torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128)}
+
+
+def _view(base, off, nbytes, dtype, shape):
+    """A tensor of `dtype`/`shape` over bytes [off, off + nbytes) of the uint8 tensor `base`."""
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    return base[off:off + nbytes].view(dtype).view(shape)
+
+
+def load_batch(blob, buffer):
+    """The batch a worker sent: `blob` unpickled over `buffer` (a memoryview of the chunk, or
+    None when the batch has no tensors). The tensors and arrays are views of the chunk (they
+    keep `buffer` alive)."""
+    base = [None]
+
+    def persistent_load(pid):
+        kind, off, nbytes, dtype, shape = pid
+        if base[0] is None:
+            base[0] = torch.frombuffer(buffer, dtype=torch.uint8)
+        if kind != "n":
+            return _view(base[0], off, nbytes, _TORCH_DTYPES[dtype], shape)
+        dt = np.dtype(dtype)
+        if nbytes == 0:
+            return np.empty(shape, dt)
+        return np.frombuffer(buffer, dt, nbytes // dt.itemsize, off).reshape(shape)
+
+    up = pickle.Unpickler(io.BytesIO(blob))
+    up.persistent_load = persistent_load
+    return up.load()
+
+
+# ---- the worker ----------------------------------------------------------------------------
+
+class _Chunks:
+    """This worker's chunks: memfds it created, grown as needed (never shrunk)."""
+
+    def __init__(self, wid):
+        self.wid, self.chunks = wid, {}  # id -> [fd, mmap, size, uint8 tensor]
+
+    def get(self, cid, need):
+        """(mapping, uint8 tensor over it, new size or 0 when it kept its size)."""
+        c = self.chunks.get(cid)
+        if c is None:
+            fd = os.memfd_create(f"sluice-dl-w{self.wid}-c{cid}", os.MFD_CLOEXEC)
+            c = self.chunks[cid] = [fd, None, 0, None]
+        if need <= c[2] and c[1] is not None:
+            return c[1], c[3], 0
+        size = max(int(need * GROWTH), MIN_CHUNK)
+        size = (size + MIN_CHUNK - 1) // MIN_CHUNK * MIN_CHUNK
+        c[3] = None
+        if c[1] is not None:
+            try:
+                c[1].close()
+            except BufferError:
+                pass  # a view is still alive somewhere: the old mapping goes with it
+            c[1] = None
+        os.ftruncate(c[0], size)
+        try:
+            os.posix_fallocate(c[0], 0, size)
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                os.ftruncate(c[0], 0)
+                c[2] = 0
+                raise MemoryError(f"sluice DataLoader worker {self.wid}: cannot reserve {size} "
+                                  f"bytes of shared memory for a batch: {e}") from None
+        c[1] = mmap.mmap(c[0], size)
+        c[2] = size
+        c[3] = torch.frombuffer(c[1], dtype=torch.uint8)
+        return c[1], c[3], size
+
+
+class _Fetcher:
+    """PyTorch's dataset fetchers: a batch of indices (or one index without auto-collation)
+    -> collated data; an IterableDataset's iterator is created here (errors go with the first
+    task)."""
+
+    def __init__(self, kind_iterable, dataset, auto_collation, collate_fn, drop_last):
+        self.iterable, self.dataset = kind_iterable, dataset
+        self.auto_collation, self.collate_fn, self.drop_last = auto_collation, collate_fn, \
+            drop_last
+        self.ended = False
+        self.it = iter(dataset) if kind_iterable else None
+
+    def fetch(self, index):
+        if self.iterable:
+            if self.ended:
+                raise StopIteration
+            if self.auto_collation:
+                data = []
+                for _ in index:
+                    try:
+                        data.append(next(self.it))
+                    except StopIteration:
+                        self.ended = True
+                        break
+                if not data or (self.drop_last and len(data) < len(index)):
+                    raise StopIteration
+            else:
+                data = next(self.it)
+            return self.collate_fn(data)
+        if self.auto_collation:
+            getitems = getattr(self.dataset, "__getitems__", None)
+            if getitems:
+                data = getitems(index)
+            else:
+                data = [self.dataset[i] for i in index]
+        else:
+            data = self.dataset[index]
+        return self.collate_fn(data)
+
+
+def _wrap_exception(wid):
+    from torch._utils import ExceptionWrapper
+
+    w = ExceptionWrapper(where=f"in DataLoader worker process {wid}")
+    try:
+        pickle.dumps(w)
+    except Exception:  # noqa: BLE001 - a class the main process cannot load by reference
+        w.exc_type = RuntimeError
+    return w
+
+
+def _set_worker_info(info):
+    from torch.utils.data._utils import worker as tw
+
+    from .. import worker as sw
+
+    tw._worker_info = info
+    sw._info = info
+
+
+def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, close_fds, cfg):
+    """Entry point of a DataLoader worker (multiprocessing target). `cfg`: (iterable, dataset,
+    auto_collation, collate_fn, drop_last, worker_init_fn)."""
+    from torch.utils.data._utils import worker as tw
+
+    from .. import worker as sw
+
+    sw._setup_process(wid, parent_pid, pdeathsig, close_fds)
+    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn = cfg
+    torch.set_num_threads(1)
+    seed = base_seed + wid
+    random.seed(seed)
+    torch.manual_seed(seed)
+    np.random.seed(tw._generate_state(base_seed, wid))
+    _set_worker_info(tw.WorkerInfo(id=wid, num_workers=num_workers, seed=seed, dataset=dataset))
+    if collate_fn is None:
+        collate_fn = _shm_collate if auto_collation else _shm_convert
+    init_error, fetcher = None, None
+    try:
+        if init_fn is not None:
+            init_fn(wid)
+        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
+    except Exception:  # noqa: BLE001 - PyTorch's rule: raised with the first task
+        init_error = _wrap_exception(wid)
+    try:
+        _serve(conn, wid, fetcher, init_error, (iterable, dataset, auto_collation, collate_fn,
+                                               drop_last))
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        pass  # the main process closed the loader (or is gone) while this worker worked
+    finally:
+        sys.stdout.flush() if sys.stdout else None
+
+
+def _serve(conn, wid, fetcher, init_error, fetch_args):
+    from multiprocessing import reduction
+
+    chunks = _Chunks(wid)
+    epoch = 0
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        if msg[0] == "resume":
+            epoch = msg[1]
+            try:
+                fetcher = _Fetcher(*fetch_args)
+            except Exception:  # noqa: BLE001 - the new epoch's iter() failed
+                fetcher, init_error = None, _wrap_exception(wid)
+            continue
+        _, t_epoch, idx, cid, index = msg
+        if init_error is not None:
+            conn.send(("err", t_epoch, idx, cid, init_error))
+            init_error = None
+            continue
+        if fetcher is None or t_epoch != epoch:
+            conn.send(("stop", t_epoch, idx, cid, None))
+            continue
+        try:
+            data = fetcher.fetch(index)
+        except StopIteration:
+            if fetcher.iterable:
+                conn.send(("stop", t_epoch, idx, cid, None))
+                continue
+            data_err = _wrap_exception(wid)  # a map-style dataset raising StopIteration
+            conn.send(("err", t_epoch, idx, cid, data_err))
+            continue
+        except Exception:  # noqa: BLE001 - the sample's error, raised at its batch
+            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            continue
+        try:
+            buf = io.BytesIO()
+            p = ShmPickler(buf)
+            p.dump(data)
+            grown = 0
+            if p.items:
+                mm, base, grown = chunks.get(cid, p.size)
+                p.write(mm, base)
+            blob, shm = buf.getvalue(), bool(p.items)
+            del data, p
+        except Exception:  # noqa: BLE001 - an unpicklable batch, a ragged stack, no memory
+            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            continue
+        conn.send(("ok", t_epoch, idx, cid, (blob, grown, shm)))
+        if grown:
+            reduction.send_handle(conn, chunks.chunks[cid][0], os.getppid())
