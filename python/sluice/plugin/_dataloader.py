@@ -298,8 +298,12 @@ class _MultiProcessIter(_BaseIter):
         self._epoch = 0
         self._dead = None
         self._finalizer = weakref.finalize(self, _shutdown, self._ws)
-        fork = ctx.get_start_method() == "fork"
-        pdeathsig = threading.current_thread() is threading.main_thread()
+        method = ctx.get_start_method()
+        fork = method == "fork"
+        # a forkserver's child has the fork server for parent: the worker watches both
+        parent = -os.getpid() if method == "forkserver" else os.getpid()
+        pdeathsig = threading.current_thread() is threading.main_thread() and \
+            method != "forkserver"
         _LIVE.add(self)
         try:
             for wid in range(self._num_workers):
@@ -310,7 +314,7 @@ class _MultiProcessIter(_BaseIter):
                     close += _sluice_pool_conns() + [main_end]
                 w = ctx.Process(target=_dl_worker.dl_worker_main, daemon=True,
                                 args=(worker_end, wid, self._num_workers, self._base_seed,
-                                      os.getpid(), pdeathsig, close, cfg))
+                                      parent, pdeathsig, close, cfg))
                 try:
                     w.start()
                 finally:

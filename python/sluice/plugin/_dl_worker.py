@@ -371,6 +371,9 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
 
     from .. import worker as sw
 
+    if parent_pid < 0:  # forkserver: the parent is the fork server; watch the main process too
+        _watch_pid(-parent_pid)
+        parent_pid = os.getppid()
     sw._setup_process(wid, parent_pid, pdeathsig, close_fds)
     iterable, dataset, auto_collation, collate_fn, drop_last, init_fn = cfg
     torch.set_num_threads(1)
@@ -395,6 +398,24 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
         pass  # the main process closed the loader (or is gone) while this worker worked
     finally:
         sys.stdout.flush() if sys.stdout else None
+
+
+def _watch_pid(pid):
+    """Exits this worker when process `pid` is gone."""
+    import threading
+    import time
+
+    def loop():
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+
+    threading.Thread(target=loop, name="sluice-main-watchdog", daemon=True).start()
 
 
 def _serve(conn, wid, fetcher, init_error, fetch_args):
