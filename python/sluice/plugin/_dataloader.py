@@ -26,6 +26,7 @@ kept in one place. What sluice replaces is the iteration:
   SIGKILL for any worker still alive; every worker is reaped.
 """
 import collections
+import functools
 import itertools
 import mmap
 import multiprocessing
@@ -94,6 +95,12 @@ class DataLoader(tud.DataLoader):
         return self._get_iterator()
 
 
+def _new_shared_seed(generator):
+    from torch.utils.data import dataloader as tdl
+
+    return tdl._share_dist_seed(generator, None)
+
+
 def _pin(data, device):
     from torch.utils.data._utils.pin_memory import pin_memory
 
@@ -107,6 +114,9 @@ class _BaseIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._shared_seed = None
+        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's seeding of datapipes
+            self._shared_seed = _new_shared_seed(loader.generator)
+            self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
         self._dataset_kind = loader._dataset_kind
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
@@ -140,6 +150,9 @@ class _BaseIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, tud.IterDataPipe):
+            self._shared_seed = _new_shared_seed(loader.generator)
+            self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -290,8 +303,14 @@ class _MultiProcessIter(_BaseIter):
         collate_fn = self._collate_fn
         if _dl_worker.is_default_collate(collate_fn) or _dl_worker.is_default_convert(collate_fn):
             collate_fn = None  # the worker's own, stacking straight into shared memory
+        init_fn = self._worker_init_fn
+        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's sharding of datapipes
+            from torch.utils.data import dataloader as tdl
+
+            ws, rank = tdl._get_distributed_settings()
+            init_fn = functools.partial(tdl._sharding_worker_init_fn, init_fn, ws, rank)
         cfg = (self._dataset_kind == _DatasetKind.Iterable, self._dataset,
-               self._auto_collation, collate_fn, self._drop_last, self._worker_init_fn)
+               self._auto_collation, collate_fn, self._drop_last, init_fn, self._shared_seed)
         self._ws = _WorkerSet()
         self._workers, self._conns = self._ws.procs, self._ws.conns
         self._book = _ChunkBook(self._num_workers)
@@ -345,7 +364,7 @@ class _MultiProcessIter(_BaseIter):
             self._check_alive()
             self._epoch += 1
             for conn in self._conns:
-                self._send(conn, ("resume", self._epoch))
+                self._send(conn, ("resume", self._epoch, self._shared_seed))
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 

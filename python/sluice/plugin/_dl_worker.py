@@ -60,13 +60,13 @@ def collate(batch, stack=None):
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, torch.Tensor):
-        if elem.layout != torch.strided:
-            raise RuntimeError(
-                "Batches of sparse tensors are not currently supported by the default "
-                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
         if getattr(elem, "is_nested", False):
             raise RuntimeError(
                 "Batches of nested tensors are not currently supported by the default "
+                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
+        if elem.layout != torch.strided:
+            raise RuntimeError(
+                "Batches of sparse tensors are not currently supported by the default "
                 "collate_fn; please provide a custom collate_fn to handle them appropriately.")
         return stack(batch)
     if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
@@ -183,18 +183,26 @@ def _shm_convert(data):
 # ---- the transport -------------------------------------------------------------------------
 
 def _plain_tensor(obj):
-    return (type(obj) is torch.Tensor and obj.device.type == "cpu" and obj.layout == torch.strided
-            and not obj.is_quantized and not getattr(obj, "is_nested", False)
-            and not obj.requires_grad)
+    return (type(obj) is torch.Tensor and not getattr(obj, "is_nested", False)
+            and obj.device.type == "cpu" and obj.layout == torch.strided
+            and not obj.is_quantized and not obj.requires_grad)
 
 
-class ShmPickler(pickle.Pickler):
+def _forking_pickler():
+    from multiprocessing.reduction import ForkingPickler
+
+    return ForkingPickler
+
+
+class ShmPickler(_forking_pickler()):
     """Pickles a batch; its plain CPU tensors, deferred stacks and numeric NumPy arrays are
     laid out in a chunk instead (`self.items`: (offset, nbytes, kind, source, dtype, shape));
-    `self.size` is the bytes the chunk needs."""
+    `self.size` is the bytes the chunk needs. Anything else goes through multiprocessing's
+    ForkingPickler, with the reductions torch registers there (CUDA tensors, tensor
+    subclasses, nested tensors travel as torch.multiprocessing sends them)."""
 
     def __init__(self, buf):
-        super().__init__(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        super().__init__(buf, pickle.HIGHEST_PROTOCOL)
         self.items, self.size = [], 0
 
     def _place(self, kind, nbytes, src, dtype, shape):
@@ -375,12 +383,13 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
         _watch_pid(-parent_pid)
         parent_pid = os.getppid()
     sw._setup_process(wid, parent_pid, pdeathsig, close_fds)
-    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn = cfg
+    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn, shared_seed = cfg
     torch.set_num_threads(1)
     seed = base_seed + wid
     random.seed(seed)
     torch.manual_seed(seed)
     np.random.seed(tw._generate_state(base_seed, wid))
+    dataset = _seed_datapipe(dataset, shared_seed)
     _set_worker_info(tw.WorkerInfo(id=wid, num_workers=num_workers, seed=seed, dataset=dataset))
     if collate_fn is None:
         collate_fn = _shm_collate if auto_collation else _shm_convert
@@ -392,8 +401,8 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
     except Exception:  # noqa: BLE001 - PyTorch's rule: raised with the first task
         init_error = _wrap_exception(wid)
     try:
-        _serve(conn, wid, fetcher, init_error, (iterable, dataset, auto_collation, collate_fn,
-                                               drop_last))
+        _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
+                                               drop_last])
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass  # the main process closed the loader (or is gone) while this worker worked
     finally:
@@ -418,20 +427,49 @@ def _watch_pid(pid):
     threading.Thread(target=loop, name="sluice-main-watchdog", daemon=True).start()
 
 
-def _serve(conn, wid, fetcher, init_error, fetch_args):
-    from multiprocessing import reduction
+def _seed_datapipe(dataset, shared_seed):
+    """PyTorch's rule for an IterDataPipe: its random operations seeded with the seed shared
+    by all workers of an epoch."""
+    if shared_seed is None:
+        return dataset
+    from torch.utils.data.graph_settings import apply_random_seed
 
-    chunks = _Chunks(wid)
-    epoch = 0
+    rng = torch.Generator()
+    rng.manual_seed(shared_seed)
+    return apply_random_seed(dataset, rng)
+
+
+def _reader(conn, inbox):
+    """Reads the main process's messages as they come, so that the main process never blocks
+    sending tasks to a worker that is itself blocked sending a result (PyTorch's queues have
+    feeder threads for the same reason)."""
     while True:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
+            msg = None
+        inbox.put(msg)
+        if msg is None:
             return
+
+
+def _serve(conn, wid, fetcher, init_error, fetch_args):
+    import queue
+    import threading
+    from multiprocessing import reduction
+
+    inbox = queue.SimpleQueue()
+    threading.Thread(target=_reader, args=(conn, inbox), name="sluice-dl-reader",
+                     daemon=True).start()
+    chunks = _Chunks(wid)
+    epoch = 0
+    while True:
+        msg = inbox.get()
         if msg is None:
             return
         if msg[0] == "resume":
             epoch = msg[1]
+            fetch_args[1] = _seed_datapipe(fetch_args[1], msg[2])
             try:
                 fetcher = _Fetcher(*fetch_args)
             except Exception:  # noqa: BLE001 - the new epoch's iter() failed

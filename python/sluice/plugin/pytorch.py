@@ -49,13 +49,13 @@ from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIt
 from ._dataloader import DataLoader
 from torch.utils.data import (  # noqa: F401 - re-exported for `from torch.utils.data` users
     BatchSampler, ChainDataset, ConcatDataset, Dataset, DistributedSampler, IterableDataset,
-    RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
+    IterDataPipe, MapDataPipe, RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
     WeightedRandomSampler, _utils, default_collate, default_convert, random_split)
 
 try:  # torch >= 2.1
     from torch.utils.data import StackDataset  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the torch installed
-    pass
+except ImportError:  # torch 1.13 (Debian's): sluice's own, with PyTorch 2.1's behaviour
+    from ._datasets import StackDataset  # noqa: F401
 
 
 def get_worker_info():
@@ -75,7 +75,7 @@ __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGeneric
            "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "default_collate",
-           "default_convert"]
+           "default_convert", "StackDataset", "IterDataPipe", "MapDataPipe"]
 
 to_torch_type = {
     types.DALIDataType.FLOAT: torch.float32,
