@@ -252,6 +252,33 @@ def case_raise_in_loop(method):
     raise ValueError("raised by the training loop")
 
 
+def case_fd_limit(method):
+    """Hold 200 batches with a limit of 100 open files: no fd per batch stays open."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))
+    loader = DataLoader(dc_random(200), num_workers=1, multiprocessing_context=method)
+    it = iter(loader)
+    _pids(it)
+    keep = [t for t in it]
+    return {"held": len(keep), "shapes": sorted({tuple(t.shape) for t in keep}),
+            "sums_ok": all(float(t.sum()) == float(i) * 4 for i, t in enumerate(keep))}
+
+
+def dc_random(n):
+    return FillIterable(n)
+
+
+class FillIterable(IterableDataset):
+    """n samples [2, 2] filled with their index."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return (torch.full((2, 2), float(i)) for i in range(self.n))
+
+
 def main(name, method):
     try:
         result = globals()["case_" + name](method)

@@ -695,6 +695,14 @@ def test_partial_epoch_then_iterator_dropped(method):
     assert r["alive"] == [False, False] and r["exitcodes"] == [0, 0]
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_holding_many_batches_needs_no_open_files(method):
+    # PyTorch's test_fd_limit_exceeded: 200 batches kept alive under RLIMIT_NOFILE=100
+    rc, r, err = _run_case("fd_limit", method)
+    assert rc == 0, err
+    assert r == {"held": 200, "shapes": [[1, 2, 2]], "sums_ok": True}
+
+
 def test_proper_exit_when_the_main_process_is_killed():
     rc, _, _ = _run_case("main_killed", "fork", sig=signal.SIGKILL)
     assert rc == -signal.SIGKILL

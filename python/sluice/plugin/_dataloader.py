@@ -28,7 +28,6 @@ kept in one place. What sluice replaces is the iteration:
 import collections
 import functools
 import itertools
-import mmap
 import multiprocessing
 import os
 import signal
@@ -215,7 +214,7 @@ class _ChunkBook:
     chunks arrive through `released` (appended by finalizers, from any thread)."""
 
     def __init__(self, n):
-        self.maps = [dict() for _ in range(n)]   # chunk id -> mmap
+        self.maps = [dict() for _ in range(n)]   # chunk id -> buffer (map_shared)
         self.free = [[] for _ in range(n)]
         self.next_id = [0] * n
         self.released = collections.deque()
@@ -234,13 +233,8 @@ class _ChunkBook:
         self.free[wid].append(cid)
 
     def map(self, wid, cid, fd, size):
-        old = self.maps[wid].get(cid)
-        self.maps[wid][cid] = mmap.mmap(fd, size)
-        if old is not None:
-            try:
-                old.close()
-            except BufferError:
-                pass
+        self.maps[wid][cid] = _dl_worker.map_shared(fd, size)  # the old one: unmapped when
+        # its last view goes
 
     def buffer(self, wid, cid):
         """A memoryview of the chunk; the chunk is free again when it (and every tensor over

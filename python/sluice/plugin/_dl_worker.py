@@ -274,42 +274,84 @@ def load_batch(blob, buffer):
 
 # ---- the worker ----------------------------------------------------------------------------
 
+class _Unmap:
+    """Unmaps a mapping when the buffer that owns it is collected."""
+
+    __slots__ = ("addr", "size")
+
+    def __init__(self, addr, size):
+        self.addr, self.size = addr, size
+
+    def __del__(self):
+        _libc().munmap(self.addr, self.size)
+
+
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.mmap.restype = ctypes.c_void_p
+        lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                             ctypes.c_int, ctypes.c_long]
+        lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        _LIBC = lib
+    return _LIBC
+
+
+def map_shared(fd, size):
+    """A writable buffer (ctypes array) over a MAP_SHARED mapping of `fd`; the fd may be closed
+    right after (Python's mmap keeps a dup of it open for the mapping's lifetime, and a program
+    holding thousands of batches would run out of fds). Unmapped when the buffer and every
+    view of it are gone."""
+    import ctypes
+
+    addr = _libc().mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        e = ctypes.get_errno()
+        raise OSError(e, f"mmap of a shared-memory chunk of {size} bytes: {os.strerror(e)}")
+    buf = (ctypes.c_ubyte * size).from_address(addr)
+    buf._unmap = _Unmap(addr, size)
+    return buf
+
+
 class _Chunks:
-    """This worker's chunks: memfds it created, grown as needed (never shrunk)."""
+    """This worker's chunks: mappings of memfds it created. A chunk that must grow is replaced
+    by a new memfd (its fd goes to the main process, which maps it in place of the old one);
+    no fd is kept open here, so a program holding thousands of batches exhausts no fd limit."""
 
     def __init__(self, wid):
-        self.wid, self.chunks = wid, {}  # id -> [fd, mmap, size, uint8 tensor]
+        self.wid, self.chunks = wid, {}  # id -> [mmap, size, uint8 tensor]
 
     def get(self, cid, need):
-        """(mapping, uint8 tensor over it, new size or 0 when it kept its size)."""
+        """(mapping, uint8 tensor over it, fd of a new memfd to send or None)."""
         c = self.chunks.get(cid)
-        if c is None:
-            fd = os.memfd_create(f"sluice-dl-w{self.wid}-c{cid}", os.MFD_CLOEXEC)
-            c = self.chunks[cid] = [fd, None, 0, None]
-        if need <= c[2] and c[1] is not None:
-            return c[1], c[3], 0
+        if c is not None and need <= c[1]:
+            return c[0], c[2], None
         size = max(int(need * GROWTH), MIN_CHUNK)
         size = (size + MIN_CHUNK - 1) // MIN_CHUNK * MIN_CHUNK
-        c[3] = None
-        if c[1] is not None:
-            try:
-                c[1].close()
-            except BufferError:
-                pass  # a view is still alive somewhere: the old mapping goes with it
-            c[1] = None
-        os.ftruncate(c[0], size)
+        if c is not None:
+            c[2] = None  # the old mapping goes with its last view
+        fd = os.memfd_create(f"sluice-dl-w{self.wid}-c{cid}", os.MFD_CLOEXEC)
         try:
-            os.posix_fallocate(c[0], 0, size)
-        except OSError as e:
-            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                os.ftruncate(c[0], 0)
-                c[2] = 0
-                raise MemoryError(f"sluice DataLoader worker {self.wid}: cannot reserve {size} "
-                                  f"bytes of shared memory for a batch: {e}") from None
-        c[1] = mmap.mmap(c[0], size)
-        c[2] = size
-        c[3] = torch.frombuffer(c[1], dtype=torch.uint8)
-        return c[1], c[3], size
+            os.ftruncate(fd, size)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            except OSError as e:
+                if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                    raise MemoryError(f"sluice DataLoader worker {self.wid}: cannot reserve "
+                                      f"{size} bytes of shared memory for a batch: {e}") from None
+            mm = map_shared(fd, size)
+        except BaseException:
+            os.close(fd)
+            self.chunks.pop(cid, None)
+            raise
+        self.chunks[cid] = [mm, size, torch.frombuffer(mm, dtype=torch.uint8)]
+        return mm, self.chunks[cid][2], fd
 
 
 class _Fetcher:
@@ -495,19 +537,26 @@ def _serve(conn, wid, fetcher, init_error, fetch_args):
         except Exception:  # noqa: BLE001 - the sample's error, raised at its batch
             conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
             continue
+        fd = None
         try:
             buf = io.BytesIO()
             p = ShmPickler(buf)
             p.dump(data)
-            grown = 0
             if p.items:
-                mm, base, grown = chunks.get(cid, p.size)
+                mm, base, fd = chunks.get(cid, p.size)
                 p.write(mm, base)
             blob, shm = buf.getvalue(), bool(p.items)
             del data, p
         except Exception:  # noqa: BLE001 - an unpicklable batch, a ragged stack, no memory
+            if fd is not None:
+                os.close(fd)
+                chunks.chunks.pop(cid, None)
             conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
             continue
-        conn.send(("ok", t_epoch, idx, cid, (blob, grown, shm)))
-        if grown:
-            reduction.send_handle(conn, chunks.chunks[cid][0], os.getppid())
+        size = 0 if fd is None else chunks.chunks[cid][1]
+        conn.send(("ok", t_epoch, idx, cid, (blob, size, shm)))
+        if fd is not None:
+            try:
+                reduction.send_handle(conn, fd, os.getppid())
+            finally:
+                os.close(fd)
