@@ -47,6 +47,8 @@ from .. import _sluice
 from .. import types
 from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIterator
 from ._dataloader import DataLoader
+
+DataLoader.__module__ = __name__  # where users import it from
 from torch.utils.data import (  # noqa: F401 - re-exported for `from torch.utils.data` users
     BatchSampler, ChainDataset, ConcatDataset, Dataset, DistributedSampler, IterableDataset,
     IterDataPipe, MapDataPipe, RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
