@@ -201,7 +201,8 @@ def test_attributes_user_code_reads(data):
     assert loader._index_sampler is loader.batch_sampler and loader.prefetch_factor == 3
     assert DataLoader(ds, batch_size=None)._index_sampler is not None
     assert not DataLoader(ds, batch_size=None)._auto_collation
-    assert DataLoader(ds).prefetch_factor is None and DataLoader(ds, num_workers=1).prefetch_factor == 2
+    assert DataLoader(ds).prefetch_factor is None
+    assert DataLoader(ds, num_workers=1).prefetch_factor == 2
     with pytest.raises(ValueError, match="batch_size attribute should not be set"):
         loader.batch_size = 3
     it = iter(loader)
@@ -251,7 +252,8 @@ class MixedDataset(tud.Dataset):
 
     def __getitem__(self, i):
         return {"img": np.full((2, 3), i, np.float32), "label": i, "weight": 0.5 * i,
-                "name": f"s{i}", "raw": b"b%d" % i, "np_label": np.int64(i), "flag": np.bool_(i % 2),
+                "name": f"s{i}", "raw": b"b%d" % i, "np_label": np.int64(i),
+                "flag": np.bool_(i % 2),
                 "point": Point(torch.tensor([i, -i]), np.float64(i)), "pair": (i, [i, i + 1]),
                 "nested": {"t": torch.arange(3, dtype=torch.int16) * i}}
 

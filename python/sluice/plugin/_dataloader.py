@@ -408,7 +408,8 @@ class _MultiProcessIter(_BaseIter):
             if code is None:
                 continue
             if code < 0:
-                msg = f"DataLoader worker (pid {w.pid}) is killed by signal: {_signal_text(-code)}. "
+                msg = (f"DataLoader worker (pid {w.pid}) is killed by signal: "
+                       f"{_signal_text(-code)}. ")
                 if -code == signal.SIGBUS:
                     msg += ("It is possible that dataloader's workers are out of shared memory. "
                             "Please try to raise your shared memory limit.")
