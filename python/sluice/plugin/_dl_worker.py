@@ -332,7 +332,8 @@ class _Chunks:
         c = self.chunks.get(cid)
         if c is not None and need <= c[1]:
             return c[0], c[2], None
-        size = max(int(need * GROWTH), MIN_CHUNK)
+        # a new chunk fits its first batch; one that must grow gets headroom (batches vary)
+        size = max(int(need * GROWTH) if c is not None else need, MIN_CHUNK)
         size = (size + MIN_CHUNK - 1) // MIN_CHUNK * MIN_CHUNK
         if c is not None:
             c[2] = None  # the old mapping goes with its last view
