@@ -435,8 +435,7 @@ class _MultiProcessIter(_BaseIter):
         if epoch != self._epoch or idx not in self._task_info:
             self._book.give_back(wid, cid)  # a batch of an epoch that was reset: dropped
             return
-        self._tasks_outstanding -= 1
-        self._workers_num_tasks[wid] -= 1
+        self._tasks_outstanding -= 1  # a worker's count drops when its batch is delivered
         if kind == "stop":  # this worker's IterableDataset ended
             self._book.give_back(wid, cid)
             self._workers_status[wid] = False
@@ -508,6 +507,7 @@ class _MultiProcessIter(_BaseIter):
             self._receive()
 
     def _process_data(self, wid, reply):
+        self._workers_num_tasks[wid] -= 1
         self._try_put_index()
         if reply[0] == "err":
             reply[1].reraise()
