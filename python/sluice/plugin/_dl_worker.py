@@ -440,9 +440,12 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
     try:
         if init_fn is not None:
             init_fn(wid)
-        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
     except Exception:  # noqa: BLE001 - PyTorch's rule: raised with the first task
         init_error = _wrap_exception(wid)
+    try:  # after a failed worker_init_fn too: the other batches of a map-style dataset load
+        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
+    except Exception:  # noqa: BLE001 - iter(dataset) failed: raised with the first task
+        init_error = init_error or _wrap_exception(wid)
     try:
         _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
                                                drop_last])
