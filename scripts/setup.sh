@@ -20,6 +20,8 @@ packages=(
     # generators, references for comparisons, benchmarks
     python3 python3-dev python3-numpy python3-pil python3-opencv python3-pytest python3-torch
     python3-torchvision libjpeg-turbo-progs
+    # the DataLoader tests watch worker processes (tests/python/test_dataloader.py)
+    python3-psutil
     # the chart of bench/run (docs/performance.md)
     python3-matplotlib
     # real photographs used as test data
