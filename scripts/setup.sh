@@ -23,6 +23,8 @@ packages=(
     # the launcher tests run real `mpirun -np 4` jobs (sluice.distributed, "auto" shards);
     # python3-venv: `make test-pip` installs the package into a fresh virtual environment
     openmpi-bin python3-venv python3-setuptools python3-wheel python3-pip
+    # the DataLoader tests watch worker processes (tests/python/test_dataloader.py)
+    python3-psutil
     # the chart of bench/run (docs/performance.md)
     python3-matplotlib
     # real photographs used as test data

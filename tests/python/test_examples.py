@@ -56,3 +56,28 @@ def test_external_source(tree, workers):
         assert f"epoch {epoch}: 7 batches, 100 of 100 files" in out  # the last has 4
     shapes = re.findall(r"resized \[\((\d+), (\d+), 3\)", out)
     assert len(shapes) == 14 and all(min(int(h), int(w)) == 48 for h, w in shapes)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_dataloader_imagefolder(tree, workers):
+    # a torch.utils.data.DataLoader training script with the import changed: ImageFolder with
+    # PIL transforms through sluice's DataLoader
+    out = run_example("dataloader_imagefolder.py", tree, "--steps", 3, "--batch-size", 4,
+                      "--image-size", 64, "--val-steps", 2, "--workers", workers)
+    assert (f"sluice.plugin.pytorch.DataLoader: 100 images, 4 classes, 25 steps per epoch, "
+            f"batch 4, 64x64, {workers} workers") in out
+    losses = [float(x) for x in re.findall(r"^epoch 0 step +\d+ loss ([\d.]+)$", out, re.M)]
+    assert len(losses) == 3 and all(0 < x < 100 for x in losses)
+    assert re.search(r"^train: 3 steps, 12 images in [\d.]+ s: [\d.]+ images/s$", out, re.M)
+    assert re.search(r"^val: top-1 [\d.]+% on 8 images$", out, re.M)
+
+
+@pytest.mark.parametrize("workers", [0, 3])
+def test_dataloader_shards(workers):
+    # an IterableDataset of shards sharded by get_worker_info(): every sample once per epoch
+    out = run_example("dataloader_shards.py", "--shards", 5, "--per-shard", 40, "--epochs", 2,
+                      "--workers", workers)
+    assert f"sluice.plugin.pytorch.DataLoader: 5 shards, {workers} workers, batch 32" in out
+    for epoch in (0, 1):
+        assert re.search(rf"^epoch {epoch}: 200 samples, 200 distinct, loss [\d.]+, "
+                         r"accuracy [\d.]+%$", out, re.M), out

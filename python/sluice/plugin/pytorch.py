@@ -10,6 +10,21 @@ nvidia.dali.plugin.pytorch.
     dataset_source(dataset, shuffle=True, seed=0, drop_last=False, shard_id=0, num_shards=1)
                                                      a map-style Dataset as a per-sample source
                                                      for fn.external_source(parallel=True)
+    DataLoader(dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+               num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+               worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+               prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+               in_order=True)                        torch.utils.data.DataLoader on sluice's
+                                                     workers (sluice.plugin._dataloader)
+    get_worker_info()                                in a DataLoader worker: WorkerInfo(id,
+                                                     num_workers, seed, dataset); in a pipeline's
+                                                     parallel source worker: sluice's WorkerInfo
+    Dataset, IterableDataset, TensorDataset, ConcatDataset, ChainDataset, Subset, random_split,
+    Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
+    BatchSampler, DistributedSampler, default_collate, default_convert, _utils
+                                                     torch.utils.data's own, re-exported so that
+                                                     `from torch.utils.data import ...` becomes
+                                                     `from sluice.plugin.pytorch import ...`
 
 Each step returns a list with one dict per pipeline, {name: torch.Tensor}. The tensors are the
 pipeline's own output buffers (torch.from_dlpack on the TensorListCPU, or on the TensorListGPU:
@@ -32,10 +47,38 @@ from .. import _sluice
 from .. import distributed
 from .. import types
 from .base_iterator import IteratorArgumentError, LastBatchPolicy, _SluiceBaseIterator
+from ._dataloader import DataLoader
+
+DataLoader.__module__ = __name__  # where users import it from
+from torch.utils.data import (  # noqa: F401 - re-exported for `from torch.utils.data` users
+    BatchSampler, ChainDataset, ConcatDataset, Dataset, DistributedSampler, IterableDataset,
+    IterDataPipe, MapDataPipe, RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
+    WeightedRandomSampler, _utils, default_collate, default_convert, random_split)
+
+try:  # torch >= 2.1
+    from torch.utils.data import StackDataset  # noqa: F401
+except ImportError:  # torch 1.13 (Debian's): sluice's own, with PyTorch 2.1's behaviour
+    from ._datasets import StackDataset  # noqa: F401
+
+
+def get_worker_info():
+    """In a DataLoader worker: its ``WorkerInfo`` (``id``, ``num_workers``, ``seed``,
+    ``dataset``: this worker's copy), the same object ``torch.utils.data.get_worker_info()``
+    returns there. In a worker of a pipeline's parallel external source: sluice's WorkerInfo.
+    In the main process: None."""
+    from torch.utils.data._utils import worker as tw
+
+    from .. import worker as sw
+
+    return tw._worker_info if tw._worker_info is not None else sw.get_worker_info()
 
 __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGenericIterator",
            "DALIClassificationIterator", "LastBatchPolicy", "feed_ndarray", "to_torch_type",
-           "dataset_source", "DatasetSource"]
+           "dataset_source", "DatasetSource", "DataLoader", "get_worker_info", "Dataset",
+           "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
+           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "default_collate",
+           "default_convert", "StackDataset", "IterDataPipe", "MapDataPipe"]
 
 to_torch_type = {
     types.DALIDataType.FLOAT: torch.float32,

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""sluice.plugin.pytorch.DataLoader against torch.utils.data.DataLoader: the same Dataset code,
+the same arguments, in the same run, interleaved (issue 18, "Benchmark").
+
+    /usr/bin/python3 bench/dataloader.py [--root build/bench-data/n500-s0] [--workers 1 2]
+                                         [--batch 32] [--rounds 3] [--epochs 2] [--json FILE]
+
+Workloads (one Dataset class each, defined here, used unchanged by both loaders):
+
+- **imagefolder**: ``torchvision.datasets.ImageFolder(root, transforms.Compose([
+  RandomResizedCrop(224), RandomHorizontalFlip(), PILToTensor()]))`` — PIL decodes, crops,
+  resizes and flips; each sample a uint8 CHW tensor and an int label;
+- **ready**: a sample is a ready 224x224x3 uint8 NumPy array (a copy of a cached one) and an
+  int label: what the loader itself costs (collation, transport) without decoding.
+
+Both loaders: ``DataLoader(dataset, batch_size, shuffle=True, num_workers=N, prefetch_factor=2,
+persistent_workers=True)``, fork. Each measurement is a fresh process (one warm-up epoch, then
+--epochs timed ones: images/s over their wall time), with the peak PSS (proportional set size)
+of that process and all its workers sampled every 50 ms (bench/pss.py, bench/measure.py).
+Before each measurement the script waits (up to --quiet-wait s) for the machine to be quiet and
+records the background load; the table shows medians over the quiet rounds (all rounds if none
+was) and the per-round ratio sluice/torch.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SIZE = 224
+sys.path.insert(0, HERE)
+from measure import last_json, measured, wait_quiet  # noqa: E402
+
+
+class ReadyArrays:
+    """A ready image per sample (a copy of a cached one) and its label."""
+
+    def __init__(self, n):
+        import numpy as np
+
+        self.n = n
+        self.img = np.random.default_rng(0).integers(0, 255, (SIZE, SIZE, 3), np.uint8)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.img.copy(), i % 10
+
+
+def make_dataset(workload, root, n_files):
+    if workload == "ready":
+        return ReadyArrays(n_files)
+    import torchvision
+    from torchvision import transforms
+
+    return torchvision.datasets.ImageFolder(root, transforms.Compose([
+        transforms.RandomResizedCrop(SIZE), transforms.RandomHorizontalFlip(),
+        transforms.PILToTensor()]))
+
+
+def child(a):
+    sys.path.insert(0, os.path.join(a.build_dir, "python"))
+    import torch
+
+    if a.contender == "sluice":
+        from sluice.plugin.pytorch import DataLoader
+    else:
+        from torch.utils.data import DataLoader
+    n_files = sum(len(fs) for _, _, fs in os.walk(a.root) if fs) - 1  # less file_list.txt
+    ds = make_dataset(a.workload, a.root, n_files)
+    dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
+                    prefetch_factor=2, persistent_workers=True,
+                    generator=torch.Generator().manual_seed(0))
+
+    def epoch():
+        n = 0
+        for x, y in dl:
+            n += x.shape[0]
+            assert x.dtype == torch.uint8 and y.shape == (x.shape[0],)
+        return n
+
+    epoch()  # warm-up: workers started, chunks grown, files in the page cache
+    t = time.perf_counter()
+    n = sum(epoch() for _ in range(a.epochs))
+    dt = time.perf_counter() - t
+    print(json.dumps({"images": n, "seconds": dt}))
+
+
+def measure(a, contender, workers, workload):
+    wait_quiet(a.quiet_wait, a.max_background)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--contender", contender,
+           "--workers", str(workers), "--workload", workload, "--root",
+           os.path.abspath(a.root), "--batch", str(a.batch), "--epochs", str(a.epochs),
+           "--build-dir", os.path.abspath(a.build_dir)]
+    m = measured(cmd, interval=0.05)
+    if m["rc"] != 0:
+        raise RuntimeError(f"{contender} N={workers} {workload}: {m['stderr'][-2000:]}")
+    r = last_json(m["stdout"])
+    return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": m["peak_pss_mib"],
+            "background_cpus": m["background_cores"]}
+
+
+NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=os.path.join(ROOT, "build", "bench-data", "n500-s0"))
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--workloads", nargs="+", default=["imagefolder", "ready"])
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--json", help="write every measurement here")
+    ap.add_argument("--quiet-wait", type=float, default=30.0)
+    ap.add_argument("--max-background", type=float, default=0.3)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--contender", help=argparse.SUPPRESS)
+    ap.add_argument("--workload", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        a.workers = a.workers[0]
+        return child(a)
+    if not os.path.isdir(a.root):
+        ap.error(f"{a.root}: no such data set (bench/make_dataset.py --out {a.root} --n 500)")
+    runs = [(c, n, w) for w in a.workloads for n in a.workers for c in ("sluice", "torch")]
+    results = {r: [] for r in runs}
+    for rnd in range(a.rounds):
+        for r in runs:
+            results[r].append(measure(a, *r))
+            m = results[r][-1]
+            print(f"round {rnd + 1}: {NAMES[r[0]]:32} N={r[1]} {r[2]:11} "
+                  f"{m['images_per_s']:8.1f} images/s {m['peak_pss_mib']:7.1f} MiB "
+                  f"(background {m['background_cpus']:.2f} CPUs)", file=sys.stderr, flush=True)
+    quiet = [k for k in range(a.rounds)
+             if all(results[r][k]["background_cpus"] < a.max_background for r in runs)]
+    use = quiet or list(range(a.rounds))
+    med = {r: {k: statistics.median(ms[i][k] for i in use) for k in ms[0]}
+           for r, ms in results.items()}
+    print(f"\n{a.root}, batch {a.batch}, shuffle, prefetch_factor 2, persistent workers, fork; "
+          f"{a.epochs} timed epochs after one warm-up; median of {len(use)} of {a.rounds} "
+          f"interleaved rounds ({'quiet ones' if quiet else 'none was quiet: all'}); PSS summed "
+          f"over all processes; {os.cpu_count()} CPUs\n")
+    print("| workload | N | loader | images/s | peak PSS (MiB) | speed vs torch | "
+          "memory vs torch |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for w in a.workloads:
+        for n in a.workers:
+            for c in ("sluice", "torch"):
+                m, base = med[(c, n, w)], results[("torch", n, w)]
+                ratio = statistics.median(results[(c, n, w)][i]["images_per_s"] /
+                                          base[i]["images_per_s"] for i in use)
+                mem = statistics.median(results[(c, n, w)][i]["peak_pss_mib"] -
+                                        base[i]["peak_pss_mib"] for i in use)
+                print(f"| {w} | {n} | {NAMES[c]} | {m['images_per_s']:.0f} | "
+                      f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{"contender": c, "workers": n, "workload": w, "rounds": ms,
+                        "median": med[(c, n, w)]} for (c, n, w), ms in results.items()], f,
+                      indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,537 @@
+"""sluice.plugin._dataloader: ``DataLoader``, PyTorch's DataLoader on sluice's worker
+processes (exported by sluice.plugin.pytorch).
+
+``DataLoader`` subclasses ``torch.utils.data.DataLoader`` for its constructor (arguments,
+defaults, validation, samplers, ``len()``, the attributes user code reads): one rule, PyTorch's,
+kept in one place. What sluice replaces is the iteration:
+
+- ``num_workers=0``: ``_SingleProcessIter`` (PyTorch's semantics; collation by
+  ``_dl_worker.collate``).
+- ``num_workers=N``: ``_MultiProcessIter`` runs N worker processes (``_dl_worker``), each with
+  one duplex socket (its index queue and its result queue). Batch ``i`` goes to worker ``i mod
+  N`` (skipping workers whose IterableDataset ended), ``prefetch_factor * N`` batches are in
+  flight; results are parked by batch index and returned in order (``in_order=False``: as they
+  come). A batch arrives as a small pickle plus a shared-memory chunk (a memfd of its worker,
+  mapped here when new or grown) holding its tensors: the tensors returned are views of that
+  chunk, and the chunk goes back to its worker only when every tensor over it is gone (a
+  ``weakref.finalize`` on the memoryview the tensors share), so ``list(loader)`` holds valid
+  batches. Chunks are sized to the batch they carry and reused.
+- Failures: a sample's exception is raised by the ``next()`` of its batch (PyTorch's
+  ``ExceptionWrapper``, same type and "Caught X in DataLoader worker process N" message), and
+  loading goes on; a dead worker raises ``RuntimeError("DataLoader worker (pid N) is killed by
+  signal: ...")`` (or "exited unexpectedly with exit code") at once (the wait includes the
+  workers' sentinels); ``timeout`` gives ``RuntimeError("DataLoader timed out after N
+  seconds")``. Shutdown (end of epoch without persistent workers, garbage collection, interpreter
+  exit through a finalizer): ``None`` to every worker, sockets closed, join, then SIGTERM and
+  SIGKILL for any worker still alive; every worker is reaped.
+"""
+import collections
+import functools
+import itertools
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import warnings
+import weakref
+from multiprocessing import connection, reduction
+
+import torch
+import torch.utils.data as tud
+from torch.utils.data.dataloader import _DatasetKind
+
+from . import _dl_worker
+
+POLL_S = 1.0        # longest wait between liveness checks of the workers
+CLOSE_GRACE_S = 5.0  # PyTorch's join timeout at shutdown, before SIGTERM
+
+_LIVE = weakref.WeakSet()  # iterators with workers: a forked worker closes their sockets
+
+
+class DataLoader(tud.DataLoader):
+    """``torch.utils.data.DataLoader`` with sluice's workers: same signature, defaults, errors
+    and semantics (see PyTorch's documentation), plus ``in_order`` (False: batches are returned
+    as workers finish them)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if prefetch_factor is None:
+            prefetch_factor = 2 if num_workers > 0 else None
+        elif prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler,
+                         batch_sampler=batch_sampler, num_workers=num_workers,
+                         collate_fn=collate_fn, pin_memory=pin_memory, drop_last=drop_last,
+                         timeout=timeout, worker_init_fn=worker_init_fn,
+                         multiprocessing_context=multiprocessing_context, generator=generator,
+                         prefetch_factor=2 if prefetch_factor is None else prefetch_factor,
+                         persistent_workers=persistent_workers,
+                         pin_memory_device=pin_memory_device)
+        self.prefetch_factor = prefetch_factor
+        self.in_order = in_order
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        self.check_worker_number_rationality()
+        return _MultiProcessIter(self)
+
+    def __iter__(self):
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
+
+
+def _new_shared_seed(generator):
+    from torch.utils.data import dataloader as tdl
+
+    return tdl._share_dist_seed(generator, None)
+
+
+def _pin(data, device):
+    from torch.utils.data._utils.pin_memory import pin_memory
+
+    try:
+        return pin_memory(data, device)
+    except TypeError:  # torch before pin_memory_device
+        return pin_memory(data)
+
+
+class _BaseIter:
+    def __init__(self, loader):
+        self._dataset = loader.dataset
+        self._shared_seed = None
+        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's seeding of datapipes
+            self._shared_seed = _new_shared_seed(loader.generator)
+            self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
+        self._dataset_kind = loader._dataset_kind
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._prefetch_factor = loader.prefetch_factor
+        self._in_order = getattr(loader, "in_order", True)
+        self._pin_memory_device = loader.pin_memory_device
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
+                          "used as the device,ignore "
+                          f"pin_memory_device='{loader.pin_memory_device}'.")
+        if loader.pin_memory and not torch.cuda.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.")
+        self._pin_memory = loader.pin_memory and torch.cuda.is_available()
+        self._timeout = loader.timeout
+        self._collate_fn = loader.collate_fn
+        self._sampler_iter = iter(self._index_sampler)
+        self._base_seed = torch.empty((), dtype=torch.int64).random_(
+            generator=loader.generator).item()
+        self._persistent_workers = loader.persistent_workers
+        self._num_yielded = 0
+        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
+
+    def __iter__(self):
+        return self
+
+    def _reset(self, loader, first_iter=False):
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, tud.IterDataPipe):
+            self._shared_seed = _new_shared_seed(loader.generator)
+            self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
+
+    def _next_index(self):
+        return next(self._sampler_iter)
+
+    def __next__(self):
+        with torch.autograd.profiler.record_function(self._profile_name):
+            if self._sampler_iter is None:
+                self._reset()
+            data = self._next_data()
+            self._num_yielded += 1
+            if (self._dataset_kind == _DatasetKind.Iterable
+                    and self._IterableDataset_len_called is not None
+                    and self._num_yielded > self._IterableDataset_len_called):
+                msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                       f"{self._IterableDataset_len_called} (when accessing len(dataloader)), "
+                       f"but {self._num_yielded} samples have been fetched. ")
+                if self._num_workers > 0:
+                    msg += ("For multiprocessing data-loading, this could be caused by not "
+                            "properly configuring the IterableDataset replica at each worker. "
+                            "Please see https://pytorch.org/docs/stable/data.html#torch.utils."
+                            "data.IterableDataset for examples.")
+                warnings.warn(msg)
+            return data
+
+    next = __next__
+
+    def __len__(self):
+        return len(self._index_sampler)
+
+    def __getstate__(self):
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+
+
+class _SingleProcessIter(_BaseIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        assert self._timeout == 0
+        assert self._num_workers == 0
+        collate_fn = self._collate_fn
+        if _dl_worker.is_default_collate(collate_fn):
+            collate_fn = _dl_worker.collate
+        elif _dl_worker.is_default_convert(collate_fn):
+            collate_fn = _dl_worker.convert
+        self._dataset_fetcher = _dl_worker._Fetcher(
+            self._dataset_kind == _DatasetKind.Iterable, self._dataset, self._auto_collation,
+            collate_fn, self._drop_last)
+
+    def _next_data(self):
+        index = self._next_index()
+        data = self._dataset_fetcher.fetch(index)
+        if self._pin_memory:
+            data = _pin(data, self._pin_memory_device)
+        return data
+
+
+# ---- the workers ---------------------------------------------------------------------------
+
+class _ChunkBook:
+    """The main process's record of the workers' chunks: mappings, and which are free. Released
+    chunks arrive through `released` (appended by finalizers, from any thread)."""
+
+    def __init__(self, n):
+        self.maps = [dict() for _ in range(n)]   # chunk id -> buffer (map_shared)
+        self.free = [[] for _ in range(n)]
+        self.next_id = [0] * n
+        self.released = collections.deque()
+
+    def take(self, wid):
+        while self.released:
+            w, c = self.released.popleft()
+            self.free[w].append(c)
+        if self.free[wid]:
+            return self.free[wid].pop()
+        cid = self.next_id[wid]
+        self.next_id[wid] += 1
+        return cid
+
+    def give_back(self, wid, cid):
+        self.free[wid].append(cid)
+
+    def map(self, wid, cid, fd, size):
+        self.maps[wid][cid] = _dl_worker.map_shared(fd, size)  # the old one: unmapped when
+        # its last view goes
+
+    def buffer(self, wid, cid):
+        """A memoryview of the chunk; the chunk is free again when it (and every tensor over
+        it) is gone."""
+        mv = memoryview(self.maps[wid][cid])
+        weakref.finalize(mv, self.released.append, (wid, cid))
+        return mv
+
+
+def _signal_text(sig):
+    try:
+        return signal.strsignal(sig) or f"signal {sig}"
+    except (ValueError, TypeError):
+        return f"signal {sig}"
+
+
+def _shutdown(state):
+    """Stops and reaps the workers of an iterator (`state`: its _WorkerSet); idempotent."""
+    if state.closed or os.getpid() != state.owner:
+        return
+    state.closed = True
+    for conn in state.conns:
+        try:
+            os.set_blocking(conn.fileno(), False)
+            conn.send(None)
+        except (OSError, ValueError):
+            pass
+        try:
+            conn.close()
+        except OSError:
+            pass
+    deadline = time.monotonic() + state.grace
+    for p in state.procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in state.procs:
+        if p.exitcode is None:
+            p.terminate()
+    for p in state.procs:
+        p.join(2.0)
+        if p.exitcode is None:
+            p.kill()
+            p.join()
+
+
+class _WorkerSet:
+    """What shutdown needs, apart from the iterator (so that a finalizer can hold it)."""
+
+    def __init__(self):
+        self.procs, self.conns, self.closed, self.owner = [], [], False, os.getpid()
+        self.grace = CLOSE_GRACE_S
+
+
+class _MultiProcessIter(_BaseIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        assert self._num_workers > 0
+        assert self._prefetch_factor > 0
+        ctx = loader.multiprocessing_context or multiprocessing.get_context()
+        self._worker_init_fn = loader.worker_init_fn
+        collate_fn = self._collate_fn
+        if _dl_worker.is_default_collate(collate_fn) or _dl_worker.is_default_convert(collate_fn):
+            collate_fn = None  # the worker's own, stacking straight into shared memory
+        init_fn = self._worker_init_fn
+        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's sharding of datapipes
+            from torch.utils.data import dataloader as tdl
+
+            ws, rank = tdl._get_distributed_settings()
+            init_fn = functools.partial(tdl._sharding_worker_init_fn, init_fn, ws, rank)
+        cfg = (self._dataset_kind == _DatasetKind.Iterable, self._dataset,
+               self._auto_collation, collate_fn, self._drop_last, init_fn, self._shared_seed)
+        self._ws = _WorkerSet()
+        self._workers, self._conns = self._ws.procs, self._ws.conns
+        self._book = _ChunkBook(self._num_workers)
+        self._epoch = 0
+        self._dead = None
+        self._finalizer = weakref.finalize(self, _shutdown, self._ws)
+        method = ctx.get_start_method()
+        fork = method == "fork"
+        # a forkserver's child has the fork server for parent: the worker watches both
+        parent = -os.getpid() if method == "forkserver" else os.getpid()
+        pdeathsig = threading.current_thread() is threading.main_thread() and \
+            method != "forkserver"
+        _LIVE.add(self)
+        try:
+            for wid in range(self._num_workers):
+                main_end, worker_end = ctx.Pipe(duplex=True)
+                close = []
+                if fork:
+                    close = [c for it in list(_LIVE) for c in it._conns if not c.closed]
+                    close += _sluice_pool_conns() + [main_end]
+                w = ctx.Process(target=_dl_worker.dl_worker_main, daemon=True,
+                                args=(worker_end, wid, self._num_workers, self._base_seed,
+                                      parent, pdeathsig, close, cfg))
+                try:
+                    w.start()
+                finally:
+                    worker_end.close()
+                self._workers.append(w)
+                self._conns.append(main_end)
+        except BaseException:
+            self._shutdown_workers()
+            raise
+        self._worker_pids_set = True
+        self._by_conn = {c: i for i, c in enumerate(self._conns)}
+        self._reset(loader, first_iter=True)
+
+    @property
+    def _worker_pids(self):
+        return tuple(w.pid for w in self._workers)
+
+    def _reset(self, loader, first_iter=False):
+        super()._reset(loader, first_iter)
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_info = {}       # batch index -> [worker id] or [worker id, reply]
+        self._tasks_outstanding = 0
+        self._workers_status = [True] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers
+        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        if not first_iter:
+            self._check_alive()
+            self._epoch += 1
+            for conn in self._conns:
+                self._send(conn, ("resume", self._epoch, self._shared_seed))
+        for _ in range(self._prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    # ---- sending -----------------------------------------------------------------------
+    def _send(self, conn, msg):
+        try:
+            conn.send(msg)
+        except (OSError, ValueError):
+            self._check_workers(wait=True)
+            raise
+
+    def _try_put_index(self):
+        max_tasks = self._prefetch_factor * self._num_workers
+        assert self._tasks_outstanding < max_tasks
+        try:
+            index = self._next_index()
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):  # the next active worker, if any
+            wid = next(self._worker_queue_idx_cycle)
+            if self._workers_status[wid]:
+                if self._in_order:
+                    break
+                if self._workers_num_tasks[wid] < max_tasks // sum(self._workers_status):
+                    break  # out of order: a worker with room
+        else:
+            return  # every worker is done (IterableDataset)
+        cid = self._book.take(wid)
+        self._send(self._conns[wid], ("task", self._epoch, self._send_idx, cid, index))
+        self._task_info[self._send_idx] = [wid]
+        self._tasks_outstanding += 1
+        self._workers_num_tasks[wid] += 1
+        self._send_idx += 1
+
+    # ---- receiving ---------------------------------------------------------------------
+    def _check_alive(self):
+        if self._dead is not None:
+            raise RuntimeError(self._dead)
+        if self._ws.closed:
+            raise RuntimeError("the DataLoader iterator's workers were shut down")
+
+    def _check_workers(self, wait=False):
+        for w in self._workers:
+            if wait and w.exitcode is None:
+                w.join(2.0)
+            code = w.exitcode
+            if code is None:
+                continue
+            if code < 0:
+                msg = (f"DataLoader worker (pid {w.pid}) is killed by signal: "
+                       f"{_signal_text(-code)}. ")
+                if -code == signal.SIGBUS:
+                    msg += ("It is possible that dataloader's workers are out of shared memory. "
+                            "Please try to raise your shared memory limit.")
+            else:
+                msg = (f"DataLoader worker (pid {w.pid}) exited unexpectedly with exit code "
+                       f"{code}. Details are lost due to multiprocessing. Rerunning with "
+                       "num_workers=0 may give better error trace.")
+            self._dead = msg
+            self._shutdown_workers()
+            raise RuntimeError(msg)
+
+    def _on_reply(self, wid, msg):
+        kind, epoch, idx, cid, payload = msg
+        grown = 0
+        if kind == "ok":
+            grown = payload[1]
+            if grown:
+                fd = reduction.recv_handle(self._conns[wid])
+                try:
+                    self._book.map(wid, cid, fd, grown)
+                finally:
+                    os.close(fd)
+        if epoch != self._epoch or idx not in self._task_info:
+            self._book.give_back(wid, cid)  # a batch of an epoch that was reset: dropped
+            return
+        self._tasks_outstanding -= 1  # a worker's count drops when its batch is delivered
+        if kind == "stop":  # this worker's IterableDataset ended
+            self._book.give_back(wid, cid)
+            self._workers_status[wid] = False
+            del self._task_info[idx]
+            return
+        if kind == "err":
+            self._book.give_back(wid, cid)
+            self._task_info[idx].append(("err", payload))
+            return
+        if not payload[2]:
+            self._book.give_back(wid, cid)  # nothing written into the chunk
+        self._task_info[idx].append(("ok", payload[0], cid if payload[2] else None))
+
+    def _receive(self):
+        """Waits for at least one reply (raises on a dead worker or after the timeout)."""
+        timeout = self._timeout if self._timeout > 0 else None
+        start = time.monotonic()
+        while True:
+            self._check_alive()
+            self._check_workers()
+            left = None if timeout is None else timeout - (time.monotonic() - start)
+            if left is not None and left <= 0:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+            objs = self._conns + [w.sentinel for w in self._workers]
+            got = False
+            for obj in connection.wait(objs, POLL_S if left is None else min(POLL_S, left)):
+                wid = self._by_conn.get(obj)
+                if wid is None:
+                    continue
+                conn = self._conns[wid]
+                try:
+                    while conn.poll():
+                        self._on_reply(wid, conn.recv())
+                        got = True
+                except (EOFError, OSError):
+                    self._check_workers(wait=True)
+                    raise
+            if got:
+                return
+
+    def _next_data(self):
+        while True:
+            # drop the tasks whose worker ended (IterableDataset) without data for them
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None and (len(info) == 2 or self._workers_status[info[0]]):
+                    break
+                self._task_info.pop(self._rcvd_idx, None)
+                self._rcvd_idx += 1
+            else:
+                if not self._task_info:
+                    if not self._persistent_workers:
+                        self._shutdown_workers()
+                    raise StopIteration
+            if self._in_order:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None and len(info) == 2:
+                    del self._task_info[self._rcvd_idx]
+                    self._rcvd_idx += 1
+                    return self._process_data(info[0], info[1])
+            else:
+                ready = [i for i, v in self._task_info.items() if len(v) == 2]
+                if ready:
+                    info = self._task_info.pop(min(ready))
+                    return self._process_data(info[0], info[1])
+            self._check_alive()
+            if not self._task_info:
+                continue
+            self._receive()
+
+    def _process_data(self, wid, reply):
+        self._workers_num_tasks[wid] -= 1
+        self._try_put_index()
+        if reply[0] == "err":
+            reply[1].reraise()
+        _, blob, cid = reply
+        data = _dl_worker.load_batch(blob, None if cid is None else self._book.buffer(wid, cid))
+        if self._pin_memory:
+            data = _pin(data, self._pin_memory_device)
+        return data
+
+    def _shutdown_workers(self):
+        _LIVE.discard(self)
+        _shutdown(self._ws)
+
+    def __del__(self):
+        ws = getattr(self, "_ws", None)
+        if ws is not None:
+            _shutdown(ws)
+
+
+def _sluice_pool_conns():
+    """Sockets of sluice pipelines' worker pools in this process (a forked DataLoader worker
+    closes them so that those pools see their own workers' EOFs)."""
+    try:
+        from .. import parallel
+    except ImportError:
+        return []
+    return [w.conn for p in list(parallel._LIVE_POOLS) for w in p.workers if not w.conn.closed]

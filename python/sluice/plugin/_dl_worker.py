@@ -1,0 +1,566 @@
+"""sluice.plugin._dl_worker: the worker process of sluice.plugin.pytorch.DataLoader, and the
+collation and shared-memory transport both sides use.
+
+Exports ``collate`` / ``convert`` (PyTorch's ``default_collate`` / ``default_convert`` semantics,
+with the stacking step pluggable), ``ShmPickler`` / ``load_batch`` (a batch crosses the process
+boundary as a small pickle whose tensors and NumPy arrays live in a shared-memory chunk) and
+``dl_worker_main`` (the worker's entry point). One worker:
+
+- starts like a sluice pipeline worker (``sluice.worker._setup_process``: SIGINT ignored,
+  faulthandler, PR_SET_PDEATHSIG, parent watchdog), then as PyTorch's ``_worker_loop``: one
+  intra-op thread, ``random`` and torch seeded with ``base_seed + id``, NumPy with
+  ``_generate_state(base_seed, id)``, ``torch.utils.data.get_worker_info()`` (and sluice's)
+  set to ``WorkerInfo(id, num_workers, seed, dataset)``, ``worker_init_fn(id)``, the dataset's
+  fetcher created (``iter(dataset)`` for an IterableDataset). An exception there is sent with
+  the first task.
+- serves its socket in order: ``("task", epoch, idx, chunk, index)`` -> fetch + collate; the
+  batch is pickled with its tensors and arrays written straight into the chunk (the default
+  collate stacks the samples directly into it: no intermediate batch, no pickled tensor data).
+  A sample's exception becomes that task's reply (``torch._utils.ExceptionWrapper``, PyTorch's
+  wording); the worker goes on. ``("resume", epoch)`` (persistent workers, next epoch)
+  re-creates the fetcher. An exhausted IterableDataset answers ``stop`` to every task.
+- ends at ``None`` or EOF (``os._exit`` through multiprocessing's bootstrap).
+"""
+import collections
+import collections.abc
+import errno
+import io
+import mmap
+import os
+import pickle
+import random
+import re
+import sys
+
+import numpy as np
+import torch
+
+# Tensors and arrays start on 64-byte boundaries in a chunk.
+ALIGN = 64
+MIN_CHUNK = 64 << 10
+GROWTH = 1.25
+
+_np_str_obj = re.compile(r"[SaUO]")
+COLLATE_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
+               "lists; found {}")
+_string_classes = (str, bytes)
+
+
+# ---- collation -----------------------------------------------------------------------------
+
+def _is_namedtuple(obj):
+    return isinstance(obj, tuple) and hasattr(obj, "_fields")
+
+
+def collate(batch, stack=None):
+    """PyTorch's default_collate: a list of samples -> one batch, recursively. `stack` makes
+    the batch of a list of equally shaped tensors (torch.stack by default; in a worker it
+    defers the stack into the shared-memory chunk)."""
+    stack = stack or _torch_stack
+    elem = batch[0]
+    elem_type = type(elem)
+    if isinstance(elem, torch.Tensor):
+        if getattr(elem, "is_nested", False):
+            raise RuntimeError(
+                "Batches of nested tensors are not currently supported by the default "
+                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
+        if elem.layout != torch.strided:
+            raise RuntimeError(
+                "Batches of sparse tensors are not currently supported by the default "
+                "collate_fn; please provide a custom collate_fn to handle them appropriately.")
+        return stack(batch)
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
+                                                                     "bytes_"):
+        if elem_type.__name__ in ("ndarray", "memmap"):
+            if _np_str_obj.search(elem.dtype.str) is not None:
+                raise TypeError(COLLATE_ERR.format(elem.dtype))
+            return collate([torch.as_tensor(b) for b in batch], stack)
+        if elem.shape == ():  # a NumPy scalar
+            return torch.as_tensor(batch)
+    elif isinstance(elem, float):
+        return torch.tensor(batch, dtype=torch.float64)
+    elif isinstance(elem, int):
+        return torch.tensor(batch)
+    elif isinstance(elem, _string_classes):
+        return batch
+    elif isinstance(elem, collections.abc.Mapping):
+        out = {key: collate([d[key] for d in batch], stack) for key in elem}
+        if isinstance(elem, collections.abc.MutableMapping):
+            import copy
+
+            clone = copy.copy(elem)
+            clone.update(out)
+            return clone
+        try:
+            return elem_type(out)
+        except TypeError:  # the mapping type does not take a dict
+            return out
+    elif _is_namedtuple(elem):
+        return elem_type(*(collate(samples, stack) for samples in zip(*batch)))
+    elif isinstance(elem, collections.abc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [collate(samples, stack) for samples in transposed]
+        try:
+            return elem_type([collate(samples, stack) for samples in transposed])
+        except TypeError:  # the sequence type does not take a list
+            return [collate(samples, stack) for samples in transposed]
+    raise TypeError(COLLATE_ERR.format(elem_type))
+
+
+def _torch_stack(batch):
+    return torch.stack(batch, 0)
+
+
+def convert(data):
+    """PyTorch's default_convert (batch_size=None): NumPy arrays and scalars become tensors,
+    containers are converted recursively, anything else is returned as it is."""
+    elem_type = type(data)
+    if isinstance(data, torch.Tensor):
+        return data
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
+                                                                     "bytes_"):
+        if elem_type.__name__ == "ndarray" and _np_str_obj.search(data.dtype.str) is not None:
+            return data
+        return torch.as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        out = {key: convert(data[key]) for key in data}
+        if isinstance(data, collections.abc.MutableMapping):
+            import copy
+
+            clone = copy.copy(data)
+            clone.update(out)
+            return clone
+        try:
+            return elem_type(out)
+        except TypeError:
+            return out
+    if _is_namedtuple(data):
+        return elem_type(*(convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, _string_classes):
+        try:
+            return elem_type([convert(d) for d in data])
+        except TypeError:
+            return [convert(d) for d in data]
+    return data
+
+
+def is_default_collate(fn):
+    from torch.utils.data._utils import collate as tc
+
+    return fn is tc.default_collate or fn is collate
+
+
+def is_default_convert(fn):
+    from torch.utils.data._utils import collate as tc
+
+    return fn is tc.default_convert or fn is convert
+
+
+class _Stack:
+    """A batch of equally shaped tensors to be stacked straight into the chunk."""
+
+    __slots__ = ("tensors",)
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+
+
+def _shm_collate(batch):
+    return collate(batch, _Stack)
+
+
+def _shm_convert(data):
+    return convert(data)
+
+
+# ---- the transport -------------------------------------------------------------------------
+
+def _plain_tensor(obj):
+    return (type(obj) is torch.Tensor and not getattr(obj, "is_nested", False)
+            and obj.device.type == "cpu" and obj.layout == torch.strided
+            and not obj.is_quantized and not obj.requires_grad)
+
+
+def _forking_pickler():
+    from multiprocessing.reduction import ForkingPickler
+
+    return ForkingPickler
+
+
+class ShmPickler(_forking_pickler()):
+    """Pickles a batch; its plain CPU tensors, deferred stacks and numeric NumPy arrays are
+    laid out in a chunk instead (`self.items`: (offset, nbytes, kind, source, dtype, shape));
+    `self.size` is the bytes the chunk needs. Anything else goes through multiprocessing's
+    ForkingPickler, with the reductions torch registers there (CUDA tensors, tensor
+    subclasses, nested tensors travel as torch.multiprocessing sends them)."""
+
+    def __init__(self, buf):
+        super().__init__(buf, pickle.HIGHEST_PROTOCOL)
+        self.items, self.size = [], 0
+
+    def _place(self, kind, nbytes, src, dtype, shape):
+        off = (self.size + ALIGN - 1) // ALIGN * ALIGN
+        self.items.append((off, nbytes, kind, src, dtype, shape))
+        self.size = off + nbytes
+        return (kind, off, nbytes, str(dtype) if kind != "n" else dtype.str, shape)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _Stack):
+            first = obj.tensors[0]
+            shape = (len(obj.tensors),) + tuple(first.shape)
+            nbytes = first.element_size() * first.numel() * len(obj.tensors)
+            return self._place("s", nbytes, obj.tensors, first.dtype, shape)
+        if _plain_tensor(obj):
+            return self._place("t", obj.element_size() * obj.numel(), obj, obj.dtype,
+                               tuple(obj.shape))
+        if type(obj) is np.ndarray and obj.dtype.kind in "biufc" and not obj.dtype.hasobject:
+            return self._place("n", obj.nbytes, obj, obj.dtype, obj.shape)
+        return None
+
+    def write(self, mm, base):
+        """Writes the items into the chunk (`mm` its mapping, `base` a uint8 tensor over it)."""
+        for off, nbytes, kind, src, dtype, shape in self.items:
+            if not nbytes:
+                continue
+            if kind == "n":
+                np.copyto(np.frombuffer(mm, dtype, nbytes // dtype.itemsize, off).reshape(shape),
+                          src)
+            elif kind == "s":
+                torch.stack(src, 0, out=_view(base, off, nbytes, dtype, shape))
+            else:
+                _view(base, off, nbytes, dtype, shape).copy_(src)
+
+
+_TORCH_DTYPES = {str(d): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.uint8, torch.int8,
+    torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64, torch.complex128)}
+
+
+def _view(base, off, nbytes, dtype, shape):
+    """A tensor of `dtype`/`shape` over bytes [off, off + nbytes) of the uint8 tensor `base`."""
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    return base[off:off + nbytes].view(dtype).view(shape)
+
+
+def load_batch(blob, buffer):
+    """The batch a worker sent: `blob` unpickled over `buffer` (a memoryview of the chunk, or
+    None when the batch has no tensors). The tensors and arrays are views of the chunk (they
+    keep `buffer` alive)."""
+    base = [None]
+
+    def persistent_load(pid):
+        kind, off, nbytes, dtype, shape = pid
+        if base[0] is None:
+            base[0] = torch.frombuffer(buffer, dtype=torch.uint8)
+        if kind != "n":
+            return _view(base[0], off, nbytes, _TORCH_DTYPES[dtype], shape)
+        dt = np.dtype(dtype)
+        if nbytes == 0:
+            return np.empty(shape, dt)
+        return np.frombuffer(buffer, dt, nbytes // dt.itemsize, off).reshape(shape)
+
+    up = pickle.Unpickler(io.BytesIO(blob))
+    up.persistent_load = persistent_load
+    return up.load()
+
+
+# ---- the worker ----------------------------------------------------------------------------
+
+class _Unmap:
+    """Unmaps a mapping when the buffer that owns it is collected."""
+
+    __slots__ = ("addr", "size")
+
+    def __init__(self, addr, size):
+        self.addr, self.size = addr, size
+
+    def __del__(self):
+        _libc().munmap(self.addr, self.size)
+
+
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.mmap.restype = ctypes.c_void_p
+        lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                             ctypes.c_int, ctypes.c_long]
+        lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        _LIBC = lib
+    return _LIBC
+
+
+def map_shared(fd, size):
+    """A writable buffer (ctypes array) over a MAP_SHARED mapping of `fd`; the fd may be closed
+    right after (Python's mmap keeps a dup of it open for the mapping's lifetime, and a program
+    holding thousands of batches would run out of fds). Unmapped when the buffer and every
+    view of it are gone."""
+    import ctypes
+
+    addr = _libc().mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        e = ctypes.get_errno()
+        raise OSError(e, f"mmap of a shared-memory chunk of {size} bytes: {os.strerror(e)}")
+    buf = (ctypes.c_ubyte * size).from_address(addr)
+    buf._unmap = _Unmap(addr, size)
+    return buf
+
+
+class _Chunks:
+    """This worker's chunks: mappings of memfds it created. A chunk that must grow is replaced
+    by a new memfd (its fd goes to the main process, which maps it in place of the old one);
+    no fd is kept open here, so a program holding thousands of batches exhausts no fd limit."""
+
+    def __init__(self, wid):
+        self.wid, self.chunks = wid, {}  # id -> [mmap, size, uint8 tensor]
+
+    def get(self, cid, need):
+        """(mapping, uint8 tensor over it, fd of a new memfd to send or None)."""
+        c = self.chunks.get(cid)
+        if c is not None and need <= c[1]:
+            return c[0], c[2], None
+        # a new chunk fits its first batch; one that must grow gets headroom (batches vary)
+        size = max(int(need * GROWTH) if c is not None else need, MIN_CHUNK)
+        size = (size + MIN_CHUNK - 1) // MIN_CHUNK * MIN_CHUNK
+        if c is not None:
+            c[2] = None  # the old mapping goes with its last view
+        fd = os.memfd_create(f"sluice-dl-w{self.wid}-c{cid}", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, size)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            except OSError as e:
+                if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                    raise MemoryError(f"sluice DataLoader worker {self.wid}: cannot reserve "
+                                      f"{size} bytes of shared memory for a batch: {e}") from None
+            mm = map_shared(fd, size)
+        except BaseException:
+            os.close(fd)
+            self.chunks.pop(cid, None)
+            raise
+        self.chunks[cid] = [mm, size, torch.frombuffer(mm, dtype=torch.uint8)]
+        return mm, self.chunks[cid][2], fd
+
+
+class _Fetcher:
+    """PyTorch's dataset fetchers: a batch of indices (or one index without auto-collation)
+    -> collated data; an IterableDataset's iterator is created here (errors go with the first
+    task)."""
+
+    def __init__(self, kind_iterable, dataset, auto_collation, collate_fn, drop_last):
+        self.iterable, self.dataset = kind_iterable, dataset
+        self.auto_collation, self.collate_fn, self.drop_last = auto_collation, collate_fn, \
+            drop_last
+        self.ended = False
+        self.it = iter(dataset) if kind_iterable else None
+
+    def fetch(self, index):
+        if self.iterable:
+            if self.ended:
+                raise StopIteration
+            if self.auto_collation:
+                data = []
+                for _ in index:
+                    try:
+                        data.append(next(self.it))
+                    except StopIteration:
+                        self.ended = True
+                        break
+                if not data or (self.drop_last and len(data) < len(index)):
+                    raise StopIteration
+            else:
+                data = next(self.it)
+            return self.collate_fn(data)
+        if self.auto_collation:
+            getitems = getattr(self.dataset, "__getitems__", None)
+            if getitems:
+                data = getitems(index)
+            else:
+                data = [self.dataset[i] for i in index]
+        else:
+            data = self.dataset[index]
+        return self.collate_fn(data)
+
+
+def _wrap_exception(wid):
+    from torch._utils import ExceptionWrapper
+
+    w = ExceptionWrapper(where=f"in DataLoader worker process {wid}")
+    try:
+        pickle.dumps(w)
+    except Exception:  # noqa: BLE001 - a class the main process cannot load by reference
+        w.exc_type = RuntimeError
+    return w
+
+
+def _set_worker_info(info):
+    from torch.utils.data._utils import worker as tw
+
+    from .. import worker as sw
+
+    tw._worker_info = info
+    sw._info = info
+
+
+def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, close_fds, cfg):
+    """Entry point of a DataLoader worker (multiprocessing target). `cfg`: (iterable, dataset,
+    auto_collation, collate_fn, drop_last, worker_init_fn)."""
+    from torch.utils.data._utils import worker as tw
+
+    from .. import worker as sw
+
+    if parent_pid < 0:  # forkserver: the parent is the fork server; watch the main process too
+        _watch_pid(-parent_pid)
+        parent_pid = os.getppid()
+    sw._setup_process(wid, parent_pid, pdeathsig, close_fds)
+    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn, shared_seed = cfg
+    torch.set_num_threads(1)
+    seed = base_seed + wid
+    random.seed(seed)
+    torch.manual_seed(seed)
+    np.random.seed(tw._generate_state(base_seed, wid))
+    dataset = _seed_datapipe(dataset, shared_seed)
+    _set_worker_info(tw.WorkerInfo(id=wid, num_workers=num_workers, seed=seed, dataset=dataset))
+    if collate_fn is None:
+        collate_fn = _shm_collate if auto_collation else _shm_convert
+    init_error, fetcher = None, None
+    try:
+        if init_fn is not None:
+            init_fn(wid)
+    except Exception:  # noqa: BLE001 - PyTorch's rule: raised with the first task
+        init_error = _wrap_exception(wid)
+    try:  # after a failed worker_init_fn too: the other batches of a map-style dataset load
+        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
+    except Exception:  # noqa: BLE001 - iter(dataset) failed: raised with the first task
+        init_error = init_error or _wrap_exception(wid)
+    try:
+        _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
+                                               drop_last])
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        pass  # the main process closed the loader (or is gone) while this worker worked
+    finally:
+        sys.stdout.flush() if sys.stdout else None
+
+
+def _watch_pid(pid):
+    """Exits this worker when process `pid` is gone."""
+    import threading
+    import time
+
+    def loop():
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+
+    threading.Thread(target=loop, name="sluice-main-watchdog", daemon=True).start()
+
+
+def _seed_datapipe(dataset, shared_seed):
+    """PyTorch's rule for an IterDataPipe: its random operations seeded with the seed shared
+    by all workers of an epoch."""
+    if shared_seed is None:
+        return dataset
+    from torch.utils.data.graph_settings import apply_random_seed
+
+    rng = torch.Generator()
+    rng.manual_seed(shared_seed)
+    return apply_random_seed(dataset, rng)
+
+
+def _reader(conn, inbox):
+    """Reads the main process's messages as they come, so that the main process never blocks
+    sending tasks to a worker that is itself blocked sending a result (PyTorch's queues have
+    feeder threads for the same reason)."""
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            msg = None
+        inbox.put(msg)
+        if msg is None:
+            return
+
+
+def _serve(conn, wid, fetcher, init_error, fetch_args):
+    import queue
+    import threading
+    from multiprocessing import reduction
+
+    inbox = queue.SimpleQueue()
+    threading.Thread(target=_reader, args=(conn, inbox), name="sluice-dl-reader",
+                     daemon=True).start()
+    chunks = _Chunks(wid)
+    epoch = 0
+    while True:
+        msg = inbox.get()
+        if msg is None:
+            return
+        if msg[0] == "resume":
+            epoch = msg[1]
+            fetch_args[1] = _seed_datapipe(fetch_args[1], msg[2])
+            try:
+                fetcher = _Fetcher(*fetch_args)
+            except Exception:  # noqa: BLE001 - the new epoch's iter() failed
+                fetcher, init_error = None, _wrap_exception(wid)
+            continue
+        _, t_epoch, idx, cid, index = msg
+        if init_error is not None:
+            conn.send(("err", t_epoch, idx, cid, init_error))
+            init_error = None
+            continue
+        if fetcher is None or t_epoch != epoch:
+            conn.send(("stop", t_epoch, idx, cid, None))
+            continue
+        try:
+            data = fetcher.fetch(index)
+        except StopIteration:
+            if fetcher.iterable:
+                conn.send(("stop", t_epoch, idx, cid, None))
+                continue
+            data_err = _wrap_exception(wid)  # a map-style dataset raising StopIteration
+            conn.send(("err", t_epoch, idx, cid, data_err))
+            continue
+        except Exception:  # noqa: BLE001 - the sample's error, raised at its batch
+            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            continue
+        fd = None
+        try:
+            buf = io.BytesIO()
+            p = ShmPickler(buf)
+            p.dump(data)
+            if p.items:
+                mm, base, fd = chunks.get(cid, p.size)
+                p.write(mm, base)
+            blob, shm = buf.getvalue(), bool(p.items)
+            del data, p
+        except Exception:  # noqa: BLE001 - an unpicklable batch, a ragged stack, no memory
+            if fd is not None:
+                os.close(fd)
+                chunks.chunks.pop(cid, None)
+            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            continue
+        size = 0 if fd is None else chunks.chunks[cid][1]
+        conn.send(("ok", t_epoch, idx, cid, (blob, size, shm)))
+        if fd is not None:
+            try:
+                reduction.send_handle(conn, fd, os.getppid())
+            finally:
+                os.close(fd)

@@ -1,0 +1,732 @@
+"""tests/python/test_dataloader.py: sluice.plugin.pytorch.DataLoader against the expectations
+of PyTorch's own DataLoader tests (test/test_dataloader.py: sequential, shuffle, sampler,
+batch_sampler, len, collate, numpy, dict, namedtuple, string, iterable dataset, worker seed,
+worker init, get_worker_info, error, timeout, segfault, proper exit, multiprocessing context,
+builtin collection conversion), with torch.utils.data's own DataLoader and default_collate as
+the independent reference where one is needed.
+
+Every test is bounded in time (SIGALRM) and checked for leftovers: no worker process of this
+test alive after it, nothing new in /dev/shm. Failure cases (segfault, killed worker, timeout,
+exits) run in a process of their own (dataloader_cases.py) under a time limit.
+"""
+import collections
+import json
+import math
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import psutil
+import pytest
+import torch
+import torch.utils.data as tud
+
+import dataloader_cases as dc
+from sluice.plugin import pytorch as sp
+from sluice.plugin.pytorch import DataLoader, TensorDataset
+
+CASES = pathlib.Path(__file__).with_name("dataloader_cases.py")
+LIMIT_S = 90
+
+
+def _shm():
+    try:
+        return set(os.listdir("/dev/shm"))
+    except OSError:
+        return set()
+
+
+def _mp_helper(p):
+    """multiprocessing's own long-lived helpers (spawn's resource tracker, the forkserver),
+    started once per test process: not workers."""
+    try:
+        cmd = " ".join(p.cmdline())
+    except psutil.Error:
+        return True
+    return "resource_tracker" in cmd or "forkserver" in cmd
+
+
+@pytest.fixture(autouse=True)
+def bounded_and_clean():
+    """A time limit for the test, and no worker or /dev/shm entry left after it."""
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    shm = _shm()
+
+    def alarm(sig, frame):
+        raise TimeoutError(f"test ran over {LIMIT_S} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    import gc
+
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while True:
+        left = [p for p in me.children(recursive=True) if p.pid not in before
+                and p.status() != psutil.STATUS_ZOMBIE and not _mp_helper(p)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert left == [], f"processes left behind: {left}"
+    new = sorted(f for f in _shm() - shm if not f.startswith("sem."))
+    assert new == [], f"new /dev/shm entries: {new}"
+
+
+@pytest.fixture
+def data():
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(100, 2, 3, 5, generator=g)
+    y = torch.randperm(50, generator=g).repeat(2)
+    return x, y, TensorDataset(x, y)
+
+
+WORKERS = [0, 2]
+
+
+# ---- sequential, shuffle, samplers, len --------------------------------------------------------
+
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_sequential(data, workers, batch_size):
+    x, y, ds = data
+    loader = DataLoader(ds, batch_size=batch_size, num_workers=workers)
+    n = 0
+    for i, (sample, target) in enumerate(loader):
+        idx = i * batch_size
+        assert torch.equal(sample, x[idx:idx + batch_size])
+        assert torch.equal(target, y[idx:idx + batch_size])
+        n += 1
+    assert n == math.ceil(100 / batch_size) == len(loader)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_shuffle_covers_every_sample_once(data, workers):
+    x, y, ds = data
+    loader = DataLoader(ds, batch_size=3, shuffle=True, num_workers=workers)
+    seen = collections.Counter()
+    for sample, target in loader:
+        for s, t in zip(sample, target):
+            i = int(torch.nonzero((x == s).flatten(1).all(1))[0])
+            seen[i] += 1
+            assert t == y[i]
+    assert sorted(seen) == list(range(100)) and set(seen.values()) == {1}
+
+
+def test_shuffle_reproducible_with_generator_and_equal_to_torch(data):
+    _, _, ds = data
+    runs = []
+    for workers in (0, 2):
+        for cls in (DataLoader, tud.DataLoader):
+            loader = cls(ds, batch_size=4, shuffle=True, num_workers=workers,
+                         generator=torch.Generator().manual_seed(42))
+            runs.append(torch.cat([t for _, t in loader]).tolist())
+    assert runs[0] == runs[1] == runs[2] == runs[3]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_sampler_and_batch_sampler(data, workers):
+    x, _, ds = data
+    order = [5, 3, 99, 0, 42, 7, 7]
+    got = torch.cat([b[0] for b in DataLoader(ds, sampler=order, batch_size=3,
+                                              num_workers=workers)])
+    assert torch.equal(got, x[order])
+    batches = [[1, 2], [50], [9, 8, 7]]
+    out = list(DataLoader(ds, batch_sampler=batches, num_workers=workers))
+    assert len(out) == 3 == len(DataLoader(ds, batch_sampler=batches))
+    for b, (s, _) in zip(batches, out):
+        assert torch.equal(s, x[b])
+    bs = tud.BatchSampler(tud.SequentialSampler(range(10)), 4, drop_last=True)
+    assert [t[0].shape[0] for t in DataLoader(ds, batch_sampler=bs, num_workers=workers)] == [4, 4]
+
+
+def test_mutually_exclusive_arguments_raise_as_pytorch(data):
+    _, _, ds = data
+    for kwargs, text in [
+            (dict(sampler=[0], shuffle=True), "sampler option is mutually exclusive"),
+            (dict(batch_sampler=[[0]], batch_size=2), "batch_sampler option is mutually"),
+            (dict(batch_sampler=[[0]], drop_last=True), "batch_sampler option is mutually"),
+            (dict(batch_size=None, drop_last=True), "batch_size=None option disables"),
+            (dict(num_workers=-1), "num_workers option should be non-negative"),
+            (dict(timeout=-1), "timeout option should be non-negative"),
+            (dict(prefetch_factor=3), "prefetch_factor option could only be specified"),
+            (dict(persistent_workers=True), "persistent_workers option needs num_workers > 0"),
+            (dict(multiprocessing_context="fork"), "multiprocessing_context can only be used"),
+            (dict(num_workers=1, multiprocessing_context="bogus"), "should specify a valid"),
+    ]:
+        with pytest.raises(ValueError, match=text):
+            DataLoader(ds, **kwargs)
+    with pytest.raises(TypeError, match="multiprocessing_context option should be a valid"):
+        DataLoader(ds, num_workers=1, multiprocessing_context=3)
+    with pytest.raises(ValueError, match="shuffle"):
+        DataLoader(dc.CountingIterable(4), shuffle=True)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_len_drop_last_and_growing_dataset(workers):
+    ds = dc.CountingDataset(10)
+    for bs, drop, want in [(3, False, 4), (3, True, 3), (5, True, 2), (None, False, 10)]:
+        loader = DataLoader(ds, batch_size=bs, drop_last=drop, num_workers=workers)
+        assert len(loader) == want
+        out = list(loader)
+        assert len(out) == want
+        if bs is None:
+            assert out == list(range(10))
+        else:
+            assert [int(v) for b in out for v in b] == list(range(want * bs if drop else 10))
+    loader = DataLoader(ds, batch_size=4)
+    assert len(loader) == 3
+    ds.n = 13  # the sampler reads len(dataset) at each epoch, as PyTorch's does
+    assert len(loader) == 4 and len(list(loader)) == 4
+
+
+def test_attributes_user_code_reads(data):
+    _, _, ds = data
+    loader = DataLoader(ds, batch_size=5, num_workers=2, prefetch_factor=3)
+    assert isinstance(loader, tud.DataLoader)
+    assert loader._auto_collation and loader.batch_size == 5 and loader.dataset is ds
+    assert isinstance(loader.sampler, tud.SequentialSampler)
+    assert isinstance(loader.batch_sampler, tud.BatchSampler)
+    assert loader._index_sampler is loader.batch_sampler and loader.prefetch_factor == 3
+    assert DataLoader(ds, batch_size=None)._index_sampler is not None
+    assert not DataLoader(ds, batch_size=None)._auto_collation
+    assert DataLoader(ds).prefetch_factor is None
+    assert DataLoader(ds, num_workers=1).prefetch_factor == 2
+    with pytest.raises(ValueError, match="batch_size attribute should not be set"):
+        loader.batch_size = 3
+    it = iter(loader)
+    assert it._num_workers == 2 and len(it._workers) == 2
+    assert all(w.is_alive() for w in it._workers)
+    assert len(it) == 20
+    next(it)
+    it._shutdown_workers()
+    assert not any(w.is_alive() for w in it._workers)
+
+
+def test_reexports_are_torch_own():
+    for name in ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
+                 "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
+                 "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+                 "DistributedSampler", "default_collate", "default_convert", "_utils"]:
+        assert getattr(sp, name) is getattr(tud, name), name
+
+
+# ---- collation -----------------------------------------------------------------------------
+
+def _same(a, b):
+    """Structure, types, dtypes, shapes and values equal (b: torch's reference)."""
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(b, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), (a, b)
+    elif isinstance(b, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    elif isinstance(b, dict):
+        assert list(a) == list(b)
+        for k in b:
+            _same(a[k], b[k])
+    elif isinstance(b, (list, tuple)):
+        assert len(a) == len(b)
+        for u, v in zip(a, b):
+            _same(u, v)
+    else:
+        assert a == b
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class MixedDataset(tud.Dataset):
+    def __len__(self):
+        return 7
+
+    def __getitem__(self, i):
+        return {"img": np.full((2, 3), i, np.float32), "label": i, "weight": 0.5 * i,
+                "name": f"s{i}", "raw": b"b%d" % i, "np_label": np.int64(i),
+                "flag": np.bool_(i % 2),
+                "point": Point(torch.tensor([i, -i]), np.float64(i)), "pair": (i, [i, i + 1]),
+                "nested": {"t": torch.arange(3, dtype=torch.int16) * i}}
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_default_collate_matches_torch(workers):
+    ds = MixedDataset()
+    ours = list(DataLoader(ds, batch_size=3, num_workers=workers))
+    ref = list(tud.DataLoader(ds, batch_size=3))
+    assert len(ours) == 3
+    for a, b in zip(ours, ref):
+        _same(a, b)
+    assert ours[0]["label"].shape == (3,) and ours[0]["label"].dtype == torch.int64
+    assert ours[0]["weight"].dtype == torch.float64 and ours[0]["name"] == ["s0", "s1", "s2"]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_default_convert_without_batching_matches_torch(workers):
+    ds = MixedDataset()
+    ours = list(DataLoader(ds, batch_size=None, num_workers=workers))
+    ref = list(tud.DataLoader(ds, batch_size=None))
+    for a, b in zip(ours, ref):
+        _same(a, b)
+    assert isinstance(ours[2]["img"], torch.Tensor) and isinstance(ours[2]["pair"], list)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_numpy_batch_is_a_double_tensor(workers):
+    class Ones(tud.Dataset):
+        def __getitem__(self, i):
+            return np.ones((2, 3, 4)) * i
+
+        def __len__(self):
+            return 1000
+
+    batch = next(iter(DataLoader(Ones(), batch_size=12, num_workers=workers)))
+    assert isinstance(batch, torch.DoubleTensor) and batch.shape == (12, 2, 3, 4)
+    assert torch.equal(batch[:, 0, 0, 0], torch.arange(12, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_collate_errors(workers):
+    class Bad(tud.Dataset):
+        def __init__(self, item):
+            self.item = item
+
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return self.item(i)
+
+    cases = [(lambda i: np.array([object()]), TypeError,
+              "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
+              "lists; found object"),
+             (lambda i: object(), TypeError, "found <class 'object'>"),
+             (lambda i: [0] * (i + 1), RuntimeError,
+              "each element in list of batch should be of equal size"),
+             (lambda i: torch.zeros(i + 1), RuntimeError, "stack expects each tensor")]
+    for item, cls, text in cases:
+        if workers and item.__name__ == "<lambda>":
+            pass  # fork: lambdas reach the workers as they are
+        with pytest.raises(cls, match=text.replace("(", r"\(").replace(")", r"\)")
+                           .replace("[", r"\[")):
+            next(iter(DataLoader(Bad(item), batch_size=2, num_workers=workers)))
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("coll", [list, tuple])
+def test_builtin_collection_conversion(workers, coll):
+    ds = dc.CountingDataset(20)
+    assert coll(DataLoader(ds, batch_size=None, num_workers=workers)) == coll(range(20))
+    got = coll(DataLoader(ds, batch_size=2, num_workers=workers))
+    assert all(torch.equal(a, torch.tensor([i, i + 1])) for a, i in zip(got, range(0, 20, 2)))
+    it = dc.CountingIterable(20)
+    assert coll(DataLoader(it, batch_size=None, num_workers=workers)) == coll(range(20))
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_user_collate_fn_runs_in_the_worker(workers):
+    loader = DataLoader(dc.CountingDataset(6), batch_size=3, num_workers=workers,
+                        collate_fn=dc.pid_collate if workers else (lambda b: {"items": b}))
+    out = list(loader)
+    assert [o["items"] for o in out] == [[0, 1, 2], [3, 4, 5]]
+    if workers:
+        it = iter(loader)
+        pids = {w.pid for w in it._workers}
+        first = next(it)
+        assert first["pid"] in pids and first["pid"] != os.getpid() and first["info"] == 0
+        del it
+
+
+def test_getitems_is_used_when_present():
+    class Bulk(tud.Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            raise AssertionError("__getitems__ should be used")
+
+        def __getitems__(self, idx):
+            return [i * 10 for i in idx]
+
+    for workers in WORKERS:
+        assert [b.tolist() for b in DataLoader(Bulk(), batch_size=4, num_workers=workers)] == \
+            [[0, 10, 20, 30], [40, 50]]
+
+
+# ---- batches stay valid, shared memory is reused ------------------------------------------------
+
+def test_list_of_loader_keeps_every_batch_valid():
+    ds = dc.ArraysDataset()
+    held = list(DataLoader(ds, batch_size=4, num_workers=2))
+    for k, (img, label) in enumerate(held):
+        want = [dc.image_like(i) for i in range(4 * k, 4 * k + 4)]
+        assert img.dtype == torch.uint8 and img.shape == (4, 3, 8, 8)
+        assert np.array_equal(img.numpy(), np.stack([w[0] for w in want]))
+        assert label.tolist() == [w[1] for w in want]
+    img = held[0][0]
+    img += 1  # writable, as PyTorch's batches are; the other batches are unaffected
+    assert np.array_equal(img[0].numpy(), dc.image_like(0)[0] + 1)
+    assert np.array_equal(held[1][0][0].numpy(), dc.image_like(4)[0])
+
+
+def test_chunks_are_reused_when_batches_are_released():
+    loader = DataLoader(dc.ArraysDataset(), batch_size=4, num_workers=2, prefetch_factor=2,
+                        persistent_workers=True)
+    for _ in range(3):
+        for b in loader:
+            pass
+    it = loader._iterator
+    # 4 batches in flight at most, one held by the loop: at most 5 chunks over 3 epochs
+    assert sum(it._book.next_id) <= 6
+    del b, it, loader
+
+
+# ---- workers: assignment, seeds, init, info --------------------------------------------------
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("batch_size", [1, 5])
+def test_batch_i_is_computed_by_worker_i_mod_n(workers, batch_size):
+    loader = DataLoader(dc.WorkerIdDataset(24), batch_size=batch_size, num_workers=workers)
+    for i, (idx, wid, pid) in enumerate(loader):
+        assert idx.tolist() == list(range(i * batch_size, min(24, (i + 1) * batch_size)))
+        assert set(wid.tolist()) == {i % workers}
+        assert len(set(pid.tolist())) == 1
+
+
+def test_worker_seeds_are_distinct_and_follow_the_generator():
+    def seeds(gen_seed):
+        loader = DataLoader(dc.SeedDataset(8), batch_size=1, num_workers=2,
+                            generator=torch.Generator().manual_seed(gen_seed))
+        return {(int(s), int(ts)) for s, ts, _, _ in loader}
+
+    a = seeds(1)
+    assert len(a) == 2 and all(s == ts for s, ts in a)  # torch seeded with the worker seed
+    base = min(s for s, _ in a)
+    assert {s for s, _ in a} == {base, base + 1}  # PyTorch: base_seed + worker id
+    g = torch.Generator().manual_seed(1)
+    assert base == torch.empty((), dtype=torch.int64).random_(generator=g).item()
+    assert seeds(1) == a and seeds(2) != a
+
+
+def test_numpy_seeded_as_pytorch_does():
+    from torch.utils.data._utils.worker import _generate_state
+
+    loader = DataLoader(dc.SeedDataset(2), batch_size=1, num_workers=1,
+                        generator=torch.Generator().manual_seed(3))
+    (seed, _, py, npv), _ = [[v.item() for v in b] for b in loader]
+    rs = np.random.RandomState(_generate_state(seed, 0))
+    assert npv == rs.rand()
+    import random
+
+    assert py == random.Random(seed).random()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_worker_init_fn_and_worker_info_dataset_copy(method):
+    ds = dc.InitAttrDataset()
+    loader = DataLoader(ds, batch_size=1, num_workers=2, worker_init_fn=dc.set_value_init,
+                        multiprocessing_context=method)
+    assert [int(v) for v in loader] == [100, 101, 100, 101, 100, 101]
+    assert ds.value is None  # the workers changed their own copies
+    assert sp.get_worker_info() is None and tud.get_worker_info() is None
+
+
+def test_get_worker_info_fields():
+    class Info(tud.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            info = sp.get_worker_info()
+            assert info is tud.get_worker_info()
+            return info.id, info.num_workers, info.seed, info.dataset is self, \
+                type(info.dataset).__name__
+
+    out = list(DataLoader(Info(), batch_size=None, num_workers=2))
+    assert [o[0] for o in out] == [0, 1, 0, 1] and {o[1] for o in out} == {2}
+    assert out[1][2] == out[0][2] + 1 and all(o[3] for o in out) and out[0][4] == "Info"
+    assert sp.get_worker_info() is None and tud.get_worker_info() is None  # main process
+
+
+# ---- iterable datasets -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("workers", [0, 1, 3])
+@pytest.mark.parametrize("batch_size", [None, 2, 3])
+def test_iterable_dataset_sharded_by_worker_info(workers, batch_size):
+    loader = DataLoader(dc.CountingIterable(8), batch_size=batch_size, num_workers=workers)
+    items = []
+    for b in loader:
+        items.extend([int(b)] if batch_size is None else b.tolist())
+    assert sorted(items) == list(range(8))
+
+
+def test_iterable_dataset_drop_last_and_worker_order():
+    loader = DataLoader(dc.CountingIterable(10), batch_size=2, num_workers=2, drop_last=True)
+    # worker 0: 0 2 4 6 8, worker 1: 1 3 5 7 9; batches alternate between them
+    assert [b.tolist() for b in loader] == [[0, 2], [1, 3], [4, 6], [5, 7]]
+
+
+def test_iterable_dataset_len_warnings_as_pytorch():
+    loader = DataLoader(dc.UnshardedIterable(4), batch_size=None, num_workers=2)
+    assert len(loader) == 4
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = list(loader)
+    assert sorted(int(v) for v in out) == [0, 0, 1, 1, 2, 2, 3, 3]  # copied into each worker
+    msgs = [str(x.message) for x in w if "Length of IterableDataset" in str(x.message)]
+    assert len(msgs) == 4
+    assert "was reported to be 4 (when accessing len(dataloader)), but 5 samples have been " \
+        "fetched. For multiprocessing data-loading" in msgs[0]
+
+
+def test_iterable_error_in_iter_and_in_worker_init():
+    class Broken(tud.IterableDataset):
+        def __iter__(self):
+            raise RuntimeError("Error in __iter__")
+
+    for workers in (0, 2):
+        with pytest.raises(RuntimeError, match="Error in __iter__"):
+            list(DataLoader(Broken(), num_workers=workers))
+
+    def bad_init(wid):
+        raise RuntimeError("Error in worker_init_fn")
+
+    with pytest.raises(RuntimeError, match="Error in worker_init_fn"):
+        list(DataLoader(dc.CountingDataset(4), num_workers=2, worker_init_fn=bad_init))
+    # each worker's first batch carries its worker_init_fn error; the other batches load
+    it = iter(DataLoader(dc.CountingDataset(6), num_workers=2, worker_init_fn=bad_init))
+    got, errors = [], 0
+    while True:
+        try:
+            got.append(int(next(it)))
+        except RuntimeError as e:
+            assert "Caught RuntimeError in DataLoader worker process" in str(e)
+            errors += 1
+        except StopIteration:
+            break
+    assert errors == 2 and got == [2, 3, 4, 5]
+
+
+# ---- persistent workers, prefetch, contexts, order ---------------------------------------------
+
+@pytest.mark.parametrize("iterable", [False, True])
+def test_persistent_workers_serve_every_epoch(iterable):
+    ds = dc.CountingIterable(9) if iterable else dc.CountingDataset(9)
+    loader = DataLoader(ds, batch_size=2, num_workers=2, persistent_workers=True)
+    pids = None
+    for epoch in range(3):
+        got = sorted(v for b in loader for v in b.tolist())
+        assert got == list(range(9))
+        now = [w.pid for w in loader._iterator._workers]
+        assert pids is None or now == pids
+        assert all(w.is_alive() for w in loader._iterator._workers)
+        pids = now
+    # an epoch abandoned in the middle: the next one starts afresh
+    it = iter(loader)
+    next(it)
+    assert sorted(v for b in loader for v in b.tolist()) == list(range(9))
+    loader._iterator._shutdown_workers()
+
+
+def test_workers_end_with_the_epoch_without_persistent_workers():
+    loader = DataLoader(dc.CountingDataset(6), batch_size=2, num_workers=2)
+    it = iter(loader)
+    workers = list(it._workers)
+    assert [b.tolist() for b in it] == [[0, 1], [2, 3], [4, 5]]
+    assert all(w.exitcode == 0 for w in workers)
+
+
+@pytest.mark.parametrize("prefetch", [1, 3])
+def test_prefetch_factor_bounds_batches_in_flight(prefetch):
+    loader = DataLoader(dc.SlowDataset(40, 0.01, range(40)), batch_size=2, num_workers=2,
+                        prefetch_factor=prefetch)
+    it = iter(loader)
+    assert it._tasks_outstanding == 2 * prefetch
+    assert [v for b in it for v in b.tolist()] == list(range(40))
+
+
+# spawn by name: test_worker_init_fn_and_worker_info_dataset_copy (a spawned worker imports torch:
+# seconds each on 2 cores, so each start method runs once or twice in this file)
+@pytest.mark.parametrize("ctx", ["fork", "forkserver", "ctx-spawn", "ctx-fork"])
+def test_multiprocessing_contexts_give_the_same_batches(ctx):
+    import multiprocessing
+
+    context = multiprocessing.get_context(ctx[4:]) if ctx.startswith("ctx-") else ctx
+    ref = [b for b in DataLoader(dc.ArraysDataset(), batch_size=5)]
+    got = list(DataLoader(dc.ArraysDataset(), batch_size=5, num_workers=2,
+                          multiprocessing_context=context))
+    for (a, la), (b, lb) in zip(got, ref):
+        assert torch.equal(a, b) and torch.equal(la, lb)
+    assert len(got) == len(ref) == 8
+
+
+def test_in_order_false_lets_fast_batches_overtake():
+    ds = dc.SlowDataset(10, 1.0, slow=(0,))
+    assert [int(v) for v in DataLoader(ds, batch_size=None, num_workers=2)] == list(range(10))
+    out = [int(v) for v in DataLoader(ds, batch_size=None, num_workers=2, in_order=False)]
+    assert sorted(out) == list(range(10)) and out[0] != 0
+
+
+def test_pin_memory_without_cuda_warns_and_does_nothing(data):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: covered by the GPU check")
+    _, _, ds = data
+    for workers in WORKERS:
+        with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no "
+                          "accelerator is found"):
+            s, t = next(iter(DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers)))
+        assert not s.is_pinned() and s.shape == (2, 2, 3, 5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_pin_memory_with_cuda(data):
+    _, _, ds = data
+
+    class Custom:
+        def __init__(self, b):
+            self.x = torch.stack([s for s, _ in b])
+
+        def pin_memory(self):
+            self.x = self.x.pin_memory()
+            return self
+
+    for workers in WORKERS:
+        s, t = next(iter(DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers)))
+        assert s.is_pinned() and t.is_pinned()
+        c = next(iter(DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers,
+                                 collate_fn=Custom)))
+        assert c.x.is_pinned()
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workers", [0, 4])
+def test_error_in_every_sample_is_raised_once_per_batch(workers):
+    loader = DataLoader(dc.ErrorDataset(41), batch_size=2, shuffle=True, num_workers=workers)
+    it = iter(loader)
+    errors = []
+    while True:
+        try:
+            next(it)
+        except NotImplementedError as e:
+            errors.append(str(e))
+        except StopIteration:
+            break
+    assert len(errors) == math.ceil(41 / 2)
+    if workers:
+        assert errors[0].startswith("Caught NotImplementedError in DataLoader worker process 0.\n"
+                                    "Original Traceback (most recent call last):")
+        assert "is not implemented" in errors[0]
+
+
+def test_error_is_raised_by_its_batch_and_loading_goes_on():
+    class At5(tud.Dataset):
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            if i == 5:
+                raise KeyError("missing 5")
+            return i
+
+    it = iter(DataLoader(At5(), batch_size=2, num_workers=2))
+    assert next(it).tolist() == [0, 1] and next(it).tolist() == [2, 3]
+    with pytest.raises(KeyError) as e:
+        next(it)
+    assert "Caught KeyError in DataLoader worker process 0" in str(e.value)
+    assert [b.tolist() for b in it] == [[6, 7], [8, 9]]
+
+
+def _run_case(name, method, sig=None, limit=60):
+    p = subprocess.Popen([sys.executable, str(CASES), name, method], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    pids = []
+    if sig:
+        for line in p.stdout:
+            if line.startswith("PIDS"):
+                pids = json.loads(line[5:])
+            if line.startswith("READY"):
+                os.kill(p.pid, sig)
+                break
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"{name} ({method}) ran over {limit} s: {err[-3000:]}")
+    lines = out.splitlines()
+    pids = pids or next((json.loads(x[5:]) for x in lines if x.startswith("PIDS")), [])
+    result = next((json.loads(x[7:]) for x in lines if x.startswith("RESULT")), None)
+    deadline = time.monotonic() + 5
+    while any(psutil.pid_exists(q) for q in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = [q for q in pids if psutil.pid_exists(q)]
+    if alive:
+        os.killpg(p.pid, signal.SIGKILL)
+    assert alive == [], f"{name}: workers {alive} outlived the process"
+    assert len(pids) > 0, err
+    return p.returncode, result, err
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_segfault_in_a_worker(method):
+    rc, r, err = _run_case("segfault", method)
+    assert rc == 0, err
+    assert r["type"] == "RuntimeError"
+    assert re.match(r"DataLoader worker \(pid \d+\) is killed by signal: Segmentation fault",
+                    r["error"])
+
+
+def test_killed_worker_is_reported_and_the_loader_stays_failed():
+    rc, r, err = _run_case("kill_worker", "fork")
+    assert rc == 0, err
+    assert r["first"] == [0, 1]
+    want = f"DataLoader worker (pid {r['killed']}) is killed by signal: Killed. "
+    assert r["errors"] == [want, want]
+
+
+def test_timeout(method="fork"):
+    rc, r, err = _run_case("timeout", method)
+    assert rc == 0, err
+    assert r["error"] == "DataLoader timed out after 1 seconds"
+    assert 0.9 < r["after"] < 2.9
+
+
+def test_partial_epoch_then_iterator_dropped(method="fork"):
+    rc, r, err = _run_case("partial", method)
+    assert rc == 0, err
+    assert r["got"] == [[0, 1], [2, 3], [4, 5]]
+    assert r["alive"] == [False, False] and r["exitcodes"] == [0, 0]
+
+
+def test_holding_many_batches_needs_no_open_files(method="fork"):
+    # PyTorch's test_fd_limit_exceeded: 200 batches kept alive under RLIMIT_NOFILE=100
+    rc, r, err = _run_case("fd_limit", method)
+    assert rc == 0, err
+    assert r == {"held": 200, "shapes": [[1, 2, 2]], "sums_ok": True}
+
+
+def test_proper_exit_when_the_main_process_is_killed():
+    rc, _, _ = _run_case("main_killed", "fork", sig=signal.SIGKILL)
+    assert rc == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("case", ["exit_holding", "raise_in_loop"])
+def test_proper_exit_holding_an_iterator(case):
+    rc, r, err = _run_case(case, "fork")
+    if case == "exit_holding":
+        assert rc == 0 and r["first"] == [0, 1], err
+    else:
+        assert rc == 1 and r["raised"] == "raised by the training loop"
+        assert "ValueError: raised by the training loop" in err
+
