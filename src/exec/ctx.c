@@ -63,7 +63,7 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
         if (!ok)
             return sl_fail(ctx, SL_EINVAL,
                            "argument input \"%s\": sample %d has %lld values, expected %s",
-                           def->name, i, (long long)n,
+                           def->name, sl__ctx_sample_index(ctx, i), (long long)n,
                            is_list(def->type) ? "a list of the allowed length" : "one");
         for (int64_t k = 0; k < n && (def->flags & SL_ARG_RANGE); k++) {
             double x = elem(b, i, k);
@@ -71,7 +71,7 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
                 return sl_fail(ctx, SL_EINVAL,
                                "argument input \"%s\": sample %d: value %.10g is out of range "
                                "[%.10g, %.10g]",
-                               def->name, i, x, def->min, def->max);
+                               def->name, sl__ctx_sample_index(ctx, i), x, def->min, def->max);
         }
     }
     return SL_OK;
@@ -92,7 +92,25 @@ sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx)
 
 int sl_ctx_batch_size(const sl_ctx *ctx)
 {
-    return ctx->slot->batch_size;
+    return ctx->slot->scope_n[ctx->pn->scope];
+}
+
+int *sl__slot_scope_idx(const sl__slot *slot, int scope)
+{
+    return slot->scope_idx + (size_t)scope * (size_t)slot->nodes[0].p->opt.batch_size;
+}
+
+int sl__ctx_sample_index(const sl_ctx *ctx, int sample)
+{
+    if (ctx->pn->scope == 0 || sample < 0 || sample >= sl_ctx_batch_size(ctx))
+        return sample;
+    return sl__slot_scope_idx(ctx->slot, ctx->pn->scope)[sample];
+}
+
+int sl__ctx_output_size(const sl_ctx *ctx, int o)
+{
+    sl__ref r = {.node = ctx->sn->node, .out = o};
+    return ctx->slot->scope_n[sl__plan_out_scope(ctx->p->plan, r)];
 }
 
 int64_t sl_ctx_iteration(const sl_ctx *ctx)
@@ -132,7 +150,7 @@ void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char 
 {
     assert(o >= 0 && o < ctx->pn->nout && ndim >= 0 && ndim <= SL_MAX_NDIM);
     sl_batch *b = &ctx->sn->wouts[o];
-    int n = sl_ctx_batch_size(ctx);
+    int n = sl__ctx_output_size(ctx, o);
     if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
         ctx->oom = SL_ENOMEM;
         b->size = 0;
@@ -335,6 +353,16 @@ static const char *sample_source(const sl_ctx *ctx)
 {
     if (ctx->sample < 0)
         return NULL;
+    if (sl__op_is_split(ctx->pn->op) || sl__op_is_merge(ctx->pn->op)) {
+        /* their outputs (and a merge's inputs) count samples otherwise: the predicate's are
+         * the node's own */
+        sl__ref r = ctx->pn->args[sl_op_arg_index(ctx->pn->op, "predicate")].input;
+        const sl_batch *pb = r.node >= 0 ? &ctx->slot->nodes[r.node].outs[r.out] : NULL;
+        if (pb && ctx->sample < pb->size && pb->sources[ctx->sample])
+            return pb->sources[ctx->sample];
+        const sl_batch *in = sl__op_is_split(ctx->pn->op) ? sl_ctx_input(ctx, 0) : NULL;
+        return in && ctx->sample < in->size ? in->sources[ctx->sample] : NULL;
+    }
     const sl_batch *out = ctx->pn->nout > 0 ? &ctx->sn->wouts[0] : NULL;
     if (out && ctx->sample < out->size && out->sources[ctx->sample])
         return out->sources[ctx->sample];
@@ -354,8 +382,17 @@ sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
     sl__error e;
     va_list ap;
     va_start(ap, fmt);
-    sl__error_setv(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration, ctx->sample,
-                   sample_source(ctx), fmt, ap);
+    if (ctx->pn->scope == 0) {
+        sl__error_setv(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration,
+                       ctx->sample, sample_source(ctx), fmt, ap);
+    } else { /* inside a conditional: the sample's index in the whole batch, and the branch */
+        char detail[sizeof e.detail], where[512];
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        sl__plan_describe_scope(ctx->p->plan, ctx->pn->scope, where, sizeof where);
+        sl__error_set(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration,
+                      sl__ctx_sample_index(ctx, ctx->sample), sample_source(ctx), "%s (in %s)",
+                      detail, where);
+    }
     va_end(ap);
     ctx->failed = true;
     sl__exec_frame_fail(ctx->slot, &e, ctx->p);
@@ -518,6 +555,9 @@ sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
 sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample)
 {
     sl_rng r;
-    sl_rng_init(&r, ctx->pn->seed, (uint64_t)ctx->slot->iteration, (uint64_t)sample);
+    /* counted by the sample's index in the whole batch: a conditional draws for each sample
+     * what it would draw unconditionally, however the batch was split */
+    sl_rng_init(&r, ctx->pn->seed, (uint64_t)ctx->slot->iteration,
+                (uint64_t)sl__ctx_sample_index(ctx, sample));
     return r;
 }

@@ -146,7 +146,9 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
     slot->iteration = -1;
     slot->gset = -1;
     slot->nodes = sl__calloc((size_t)p->plan->n, sizeof(sl__snode));
-    if (!slot->nodes)
+    slot->scope_n = sl__calloc((size_t)p->plan->nscopes, sizeof(int));
+    slot->scope_idx = sl__calloc((size_t)p->plan->nscopes * (size_t)p->opt.batch_size, sizeof(int));
+    if (!slot->nodes || !slot->scope_n || !slot->scope_idx)
         return SL_ENOMEM;
     for (int j = 0; j < p->plan->n; j++) {
         const sl_op_def *op = p->plan->nodes[j].op;
@@ -245,6 +247,8 @@ static void free_slots(sl_pipeline *p)
             sl__free(sn->roi_set);
         }
         sl__free(slot->nodes);
+        sl__free(slot->scope_n);
+        sl__free(slot->scope_idx);
     }
     sl__free(p->slots);
 }
