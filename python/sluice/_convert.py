@@ -168,7 +168,28 @@ def _find_def(func):
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             if line in (first, node.lineno):
                 found.append(node)
+    if len(found) > 1 and code.co_name == "<lambda>":
+        found = _by_columns(code, found)
     return found[0] if len(found) == 1 else None
+
+
+def _by_columns(code, lambdas):
+    """The lambdas (of one line) whose source columns hold code's instructions, innermost."""
+    try:
+        cols = [(p[0], p[2], p[3]) for p in code.co_positions()
+                if None not in (p[0], p[2], p[3]) and p[2] != p[3]]
+    except AttributeError:  # before Python 3.11
+        return lambdas
+    if not cols:
+        return lambdas
+
+    def holds(node):
+        return all((node.lineno, node.col_offset) <= (ln, c) and
+                   (ln, e) <= (node.end_lineno, node.end_col_offset) for ln, c, e in cols)
+
+    hits = [n for n in lambdas if holds(n)]
+    hits.sort(key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+    return hits[:1]
 
 
 def _all_args(a):

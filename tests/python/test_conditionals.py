@@ -482,3 +482,26 @@ def test_run_nested_consecutive_logical(p, q):
 def test_run_threads_and_prefetch(threads, depth):
     gens = [VALUE, PREDICATES["random"], PREDICATES["alternate"]]
     _run_against_samples(_nested, gens, num_threads=threads, depth=depth)
+
+
+def test_lambdas_are_converted_with_python_semantics():
+    exprs = [lambda x: not x, lambda x: x and 5, lambda x: x or 6]
+    for e in exprs:
+        conv = _convert.convert(e)
+        assert _convert.is_autograph_artifact(conv)
+        for v in (0, 1, 3):
+            assert conv(v) == e(v)
+
+
+def test_parallel_source_must_stay_unconverted():
+    from sluice import _autograph
+
+    def make():
+        def source_local(si):
+            return np.full((2,), 1)
+        return source_local
+
+    src = _convert.convert(make)()
+    assert _autograph.is_autograph_artifact(src)
+    with pytest.raises(ValueError, match="it must remain unconverted"):
+        fn.external_source(source=src, parallel=True, batch=False)
