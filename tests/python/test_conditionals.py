@@ -505,3 +505,58 @@ def test_parallel_source_must_stay_unconverted():
     assert _autograph.is_autograph_artifact(src)
     with pytest.raises(ValueError, match="it must remain unconverted"):
         fn.external_source(source=src, parallel=True, batch=False)
+
+
+def test_issue_example_and_define_graph_trace():
+    """The issue's pipeline, unchanged, builds its graph: the elif chain nests, and/or/not
+    on DataNodes become scopes of their own."""
+    root = "/nonexistent"  # tracing reads no file
+
+    @pipeline_def(batch_size=64, num_threads=4, device_id=None, enable_conditionals=True)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=root)
+        images = fn.decoders.image(jpegs)
+        if fn.random.coin_flip(probability=0.25):          # per sample
+            images = fn.rotate(images, angle=fn.random.uniform(range=(-30, 30)))
+        elif labels > 5:
+            images = fn.flip(images)
+        else:
+            images = fn.hsv(images, saturation=0.5)
+        out = fn.resize(images, size=(224, 224))
+        if not (labels < 3 or labels == 7):                # and / or / not on DataNodes
+            out = out * 0.5
+        return out, labels
+
+    ops = FakeOps()
+    orig = _conditionals.Stack.__init__
+
+    def init(self, ops_=None):
+        orig(self, ops)
+    try:
+        _conditionals.Stack.__init__ = init
+        p = pipe()
+    finally:
+        _conditionals.Stack.__init__ = orig
+    assert p.enable_conditionals
+    # three if-scopes (if, elif, the last if) and one for `or`: 4 merges of images/out, 1 of or
+    preds = {m[2]._node.op for m in ops.merges}
+    assert "random.coin_flip" in preds and len(ops.merges) == 4
+    split_ops = {s[0].op for s in ops.splits}
+    assert {"decoders.image", "random.uniform"} <= split_ops
+
+    class Sub(Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=2, num_threads=1, enable_conditionals=True)
+            self._cond_stack.ops = ops
+
+        def define_graph(self):
+            p = fn.external_source(name="p")
+            x = fn.external_source(name="x")
+            if p:
+                x = x + 1
+            return x
+
+    del ops.merges[:]
+    s = Sub()
+    s._finalize()
+    assert len(ops.merges) == 1
