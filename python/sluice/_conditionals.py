@@ -56,6 +56,8 @@ def retval(value):
 
 
 def _where(line, file):
+    if line is None:
+        return "(in the converted pipeline definition)"
     return f"(the `if` at {file}, line {line})" if file else f"(the `if` at line {line})"
 
 

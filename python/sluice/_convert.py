@@ -533,6 +533,16 @@ def _transform(func, node):
     return conv
 
 
+def _mangles(func):
+    """Whether func, a method, names class-private attributes (``self.__x``): recompiled
+    outside its class they would not be mangled, so it is left as it is."""
+    owner = func.__qualname__.replace("<locals>.", "").rpartition(".")[0].split(".")[-1]
+    if not owner:
+        return False
+    prefix = "_" + owner.lstrip("_") + "__"
+    return any(n.startswith(prefix) for n in func.__code__.co_names + func.__code__.co_varnames)
+
+
 def convert(func, strict=True):
     """func with its conditionals rewritten (see the module comment). A function whose source
     cannot be found or recompiled: itself when strict is False, else a warning and itself."""
@@ -544,7 +554,9 @@ def convert(func, strict=True):
         return func
     node = _find_def(func)
     why = None
-    if node is None:
+    if _mangles(func):
+        node, why = None, "it uses private (name-mangled) attributes of its class"
+    elif node is None:
         why = "its source code was not found"
     else:
         try:

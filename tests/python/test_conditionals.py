@@ -560,3 +560,21 @@ def test_issue_example_and_define_graph_trace():
     s = Sub()
     s._finalize()
     assert len(ops.merges) == 1
+
+
+class _Private:
+    def __init__(self):
+        self.__hidden = 3
+
+    def get(self, x):
+        if x:
+            return self.__hidden
+        return 0
+
+
+def test_methods_with_private_names_stay_unconverted():
+    obj = _Private()
+    with pytest.warns(UserWarning, match="name-mangled"):
+        conv = _convert.convert(obj.get)
+    assert conv(1) == 3 and conv(0) == 0
+    assert _convert.cc(obj.get)(1) == 3
