@@ -57,6 +57,11 @@ SL_API sl_status sl_graph_arg_json(sl_graph *g, const char *node, const char *ar
 /* Makes `arg` of `node` an argument input: one value per sample from `source` (a CPU node). */
 SL_API sl_status sl_graph_arg_input(sl_graph *g, const char *node, const char *arg,
                                     const char *source);
+/* Makes `node` take the batch of `source` ("producer" or "producer:k"): its number of samples
+ * and their identity (source files, sample indices), as if it read that output. For a node
+ * without inputs inside a conditional branch (a random number drawn only for the samples of
+ * an `if` body), `source` being an output of that branch. NULL clears it. */
+SL_API sl_status sl_graph_batch_like(sl_graph *g, const char *node, const char *source);
 /* Appends a pipeline output: "node" or "node:k". */
 SL_API sl_status sl_graph_output(sl_graph *g, const char *source);
 

@@ -92,7 +92,25 @@ sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx)
 
 int sl_ctx_batch_size(const sl_ctx *ctx)
 {
-    return ctx->slot->batch_size;
+    return ctx->slot->scope_n[ctx->pn->scope];
+}
+
+int *sl__slot_scope_idx(const sl__slot *slot, int scope)
+{
+    return slot->scope_idx + (size_t)scope * (size_t)slot->nodes[0].p->opt.batch_size;
+}
+
+int sl__ctx_sample_index(const sl_ctx *ctx, int sample)
+{
+    if (ctx->pn->scope == 0 || sample < 0 || sample >= sl_ctx_batch_size(ctx))
+        return sample;
+    return sl__slot_scope_idx(ctx->slot, ctx->pn->scope)[sample];
+}
+
+int sl__ctx_output_size(const sl_ctx *ctx, int o)
+{
+    sl__ref r = {.node = ctx->sn->node, .out = o};
+    return ctx->slot->scope_n[sl__plan_out_scope(ctx->p->plan, r)];
 }
 
 int64_t sl_ctx_iteration(const sl_ctx *ctx)
@@ -132,7 +150,7 @@ void sl_ctx_set_output(sl_ctx *ctx, int o, sl_dtype dtype, int ndim, const char 
 {
     assert(o >= 0 && o < ctx->pn->nout && ndim >= 0 && ndim <= SL_MAX_NDIM);
     sl_batch *b = &ctx->sn->wouts[o];
-    int n = sl_ctx_batch_size(ctx);
+    int n = sl__ctx_output_size(ctx, o);
     if (sl__batch_begin(b, n, dtype, ndim, layout) != SL_OK) {
         ctx->oom = SL_ENOMEM;
         b->size = 0;
@@ -354,8 +372,17 @@ sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
     sl__error e;
     va_list ap;
     va_start(ap, fmt);
-    sl__error_setv(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration, ctx->sample,
-                   sample_source(ctx), fmt, ap);
+    if (ctx->pn->scope == 0) {
+        sl__error_setv(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration,
+                       ctx->sample, sample_source(ctx), fmt, ap);
+    } else { /* inside a conditional: the sample's index in the whole batch, and the branch */
+        char detail[sizeof e.detail], where[512];
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        sl__plan_describe_scope(ctx->p->plan, ctx->pn->scope, where, sizeof where);
+        sl__error_set(&e, code, ctx->pn->op->name, ctx->pn->name, ctx->slot->iteration,
+                      sl__ctx_sample_index(ctx, ctx->sample), sample_source(ctx), "%s (in %s)",
+                      detail, where);
+    }
     va_end(ap);
     ctx->failed = true;
     sl__exec_frame_fail(ctx->slot, &e, ctx->p);
@@ -518,6 +545,9 @@ sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
 sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample)
 {
     sl_rng r;
-    sl_rng_init(&r, ctx->pn->seed, (uint64_t)ctx->slot->iteration, (uint64_t)sample);
+    /* counted by the sample's index in the whole batch: a conditional draws for each sample
+     * what it would draw unconditionally, however the batch was split */
+    sl_rng_init(&r, ctx->pn->seed, (uint64_t)ctx->slot->iteration,
+                (uint64_t)sl__ctx_sample_index(ctx, sample));
     return r;
 }

@@ -95,6 +95,12 @@ typedef struct sl__slot {
     atomic_bool failed;     /* set once an error is recorded; later work of the frame is skipped */
     sl__error err;          /* (mu) the frame's first error */
     sl__snode *nodes;       /* plan->n */
+    /* Conditional scopes (plan->scopes): per scope its samples in this iteration (scope 0:
+     * batch_size, set at frame start; a branch: by the split that computes it, in its setup),
+     * and, per scope, opt.batch_size entries mapping each sample to its index in the
+     * iteration's whole batch (scope 0 maps nothing: identity). */
+    int *scope_n;
+    int *scope_idx;
     struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage.c) */
     int gset;               /* (mu) the GPU buffer set its iteration holds (stage.c), -1 none */
 } sl__slot;
@@ -253,6 +259,13 @@ sl_status sl__pool_alloc(sl__snode *sn, int o);
 /* Bookkeeping of node sn's completion: releases the storage of producers whose consumers are
  * all done, hands storage on to parked nodes. Needs mu. */
 void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
+
+/* ctx.c: conditionals. The index in the iteration's whole batch of sample `sample` of ctx's
+ * node (of its scope); the samples output o of ctx's node has (a split's outputs: its branches'
+ * scopes); the scope's map entries (writable by the split computing the scope, in its setup). */
+int sl__ctx_sample_index(const sl_ctx *ctx, int sample);
+int sl__ctx_output_size(const sl_ctx *ctx, int o);
+int *sl__slot_scope_idx(const sl__slot *slot, int scope);
 
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);

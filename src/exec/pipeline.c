@@ -26,6 +26,7 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->gpu_queue_depth = 0;
     o->max_held_bytes = 0;
     o->max_sample_bytes = (int64_t)1 << 30;
+    o->enable_conditionals = 0;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -55,6 +56,9 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->max_sample_bytes < 1)
         return sl__last_error_set(SL_EINVAL, "max_sample_bytes must be at least 1, got %lld",
                                   (long long)o->max_sample_bytes);
+    if (o->enable_conditionals != 0 && o->enable_conditionals != 1)
+        return sl__last_error_set(SL_EINVAL, "enable_conditionals must be 0 or 1, got %d",
+                                  o->enable_conditionals);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -138,7 +142,9 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
     slot->iteration = -1;
     slot->gset = -1;
     slot->nodes = sl__calloc((size_t)p->plan->n, sizeof(sl__snode));
-    if (!slot->nodes)
+    slot->scope_n = sl__calloc((size_t)p->plan->nscopes, sizeof(int));
+    slot->scope_idx = sl__calloc((size_t)p->plan->nscopes * (size_t)p->opt.batch_size, sizeof(int));
+    if (!slot->nodes || !slot->scope_n || !slot->scope_idx)
         return SL_ENOMEM;
     for (int j = 0; j < p->plan->n; j++) {
         const sl_op_def *op = p->plan->nodes[j].op;
@@ -237,6 +243,8 @@ static void free_slots(sl_pipeline *p)
             sl__free(sn->roi_set);
         }
         sl__free(slot->nodes);
+        sl__free(slot->scope_n);
+        sl__free(slot->scope_idx);
     }
     sl__free(p->slots);
 }

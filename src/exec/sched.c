@@ -214,7 +214,7 @@ static void add_busy(sl__snode *sn, int64_t t0)
 static sl_status alloc_outputs(sl_ctx *ctx)
 {
     for (int o = 0; o < ctx->pn->nout; o++) {
-        if (ctx->sn->wouts[o].size != sl_ctx_batch_size(ctx))
+        if (ctx->sn->wouts[o].size != sl__ctx_output_size(ctx, o))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
         if (sl__ctx_check_sizes(ctx, &ctx->sn->wouts[o], o) != SL_OK)
             return SL_EINVAL;
@@ -515,6 +515,9 @@ static void start_frame(sl_pipeline *p, int64_t it)
     sl__error_clear(&slot->err);
     sl__stage_frame_start_locked(p, slot);
     slot->batch_size = frame_batch_size(p, slot, it);
+    slot->scope_n[0] = slot->batch_size;
+    for (int s = 1; s < p->plan->nscopes; s++)
+        slot->scope_n[s] = 0; /* its split sets it */
     for (int j = 0; j < p->plan->n; j++) {
         sl__snode *sn = &slot->nodes[j];
         const sl__pnode *pn = &p->plan->nodes[j];

@@ -472,8 +472,18 @@ static void check_flag(sl_pipeline *p, sl__slot *slot, int j)
     const sl__pnode *pn = &p->plan->nodes[j];
     const sl_batch *out = pn->nout ? &slot->nodes[j].outs[0] : NULL;
     const char *src = out && sample >= 0 && sample < out->size ? out->sources[sample] : NULL;
-    sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, sample, src, "%s",
-                                gn->flag_msg);
+    if (pn->scope == 0) {
+        sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, sample, src, "%s",
+                                    gn->flag_msg);
+        return;
+    }
+    char where[512]; /* inside a conditional: the index in the whole batch, and the branch */
+    sl__plan_describe_scope(p->plan, pn->scope, where, sizeof where);
+    int orig = sample >= 0 && sample < slot->scope_n[pn->scope]
+                   ? sl__slot_scope_idx(slot, pn->scope)[sample]
+                   : sample;
+    sl__exec_frame_failf_locked(slot, SL_EINVAL, pn->op->name, pn->name, orig, src, "%s (in %s)",
+                                gn->flag_msg, where);
 }
 
 void sl__stage_frame_finish_locked(sl_pipeline *p, sl__slot *slot)

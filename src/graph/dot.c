@@ -2,12 +2,13 @@
  *
  * One box per plan node (its name, operator and device), one solid edge per data input
  * (labelled with the output index where the producer has several outputs), one dashed edge per
- * argument input (labelled with the argument), an oval per pipeline output, and a cluster per
- * fused chain (sample fusion). Pruned nodes are not in the plan: a comment at the top names
- * them. Invariant: the text depends on the plan and the graph alone (no address, seed or time),
- * so every front end draws one pipeline the same way, byte for byte; node identifiers are
- * n<plan index> and out<k>, user names appear only inside escaped strings, so no name can break
- * the syntax or collide with another.
+ * argument input (labelled with the argument), an oval per pipeline output, a cluster per
+ * fused chain (sample fusion) and one per conditional (its split and merge nodes, and a
+ * cluster per branch around the nodes that run on the branch's samples). Pruned nodes are not in
+ * the plan: a comment at the top names them. Invariant: the text depends on the plan and the graph
+ * alone (no address, seed or time), so every front end draws one pipeline the same way, byte for
+ * byte; node identifiers are n<plan index> and out<k>, user names appear only inside escaped
+ * strings, so no name can break the syntax or collide with another.
  */
 #include <stdio.h>
 #include <string.h>
@@ -84,33 +85,101 @@ static void put_node(FILE *f, const sl__plan *plan, const sl_graph *g, int j, co
 }
 
 /* A fused chain, head (fuses into the next, fused from none) to tail, as one cluster: what runs
- * sample by sample in the tail's per-sample tasks. */
-static void put_chain(FILE *f, const sl__plan *plan, const sl_graph *g, int head)
+ * sample by sample in the tail's per-sample tasks. `indent`: the cluster's own. */
+static void put_chain(FILE *f, const sl__plan *plan, const sl_graph *g, int head, int indent)
 {
+    char in2[64];
+    snprintf(in2, sizeof in2, "%*s", indent + 4, "");
     fprintf(f,
-            "    subgraph cluster_fused_%d {\n"
-            "        label=\"fused: runs sample by sample\";\n"
-            "        style=\"dashed,rounded\";\n",
-            head);
+            "%*ssubgraph cluster_fused_%d {\n"
+            "%slabel=\"fused: runs sample by sample\";\n"
+            "%sstyle=\"dashed,rounded\";\n",
+            indent, "", head, in2, in2);
     for (int j = head; j >= 0; j = plan->nodes[j].fuse_into)
-        put_node(f, plan, g, j, "        ");
-    fputs("    }\n", f);
+        put_node(f, plan, g, j, in2);
+    fprintf(f, "%*s}\n", indent, "");
 }
 
-/* Every node, each exactly once: in its chain's cluster, or on its own. Conditional regions
- * (issue 17: split and merge nodes, not built yet) go here the same way, as
- * cluster_cond_<split> around the branch nodes with the split and merge at its border — a node
- * then sits in the innermost region it belongs to, and a fused chain, which never crosses a
- * region's border, nests inside. */
-static void put_nodes(FILE *f, const sl__plan *plan, const sl_graph *g)
+/* Conditional regions (issue 17). A conditional is named by its true scope t: the region
+ * cluster_cond_<t> holds its splits and merges and two clusters, one per branch, around the
+ * nodes of the branch's scope (nested conditionals inside them). Every node sits in the
+ * innermost region it belongs to; a fused chain, which never crosses a split or merge, nests
+ * inside. A node's home: the conditional (t, as -2 - t) of a split or merge, else its scope. */
+static int home(const sl__plan *plan, int j)
 {
+    const sl__pnode *pn = &plan->nodes[j];
+    if (pn->branch[0] >= 0)
+        return -2 - pn->branch[0];
+    if (sl__op_is_merge(pn->op))
+        return -2 - sl__plan_out_scope(plan, pn->inputs[0]);
+    return pn->scope;
+}
+
+/* The false scope of the conditional whose true scope is t. */
+static int sibling(const sl__plan *plan, int t)
+{
+    for (int s = 1; s < plan->nscopes; s++) {
+        const sl__scope *a = &plan->scopes[t], *b = &plan->scopes[s];
+        if (b->branch == 1 && b->parent == a->parent && b->split == a->split)
+            return s;
+    }
+    return -1;
+}
+
+static void put_home(FILE *f, const sl__plan *plan, const sl_graph *g, int where, int indent)
+{
+    char ind[64];
+    snprintf(ind, sizeof ind, "%*s", indent, "");
     for (int j = 0; j < plan->n; j++) {
         const sl__pnode *pn = &plan->nodes[j];
+        if (home(plan, j) != where)
+            continue;
         if (pn->fuse_into < 0 && pn->fused_from < 0)
-            put_node(f, plan, g, j, "    ");
+            put_node(f, plan, g, j, ind);
         else if (pn->fused_from < 0)
-            put_chain(f, plan, g, j);
+            put_chain(f, plan, g, j, indent);
     }
+}
+
+static void put_scope(FILE *f, const sl__plan *plan, const sl_graph *g, int scope, int indent);
+
+static void put_conditional(FILE *f, const sl__plan *plan, const sl_graph *g, int t, int indent)
+{
+    const sl__scope *sc = &plan->scopes[t];
+    const char *pred =
+        sc->pred.node >= 0 ? plan->nodes[sc->pred.node].name : plan->nodes[sc->split].name;
+    fprintf(f, "%*ssubgraph cluster_cond_%d {\n%*slabel=\"if ", indent, "", t, indent + 4, "");
+    put_text(f, pred);
+    fprintf(f, "\";\n%*sstyle=\"rounded\";\n", indent + 4, "");
+    put_home(f, plan, g, -2 - t, indent + 4);
+    int branches[2] = {t, sibling(plan, t)};
+    for (int k = 0; k < 2; k++) {
+        if (branches[k] < 0)
+            continue;
+        fprintf(f,
+                "%*ssubgraph cluster_branch_%d {\n%*slabel=\"%s\";\n%*sstyle=\"dotted,rounded\";"
+                "\n",
+                indent + 4, "", branches[k], indent + 8, "", k ? "false" : "true", indent + 8, "");
+        put_scope(f, plan, g, branches[k], indent + 8);
+        fprintf(f, "%*s}\n", indent + 4, "");
+    }
+    fprintf(f, "%*s}\n", indent, "");
+}
+
+/* The nodes of scope `scope`, then the conditionals whose parent it is. */
+static void put_scope(FILE *f, const sl__plan *plan, const sl_graph *g, int scope, int indent)
+{
+    put_home(f, plan, g, scope, indent);
+    for (int t = 1; t < plan->nscopes; t++)
+        if (plan->scopes[t].parent == scope && plan->scopes[t].branch == 0)
+            put_conditional(f, plan, g, t, indent);
+}
+
+/* Every node, each exactly once: in its chain's cluster, its conditional region, or on its
+ * own. */
+static void put_nodes(FILE *f, const sl__plan *plan, const sl_graph *g)
+{
+    put_scope(f, plan, g, 0, 4);
 }
 
 /* ---- edges -------------------------------------------------------------------------------- */

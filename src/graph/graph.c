@@ -23,6 +23,7 @@ static void node_fini(sl__gnode *n)
     sl__free(n->name);
     sl__free(n->op);
     sl__free(n->device);
+    sl__free(n->batch_like);
     for (int i = 0; i < n->ninputs; i++)
         sl__free(n->inputs[i]);
     sl__free(n->inputs);
@@ -299,6 +300,19 @@ sl_status sl_graph_arg_input(sl_graph *g, const char *node, const char *arg, con
     return SL_OK;
 }
 
+sl_status sl_graph_batch_like(sl_graph *g, const char *node, const char *source)
+{
+    sl__gnode *n = need_node(g, node, "sl_graph_batch_like");
+    if (!n)
+        return g && node ? SL_ENOTFOUND : SL_EMISUSE;
+    char *s = NULL;
+    if (source && !(s = sl__strdup(source)))
+        return sl__last_error_set(SL_ENOMEM, "sl_graph_batch_like: out of memory");
+    sl__free(n->batch_like);
+    n->batch_like = s;
+    return SL_OK;
+}
+
 sl_status sl_graph_output(sl_graph *g, const char *source)
 {
     if (!g || !source)
@@ -330,6 +344,8 @@ static sl_status copy_node(sl_graph *dst, const sl__gnode *n)
                 st = set_value(dst, n->name, a->name, &v, "sl_graph copy");
         }
     }
+    if (st == SL_OK && n->batch_like)
+        st = sl_graph_batch_like(dst, n->name, n->batch_like);
     return st;
 }
 

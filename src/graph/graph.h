@@ -91,6 +91,10 @@ typedef struct sl__gnode {
     int ninputs;
     sl__garg *args;
     int nargs;
+    /* "node[:k]": the output whose batch (its size and its samples' identity) this node takes;
+     * NULL: its inputs' (a node without inputs: the iteration's whole batch). What ties a node
+     * without inputs created inside a conditional branch to the branch (sl_graph_batch_like). */
+    char *batch_like;
 } sl__gnode;
 
 struct sl_graph {
@@ -220,17 +224,52 @@ typedef struct sl__pnode {
      * this node; -1 when none. A chain runs head to tail in the tail's per-sample tasks. */
     int fuse_into;
     int fused_from;
+    /* Conditionals: the node's batch is that of scope `scope` (plan->scopes; 0: the
+     * iteration's whole batch). A split node's outputs 0 and 1 are in scopes branch[0] (its
+     * true samples) and branch[1] (false); -1 for other nodes. batch_like: the output whose
+     * batch a node without inputs takes (node -1: none). */
+    int scope;
+    int branch[2];
+    sl__ref batch_like;
 } sl__pnode;
 
-/* The longest fused chain (plan.c stops a chain there; sched.c walks it on the stack). */
-#define SL__MAX_CHAIN 16
+/* A conditional scope: the samples of its parent scope whose predicate is true (branch 0) or
+ * false (branch 1). Splits of one parent scope on the same predicate output share the scopes
+ * (the front end splits each variable a branch uses by its own split node); the first of them
+ * in plan order (`split`) computes the scope's samples each iteration and the others wait for
+ * it. Scope 0 is the whole batch (parent -1). */
+typedef struct sl__scope {
+    int parent;
+    int branch;   /* 0: true, 1: false */
+    int split;    /* the plan node that computes it */
+    sl__ref pred; /* the predicate's output (node -1: a constant, then one split's own) */
+    int depth;    /* nesting: 0 for the whole batch */
+} sl__scope;
 
 typedef struct sl__plan {
     sl__pnode *nodes; /* topological order */
     int n;
     sl__ref *outputs;
     int noutputs;
+    sl__scope *scopes; /* nscopes >= 1; scopes[0] the whole batch */
+    int nscopes;
 } sl__plan;
+
+/* cond.c: gives every node of the plan (topological order, linked) its scope, and each split
+ * its branch scopes; fails, naming the node, when a node's inputs come from different branches,
+ * a merge's do not come from the two branches of one conditional, or a pipeline output is
+ * inside a branch. */
+sl_status sl__plan_scopes(sl__plan *plan, sl__error *err);
+/* Whether op is _conditional.split / _conditional.merge (src/ops/conditional). */
+bool sl__op_is_split(const sl_op_def *op);
+bool sl__op_is_merge(const sl_op_def *op);
+/* The scope of output `out` of plan node `node`. */
+int sl__plan_out_scope(const sl__plan *plan, sl__ref r);
+/* Writes "the true branch of the conditional on \"coin\"" (nested ones: ", inside ..."). */
+void sl__plan_describe_scope(const sl__plan *plan, int scope, char *buf, size_t len);
+
+/* The longest fused chain (plan.c stops a chain there; sched.c walks it on the stack). */
+#define SL__MAX_CHAIN 16
 
 /* Validates g against the registry, prunes, orders and places it. On failure fills err (with
  * the node named) and returns its code. */

@@ -162,6 +162,7 @@ static sl_status check_args(build *b, int i, sl__parg *pargs)
 /* ---- pruning and ordering -------------------------------------------------------------- */
 
 typedef struct gplan {
+    sl__ref *like;    /* per graph node: its batch_like (node -1: none) */
     sl__ref **inputs; /* per graph node */
     sl__parg **args;  /* per graph node */
     bool *keep;
@@ -180,6 +181,8 @@ static void mark(const build *b, const gplan *gp, int i)
         if (gp->args[i][a].input.node >= 0)
             mark(b, gp, gp->args[i][a].input.node);
     }
+    if (gp->like[i].node >= 0)
+        mark(b, gp, gp->like[i].node);
 }
 
 /* Producers of graph node i, in input order then argument order (may repeat). */
@@ -192,12 +195,14 @@ static int producers(const build *b, const gplan *gp, int i, int *out)
         if (gp->args[i][a].input.node >= 0)
             out[n++] = gp->args[i][a].input.node;
     }
+    if (gp->like[i].node >= 0)
+        out[n++] = gp->like[i].node;
     return n;
 }
 
 static int max_producers(const build *b, int i)
 {
-    return b->g->nodes[i].ninputs + sl_op_num_args(b->ops[i]);
+    return b->g->nodes[i].ninputs + sl_op_num_args(b->ops[i]) + 1;
 }
 
 /* Kahn's algorithm over all nodes; smallest ready index first, so the order is stable. */
@@ -272,6 +277,16 @@ static sl_status add_succ(sl__pnode *p, int j)
     return SL_OK;
 }
 
+/* Makes node j wait for node p (a producer it reads, or one it depends on otherwise). */
+static sl_status add_edge(sl__plan *plan, int p, int j)
+{
+    int before = plan->nodes[p].nsucc;
+    if (add_succ(&plan->nodes[p], j) != SL_OK)
+        return SL_ENOMEM;
+    plan->nodes[j].npred += plan->nodes[p].nsucc > before;
+    return SL_OK;
+}
+
 static sl_status link_node(sl__plan *plan, int j, const int *remap)
 {
     sl__pnode *pn = &plan->nodes[j];
@@ -280,6 +295,11 @@ static sl_status link_node(sl__plan *plan, int j, const int *remap)
     for (int a = 0; a < pn->nargs; a++)
         if (pn->args[a].input.node >= 0)
             pn->args[a].input.node = remap[pn->args[a].input.node];
+    if (pn->batch_like.node >= 0) {
+        pn->batch_like.node = remap[pn->batch_like.node];
+        if (add_edge(plan, pn->batch_like.node, j) != SL_OK)
+            return SL_ENOMEM;
+    }
     for (int k = 0; k < pn->ninputs + pn->nargs; k++) {
         int p = k < pn->ninputs ? pn->inputs[k].node : pn->args[k - pn->ninputs].input.node;
         if (p < 0)
@@ -313,6 +333,8 @@ static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
         pn->inputs = gp->inputs[i];
         gp->inputs[i] = NULL;
         pn->nargs = sl_op_num_args(b->ops[i]);
+        pn->batch_like = gp->like[i];
+        pn->branch[0] = pn->branch[1] = -1;
         pn->args = gp->args[i];
         gp->args[i] = NULL;
         if (!pn->name)
@@ -380,6 +402,17 @@ static sl_status place_all(build *b, gplan *gp)
     return st;
 }
 
+/* Resolves node i's batch_like reference. */
+static sl_status check_like(build *b, gplan *gp, int i)
+{
+    const sl__gnode *n = &b->g->nodes[i];
+    gp->like[i].node = -1;
+    gp->like[i].out = 0;
+    if (!n->batch_like)
+        return SL_OK;
+    return resolve(b, i, n->batch_like, "batch_like", &gp->like[i]);
+}
+
 static sl_status validate(build *b, gplan *gp, sl__plan *plan)
 {
     sl_status st = SL_OK;
@@ -389,6 +422,8 @@ static sl_status validate(build *b, gplan *gp, sl__plan *plan)
         st = check_inputs(b, i, gp->inputs[i]);
     for (int i = 0; st == SL_OK && i < b->g->n; i++)
         st = check_args(b, i, gp->args[i]);
+    for (int i = 0; st == SL_OK && i < b->g->n; i++)
+        st = check_like(b, gp, i);
     if (st == SL_OK)
         st = toposort(b, gp);
     if (st == SL_OK)
@@ -410,6 +445,7 @@ static void gplan_fini(const build *b, gplan *gp)
             sl__free(gp->inputs[i]);
     }
     sl__free(gp->inputs);
+    sl__free(gp->like);
     sl__free(gp->args);
     sl__free(gp->keep);
     sl__free(gp->order);
@@ -442,11 +478,14 @@ static void fuse(sl__plan *plan)
         const sl__pnode *pn = &plan->nodes[i];
         unsigned not_fusable = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_SIDE_EFFECTS;
         if (pn->stage != SL__STAGE_CPU || pn->to_host || !pn->op->run_sample || pn->nout != 1 ||
-            (pn->op->flags & not_fusable) || pn->nsucc != 1 || sl__plan_is_output(plan, i, -1))
+            (pn->op->flags & not_fusable) || pn->nsucc != 1 || sl__plan_is_output(plan, i, -1) ||
+            sl__op_is_split(pn->op) || sl__op_is_merge(pn->op))
             continue;
         sl__pnode *c = &plan->nodes[pn->succ[0]];
+        /* never across a split or merge: a fused chain runs one scope's samples */
         if (c->stage != SL__STAGE_CPU || c->to_host || !(c->op->flags & SL_OP_SAMPLEWISE) ||
-            !c->op->run_sample || c->fused_from >= 0 || !data_only(c, i))
+            !c->op->run_sample || c->fused_from >= 0 || !data_only(c, i) || c->scope != pn->scope ||
+            sl__op_is_split(c->op) || sl__op_is_merge(c->op))
             continue;
         int len = 2; /* the chain i would join: i, c and i's fused producers */
         for (int j = pn->fused_from; j >= 0; j = plan->nodes[j].fused_from)
@@ -470,6 +509,9 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
     b.stages = sl__calloc((size_t)(n ? n : 1), sizeof(*b.stages));
     b.placed = sl__calloc((size_t)(n ? n : 1), sizeof(*b.placed));
     gp.inputs = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.inputs));
+    gp.like = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.like));
+    for (int i = 0; gp.like && i < n; i++)
+        gp.like[i].node = -1;
     gp.args = sl__calloc((size_t)(n ? n : 1), sizeof(*gp.args));
     gp.keep = sl__calloc((size_t)(n ? n : 1), sizeof(bool));
     gp.order = sl__calloc((size_t)(n ? n : 1), sizeof(int));
@@ -480,7 +522,7 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
         plan->noutputs = g->noutputs;
     }
     if (!plan || !plan->nodes || !plan->outputs || !remap || !b.ops || !b.stages || !b.placed ||
-        !gp.inputs || !gp.args || !gp.keep || !gp.order)
+        !gp.inputs || !gp.like || !gp.args || !gp.keep || !gp.order)
         st = fail(&b, -1, SL_ENOMEM, "out of memory");
     b.pargs = gp.args;
     if (st == SL_OK)
@@ -492,6 +534,8 @@ sl_status sl__plan_build(const sl_graph *g, const sl_pipeline_options *o, sl__pl
             mark(&b, &gp, i);
     if (st == SL_OK)
         st = assemble(&b, &gp, plan, remap);
+    if (st == SL_OK)
+        st = sl__plan_scopes(plan, err);
     if (st == SL_OK) {
         for (int j = 0; j < plan->n; j++)
             plan->nodes[j].fuse_into = plan->nodes[j].fused_from = -1;
@@ -526,5 +570,6 @@ void sl__plan_destroy(sl__plan *p)
     }
     sl__free(p->nodes);
     sl__free(p->outputs);
+    sl__free(p->scopes);
     sl__free(p);
 }

@@ -217,8 +217,33 @@ static sl_status read_arg_inputs(sl_graph *g, const char *node, json_t *j, json_
     return SL_OK;
 }
 
-static const char *const node_keys[] = {"name", "op",         "device", "inputs",
-                                        "args", "arg_inputs", NULL};
+/* "batch_like": {"node": "name", "output": k} (output 0 when left out), or "name[:k]". */
+static sl_status read_batch_like(sl_graph *g, const char *node, json_t *j, const char *where)
+{
+    if (!j)
+        return SL_OK;
+    char ref[512];
+    if (json_is_string(j) && json_string_length(j) > 0) {
+        snprintf(ref, sizeof ref, "%s", json_string_value(j));
+    } else {
+        json_t *n = json_is_object(j) ? json_object_get(j, "node") : NULL;
+        json_t *o = json_is_object(j) ? json_object_get(j, "output") : NULL;
+        if (!n || !json_is_string(n) || json_string_length(n) == 0 ||
+            (o && (!json_is_integer(o) || json_integer_value(o) < 0)) ||
+            json_object_size(j) != 1u + (o != NULL))
+            return fail(SL_EINVAL, where,
+                        "\"batch_like\" must be {\"node\": \"name\", \"output\": k} or "
+                        "\"name[:k]\", got %s",
+                        kind_name(j));
+        snprintf(ref, sizeof ref, "%s:%lld", json_string_value(n),
+                 (long long)(o ? json_integer_value(o) : 0));
+    }
+    sl_status st = sl_graph_batch_like(g, node, ref);
+    return st == SL_OK ? SL_OK : fail_graph(st, where);
+}
+
+static const char *const node_keys[] = {"name", "op",         "device",     "inputs",
+                                        "args", "arg_inputs", "batch_like", NULL};
 
 /* Adds nodes[i] to g. A node without "name" gets sl_graph_add's automatic one. */
 static sl_status read_node(sl_graph *g, json_t *j, int i)
@@ -248,7 +273,9 @@ static sl_status read_node(sl_graph *g, json_t *j, int i)
     if ((st = read_inputs(g, name, json_object_get(j, "inputs"), where)) != SL_OK ||
         (st = read_args(g, name, args, where)) != SL_OK)
         return st;
-    return read_arg_inputs(g, name, json_object_get(j, "arg_inputs"), args, where);
+    if ((st = read_arg_inputs(g, name, json_object_get(j, "arg_inputs"), args, where)) != SL_OK)
+        return st;
+    return read_batch_like(g, name, json_object_get(j, "batch_like"), where);
 }
 
 static const char *const top_keys[] = {"pipeline", "nodes", "outputs", NULL};
@@ -527,6 +554,22 @@ static void put_node(text *t, const sl__gnode *n)
     }
     put_args(t, n, false);
     put_args(t, n, true);
+    if (n->batch_like) { /* written as {"node": "name", "output": k} */
+        const char *colon = strrchr(n->batch_like, ':');
+        char name[512];
+        long long k = 0;
+        char *end = NULL;
+        if (colon && colon[1])
+            k = strtoll(colon + 1, &end, 10);
+        if (!colon || !end || *end) /* "name" alone, or not name:k: the whole text names it */
+            colon = NULL, k = 0;
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(colon ? (size_t)(colon - n->batch_like) : strlen(n->batch_like)),
+                 n->batch_like);
+        put(t, ",\n      \"batch_like\": {\"node\": ");
+        put_str(t, name);
+        put(t, ", \"output\": %lld}", k);
+    }
     put(t, "\n    }");
 }
 

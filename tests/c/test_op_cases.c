@@ -9,6 +9,13 @@
  *    or "expect_error": "text"}
  * The runner feeds the inputs through external_source nodes, runs the operator once (batch =
  * number of samples) and compares shapes, dtypes and values. One cmocka test per case file.
+ *
+ * Each case that expects outputs also runs inside a conditional ("<case> [if]"): every input
+ * and argument input split by a predicate true for every sample, the operator once in the true
+ * branch (all the samples) and once in the false branch (an empty batch, which every operator
+ * must handle), the two merged. The merge must give the expected outputs: the empty branch ran
+ * without failing and declared outputs of the same type. Random operators get the seed the
+ * plain node has, and draw for each sample what it draws.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +26,9 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "core/core.h"
 #include "npy.h"
+#include "sluice/registry.h"
 #include "testutil.h"
 
 typedef struct case_ctx {
@@ -29,6 +38,7 @@ typedef struct case_ctx {
     sl_graph *g;
     sl_pipeline *p;
     int batch;
+    bool cond; /* the run inside a conditional */
 } case_ctx;
 
 static char *join(const char *dir, const char *name)
@@ -92,6 +102,90 @@ static const char *layout_of(const case_ctx *c, int k)
     return l ? json_string_value(l) : "";
 }
 
+/* Adds operator node `node` with the case's constant arguments. */
+static void add_op(case_ctx *c, const char *node)
+{
+    json_t *v;
+    const char *key;
+    assert_int_equal(sl_graph_add(c->g, json_string_value(json_object_get(c->j, "op")), node, NULL),
+                     SL_OK);
+    json_object_foreach(json_object_get(c->j, "args"), key, v)
+    {
+        char *text = json_dumps(v, JSON_ENCODE_ANY);
+        if (sl_graph_arg_json(c->g, node, key, text) != SL_OK)
+            fail_msg("%s: argument %s: %s", c->path, key, sl_last_error());
+        free(text);
+    }
+}
+
+/* The conditional form: sources split by "pred" (true for every sample), the operator as
+ * "op_t" on the true branch and "op_f" on the (empty) false one, outputs merged. */
+static void make_cond_graph(case_ctx *c)
+{
+    json_t *inputs = json_object_get(c->j, "inputs"), *v;
+    const char *key;
+    char name[160], src[96];
+    const sl_op_def *def = sl_registry_find(json_string_value(json_object_get(c->j, "op")));
+    assert_non_null(def);
+    add_op(c, "op_t");
+    add_op(c, "op_f");
+    assert_int_equal(sl_graph_add(c->g, "external_source", "pred", NULL), SL_OK);
+    assert_int_equal(sl_graph_add(c->g, "_conditional.split", "sp", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(c->g, "sp", "pred"), SL_OK);
+    assert_int_equal(sl_graph_arg_input(c->g, "sp", "predicate", "pred"), SL_OK);
+    bool any = false;
+    for (size_t k = 0; k < json_array_size(inputs); k++) {
+        snprintf(name, sizeof name, "in%zu", k);
+        assert_int_equal(sl_graph_add(c->g, "external_source", name, NULL), SL_OK);
+        assert_int_equal(sl_graph_arg_str(c->g, name, "layout", layout_of(c, (int)k)), SL_OK);
+        snprintf(src, sizeof src, "s_in%zu", k);
+        assert_int_equal(sl_graph_add(c->g, "_conditional.split", src, NULL), SL_OK);
+        assert_int_equal(sl_graph_input(c->g, src, name), SL_OK);
+        assert_int_equal(sl_graph_arg_input(c->g, src, "predicate", "pred"), SL_OK);
+        snprintf(name, sizeof name, "%s:0", src);
+        assert_int_equal(sl_graph_input(c->g, "op_t", name), SL_OK);
+        snprintf(name, sizeof name, "%s:1", src);
+        assert_int_equal(sl_graph_input(c->g, "op_f", name), SL_OK);
+        any = true;
+    }
+    json_object_foreach(json_object_get(c->j, "arg_inputs"), key, v)
+    {
+        snprintf(name, sizeof name, "arg_%s", key);
+        assert_int_equal(sl_graph_add(c->g, "external_source", name, NULL), SL_OK);
+        snprintf(src, sizeof src, "s_arg_%s", key);
+        assert_int_equal(sl_graph_add(c->g, "_conditional.split", src, NULL), SL_OK);
+        assert_int_equal(sl_graph_input(c->g, src, name), SL_OK);
+        assert_int_equal(sl_graph_arg_input(c->g, src, "predicate", "pred"), SL_OK);
+        snprintf(name, sizeof name, "%s:0", src);
+        assert_int_equal(sl_graph_arg_input(c->g, "op_t", key, name), SL_OK);
+        snprintf(name, sizeof name, "%s:1", src);
+        assert_int_equal(sl_graph_arg_input(c->g, "op_f", key, name), SL_OK);
+        any = true;
+    }
+    if (!any) { /* no inputs: tied to the branches */
+        assert_int_equal(sl_graph_batch_like(c->g, "op_t", "sp:0"), SL_OK);
+        assert_int_equal(sl_graph_batch_like(c->g, "op_f", "sp:1"), SL_OK);
+    }
+    json_t *args = json_object_get(c->j, "args");
+    if ((def->flags & SL_OP_RANDOM) && !json_object_get(args, "seed")) {
+        /* the seed the plain node "op" derives from the pipeline seed (42) and its name */
+        int64_t seed = (int64_t)sl__mix64(sl__mix64(42) ^ sl__hash_str("op"));
+        assert_int_equal(sl_graph_arg_int(c->g, "op_t", "seed", seed), SL_OK);
+        assert_int_equal(sl_graph_arg_int(c->g, "op_f", "seed", seed), SL_OK);
+    }
+    size_t nout = json_array_size(json_object_get(c->j, "expect"));
+    for (size_t o = 0; o < nout; o++) {
+        snprintf(name, sizeof name, "m%zu", o);
+        assert_int_equal(sl_graph_add(c->g, "_conditional.merge", name, NULL), SL_OK);
+        snprintf(src, sizeof src, "op_t:%zu", o);
+        assert_int_equal(sl_graph_input(c->g, name, src), SL_OK);
+        snprintf(src, sizeof src, "op_f:%zu", o);
+        assert_int_equal(sl_graph_input(c->g, name, src), SL_OK);
+        assert_int_equal(sl_graph_arg_input(c->g, name, "predicate", "pred"), SL_OK);
+        assert_int_equal(sl_graph_output(c->g, name), SL_OK);
+    }
+}
+
 /* Adds the external sources, the operator and the outputs. */
 static void make_graph(case_ctx *c)
 {
@@ -99,20 +193,16 @@ static void make_graph(case_ctx *c)
     const char *key;
     char name[64];
     assert_int_equal(sl_graph_create(&c->g), SL_OK);
-    assert_int_equal(sl_graph_add(c->g, json_string_value(json_object_get(c->j, "op")), "op", NULL),
-                     SL_OK);
+    if (c->cond) {
+        make_cond_graph(c);
+        return;
+    }
+    add_op(c, "op");
     for (size_t k = 0; k < json_array_size(inputs); k++) {
         snprintf(name, sizeof name, "in%zu", k);
         assert_int_equal(sl_graph_add(c->g, "external_source", name, NULL), SL_OK);
         assert_int_equal(sl_graph_arg_str(c->g, name, "layout", layout_of(c, (int)k)), SL_OK);
         assert_int_equal(sl_graph_input(c->g, "op", name), SL_OK);
-    }
-    json_object_foreach(json_object_get(c->j, "args"), key, v)
-    {
-        char *text = json_dumps(v, JSON_ENCODE_ANY);
-        if (sl_graph_arg_json(c->g, "op", key, text) != SL_OK)
-            fail_msg("%s: argument %s: %s", c->path, key, sl_last_error());
-        free(text);
     }
     json_object_foreach(json_object_get(c->j, "arg_inputs"), key, v)
     {
@@ -239,6 +329,24 @@ static void run_case(void **state)
         snprintf(name, sizeof name, "arg_%s", key);
         feed(c, name, v, "");
     }
+    if (c->cond) { /* every sample in the true branch */
+        int n = c->batch;
+        uint8_t *t = malloc((size_t)n);
+        int64_t *shapes = calloc((size_t)n, sizeof(int64_t));
+        const void **data = calloc((size_t)n, sizeof(void *));
+        for (int i = 0; i < n; i++) {
+            t[i] = 1;
+            data[i] = &t[i];
+        }
+        sl_feed f = {
+            .num_samples = n, .ndim = 0, .dtype = SL_DTYPE_BOOL, .shapes = shapes, .data = data};
+        sl_status fs = sl_pipeline_feed_input(c->p, "pred", &f);
+        free(t);
+        free(shapes);
+        free(data);
+        if (fs != SL_OK)
+            fail_msg("%s: feed pred: %s", c->path, sl_pipeline_error(c->p));
+    }
     st = sl_pipeline_run(c->p);
     if (expected_error(c, st, sl_pipeline_error(c->p)))
         return;
@@ -260,7 +368,24 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Collects every cases/<group>/<case>.json as a cmocka test named "<group>/<case>". */
+/* Whether the case runs inside a conditional too: it expects outputs, and its operator is no
+ * source (which makes its own batch) or application callback (which a case cannot hold). */
+static bool conditional_applies(const char *path)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j)
+        return false; /* the plain run reports it */
+    const sl_op_def *def = sl_registry_find(json_string_value(json_object_get(j, "op")));
+    bool ok = def && !(def->flags & (SL_OP_SOURCE | SL_OP_CALLBACK)) &&
+              !json_object_get(j, "expect_error") &&
+              json_array_size(json_object_get(j, "expect")) > 0;
+    json_decref(j);
+    return ok;
+}
+
+/* Collects every cases/<group>/<case>.json as a cmocka test named "<group>/<case>" (and
+ * "<group>/<case> [if]", run inside a conditional). */
 static int collect(const char *root, struct CMUnitTest **tests)
 {
     char **groups;
@@ -269,14 +394,29 @@ static int collect(const char *root, struct CMUnitTest **tests)
     for (int g = 0; g < ng; g++) {
         char *dir = join(root, groups[g]), **files;
         int nf = tu_list(dir, ".json", &files);
-        *tests = realloc(*tests, sizeof(struct CMUnitTest) * (size_t)(n + nf + 1));
+        *tests = realloc(*tests, sizeof(struct CMUnitTest) * (size_t)(n + 2 * nf + 1));
         for (int f = 0; f < nf; f++) {
-            case_ctx *c = calloc(1, sizeof(*c));
-            c->dir = strdup(dir);
-            c->path = join(dir, files[f]);
-            char *name = join(groups[g], files[f]);
-            (*tests)[n++] = (struct CMUnitTest){
-                .name = name, .test_func = run_case, .teardown_func = teardown, .initial_state = c};
+            for (int cond = 0; cond < 2; cond++) {
+                case_ctx *c = calloc(1, sizeof(*c));
+                c->dir = strdup(dir);
+                c->path = join(dir, files[f]);
+                c->cond = cond;
+                if (cond && !conditional_applies(c->path)) {
+                    free(c->dir);
+                    free(c->path);
+                    free(c);
+                    continue;
+                }
+                char *name = join(groups[g], files[f]);
+                if (cond) {
+                    name = realloc(name, strlen(name) + 6);
+                    strcat(name, " [if]");
+                }
+                (*tests)[n++] = (struct CMUnitTest){.name = name,
+                                                    .test_func = run_case,
+                                                    .teardown_func = teardown,
+                                                    .initial_state = c};
+            }
         }
         tu_free_list(files, nf);
         free(dir);

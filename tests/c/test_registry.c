@@ -98,9 +98,12 @@ static bool is_ident(const char *s, size_t len)
     return true;
 }
 
-/* Dotted name: identifiers separated by single dots ("decoders.image", "crop_mirror_normalize"). */
+/* Dotted name: identifiers separated by single dots ("decoders.image", "crop_mirror_normalize");
+ * an internal operator's starts with an underscore, as DALI's do ("_conditional.split"). */
 static bool is_op_name(const char *s)
 {
+    if (s[0] == '_')
+        s++;
     for (;;) {
         const char *dot = strchr(s, '.');
         size_t len = dot ? (size_t)(dot - s) : strlen(s);

@@ -385,8 +385,8 @@ static sl_status normalize_setup(sl_ctx *ctx)
                       sl_batch_layout(in));
     for (int i = 0; i < sl_ctx_batch_size(ctx); i++)
         sl_ctx_set_shape(ctx, 0, i, sl_batch_shape(in, i));
-    if (sl_ctx_arg_bool(ctx, A_BATCH, 0))
-        return setup_batch(ctx, in, reduced);
+    if (sl_ctx_batch_size(ctx) > 0 && sl_ctx_arg_bool(ctx, A_BATCH, 0))
+        return setup_batch(ctx, in, reduced); /* an empty batch (a conditional's) has none */
     return SL_OK;
 }
 
