@@ -89,11 +89,6 @@ typedef struct sl_pipeline_options {
      * its iteration with SL_EINVAL naming the node, the sample and its file, before anything is
      * allocated for it: a hostile header or a mistaken size cannot take the machine's memory. */
     int64_t max_sample_bytes;
-    /* DALI's enable_conditionals (default 0): the front end turns `if`, `and`, `or` and `not`
-     * on per-sample data into _conditional.* nodes. The C build runs such nodes whatever it
-     * says (a spec holds them already transformed); it is recorded, and written to specs, so
-     * that a front end reading the spec back knows the pipeline was defined with it. */
-    int enable_conditionals;
 } sl_pipeline_options;
 
 /* Fills *o with the defaults. */

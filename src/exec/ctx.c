@@ -63,7 +63,7 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
         if (!ok)
             return sl_fail(ctx, SL_EINVAL,
                            "argument input \"%s\": sample %d has %lld values, expected %s",
-                           def->name, i, (long long)n,
+                           def->name, sl__ctx_sample_index(ctx, i), (long long)n,
                            is_list(def->type) ? "a list of the allowed length" : "one");
         for (int64_t k = 0; k < n && (def->flags & SL_ARG_RANGE); k++) {
             double x = elem(b, i, k);
@@ -71,7 +71,7 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
                 return sl_fail(ctx, SL_EINVAL,
                                "argument input \"%s\": sample %d: value %.10g is out of range "
                                "[%.10g, %.10g]",
-                               def->name, i, x, def->min, def->max);
+                               def->name, sl__ctx_sample_index(ctx, i), x, def->min, def->max);
         }
     }
     return SL_OK;

@@ -26,7 +26,6 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->gpu_queue_depth = 0;
     o->max_held_bytes = 0;
     o->max_sample_bytes = (int64_t)1 << 30;
-    o->enable_conditionals = 0;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -56,9 +55,6 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->max_sample_bytes < 1)
         return sl__last_error_set(SL_EINVAL, "max_sample_bytes must be at least 1, got %lld",
                                   (long long)o->max_sample_bytes);
-    if (o->enable_conditionals != 0 && o->enable_conditionals != 1)
-        return sl__last_error_set(SL_EINVAL, "enable_conditionals must be 0 or 1, got %d",
-                                  o->enable_conditionals);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);

@@ -188,6 +188,13 @@ static sl_status node_scope(sl__plan *plan, int j, sl__error *err)
         }
     }
     pn->scope = scope < 0 ? 0 : scope;
+    if (pn->scope != 0 && (pn->op->flags & SL_OP_SOURCE)) {
+        sl__plan_describe_scope(plan, pn->scope, a, sizeof a);
+        return fail(plan, j, err,
+                    "a source decides the batch of its iterations and cannot run inside %s "
+                    "(read it outside the conditional and split what the branch uses)",
+                    a);
+    }
     return SL_OK;
 }
 

@@ -29,7 +29,6 @@ const sl__option sl__options[] = {
     OPT(gpu_queue_depth, false, true),
     OPT(max_held_bytes, true, true),
     OPT(max_sample_bytes, true, true),
-    OPT(enable_conditionals, false, true),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 

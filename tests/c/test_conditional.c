@@ -500,6 +500,13 @@ static void test_build_errors(void **state)
     sl_graph_output(g, "m");
     expect_build_error(g, "must be the predicate of the split");
 
+    g = xc_graph(); /* a source inside a branch */
+    add(g, "external_source", "inner");
+    assert_int_equal(sl_graph_batch_like(g, "inner", "sx:1"), SL_OK);
+    merge(g, "m", "sx:0", "inner", "c");
+    sl_graph_output(g, "m");
+    expect_build_error(g, "cannot run inside the false branch of the conditional on \"c\"");
+
     g = xc_graph(); /* batch_like naming no node */
     add(g, "random.uniform", "u");
     assert_int_equal(sl_graph_batch_like(g, "u", "nothere"), SL_OK);

@@ -18,14 +18,16 @@
 #include "gpuutil.h"
 #include "testutil.h"
 
-static const char *spec(void)
+/* pred: the arithmetic that decides the outer conditional ("eq" 0: label 0; "geq" 0: every
+ * sample, the false branch empty on the GPU). */
+static const char *spec(const char *pred)
 {
     return tu_gpu_tree_spec(
         6, 11, 5, "\"m\", \"reader:1\"",
         "{\"name\": \"dec\", \"op\": \"decoders.image\", \"device\": \"$MIX\", \"inputs\": "
         "[\"reader:0\"]},"
         "{\"name\": \"is0\", \"op\": \"arithmetic\", \"inputs\": [\"reader:1\"], \"args\": "
-        "{\"op\": \"eq\", \"scalar_int\": 0}},"
+        "{\"op\": \"%s\", \"scalar_int\": 0}},"
         "{\"name\": \"coin\", \"op\": \"random.coin_flip\"},"
         "{\"name\": \"sc\", \"op\": \"_conditional.split\", \"inputs\": [\"coin\"], "
         "\"arg_inputs\": {\"predicate\": \"is0\"}},"
@@ -46,13 +48,23 @@ static const char *spec(void)
         "{\"name\": \"cf\", \"op\": \"crop\", \"device\": \"$GPU\", \"inputs\": [\"s:1\"], "
         "\"args\": {\"crop\": [16, 16]}, \"arg_inputs\": {\"crop_pos_x\": \"px\"}},"
         "{\"name\": \"m\", \"op\": \"_conditional.merge\", \"device\": \"$GPU\", \"inputs\": "
-        "[\"m2\", \"cf\"], \"arg_inputs\": {\"predicate\": \"is0\"}}");
+        "[\"m2\", \"cf\"], \"arg_inputs\": {\"predicate\": \"is0\"}}",
+        pred);
 }
 
 static void test_gpu_matches_cpu(void **state)
 {
     (void)state;
-    tu_diff d = tu_gpu_compare(spec(), 6, 0);
+    tu_diff d = tu_gpu_compare(spec("eq"), 6, 0);
+    assert_true(d.elements > 0);
+    assert_true(d.max_abs == 0);
+}
+
+/* Every sample in the true branch: the gpu nodes of the false branch run on empty batches. */
+static void test_gpu_empty_branch(void **state)
+{
+    (void)state;
+    tu_diff d = tu_gpu_compare(spec("geq"), 3, 0);
     assert_true(d.elements > 0);
     assert_true(d.max_abs == 0);
 }
@@ -62,6 +74,7 @@ int main(void)
     tu_gpu_require();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_matches_cpu),
+        cmocka_unit_test(test_gpu_empty_branch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

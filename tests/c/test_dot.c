@@ -43,7 +43,8 @@ typedef struct dot {
     int nn;
     dedge edges[32];
     int ne;
-    char cluster_names[8][64];
+    char cluster_names[16][64];
+    int cluster_parent[16]; /* the cluster a cluster is declared in, -1 for none */
     int nclusters;
     char comments[2048]; /* the // lines, joined */
 } dot;
@@ -67,6 +68,7 @@ static void parse(const char *text, dot *d)
 {
     memset(d, 0, sizeof *d);
     int cluster = -1;
+    int stack[16], depth = 0; /* open clusters, innermost last */
     for (const char *line = text; *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
@@ -80,9 +82,12 @@ static void parse(const char *text, dot *d)
             strncat(d->comments, s, sizeof d->comments - strlen(d->comments) - 2);
             strcat(d->comments, "\n");
         } else if (sscanf(s, "subgraph %63s {", d->cluster_names[d->nclusters]) == 1) {
-            cluster = d->nclusters++;
+            assert_true(depth < 16 && d->nclusters < 15);
+            d->cluster_parent[d->nclusters] = cluster;
+            stack[depth++] = cluster = d->nclusters++;
         } else if (strcmp(s, "}") == 0 && cluster >= 0) {
-            cluster = -1;
+            depth--;
+            cluster = depth > 0 ? stack[depth - 1] : -1;
         } else if (sscanf(s, "%15s -> %15[^ ;]", id, to) == 2) {
             dedge *e = &d->edges[d->ne++];
             snprintf(e->from, sizeof e->from, "%s", id);
@@ -504,16 +509,120 @@ static char *read_svg(const char *path)
     return svg;
 }
 
+/* x and c -> if c: t = x * 2, then if d: t * 3 (nested); else: f = x + 1; merged. */
+static sl_graph *cond_graph(void)
+{
+    sl_graph *g;
+    CHECK(sl_graph_create(&g));
+    const char *srcs[] = {"x", "c", "d"};
+    for (int k = 0; k < 3; k++)
+        CHECK(sl_graph_add(g, "external_source", srcs[k], NULL));
+    const char *splits[][3] = {{"sx", "x", "c"}, {"sd", "d", "c"}, {"st", "t", "sd:0"}};
+    const char *ariths[][2] = {{"t", "sx:0"}, {"t3", "st:0"}, {"f", "sx:1"}};
+    for (int k = 0; k < 3; k++) {
+        CHECK(sl_graph_add(g, "arithmetic", ariths[k][0], NULL));
+        CHECK(sl_graph_input(g, ariths[k][0], ariths[k][1]));
+        CHECK(sl_graph_arg_str(g, ariths[k][0], "op", "mul"));
+        CHECK(sl_graph_arg_float(g, ariths[k][0], "scalar", 2));
+    }
+    for (int k = 0; k < 3; k++) {
+        CHECK(sl_graph_add(g, "_conditional.split", splits[k][0], NULL));
+        CHECK(sl_graph_input(g, splits[k][0], splits[k][1]));
+        CHECK(sl_graph_arg_input(g, splits[k][0], "predicate", splits[k][2]));
+    }
+    const char *merges[][4] = {{"nt", "t3", "st:1", "sd:0"}, {"m", "nt", "f", "c"}};
+    for (int k = 0; k < 2; k++) {
+        CHECK(sl_graph_add(g, "_conditional.merge", merges[k][0], NULL));
+        CHECK(sl_graph_input(g, merges[k][0], merges[k][1]));
+        CHECK(sl_graph_input(g, merges[k][0], merges[k][2]));
+        CHECK(sl_graph_arg_input(g, merges[k][0], "predicate", merges[k][3]));
+    }
+    CHECK(sl_graph_output(g, "m"));
+    return g;
+}
+
+/* The name of the cluster node `name` is declared in ("" outside any), and of its parent. */
+static const char *cluster_of(const dot *d, const char *name, int up)
+{
+    const dnode *n = find_node(d, name);
+    assert_non_null(n);
+    int c = n->cluster;
+    for (int k = 0; k < up && c >= 0; k++)
+        c = d->cluster_parent[c];
+    return c >= 0 ? d->cluster_names[c] : "";
+}
+
+/* A conditional is a cluster holding its splits and merges and one cluster per branch around
+ * the nodes running on the branch's samples; a nested conditional sits inside its branch. */
+static void test_conditional_clusters(void **state)
+{
+    (void)state;
+    sl_graph *g = cond_graph();
+    sl_pipeline *p = create(g, 1, -1);
+    sl_status st;
+    char *text = dot_of(p, &st);
+    assert_non_null(text);
+    static dot d;
+    parse(text, &d);
+    assert_int_equal(d.nn, 11);
+    assert_string_equal(cluster_of(&d, "x", 0), "");
+    assert_string_equal(cluster_of(&d, "c", 0), "");
+    const char *outer = cluster_of(&d, "sx", 0);
+    assert_true(strncmp(outer, "cluster_cond_", 13) == 0);
+    assert_string_equal(cluster_of(&d, "sd", 0), outer);
+    assert_string_equal(cluster_of(&d, "m", 0), outer);
+    assert_true(strncmp(cluster_of(&d, "t", 0), "cluster_branch_", 15) == 0);
+    assert_string_equal(cluster_of(&d, "t", 1), outer);
+    assert_true(strncmp(cluster_of(&d, "f", 0), "cluster_branch_", 15) == 0);
+    assert_string_equal(cluster_of(&d, "f", 1), outer);
+    assert_string_not_equal(cluster_of(&d, "f", 0), cluster_of(&d, "t", 0));
+    /* nested: st and nt in a conditional inside t's branch, t3 in its true branch */
+    const char *inner = cluster_of(&d, "st", 0);
+    assert_true(strncmp(inner, "cluster_cond_", 13) == 0);
+    assert_string_not_equal(inner, outer);
+    assert_string_equal(cluster_of(&d, "st", 1), cluster_of(&d, "t", 0));
+    assert_string_equal(cluster_of(&d, "nt", 0), inner);
+    assert_string_equal(cluster_of(&d, "t3", 1), inner);
+    assert_string_equal(cluster_of(&d, "t3", 3), outer);
+    assert_non_null(strstr(text, "label=\"if c\";"));
+    assert_non_null(strstr(text, "label=\"if sd\";"));
+    assert_non_null(strstr(text, "label=\"true\";"));
+    assert_non_null(strstr(text, "label=\"false\";"));
+    const char *const edges[][3] = {
+        {"x", "sx", ""},
+        {"c", "sx", "style=dashed, label=\"predicate\""},
+        {"d", "sd", ""},
+        {"c", "sd", "style=dashed, label=\"predicate\""},
+        {"sx", "t", "label=\"0\""},
+        {"sx", "f", "label=\"1\""},
+        {"t", "st", ""},
+        {"sd", "st", "style=dashed, label=\"0: predicate\""},
+        {"st", "t3", "label=\"0\""},
+        {"t3", "nt", ""},
+        {"st", "nt", "label=\"1\""},
+        {"sd", "nt", "style=dashed, label=\"0: predicate\""},
+        {"nt", "m", ""},
+        {"f", "m", ""},
+        {"c", "m", "style=dashed, label=\"predicate\""},
+        {"m", "out0", ""},
+    };
+    expect_edges(&d, edges, 16);
+    free(text);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 /* dot reads the text of the pipelines above, weird names included, and shows them as given. */
 static void test_graphviz_reads_it(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp(), path[4096];
     assert_non_null(dir);
-    sl_graph *graphs[] = {training_graph(), weird_graph()};
+    sl_graph *graphs[] = {training_graph(), weird_graph(), cond_graph()};
     const char *shown[][2] = {{"crop_mirror_normalize", "output 1"},
-                              {"q&quot;b\\N", "x\\x09y?\xc3\xa9"}};
-    for (int k = 0; k < 2; k++) {
+                              {"q&quot;b\\N", "x\\x09y?\xc3\xa9"},
+                              {"_conditional.split", "if sd"}};
+    for (int k = 0; k < 3; k++) {
         sl_pipeline *p = create(graphs[k], 1, -1);
         snprintf(path, sizeof path, "%s/g%d.dot", dir, k);
         FILE *f = fopen(path, "w");
@@ -574,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_conditional_clusters),
     };
     const struct CMUnitTest drawn[] = {
         cmocka_unit_test(test_graphviz_reads_it),
