@@ -625,6 +625,48 @@ static void test_pruning(void **state)
     sl_graph_destroy(g0);
 }
 
+/* Sample fusion inside a branch, never across a split or merge: a1 -> a2 in the true branch
+ * fuse; the merge does not fuse into its consumer b, nor x's producer into the split. The
+ * values stay the model's. */
+static void test_fusion(void **state)
+{
+    (void)state;
+    sl_graph *g = new_graph();
+    add(g, "external_source", "x");
+    add(g, "external_source", "c");
+    arith(g, "pre", "x", "add", 0);
+    split(g, "sx", "pre", "c");
+    arith(g, "a1", "sx:0", "mul", 2);
+    arith(g, "a2", "a1", "add", 3);
+    merge(g, "m", "a2", "sx:1", "c");
+    arith(g, "b", "m", "mul", 10);
+    sl_graph_output(g, "b");
+    sl_pipeline *p = build(g, B, 2, 2);
+    const sl__plan *plan = p->plan;
+    for (int j = 0; j < plan->n; j++) {
+        const sl__pnode *pn = &plan->nodes[j];
+        bool fused = pn->fuse_into >= 0;
+        if (!strcmp(pn->name, "a1"))
+            assert_string_equal(plan->nodes[pn->fuse_into].name, "a2");
+        else
+            assert_false(fused); /* pre (into the split), a2 (into the merge), m (into b) */
+    }
+    for (int k = 0; k < 2; k++)
+        feed_iteration(p, k, false, false);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        for (int i = 0; i < B; i++)
+            for (int e = 0; e < x_len(k, i); e++) {
+                float x = x_val(k, i, e);
+                float want = 10 * (pred_c(k, i) ? 2 * x + 3 : x);
+                assert_true(((const float *)sl_batch_sample_data(b, i))[e] == want);
+            }
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 /* The spec writes batch_like as {"node", "output"}; reading it back gives the same text and a
  * pipeline with the same results. */
 static void test_spec_round_trip(void **state)
@@ -749,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_build_errors),    cmocka_unit_test(test_run_errors),
         cmocka_unit_test(test_logical),         cmocka_unit_test(test_pruning),
         cmocka_unit_test(test_spec_round_trip), cmocka_unit_test(test_steady_state),
+        cmocka_unit_test(test_fusion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
