@@ -514,8 +514,9 @@ static void test_build_errors(void **state)
     expect_build_error(g, "batch_like refers to unknown node");
 }
 
-/* A bad predicate (float, or more than one element) fails naming the node and the sample; the
- * branches giving different types fail at the merge. */
+/* A predicate of any numeric type works (DALI: nonzero is true, float16 too); one of more than
+ * one element fails naming the node and the sample in DALI's words; the branches giving
+ * different types fail at the merge. */
 static void test_run_errors(void **state)
 {
     (void)state;
@@ -523,20 +524,30 @@ static void test_run_errors(void **state)
     merge(g, "m", "sx:0", "sx:1", "c");
     sl_graph_output(g, "m");
     sl_pipeline *p = build(g, 2, 1, 1);
-    float xv[2] = {1, 2}, cv[2] = {1, 0.5f};
-    int64_t one[2] = {1, 1};
-    const void *xp[2] = {&xv[0], &xv[1]}, *cp[2] = {&cv[0], &cv[1]};
+    float xv[2] = {1, 2}, cv[2] = {0.5f, 0}, c2[3] = {1, 0, 1};
+    int64_t one[2] = {1, 1}, bad[2] = {1, 2};
+    const void *xp[2] = {&xv[0], &xv[1]}, *cp[2] = {&cv[0], &cv[1]}, *c2p[2] = {&c2[0], &c2[1]};
     sl_feed fx = {
         .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = one, .data = xp};
     sl_feed fc = {
         .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = one, .data = cp};
+    sl_feed fc2 = {
+        .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = bad, .data = c2p};
     assert_int_equal(sl_pipeline_feed_input(p, "x", &fx), SL_OK);
     assert_int_equal(sl_pipeline_feed_input(p, "c", &fc), SL_OK);
+    assert_int_equal(sl_pipeline_feed_input(p, "x", &fx), SL_OK);
+    assert_int_equal(sl_pipeline_feed_input(p, "c", &fc2), SL_OK);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *m = sl_pipeline_output(p, 0);
+    for (int i = 0; i < 2; i++)
+        assert_true(*(const float *)sl_batch_sample_data(m, i) == xv[i]);
     assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
     assert_non_null(strstr(sl_pipeline_error(p), "node \"sx\""));
-    assert_non_null(strstr(sl_pipeline_error(p), "sample 0"));
-    assert_non_null(strstr(sl_pipeline_error(p), "boolean scalar"));
-    assert_non_null(strstr(sl_pipeline_error(p), "float32"));
+    assert_non_null(strstr(sl_pipeline_error(p), "sample 1"));
+    assert_non_null(strstr(sl_pipeline_error(p),
+                           "Conditions inside `if` statements are restricted to scalar (0-d "
+                           "tensors) inputs, that are placed on CPU. Got a 1-d input as a "
+                           "condition of the `if` statement"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 
@@ -560,8 +571,9 @@ static void test_run_errors(void **state)
     sl_graph_destroy(g);
 }
 
-/* not_ and validate_logical: per sample, against the model; a non-scalar operand fails naming
- * the expression and the side. */
+/* not_ and validate_logical: per sample, against the model; DALI's operand rules: `not` takes a
+ * scalar of any numeric type, `and`/`or` a bool scalar; a failure names the expression, the
+ * side and the sample. */
 static void test_logical(void **state)
 {
     (void)state;
@@ -569,8 +581,8 @@ static void test_logical(void **state)
     add(g, "external_source", "c");
     add(g, "_conditional.validate_logical", "v");
     in(g, "v", "c");
-    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "or"), SL_OK);
-    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "right"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "not"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "only"), SL_OK);
     add(g, "_conditional.not_", "n");
     in(g, "n", "v");
     sl_graph_output(g, "v");
@@ -594,9 +606,28 @@ static void test_logical(void **state)
     }
     assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
     const char *msg = sl_pipeline_error(p);
-    assert_non_null(strstr(msg, "logical expression `or`"));
-    assert_non_null(strstr(msg, "right operand"));
+    assert_non_null(strstr(msg, "Logical expression `not` is restricted to scalar (0-d tensors) "
+                                "inputs, that are placed on CPU. Got a 1-d input of 2 elements"));
     assert_non_null(strstr(msg, "sample 1"));
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+
+    /* `or`: an int32 operand is refused for its type (bool only) */
+    g = new_graph();
+    add(g, "external_source", "c");
+    add(g, "_conditional.validate_logical", "v");
+    in(g, "v", "c");
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "or"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "right"), SL_OK);
+    sl_graph_output(g, "v");
+    p = build(g, 4, 1, 1);
+    feed_i32(p, "c", c, 4);
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+    msg = sl_pipeline_error(p);
+    assert_non_null(strstr(msg, "Logical expression `or` is restricted to scalar (0-d tensors) "
+                                "inputs of `bool` type, that are placed on CPU. Got an input of "
+                                "type `int32` as the right argument in logical expression."));
+    assert_non_null(strstr(msg, "sample 0"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 }
