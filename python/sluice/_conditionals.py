@@ -491,7 +491,12 @@ def or_(left, right, text, line, file=None):
 def not_(value):
     """``not value``: a ``_conditional.not_`` node for a DataNode."""
     if isinstance(value, DataNode):
-        return current_stack("`not`", None, None).ops.not_(value)
+        stack = current_stack("`not`", None, None)
+        if value.device != "cpu":
+            raise RuntimeError(
+                "Logical expression `not` is restricted to scalar (0-d tensors) inputs, that "
+                "are placed on CPU. Got a GPU input in logical expression.")
+        return stack.ops.not_(value)
     return not value
 
 

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "ops/math/elementwise.h"
+#include "ops/tensor/tensor.h"
 #include "sluice/op.h"
 
 #ifdef SLUICE_HAVE_CUDA
@@ -191,14 +193,18 @@ static sl_status merge_setup(sl_ctx *ctx)
     /* An empty branch's number of dimensions may be unknowable (a reshape to per-sample
      * shapes it never saw): the branch with samples decides it, as it decides the layout. */
     bool both = counts[0] > 0 && counts[1] > 0;
-    if (sl_batch_dtype(in[0]) != sl_batch_dtype(in[1]) ||
-        (both && sl_batch_ndim(in[0]) != sl_batch_ndim(in[1])))
+    if (both && sl_batch_ndim(in[0]) != sl_batch_ndim(in[1]))
         return sl_fail(ctx, SL_EINVAL,
+                       "Divergent data found in different branches of conditional operation: "
                        "the branches of a conditional give different kinds of data for one "
                        "variable: the true branch %d-d %s, the false branch %d-d %s; every "
-                       "branch must give the same type and number of dimensions",
+                       "branch must give the same number of dimensions",
                        sl_batch_ndim(in[0]), sl_dtype_name(sl_batch_dtype(in[0])),
                        sl_batch_ndim(in[1]), sl_dtype_name(sl_batch_dtype(in[1])));
+    /* Branches of different types (`out * 0.5` in one, `out` uint8 in the other) merge into
+     * their promoted type, arithmetic's rule, whichever branches have samples (so the type
+     * does not change from iteration to iteration); DALI fails where both have samples. */
+    sl_dtype type = sl__ew_promote(sl_batch_dtype(in[0]), sl_batch_dtype(in[1]));
     const sl_batch *lead = counts[0] > 0 || counts[1] == 0 ? in[0] : in[1];
     const char *layout = sl_batch_layout(lead);
     if (!layout[0] && both)
@@ -209,7 +215,7 @@ static sl_status merge_setup(sl_ctx *ctx)
                        "the branches of a conditional give different layouts for one variable: "
                        "the true branch \"%s\", the false branch \"%s\"",
                        sl_batch_layout(in[0]), sl_batch_layout(in[1]));
-    sl_ctx_set_output(ctx, 0, sl_batch_dtype(lead), sl_batch_ndim(lead), layout);
+    sl_ctx_set_output(ctx, 0, type, sl_batch_ndim(lead), layout);
     if (ctx->oom != SL_OK)
         return SL_OK;
     for (int i = 0; i < n; i++) {
@@ -226,9 +232,17 @@ static sl_status merge_run_sample(sl_ctx *ctx, int i)
     const int *pos = sl_ctx_iter_data(ctx);
     const sl_batch *b = sl_ctx_input(ctx, branch_of(pos[i]));
     int j = index_in(pos[i]);
-    size_t bytes = (size_t)sl_batch_sample_numel(b, j) * sl_dtype_size(sl_batch_dtype(b));
-    if (bytes)
-        memcpy(sl_ctx_output_data(ctx, 0, i), sl_batch_sample_data(b, j), bytes);
+    int64_t numel = sl_batch_sample_numel(b, j);
+    sl_dtype out = sl__ew_promote(sl_batch_dtype(sl_ctx_input(ctx, 0)),
+                                  sl_batch_dtype(sl_ctx_input(ctx, 1)));
+    if (!numel)
+        return SL_OK;
+    if (out == sl_batch_dtype(b))
+        memcpy(sl_ctx_output_data(ctx, 0, i), sl_batch_sample_data(b, j),
+               (size_t)numel * sl_dtype_size(out));
+    else
+        sl__convert_get(out, sl_batch_dtype(b))(sl_ctx_output_data(ctx, 0, i),
+                                                 sl_batch_sample_data(b, j), numel);
     return SL_OK;
 }
 
@@ -362,8 +376,10 @@ const sl_op_def sl_op_cond_merge = {
     .doc = "Puts the samples of the two branches of a conditional back in their original order "
            "(the end of an `if`).\n\n"
            "Input 0 comes from the true branch, input 1 from the false branch of the split on "
-           "the same `predicate`. Both must give the same type, and where both have samples "
-           "the same number of dimensions and layout (an empty branch takes the other's).",
+           "the same `predicate`. Where both have samples they must have the same number of "
+           "dimensions and layout (an empty branch takes the other's). Branches of different "
+           "types give their promoted type (arithmetic's rule: uint8 and float32 give "
+           "float32), converted on the CPU; on the GPU the types must be the same.",
     .inputs = merge_in,
     .min_inputs = 2,
     .max_inputs = 2,
