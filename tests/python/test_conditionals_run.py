@@ -8,7 +8,8 @@ operators in test_conditionals.py."""
 import numpy as np
 import pytest
 
-from sluice import Pipeline, fn, pipeline_def, types
+from sluice import fn, pipeline_def, types
+from sluice.pipeline import do_not_convert
 
 import parallel_cases as pc
 
@@ -496,3 +497,79 @@ def test_parallel_external_source_with_conditionals():
     for p, x, y in _run(pipe(), 4):
         for j in range(4):
             np.testing.assert_array_equal(y[j], x[j] * 3 if p[j] else x[j] + 1)
+
+
+# ---- sources defined in a converted function (DALI's test_external_source) ---------------------
+
+def _check_artifact(fn_, expected):
+    from sluice._autograph import is_autograph_artifact
+
+    if is_autograph_artifact(fn_) != expected:
+        raise AssertionError(f"{fn_} converted: {not expected}, expected {expected}")
+
+
+def _converted_factory(size):
+    def source_in_factory(si):
+        _check_artifact(source_in_factory, True)
+        return np.full(size, 10)
+    return source_in_factory
+
+
+@do_not_convert
+def _plain_factory(size):
+    def source_in_factory(si):
+        _check_artifact(source_in_factory, False)
+        return np.full(size, 10)
+    return source_in_factory
+
+
+def _source_pipe(kind, parallel):
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None, enable_conditionals=True,
+                  py_start_method="spawn")
+    def pipe():
+        if kind == "local":
+            def source_local(si):
+                _check_artifact(source_local, True)
+                return np.full((3,), 10)
+            source = source_local
+        else:
+            source = (_converted_factory if kind == "converted" else _plain_factory)((3,))
+            _check_artifact(source, kind == "converted")
+        return fn.external_source(source=source, parallel=parallel, batch=False)
+
+    p = pipe()
+    p.build()
+    (out,) = p.run()
+    np.testing.assert_array_equal(out.as_array(), np.full((4, 3), 10))
+
+
+@pytest.mark.parametrize("kind", ["local", "converted", "plain"])
+def test_sources_made_in_a_converted_definition(kind):
+    _source_pipe(kind, parallel=False)
+
+
+@pytest.mark.parametrize("kind", ["local", "converted"])
+def test_parallel_source_made_converted_is_refused(kind):
+    with pytest.raises(ValueError, match="it must remain unconverted"):
+        _source_pipe(kind, parallel=True)
+
+
+def test_parallel_source_from_do_not_convert_factory_runs():
+    _source_pipe("plain", parallel=True)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int64, np.float16, np.float32,
+                                   np.float64])
+def test_if_predicate_of_any_numeric_type(dtype):
+    @pipeline_def(batch_size=10, num_threads=2, device_id=None, enable_conditionals=True)
+    def pipe():
+        p = fn.external_source(source=lambda info: np.array(7 if info.idx_in_batch < 5 else 0,
+                                                            dtype=dtype), batch=False)
+        if p:
+            out = types.Constant(np.array(42), device="cpu")
+        else:
+            out = types.Constant(np.array(0), device="cpu")
+        return out
+
+    (out,), = _run(pipe(), 1)
+    assert [int(v) for v in out] == [42] * 5 + [0] * 5
