@@ -15,9 +15,10 @@ script checks that the `if` traced by sluice._convert costs what those graphs co
 - half: `if fn.random.coin_flip(probability=0.5):` the same two branches.
 
 The three run interleaved, `--rounds` times, each `--iters` iterations after `--warmup`
-iterations (the first batch and every prefetch slot's buffers); prints per round images/s (wall) and the process's CPU time per image (user + sys
-of all its threads: steadier than wall time on a shared machine), then the medians; the
-first batch of `all` is checked to equal the unconditional one.
+iterations (the first batch and every prefetch slot's buffers); prints per round images/s
+(wall) and the process's CPU time per image (user + sys of all its threads: steadier than
+wall time on a shared machine), then the medians; the first batch of `all` is checked to
+equal the unconditional one.
 """
 import argparse
 import resource
