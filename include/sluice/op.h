@@ -57,8 +57,9 @@ typedef enum sl_arg_type {
 #define SL_ARG_OPTIONAL 0x2u  /* no default; may stay unset (sl_ctx_arg_is_set tells) */
 #define SL_ARG_RANGE 0x4u     /* numeric value (each element of a list) within [min, max] */
 #define SL_ARG_SCALAR_OK 0x8u /* a list argument also accepts one scalar (broadcast) */
-#define SL_ARG_OWN_CHECK 0x10u /* an argument input whose samples' sizes the operator checks \
-                                * itself (the executor checks the dtype and the count only) */
+/* An argument input whose samples' sizes the operator checks itself (the executor checks the
+ * dtype and the count only): _conditional's predicate, to word DALI's error. */
+#define SL_ARG_OWN_CHECK 0x10u
 
 typedef struct sl_arg_def {
     const char *name;

@@ -233,8 +233,8 @@ static sl_status merge_run_sample(sl_ctx *ctx, int i)
     const sl_batch *b = sl_ctx_input(ctx, branch_of(pos[i]));
     int j = index_in(pos[i]);
     int64_t numel = sl_batch_sample_numel(b, j);
-    sl_dtype out = sl__ew_promote(sl_batch_dtype(sl_ctx_input(ctx, 0)),
-                                  sl_batch_dtype(sl_ctx_input(ctx, 1)));
+    sl_dtype out =
+        sl__ew_promote(sl_batch_dtype(sl_ctx_input(ctx, 0)), sl_batch_dtype(sl_ctx_input(ctx, 1)));
     if (!numel)
         return SL_OK;
     if (out == sl_batch_dtype(b))
@@ -242,7 +242,7 @@ static sl_status merge_run_sample(sl_ctx *ctx, int i)
                (size_t)numel * sl_dtype_size(out));
     else
         sl__convert_get(out, sl_batch_dtype(b))(sl_ctx_output_data(ctx, 0, i),
-                                                 sl_batch_sample_data(b, j), numel);
+                                                sl_batch_sample_data(b, j), numel);
     return SL_OK;
 }
 
@@ -271,8 +271,7 @@ static sl_status logical_check(sl_ctx *ctx, const char *expr, const char *side)
             snprintf(got, sizeof got, "a %d-d input of %lld elements", sl_batch_ndim(in),
                      (long long)n);
         else
-            snprintf(got, sizeof got, "an input of type `%s`",
-                     sl_dtype_name(sl_batch_dtype(in)));
+            snprintf(got, sizeof got, "an input of type `%s`", sl_dtype_name(sl_batch_dtype(in)));
         return sl_fail(ctx, SL_EINVAL,
                        "Logical expression `%s` is restricted to scalar (0-d tensors) "
                        "inputs%s, that are placed on CPU. Got %s%s in logical expression. "
