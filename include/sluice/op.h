@@ -225,7 +225,9 @@ SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, 
 /* ---- per iteration -------------------------------------------------------------------- */
 
 /* Samples in this iteration: the pipeline's batch_size, or fewer when an external source was
- * fed a smaller batch for it. sl_init_batch_size is the maximum. */
+ * fed a smaller batch for it; inside a conditional branch (after a _conditional.split), the
+ * branch's samples, possibly none: every operator must handle a batch of 0 samples (setup is
+ * called, per-sample functions are not). sl_init_batch_size is the maximum. */
 SL_API int sl_ctx_batch_size(const sl_ctx *ctx);
 SL_API int64_t sl_ctx_iteration(const sl_ctx *ctx);
 SL_API int sl_ctx_num_inputs(const sl_ctx *ctx);
@@ -315,7 +317,9 @@ SL_API void sl_ctx_focus_sample(sl_ctx *ctx, int sample);
 SL_API sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
 
 /* The random stream of sample i in this iteration for this node (sluice/rng.h): keyed by the
- * node's seed, counted by (iteration, sample). */
+ * node's seed, counted by (iteration, sample) — inside a conditional branch, by the sample's
+ * index in the iteration's whole batch, so a branch draws what the node would draw without the
+ * conditional. */
 SL_API sl_rng sl_ctx_rng(const sl_ctx *ctx, int sample);
 
 #ifdef __cplusplus

@@ -11,6 +11,12 @@
  * gpu nodes' outputs live in `gdepth` GPU buffer sets (stage.c) that iterations take in order;
  * a mixed/gpu node whose iteration holds no set yet waits, parked, until one is given back.
  *
+ * Conditionals (plan scopes, src/graph/cond.c): a node runs on its scope's samples — the slot's
+ * scope_n[scope] of them, each mapped to its index in the whole batch by scope_idx — which the
+ * first split of the scope writes in its setup, before any node of the scope can start (they
+ * all wait for it through the plan's edges). sl_ctx_batch_size, sl_ctx_rng and errors read
+ * them; scope 0 is the whole batch (slot->batch_size, identity map).
+ *
  * Locking: `mu` protects slot states, pending counts, the shared-iteration FIFO, stateful
  * ordering, the pools' turns and holders, stats and the trace ring; per-sample progress uses
  * atomics only. Lock order:

@@ -209,6 +209,9 @@ static void put_edges(FILE *f, const sl__plan *plan)
         for (int a = 0; a < pn->nargs; a++)
             if (pn->args[a].input.node >= 0)
                 put_edge(f, plan, pn->args[a].input, "n", j, sl_op_arg(pn->op, a)->name);
+        if (pn->batch_like.node >= 0) /* no data: the batch (branch) it takes */
+            fprintf(f, "    n%d -> n%d [style=dotted, label=\"batch_like\"];\n",
+                    pn->batch_like.node, j);
     }
 }
 

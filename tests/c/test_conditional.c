@@ -659,6 +659,81 @@ static void test_pruning(void **state)
     sl_graph_destroy(g0);
 }
 
+/* The operators the case files (test_op_cases' "[if]" runs) do not cover on an empty batch:
+ * the decoders, copy and the random operators, each once per branch with every sample on one
+ * side (pred_op "geq": all true; "lt": all false), merged, equal to the node run
+ * unconditionally with the same seed. */
+static void empty_branches(const char *pred_op)
+{
+    const char *root = tu_env_dir("SLUICE_TEST_TREE");
+    sl_graph *g = new_graph();
+    add(g, "readers.file", "reader");
+    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", root), SL_OK);
+    add(g, "arithmetic", "p");
+    in(g, "p", "reader:1");
+    assert_int_equal(sl_graph_arg_str(g, "p", "op", pred_op), SL_OK);
+    assert_int_equal(sl_graph_arg_int(g, "p", "scalar_int", 0), SL_OK);
+    add(g, "arithmetic", "n"); /* 3 .. : the choices' sizes */
+    in(g, "n", "reader:1");
+    assert_int_equal(sl_graph_arg_str(g, "n", "op", "add"), SL_OK);
+    assert_int_equal(sl_graph_arg_int(g, "n", "scalar_int", 3), SL_OK);
+    split(g, "s", "reader:0", "p");
+    split(g, "sn", "n", "p");
+    const char *ops[][3] = {
+        /* op, input (none: batch_like), seed */
+        {"decoders.image", "reader:0", NULL}, {"decoders.image_random_crop", "reader:0", "5"},
+        {"copy", "reader:0", NULL},           {"random.coin_flip", NULL, "6"},
+        {"random.normal", NULL, "8"},         {"random.uniform", NULL, "10"},
+        {"random.choice", "n", "9"}};
+    int nops = (int)(sizeof ops / sizeof ops[0]);
+    char name[64], ref[64], src[64];
+    for (int k = 0; k < nops; k++) {
+        const char *sp = ops[k][1] && !strcmp(ops[k][1], "n") ? "sn" : "s";
+        for (int b = 0; b < 3; b++) { /* true branch, false branch, unconditional */
+            snprintf(name, sizeof name, "op%d_%d", k, b);
+            add(g, ops[k][0], name);
+            if (ops[k][2])
+                assert_int_equal(sl_graph_arg_int(g, name, "seed", atoi(ops[k][2])), SL_OK);
+            snprintf(src, sizeof src, "%s:%d", sp, b);
+            if (ops[k][1])
+                in(g, name, b < 2 ? src : ops[k][1]);
+            else if (b < 2)
+                assert_int_equal(sl_graph_batch_like(g, name, src), SL_OK);
+        }
+        snprintf(name, sizeof name, "m%d", k);
+        snprintf(src, sizeof src, "op%d_0", k);
+        snprintf(ref, sizeof ref, "op%d_1", k);
+        merge(g, name, src, ref, "p");
+        sl_graph_output(g, name);
+        snprintf(ref, sizeof ref, "op%d_2", k);
+        sl_graph_output(g, ref);
+    }
+    sl_pipeline *p = build(g, 4, 2, 2);
+    for (int it = 0; it < 3; it++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        for (int k = 0; k < nops; k++) {
+            const sl_batch *m = sl_pipeline_output(p, 2 * k), *r = sl_pipeline_output(p, 2 * k + 1);
+            assert_int_equal(sl_batch_size(m), 4);
+            assert_int_equal(sl_batch_dtype(m), sl_batch_dtype(r));
+            assert_int_equal(sl_batch_ndim(m), sl_batch_ndim(r));
+            assert_string_equal(sl_batch_layout(m), sl_batch_layout(r));
+            if (sl_batch_nbytes(m) != sl_batch_nbytes(r) ||
+                memcmp(sl_batch_data(m), sl_batch_data(r), sl_batch_nbytes(r)) != 0)
+                fail_msg("%s (%s): the merged branches differ from the node run unconditionally",
+                         ops[k][0], pred_op);
+        }
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
+static void test_empty_branches(void **state)
+{
+    (void)state;
+    empty_branches("geq"); /* every label >= 0: the false branch is empty */
+    empty_branches("lt");  /* none < 0: the true branch is empty */
+}
+
 /* Sample fusion inside a branch, never across a split or merge: a1 -> a2 in the true branch
  * fuse; the merge does not fuse into its consumer b, nor x's producer into the split. The
  * values stay the model's. */
@@ -825,7 +900,7 @@ int main(void)
         cmocka_unit_test(test_build_errors),    cmocka_unit_test(test_run_errors),
         cmocka_unit_test(test_logical),         cmocka_unit_test(test_pruning),
         cmocka_unit_test(test_spec_round_trip), cmocka_unit_test(test_steady_state),
-        cmocka_unit_test(test_fusion),
+        cmocka_unit_test(test_fusion),          cmocka_unit_test(test_empty_branches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -537,7 +537,17 @@ static sl_graph *cond_graph(void)
         CHECK(sl_graph_input(g, merges[k][0], merges[k][2]));
         CHECK(sl_graph_arg_input(g, merges[k][0], "predicate", merges[k][3]));
     }
+    CHECK(sl_graph_add(g, "random.uniform", "u", NULL)); /* drawn only for the false branch */
+    CHECK(sl_graph_batch_like(g, "u", "sx:1"));
+    CHECK(sl_graph_add(g, "_conditional.split", "su", NULL));
+    CHECK(sl_graph_input(g, "su", "c"));
+    CHECK(sl_graph_arg_input(g, "su", "predicate", "c"));
+    CHECK(sl_graph_add(g, "_conditional.merge", "mu", NULL));
+    CHECK(sl_graph_input(g, "mu", "su:0"));
+    CHECK(sl_graph_input(g, "mu", "u"));
+    CHECK(sl_graph_arg_input(g, "mu", "predicate", "c"));
     CHECK(sl_graph_output(g, "m"));
+    CHECK(sl_graph_output(g, "mu"));
     return g;
 }
 
@@ -564,18 +574,21 @@ static void test_conditional_clusters(void **state)
     assert_non_null(text);
     static dot d;
     parse(text, &d);
-    assert_int_equal(d.nn, 11);
+    assert_int_equal(d.nn, 14);
     assert_string_equal(cluster_of(&d, "x", 0), "");
     assert_string_equal(cluster_of(&d, "c", 0), "");
     const char *outer = cluster_of(&d, "sx", 0);
     assert_true(strncmp(outer, "cluster_cond_", 13) == 0);
     assert_string_equal(cluster_of(&d, "sd", 0), outer);
     assert_string_equal(cluster_of(&d, "m", 0), outer);
+    assert_string_equal(cluster_of(&d, "su", 0), outer);
+    assert_string_equal(cluster_of(&d, "mu", 0), outer);
     assert_true(strncmp(cluster_of(&d, "t", 0), "cluster_branch_", 15) == 0);
     assert_string_equal(cluster_of(&d, "t", 1), outer);
     assert_true(strncmp(cluster_of(&d, "f", 0), "cluster_branch_", 15) == 0);
     assert_string_equal(cluster_of(&d, "f", 1), outer);
     assert_string_not_equal(cluster_of(&d, "f", 0), cluster_of(&d, "t", 0));
+    assert_string_equal(cluster_of(&d, "u", 0), cluster_of(&d, "f", 0)); /* batch_like sx:1 */
     /* nested: st and nt in a conditional inside t's branch, t3 in its true branch */
     const char *inner = cluster_of(&d, "st", 0);
     assert_true(strncmp(inner, "cluster_cond_", 13) == 0);
@@ -605,8 +618,15 @@ static void test_conditional_clusters(void **state)
         {"f", "m", ""},
         {"c", "m", "style=dashed, label=\"predicate\""},
         {"m", "out0", ""},
+        {"sx", "u", "style=dotted, label=\"batch_like\""},
+        {"c", "su", ""},
+        {"c", "su", "style=dashed, label=\"predicate\""},
+        {"su", "mu", "label=\"0\""},
+        {"u", "mu", ""},
+        {"c", "mu", "style=dashed, label=\"predicate\""},
+        {"mu", "out1", ""},
     };
-    expect_edges(&d, edges, 16);
+    expect_edges(&d, edges, 23);
     free(text);
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
