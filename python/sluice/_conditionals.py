@@ -288,8 +288,8 @@ def _same_structure(a, b, name):
                 raise ValueError(
                     f"{_DIVERGENT}The two structures don't have the same nested structure. "
                     "The two dictionaries don't have the same set of keys. First structure "
-                    f"has keys type=list str={sorted(map(str, a))}, while second structure has "
-                    f"keys type=list str={sorted(map(str, b))} (variable '{name}')")
+                    f"has keys type=list str={list(map(str, a))}, while second structure has "
+                    f"keys type=list str={list(map(str, b))} (variable '{name}')")
             for k in a:
                 _same_structure(a[k], b[k], name)
         else:

@@ -505,6 +505,10 @@ def _transform(func, node):
     else:
         node.decorator_list = []
         rw.function(node)
+        # Another name inside the factory: the function's own name in its body (a recursive
+        # call) must stay what it was (a global, or a cell of its closure), not a cell of the
+        # factory's local.
+        node.name = "__sl_converted"
         inner = node
     params = list(code.co_freevars) + [_AG]
     factory = ast.FunctionDef(

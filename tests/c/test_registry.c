@@ -239,7 +239,10 @@ static void check_arg(const sl_op_def *op, int a)
     /* Argument inputs are numeric batches (sl__ctx_check_arg_inputs reads them as numbers). */
     if ((def->flags & SL_ARG_TENSOR) && !is_numeric_type(def->type) && def->type != SL_ARG_BOOL)
         problem(op, name, "SL_ARG_TENSOR on a %s argument", sl_arg_type_name(def->type));
-    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK))
+    if ((def->flags & SL_ARG_OWN_CHECK) && !(def->flags & SL_ARG_TENSOR))
+        problem(op, name, "SL_ARG_OWN_CHECK without SL_ARG_TENSOR");
+    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE |
+                                 SL_ARG_SCALAR_OK | SL_ARG_OWN_CHECK))
         problem(op, name, "unknown flags 0x%x", def->flags);
     check_default(op, a, def);
 }

@@ -573,3 +573,87 @@ def test_if_predicate_of_any_numeric_type(dtype):
 
     (out,), = _run(pipe(), 1)
     assert [int(v) for v in out] == [42] * 5 + [0] * 5
+
+
+# ---- nested structures in branches (DALI's test_nests) -----------------------------------------
+
+def _parity(info):
+    return np.array(info.idx_in_batch % 2)
+
+
+def test_dicts_and_tuples_merge_element_by_element():
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, enable_conditionals=True)
+    def pipe():
+        pred = fn.external_source(source=_parity, batch=False)
+        data = types.Constant(np.array(42), device="cpu")
+        if pred:
+            d = {"out": data - 1}
+            t = (data, data + 10, data + 20)
+        else:
+            d = {"out": data + 1}
+            t = (np.array(-10), data, data * 2)
+        a, b, c = t
+        return d["out"], a, b, c
+
+    (d, a, b, c), = _run(pipe(), 1)
+    odd = [i % 2 == 1 for i in range(8)]
+    assert [int(v) for v in d] == [41 if o else 43 for o in odd]
+    assert [int(v) for v in a] == [42 if o else -10 for o in odd]
+    assert [int(v) for v in b] == [52 if o else 42 for o in odd]
+    assert [int(v) for v in c] == [62 if o else 84 for o in odd]
+
+
+def test_dicts_with_different_keys_are_an_error():
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, enable_conditionals=True)
+    def pipe():
+        pred = fn.external_source(source=_parity, batch=False)
+        if pred:
+            out = {"out": np.array(2), "mismatched": np.array(9999)}
+        else:
+            out = {"out": np.array(1)}
+        return out
+
+    with pytest.raises(ValueError, match=r"(?s)Divergent data found in different branches of "
+                                         r"`if/else` control flow statement.*The two "
+                                         r"dictionaries don't have the same set of keys\. First "
+                                         r"structure has keys type=list str=\['out', "
+                                         r"'mismatched'\], while second structure has keys "
+                                         r"type=list str=\['out'\]"):
+        pipe()
+
+
+def _select(lo, hi, ops, idx, image, label):
+    """A recursive helper called from the definition (converted too): picks ops[idx] per
+    sample by bisection, returning a tuple from every branch."""
+    if lo == hi:
+        return ops[lo](image, label)
+    mid = (lo + hi) // 2
+    if idx <= mid:
+        image, label = _select(lo, mid, ops, idx, image, label)
+    else:
+        image, label = _select(mid + 1, hi, ops, idx, image, label)
+    return image, label
+
+
+def test_recursive_helper_returning_tuples():
+    ops = [lambda im, lb: (fn.flip(im, horizontal=1), lb + 10),
+           lambda im, lb: (fn.flip(im, horizontal=0, vertical=1), lb + 20),
+           lambda im, lb: (im, lb + 30)]
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=1, enable_conditionals=True)
+    def pipe():
+        image = fn.external_source(source=_image, batch=False, layout="HWC")
+        label = types.Constant(np.int32(1), device="cpu")
+        idx = fn.random.uniform(values=[0.0, 1.0, 2.0], seed=3)
+        out, lab = _select(0, len(ops) - 1, ops, idx, image, label)
+        return idx, image, out, lab
+
+    seen = set()
+    for idx, image, out, lab in _run(pipe(), 2):
+        for j in range(8):
+            k = int(idx[j])
+            seen.add(k)
+            want = [image[j][:, ::-1], image[j][::-1], image[j]][k]
+            np.testing.assert_array_equal(out[j], want)
+            assert int(lab[j]) == 1 + 10 * (k + 1)
+    assert seen == {0, 1, 2}
