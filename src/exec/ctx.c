@@ -354,6 +354,16 @@ static const char *sample_source(const sl_ctx *ctx)
 {
     if (ctx->sample < 0)
         return NULL;
+    if (sl__op_is_split(ctx->pn->op) || sl__op_is_merge(ctx->pn->op)) {
+        /* their outputs (and a merge's inputs) count samples otherwise: the predicate's are
+         * the node's own */
+        sl__ref r = ctx->pn->args[sl_op_arg_index(ctx->pn->op, "predicate")].input;
+        const sl_batch *pb = r.node >= 0 ? &ctx->slot->nodes[r.node].outs[r.out] : NULL;
+        if (pb && ctx->sample < pb->size && pb->sources[ctx->sample])
+            return pb->sources[ctx->sample];
+        const sl_batch *in = sl__op_is_split(ctx->pn->op) ? sl_ctx_input(ctx, 0) : NULL;
+        return in && ctx->sample < in->size ? in->sources[ctx->sample] : NULL;
+    }
     const sl_batch *out = ctx->pn->nout > 0 ? &ctx->sn->wouts[0] : NULL;
     if (out && ctx->sample < out->size && out->sources[ctx->sample])
         return out->sources[ctx->sample];

@@ -384,6 +384,33 @@ static void test_sources(void **state)
         }
     }
     assert_true(seen_true > 0 && seen_false > 0);
+    /* a predicate that is no scalar (the label twice: 2 elements) fails naming the file */
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    char first[4096];
+    snprintf(first, sizeof first, "%s", sl_batch_source(sl_pipeline_output(p, 1), 0));
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+
+    g = new_graph();
+    add(g, "readers.file", "reader");
+    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", root), SL_OK);
+    add(g, "cat", "bad");
+    in(g, "bad", "reader:1");
+    in(g, "bad", "reader:1");
+    split(g, "s", "reader:0", "bad");
+    merge(g, "m", "s:0", "s:1", "bad");
+    sl_graph_output(g, "m");
+    p = build(g, 6, 2, 1);
+    for (int k = 0; k < 6; k++) /* iteration 6 starts where the loop above left off */
+        assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+    sl_error_detail d;
+    sl_pipeline_error_detail(p, &d);
+    assert_int_equal(d.sample, 0);
+    assert_string_equal(d.node, "s");
+    assert_non_null(d.source);
+    assert_string_equal(d.source, first);
+    assert_non_null(strstr(sl_pipeline_error(p), "Got a 1-d input"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 }

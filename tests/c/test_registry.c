@@ -98,6 +98,19 @@ static bool is_ident(const char *s, size_t len)
     return true;
 }
 
+/* An argument name: a lower-case identifier, or a camel-case one where DALI spells it so
+ * (jitter's nDegree): [a-z][A-Za-z0-9_]*. Python keywords and JSON keys take either. */
+static bool is_arg_ident(const char *s)
+{
+    size_t len = strlen(s);
+    if (len == 0 || !islower((unsigned char)s[0]))
+        return false;
+    for (size_t k = 1; k < len; k++)
+        if (!isalnum((unsigned char)s[k]) && s[k] != '_')
+            return false;
+    return true;
+}
+
 /* Dotted name: identifiers separated by single dots ("decoders.image", "crop_mirror_normalize");
  * an internal operator's starts with an underscore, as DALI's do ("_conditional.split"). */
 static bool is_op_name(const char *s)
@@ -206,8 +219,10 @@ static void check_arg(const sl_op_def *op, int a)
     const sl_arg_def *def = sl_op_arg(op, a);
     assert_non_null(def);
     const char *name = def->name ? def->name : "(null)";
-    if (!def->name || !is_ident(def->name, strlen(def->name)))
-        problem(op, name, "argument name is not a lower-case identifier");
+    if (!def->name || !is_arg_ident(def->name))
+        problem(op, name,
+                "argument name is not an identifier (lower-case, or one of DALI's "
+                "camel-case names)");
     if ((unsigned)def->type > SL_ARG_STRINGS)
         problem(op, name, "invalid type %d", (int)def->type);
     if (!def->doc || !def->doc[0] || isspace((unsigned char)def->doc[0]))

@@ -97,22 +97,19 @@ static sl_status run_sample(sl_ctx *ctx, int i)
 /* DALI's deprecated decoder arguments (no effect there either). */
 static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
 
-const sl_op_def sl_op_decoders_image = {
-    .name = "decoders.image",
-    .doc = doc,
-    .inputs = sl__decoder_inputs,
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .outputs = outputs,
-    .num_outputs = 1,
-    .args = args,
-    .num_args = NUM_ARGS,
-    .aliases = aliases,
-    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
-    .devices = SL_OP_CPU | SL_OP_MIXED,
-    .init = sl__decoder_init,
-    .fini = sl__decoder_fini,
-    .setup = sl__decoder_setup,
-    .setup_sample = setup_sample,
-    .run_sample = run_sample,
-};
+#define OP_DEF(NAME, DOC)                                                                          \
+    {                                                                                              \
+        .name = NAME, .doc = DOC, .inputs = sl__decoder_inputs, .min_inputs = 1, .max_inputs = 1,  \
+        .outputs = outputs, .num_outputs = 1, .args = args, .num_args = NUM_ARGS,                  \
+        .aliases = aliases, .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),              \
+        .devices = SL_OP_CPU | SL_OP_MIXED, .init = sl__decoder_init, .fini = sl__decoder_fini,    \
+        .setup = sl__decoder_setup, .setup_sample = setup_sample, .run_sample = run_sample,        \
+    }
+
+const sl_op_def sl_op_decoders_image = OP_DEF("decoders.image", doc);
+
+/* DALI's newer name of the same operator (fn.experimental.decoders.*), kept as an alias. */
+const sl_op_def sl_op_experimental_decoders_image =
+    OP_DEF("experimental.decoders.image",
+           "Alias of decoders.image (DALI's experimental name, kept for its "
+           "pipelines).\n\nIdentical to decoders.image: same arguments, outputs and behaviour.");

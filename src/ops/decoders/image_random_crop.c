@@ -252,24 +252,21 @@ static const char doc[] =
 /* DALI's deprecated decoder arguments (no effect there either). */
 static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
 
-const sl_op_def sl_op_decoders_image_random_crop = {
-    .name = "decoders.image_random_crop",
-    .doc = doc,
-    .inputs = sl__decoder_inputs,
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .outputs = outputs,
-    .num_outputs = 1,
-    .args = args,
-    .num_args = NUM_ARGS,
-    .aliases = aliases,
-    .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),
-    .devices = SL_OP_CPU | SL_OP_MIXED,
-    .flags = SL_OP_RANDOM,
-    .iter_bytes_per_sample = sizeof(plan),
-    .init = sl__decoder_init,
-    .fini = sl__decoder_fini,
-    .setup = sl__decoder_setup,
-    .setup_sample = setup_sample,
-    .run_sample = run_sample,
-};
+#define OP_DEF(NAME, DOC)                                                                          \
+    {                                                                                              \
+        .name = NAME, .doc = DOC, .inputs = sl__decoder_inputs, .min_inputs = 1, .max_inputs = 1,  \
+        .outputs = outputs, .num_outputs = 1, .args = args, .num_args = NUM_ARGS,                  \
+        .aliases = aliases, .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),              \
+        .devices = SL_OP_CPU | SL_OP_MIXED, .flags = SL_OP_RANDOM,                                 \
+        .iter_bytes_per_sample = sizeof(plan), .init = sl__decoder_init, .fini = sl__decoder_fini, \
+        .setup = sl__decoder_setup, .setup_sample = setup_sample, .run_sample = run_sample,        \
+    }
+
+const sl_op_def sl_op_decoders_image_random_crop = OP_DEF("decoders.image_random_crop", doc);
+
+/* DALI's newer name of the same operator (fn.experimental.decoders.*), kept as an alias. */
+const sl_op_def sl_op_experimental_decoders_image_random_crop =
+    OP_DEF("experimental.decoders.image_random_crop",
+           "Alias of decoders.image_random_crop (DALI's experimental name, kept for its "
+           "pipelines).\n\nIdentical to decoders.image_random_crop: same arguments, outputs and "
+           "behaviour.");

@@ -26,122 +26,27 @@
 
 #include "sluice/op.h"
 
-#include "ops/image/resample.h"
+#include "ops/image/resize.h"
 
-enum {
-    A_RESIZE_X,
-    A_RESIZE_Y,
-    A_RESIZE_SHORTER,
-    A_RESIZE_LONGER,
-    A_SIZE,
-    A_MODE,
-    A_MAX_SIZE,
-    A_INTERP,
-    A_MAG,
-    A_MIN,
-    A_ANTIALIAS,
-    A_ROI_START,
-    A_ROI_END,
-    A_ROI_RELATIVE,
-    A_SUBPIXEL,
-    A_DTYPE,
-    NUM_ARGS
-};
+#define A_RESIZE_X SL__RZ_RESIZE_X
+#define A_RESIZE_Y SL__RZ_RESIZE_Y
+#define A_RESIZE_SHORTER SL__RZ_RESIZE_SHORTER
+#define A_RESIZE_LONGER SL__RZ_RESIZE_LONGER
+#define A_SIZE SL__RZ_SIZE
+#define A_MODE SL__RZ_MODE
+#define A_MAX_SIZE SL__RZ_MAX_SIZE
+#define A_INTERP SL__RZ_INTERP
+#define A_MAG SL__RZ_MAG
+#define A_MIN SL__RZ_MIN
+#define A_ANTIALIAS SL__RZ_ANTIALIAS
+#define A_ROI_START SL__RZ_ROI_START
+#define A_ROI_END SL__RZ_ROI_END
+#define A_ROI_RELATIVE SL__RZ_ROI_RELATIVE
+#define A_SUBPIXEL SL__RZ_SUBPIXEL
+#define A_DTYPE SL__RZ_DTYPE
+#define NUM_ARGS SL__RESIZE_NUM_ARGS
 
-static const sl_arg_def args[NUM_ARGS] = {
-    [A_RESIZE_X] = {.name = "resize_x",
-                    .type = SL_ARG_FLOAT,
-                    .def = "0.0",
-                    .doc = "Output width. 0 (or unset) with resize_y given: keep the aspect "
-                           "ratio. Negative: mirror horizontally. Exclusive with size, "
-                           "resize_shorter, resize_longer.",
-                    .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                    .min = -SL__MAX_EXTENT,
-                    .max = SL__MAX_EXTENT},
-    [A_RESIZE_Y] = {.name = "resize_y",
-                    .type = SL_ARG_FLOAT,
-                    .def = "0.0",
-                    .doc = "Output height. 0 (or unset) with resize_x given: keep the aspect "
-                           "ratio. Negative: mirror vertically. Exclusive with size, "
-                           "resize_shorter, resize_longer.",
-                    .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                    .min = -SL__MAX_EXTENT,
-                    .max = SL__MAX_EXTENT},
-    [A_RESIZE_SHORTER] = {.name = "resize_shorter",
-                          .type = SL_ARG_FLOAT,
-                          .def = "0.0",
-                          .doc = "Length of the shorter side; the aspect ratio is kept "
-                                 "(= size [L, L] with mode \"not_smaller\"); max_size bounds the "
-                                 "longer side.",
-                          .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                          .min = 0.0,
-                          .max = SL__MAX_EXTENT},
-    [A_RESIZE_LONGER] = {.name = "resize_longer",
-                         .type = SL_ARG_FLOAT,
-                         .def = "0.0",
-                         .doc = "Length of the longer side; the aspect ratio is kept (= size "
-                                "[L, L] with mode \"not_larger\").",
-                         .flags = SL_ARG_TENSOR | SL_ARG_RANGE,
-                         .min = 0.0,
-                         .max = SL__MAX_EXTENT},
-    [A_SIZE] = {.name = "size",
-                .type = SL_ARG_FLOATS,
-                .doc = "Output size (H, W); one value sets both. 0 = unspecified (see mode), "
-                       "negative mirrors that axis.",
-                .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR | SL_ARG_SCALAR_OK | SL_ARG_RANGE,
-                .min = -SL__MAX_EXTENT,
-                .max = SL__MAX_EXTENT,
-                .min_len = 1,
-                .max_len = 2},
-    [A_MODE] = {.name = "mode",
-                .type = SL_ARG_STRING,
-                .def = "\"default\"",
-                .doc = "\"default\": missing extents scaled by the geometric mean of the given "
-                       "scales; \"stretch\": missing extents unchanged; \"not_larger\": aspect "
-                       "kept, no extent above the size; \"not_smaller\": aspect kept, no extent "
-                       "below the size. Exclusive with resize_shorter / resize_longer.",
-                .choices = "default|stretch|not_larger|not_smaller"},
-    [A_MAX_SIZE] = {.name = "max_size",
-                    .type = SL_ARG_FLOATS,
-                    .doc = "Limit of the output size (H, W), or one value for both; 0 = no "
-                           "limit on that axis. With not_smaller / resize_shorter it takes "
-                           "precedence and the aspect ratio is kept.",
-                    .flags = SL_ARG_OPTIONAL | SL_ARG_SCALAR_OK | SL_ARG_RANGE,
-                    .min = 0.0,
-                    .max = SL__MAX_EXTENT,
-                    .min_len = 1,
-                    .max_len = 2},
-    [A_INTERP] = SL__ARG_INTERP_TYPE_DEF,
-    [A_MAG] = SL__ARG_MAG_FILTER_DEF,
-    [A_MIN] = SL__ARG_MIN_FILTER_DEF,
-    [A_ANTIALIAS] = SL__ARG_ANTIALIAS_DEF,
-    [A_ROI_START] = {.name = "roi_start",
-                     .type = SL_ARG_FLOATS,
-                     .doc = "Origin (y, x) of the input region to resize; with roi_end. A "
-                            "start beyond the end mirrors that axis.",
-                     .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                     .min_len = 2,
-                     .max_len = 2},
-    [A_ROI_END] = {.name = "roi_end",
-                   .type = SL_ARG_FLOATS,
-                   .doc = "End (y, x) of the input region to resize; with roi_start.",
-                   .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,
-                   .min_len = 2,
-                   .max_len = 2},
-    [A_ROI_RELATIVE] = {.name = "roi_relative",
-                        .type = SL_ARG_BOOL,
-                        .def = "false",
-                        .doc = "ROI coordinates relative to the input size (0..1) instead of "
-                               "pixels."},
-    [A_SUBPIXEL] = {.name = "subpixel_scale",
-                    .type = SL_ARG_BOOL,
-                    .def = "true",
-                    .doc = "When the rounded output size differs from the computed fractional "
-                           "one, adjust the input ROI about its centre so the scale factor is "
-                           "kept (e.g. 640 -> 100.4 px samples 100 px with scale 6.375). false: "
-                           "the ROI maps exactly onto the rounded size, as PIL and OpenCV do."},
-    [A_DTYPE] = SL__ARG_RESAMPLE_DTYPE_DEF,
-};
+static const sl_arg_def args[NUM_ARGS] = {SL__RESIZE_ARG_DEFS(SL__ARG_ANTIALIAS_DEF)};
 
 static const sl__resample_args rargs = {A_INTERP, A_MAG, A_MIN, A_ANTIALIAS, A_DTYPE};
 
@@ -154,11 +59,8 @@ static const sl_io_def outputs[] = {
 
 enum mode { M_DEFAULT, M_STRETCH, M_NOT_LARGER, M_NOT_SMALLER };
 
-/* Per-sample iteration data: axis 0 is y (H), axis 1 is x (W). */
-typedef struct geom {
-    int64_t out[2];      /* output extents */
-    double lo[2], hi[2]; /* input interval per axis; hi < lo mirrors */
-} geom;
+/* Per-sample iteration data. */
+typedef sl__resize_geom geom;
 
 /* ---- init -------------------------------------------------------------------------------- */
 
@@ -170,6 +72,11 @@ static bool separate_given(const sl_op_init *ini)
 static sl_status resize_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
+    return sl__resize_init_check(ini);
+}
+
+sl_status sl__resize_init_check(sl_op_init *ini)
+{
     int methods = separate_given(ini) + sl_init_arg_is_set(ini, A_SIZE) +
                   sl_init_arg_is_set(ini, A_RESIZE_SHORTER) +
                   sl_init_arg_is_set(ini, A_RESIZE_LONGER);
@@ -352,11 +259,10 @@ static void finish(geom *g, const float size[2], bool empty, bool subpixel)
     }
 }
 
-static sl_status resize_setup_sample(sl_ctx *ctx, int i)
+sl_status sl__resize_geom_get(sl_ctx *ctx, int i, geom *g)
 {
     const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
     const int64_t in[2] = {s[0], s[1]};
-    geom *g = (geom *)sl_ctx_iter_data(ctx) + i;
     enum mode m = mode_of(ctx);
     float req[2], in_size[2], maxv[2], *max = NULL;
     sl_status st;
@@ -394,6 +300,16 @@ static sl_status resize_setup_sample(sl_ctx *ctx, int i)
         if (!(fabsf(req[d]) < 0x1p30f))
             return sl_fail(ctx, SL_EINVAL, "output size %g x %g is too large", req[0], req[1]);
     finish(g, req, in[0] * in[1] * s[2] == 0, sl_ctx_arg_bool(ctx, A_SUBPIXEL, i));
+    return SL_OK;
+}
+
+static sl_status resize_setup_sample(sl_ctx *ctx, int i)
+{
+    const int64_t *s = sl_batch_shape(sl_ctx_input(ctx, 0), i);
+    geom *g = (geom *)sl_ctx_iter_data(ctx) + i;
+    sl_status st = sl__resize_geom_get(ctx, i, g);
+    if (st != SL_OK)
+        return st;
     int64_t shape[3] = {g->out[0], g->out[1], s[2]};
     sl_ctx_set_shape(ctx, 0, i, shape);
     return SL_OK;
@@ -405,9 +321,14 @@ static sl_status resize_setup_sample(sl_ctx *ctx, int i)
  * covers the whole image. Shared by the CPU and GPU runs. */
 static void resize_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offset)
 {
+    sl__resize_plan_of(ctx, i, (const geom *)sl_ctx_iter_data(ctx) + i, p);
+    *offset = 0;
+}
+
+void sl__resize_plan_of(sl_ctx *ctx, int i, const geom *g, sl__resample_plan *p)
+{
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const int64_t *s = sl_batch_shape(in, i);
-    const geom *g = (const geom *)sl_ctx_iter_data(ctx) + i;
     sl__resample_cfg cf;
 
     sl__resample_cfg_get(ctx, &rargs, i, &cf);
@@ -424,7 +345,6 @@ static void resize_plan(sl_ctx *ctx, int i, sl__resample_plan *p, int64_t *offse
     p->stride = 0;
     p->in_type = sl_batch_dtype(in);
     p->out_type = cf.out_type;
-    *offset = 0;
 }
 
 /* Sample i's CPU plan, restricted to what a fused consumer reads of the output (a crop of

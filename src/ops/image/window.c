@@ -17,8 +17,13 @@ static bool extent_given(const sl_op_init *ini, int arg)
 
 sl_status sl__crop_init_check(sl_op_init *ini)
 {
-    if (sl_init_arg_is_set(ini, SL__A_CROP) &&
-        (extent_given(ini, SL__A_CROP_H) || extent_given(ini, SL__A_CROP_W)))
+    return sl__crop_init_check_at(ini, 0);
+}
+
+sl_status sl__crop_init_check_at(sl_op_init *ini, int base)
+{
+    if (sl_init_arg_is_set(ini, base + SL__A_CROP) &&
+        (extent_given(ini, base + SL__A_CROP_H) || extent_given(ini, base + SL__A_CROP_W)))
         return sl_init_fail(ini, SL_EINVAL,
                             "crop and crop_h/crop_w are exclusive: give either crop=(H, W) or "
                             "crop_h and crop_w");
@@ -46,27 +51,33 @@ sl_status sl__crop_window_get(sl_ctx *ctx, const sl__crop_args *a, int i, int64_
                               sl__crop_window *win)
 {
     double crop_h, crop_w;
-    if (sl_ctx_arg_is_set(ctx, SL__A_CROP)) {
+    if (sl_ctx_arg_is_set(ctx, a->base + SL__A_CROP)) {
         double v[2] = {0, 0};
-        sl_ctx_arg_floats(ctx, SL__A_CROP, i, v, 2);
+        sl_ctx_arg_floats(ctx, a->base + SL__A_CROP, i, v, 2);
         crop_h = v[0];
         crop_w = v[1];
     } else {
-        crop_h = sl_ctx_arg_float(ctx, SL__A_CROP_H, i);
-        crop_w = sl_ctx_arg_float(ctx, SL__A_CROP_W, i);
+        crop_h = sl_ctx_arg_float(ctx, a->base + SL__A_CROP_H, i);
+        crop_w = sl_ctx_arg_float(ctx, a->base + SL__A_CROP_W, i);
     }
     bool truncate = !strcmp(sl_ctx_arg_str(ctx, a->rounding), "truncate");
-    place(H, crop_h, sl_ctx_arg_float(ctx, SL__A_CROP_POS_Y, i), truncate, &win->y0, &win->h);
-    place(W, crop_w, sl_ctx_arg_float(ctx, SL__A_CROP_POS_X, i), truncate, &win->x0, &win->w);
+    place(H, crop_h, sl_ctx_arg_float(ctx, a->base + SL__A_CROP_POS_Y, i), truncate, &win->y0,
+          &win->h);
+    place(W, crop_w, sl_ctx_arg_float(ctx, a->base + SL__A_CROP_POS_X, i), truncate, &win->x0,
+          &win->w);
 
     int64_t in[2] = {H, W}, anchor[2] = {win->y0, win->x0}, shape[2] = {win->h, win->w};
-    if (!sl__oob_apply(sl__oob_parse(sl_ctx_arg_str(ctx, a->policy)), 2, in, anchor, shape))
+    sl__oob policy = a->policy < 0 ? SL__OOB_ERROR : sl__oob_parse(sl_ctx_arg_str(ctx, a->policy));
+    if (!sl__oob_apply(policy, 2, in, anchor, shape))
         return sl_fail(ctx, SL_EINVAL,
                        "Slice can't be placed out of bounds with current policy. Got: window "
                        "anchor (y %lld, x %lld), shape (%lld, %lld) on an image of %lld x %lld "
-                       "(H x W); out_of_bounds_policy \"pad\" or \"trim_to_shape\" allow it",
+                       "(H x W)%s",
                        (long long)win->y0, (long long)win->x0, (long long)win->h, (long long)win->w,
-                       (long long)H, (long long)W);
+                       (long long)H, (long long)W,
+                       a->policy < 0 ? ""
+                                     : "; out_of_bounds_policy \"pad\" or \"trim_to_shape\" "
+                                       "allow it");
     win->y0 = anchor[0], win->x0 = anchor[1];
     win->h = shape[0], win->w = shape[1];
     return SL_OK;

@@ -36,9 +36,11 @@ enum {
 };
 
 /* Where an operator's table keeps the other two window arguments (SL__ARG_ROUNDING and
- * SL__ARG_OOB_POLICY; they come last in the docs). */
+ * SL__ARG_OOB_POLICY; they come last in the docs). policy -1: an operator without
+ * out_of_bounds_policy (the decoders), always "error". */
 typedef struct sl__crop_args {
     int rounding, policy;
+    int base; /* index of `crop` in the table (the five follow in order); 0: they open it */
 } sl__crop_args;
 
 /* A window on an H x W image, in input pixels. */
@@ -49,6 +51,8 @@ typedef struct sl__crop_window {
 
 /* init: crop=(H, W) and crop_h / crop_w are exclusive. Returns SL_OK or fails the init. */
 sl_status sl__crop_init_check(sl_op_init *ini);
+/* The same for a table whose five crop arguments start at index `base` (the decoders). */
+sl_status sl__crop_init_check_at(sl_op_init *ini, int base);
 
 /* Sample i's window on an H x W image after the policy. Returns SL_OK, or fails the sample
  * (sl_fail, DALI's message with the untrimmed window) when the window reaches outside the image

@@ -23,6 +23,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/tensor/slice_window.h"
 #include "ops/tensor/tensor.h"
 
 enum {
@@ -42,43 +43,17 @@ enum {
     NUM_ARGS
 };
 
-#define COORDS(NAME, TYPE, DOC)                                                                    \
-    {                                                                                              \
-        .name = NAME, .type = TYPE, .doc = DOC, .flags = SL_ARG_OPTIONAL | SL_ARG_TENSOR,          \
-        .max_len = SL_MAX_NDIM                                                                     \
-    }
-
 static const sl_arg_def args[NUM_ARGS] = {
-    [A_AXES] = {.name = "axes",
-                .type = SL_ARG_INTS,
-                .def = "[1, 0]",
-                .doc = "Axes (indices, negative from the back) the slice coordinates refer to, "
-                       "in order; [] = all axes. Used when axis_names is not given.",
-                .max_len = SL_MAX_NDIM},
-    [A_AXIS_NAMES] = {.name = "axis_names",
-                      .type = SL_ARG_STRING,
-                      .def = "\"WH\"",
-                      .doc = "Layout letters of the axes the coordinates refer to, in order; "
-                             "takes priority over axes. Default \"WH\" (inputs without a layout: "
-                             "axes [1, 0])."},
-    [A_NORMALIZED_ANCHOR] = {.name = "normalized_anchor",
-                             .type = SL_ARG_BOOL,
-                             .def = "true",
-                             .doc = "A float `anchor` input is a fraction of the extent (false: "
-                                    "absolute)."},
-    [A_NORMALIZED_SHAPE] = {.name = "normalized_shape",
-                            .type = SL_ARG_BOOL,
-                            .def = "true",
-                            .doc = "A float `shape` input is a fraction of the extent (false: "
-                                   "absolute)."},
-    [A_START] = COORDS("start", SL_ARG_INTS, "Slice start, absolute; exclusive with rel_start."),
-    [A_REL_START] = COORDS("rel_start", SL_ARG_FLOATS, "Slice start as a fraction of the extent."),
-    [A_END] = COORDS("end", SL_ARG_INTS,
-                     "Slice end (exclusive), absolute; exclusive with rel_end, shape, rel_shape."),
-    [A_REL_END] = COORDS("rel_end", SL_ARG_FLOATS, "Slice end as a fraction of the extent."),
-    [A_SHAPE] = COORDS("shape", SL_ARG_INTS, "Slice extents, absolute (>= 0)."),
-    [A_REL_SHAPE] = COORDS("rel_shape", SL_ARG_FLOATS,
-                           "Slice extents as fractions of the input extents (>= 0)."),
+    [A_AXES] = SL__SLICE_ARG_AXES,
+    [A_AXIS_NAMES] = SL__SLICE_ARG_AXIS_NAMES,
+    [A_NORMALIZED_ANCHOR] = SL__SLICE_ARG_NORMALIZED_ANCHOR,
+    [A_NORMALIZED_SHAPE] = SL__SLICE_ARG_NORMALIZED_SHAPE,
+    [A_START] = SL__SLICE_ARG_START,
+    [A_REL_START] = SL__SLICE_ARG_REL_START,
+    [A_END] = SL__SLICE_ARG_END,
+    [A_REL_END] = SL__SLICE_ARG_REL_END,
+    [A_SHAPE] = SL__SLICE_ARG_SHAPE,
+    [A_REL_SHAPE] = SL__SLICE_ARG_REL_SHAPE,
     [A_OOB_POLICY] = {.name = "out_of_bounds_policy",
                       .type = SL_ARG_STRING,
                       .def = "\"error\"",
@@ -110,63 +85,24 @@ typedef struct window {
     int64_t anchor[SL_MAX_NDIM], shape[SL_MAX_NDIM];
 } window;
 
-static bool set(const sl_op_init *ini, int arg)
-{
-    return sl_init_arg_is_set(ini, arg);
-}
+static const sl__slice_args slice_args = {
+    .axes = A_AXES,
+    .axis_names = A_AXIS_NAMES,
+    .normalized_anchor = A_NORMALIZED_ANCHOR,
+    .normalized_shape = A_NORMALIZED_SHAPE,
+    .start = A_START,
+    .rel_start = A_REL_START,
+    .end = A_END,
+    .rel_end = A_REL_END,
+    .shape = A_SHAPE,
+    .rel_shape = A_REL_SHAPE,
+    .anchor_input = 1,
+};
 
 static sl_status slice_init(sl_op_init *ini, void **state)
 {
     *state = NULL;
-    if (set(ini, A_START) && set(ini, A_REL_START))
-        return sl_init_fail(ini, SL_EINVAL,
-                            "\"start\" and \"rel_start\" arguments are mutually exclusive");
-    if (set(ini, A_END) + set(ini, A_REL_END) + set(ini, A_SHAPE) + set(ini, A_REL_SHAPE) > 1)
-        return sl_init_fail(ini, SL_EINVAL,
-                            "\"end\", \"rel_end\", \"shape\", and \"rel_shape\" arguments are "
-                            "mutually exclusive");
-    return SL_OK;
-}
-
-static bool named(const sl_ctx *ctx)
-{
-    for (int a = A_START; a <= A_REL_SHAPE; a++)
-        if (sl_ctx_arg_is_set(ctx, a))
-            return true;
-    return false;
-}
-
-/* The sliced axes: axis_names when given, else axes when given, else "WH" in the layout (or
- * [1, 0] without a layout); an empty list: all axes. -1 after sl_fail. */
-static int slice_axes(sl_ctx *ctx, const sl_batch *in, int *out)
-{
-    const char *layout = sl_batch_layout(in);
-    const int ndim = sl_batch_ndim(in);
-    bool names = sl_ctx_arg_is_set(ctx, A_AXIS_NAMES);
-    bool axes = !names && sl_ctx_arg_is_set(ctx, A_AXES);
-    if (!names && !axes && !layout[0]) {
-        if (ndim < 2)
-            return sl_fail(ctx, SL_EINVAL,
-                           "the default axes [1, 0] need 2 or more dimensions; give axes"),
-                   -1;
-        out[0] = 1, out[1] = 0;
-        return 2;
-    }
-    int n = names  ? (int)strlen(sl_ctx_arg_str(ctx, A_AXIS_NAMES))
-            : axes ? sl_ctx_arg_ints(ctx, A_AXES, 0, NULL, 0)
-                   : 2;
-    if (n == 0) {
-        for (n = 0; n < ndim; n++)
-            out[n] = n;
-        return n;
-    }
-    if (names || axes)
-        return sl__axes_get(ctx, axes ? A_AXES : -1, names ? A_AXIS_NAMES : -1, ndim, layout, out);
-    char err[256]; /* default names "WH" on a layout */
-    n = sl__axes_from_names("WH", layout, out, err, sizeof err);
-    if (n < 0)
-        sl_fail(ctx, SL_EINVAL, "%s (the default axis_names); give axes or axis_names", err);
-    return n;
+    return sl__slice_init_check(ini, &slice_args);
 }
 
 static sl_dtype out_type(const sl_ctx *ctx, const sl_batch *in)
@@ -177,99 +113,10 @@ static sl_dtype out_type(const sl_ctx *ctx, const sl_batch *in)
 static sl_status slice_setup(sl_ctx *ctx)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
-    int nin = sl_ctx_num_inputs(ctx);
-    if (named(ctx) && nin != 1)
-        return sl_fail(ctx, SL_EINVAL,
-                       "Named arguments start/end/shape are not compatible with "
-                       "positional anchor and shape inputs");
-    if (!named(ctx) && nin != 3)
-        return sl_fail(ctx, SL_EINVAL,
-                       "Expected named slice arguments (e.g. start/end, start/shape) or "
-                       "positional inputs (anchor, shape). Got %d inputs.",
-                       nin);
-    if (nin == 3 && sl_batch_dtype(sl_ctx_input(ctx, 1)) != sl_batch_dtype(sl_ctx_input(ctx, 2)))
-        return sl_fail(ctx, SL_EINVAL, "Anchor and shape should have the same type. Got: %s and %s",
-                       sl_dtype_name(sl_batch_dtype(sl_ctx_input(ctx, 1))),
-                       sl_dtype_name(sl_batch_dtype(sl_ctx_input(ctx, 2))));
-    sl_ctx_set_output(ctx, 0, out_type(ctx, in), sl_batch_ndim(in), sl_batch_layout(in));
-    return SL_OK;
-}
-
-/* Reads n coordinates of sample i from positional input k as doubles. */
-static sl_status read_input(sl_ctx *ctx, int k, int i, int n, double *v)
-{
-    const sl_batch *b = sl_ctx_input(ctx, k);
-    int64_t m = sl_batch_sample_numel(b, i);
-    if (sl_batch_ndim(b) > 1 || m != n)
-        return sl_fail(ctx, SL_EINVAL,
-                       "Unexpected number of arguments %lld vs %d: the %s input must be a 1-D "
-                       "tensor with one value per sliced axis",
-                       (long long)m, n, inputs[k].name);
-    sl__convert_get(SL_DTYPE_FLOAT64, sl_batch_dtype(b))(v, sl_batch_sample_data(b, i), n);
-    return SL_OK;
-}
-
-/* Reads named list argument `arg` (n values expected) of sample i; false when unset. */
-static bool read_arg(sl_ctx *ctx, int arg, int i, int n, double *v, sl_status *st)
-{
-    if (!sl_ctx_arg_is_set(ctx, arg))
-        return false;
-    int m = sl_ctx_arg_floats(ctx, arg, i, v, SL_MAX_NDIM);
-    if (m != n)
-        *st = sl_fail(ctx, SL_EINVAL, "%s has %d values; expected %d (one per sliced axis)",
-                      args[arg].name, m, n);
-    return true;
-}
-
-/* Start and end coordinates (unrounded) of sample i on n axes from the named arguments. */
-static sl_status named_coords(sl_ctx *ctx, int i, int n, const double *ext, double *s, double *e)
-{
-    double v[SL_MAX_NDIM], rs[SL_MAX_NDIM];
-    sl_status st = SL_OK;
-    bool rel_start = read_arg(ctx, A_REL_START, i, n, rs, &st);
-    for (int k = 0; k < n; k++)
-        s[k] = rel_start ? rs[k] * ext[k] : 0, e[k] = ext[k];
-    if (read_arg(ctx, A_START, i, n, v, &st))
-        for (int k = 0; k < n; k++)
-            s[k] = v[k];
-    if (read_arg(ctx, A_END, i, n, v, &st))
-        for (int k = 0; k < n; k++)
-            e[k] = v[k];
-    if (read_arg(ctx, A_REL_END, i, n, v, &st))
-        for (int k = 0; k < n; k++)
-            e[k] = v[k] * ext[k];
-    bool shape = read_arg(ctx, A_SHAPE, i, n, v, &st);
-    bool rel_shape = !shape && read_arg(ctx, A_REL_SHAPE, i, n, v, &st);
-    for (int k = 0; st == SL_OK && (shape || rel_shape) && k < n; k++) {
-        if (v[k] < 0)
-            return sl_fail(ctx, SL_EINVAL, "negative shapes are not allowed. Got: %g", v[k]);
-        e[k] = shape ? s[k] + v[k] : rel_start ? (rs[k] + v[k]) * ext[k] : s[k] + v[k] * ext[k];
-    }
+    sl_status st = sl__slice_inputs_check(ctx, &slice_args);
+    if (st == SL_OK)
+        sl_ctx_set_output(ctx, 0, out_type(ctx, in), sl_batch_ndim(in), sl_batch_layout(in));
     return st;
-}
-
-/* The same from the positional anchor and shape inputs. */
-static sl_status input_coords(sl_ctx *ctx, int i, int n, const double *ext, double *s, double *e)
-{
-    double l[SL_MAX_NDIM];
-    sl_status st;
-    if ((st = read_input(ctx, 1, i, n, s)) != SL_OK || (st = read_input(ctx, 2, i, n, l)) != SL_OK)
-        return st;
-    bool fp = sl_batch_dtype(sl_ctx_input(ctx, 1)) == SL_DTYPE_FLOAT32 ||
-              sl_batch_dtype(sl_ctx_input(ctx, 1)) == SL_DTYPE_FLOAT64 ||
-              sl_batch_dtype(sl_ctx_input(ctx, 1)) == SL_DTYPE_FLOAT16;
-    bool na = fp && sl_ctx_arg_bool(ctx, A_NORMALIZED_ANCHOR, i);
-    bool ns = fp && sl_ctx_arg_bool(ctx, A_NORMALIZED_SHAPE, i);
-    for (int k = 0; k < n; k++) {
-        if (na && ns) { /* one multiplication after the sum, as DALI */
-            e[k] = (s[k] + l[k]) * ext[k];
-            s[k] *= ext[k];
-        } else {
-            s[k] = na ? s[k] * ext[k] : s[k];
-            e[k] = s[k] + (ns ? l[k] * ext[k] : l[k]);
-        }
-    }
-    return SL_OK;
 }
 
 static sl_status check_fill(sl_ctx *ctx, int i, const sl_batch *in, const window *w)
@@ -296,31 +143,10 @@ static sl_status slice_setup_sample(sl_ctx *ctx, int i)
     const int ndim = sl_batch_ndim(in);
     const int64_t *s = sl_batch_shape(in, i);
     window *w = (window *)sl_ctx_iter_data(ctx) + i;
-    int axes[SL_MAX_NDIM];
-    double ext[SL_MAX_NDIM], st_[SL_MAX_NDIM], en[SL_MAX_NDIM];
-    sl_status st;
-    int n = slice_axes(ctx, in, axes);
-    if (n < 0)
-        return SL_EINVAL;
-    for (int k = 0; k < n; k++)
-        ext[k] = (double)s[axes[k]];
-    st = named(ctx) ? named_coords(ctx, i, n, ext, st_, en) : input_coords(ctx, i, n, ext, st_, en);
+    sl_status st =
+        sl__slice_window(ctx, &slice_args, i, ndim, s, sl_batch_layout(in), w->anchor, w->shape);
     if (st != SL_OK)
         return st;
-    memcpy(w->shape, s, sizeof(int64_t) * (size_t)ndim);
-    memset(w->anchor, 0, sizeof w->anchor);
-    for (int k = 0; k < n; k++) {
-        if (!(fabs(st_[k]) < 0x1p62 && fabs(en[k]) < 0x1p62))
-            return sl_fail(ctx, SL_EINVAL, "slice coordinates out of range: start %g, end %g",
-                           st_[k], en[k]);
-        if (en[k] < st_[k])
-            return sl_fail(ctx, SL_EINVAL,
-                           "end coordinates can't be before start coordinates. Got: start=%g "
-                           "end=%g",
-                           st_[k], en[k]);
-        w->anchor[axes[k]] = llround(st_[k]);
-        w->shape[axes[k]] = llround(en[k]) - w->anchor[axes[k]];
-    }
     sl__oob policy = sl__oob_parse(sl_ctx_arg_str(ctx, A_OOB_POLICY));
     if (!sl__oob_apply(policy, ndim, s, w->anchor, w->shape)) {
         char a[160], b[160], c[160];

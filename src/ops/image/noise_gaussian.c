@@ -1,0 +1,69 @@
+/* noise.gaussian: adds normally distributed noise (DALI's fn.noise.gaussian).
+ *
+ * Exports: const sl_op_def sl_op_noise_gaussian ("noise.gaussian", CPU).
+ *
+ * Each element x of sample i becomes x + mean + stddev * z, z a standard normal from the
+ * sample's stream (sluice/rng.h, element order), computed in float64 and converted back to the
+ * input type with rounding and saturation (ops/image/noise.h).
+ */
+#include "sluice/op.h"
+
+#include "ops/image/noise.h"
+
+enum { A_MEAN, A_STDDEV, A_SEED, NUM_ARGS };
+
+static const sl_arg_def args[NUM_ARGS] = {
+    [A_MEAN] = {.name = "mean",
+                .type = SL_ARG_FLOAT,
+                .def = "0.0",
+                .doc = "Mean of the noise.",
+                .flags = SL_ARG_TENSOR},
+    [A_STDDEV] = {.name = "stddev",
+                  .type = SL_ARG_FLOAT,
+                  .def = "1.0",
+                  .doc = "Standard deviation of the noise (>= 0).",
+                  .flags = SL_ARG_TENSOR},
+    [A_SEED] = SL_ARG_SEED_DEF,
+};
+
+static const sl_io_def inputs[] = {{"input", "Data of any numeric type and layout."}};
+static const sl_io_def outputs[] = {{"output", "The noisy data, of the input's type and shape."}};
+
+typedef struct params {
+    double mean, stddev;
+} params;
+
+static void add_normal(double *v, int64_t n, sl_rng *r, const void *p_)
+{
+    const params *p = p_;
+    for (int64_t k = 0; k < n; k++)
+        v[k] += p->mean + p->stddev * sl_rng_normal(r);
+}
+
+static sl_status run_sample(sl_ctx *ctx, int i)
+{
+    params p = {sl_ctx_arg_float(ctx, A_MEAN, i), sl_ctx_arg_float(ctx, A_STDDEV, i)};
+    if (!(p.stddev >= 0))
+        return sl_fail(ctx, SL_EINVAL, "stddev must be >= 0, got %g", p.stddev);
+    return sl__noise_map(ctx, i, add_normal, &p);
+}
+
+const sl_op_def sl_op_noise_gaussian = {
+    .name = "noise.gaussian",
+    .doc = "Adds Gaussian noise: x + N(mean, stddev) per element (DALI's noise.gaussian).\n\n"
+           "Computed in float64 and converted to the input type with rounding and saturation. "
+           "Each sample draws from its own stream of the node's seed, so results do not depend "
+           "on threads or prefetching.",
+    .inputs = inputs,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .outputs = outputs,
+    .num_outputs = 1,
+    .args = args,
+    .num_args = NUM_ARGS,
+    .devices = SL_OP_CPU,
+    .flags = SL_OP_RANDOM | SL_OP_SAMPLEWISE,
+    .setup = sl__noise_setup,
+    .setup_sample = sl__noise_setup_sample,
+    .run_sample = run_sample,
+};
