@@ -256,8 +256,8 @@ static void check_arg(const sl_op_def *op, int a)
         problem(op, name, "SL_ARG_TENSOR on a %s argument", sl_arg_type_name(def->type));
     if ((def->flags & SL_ARG_OWN_CHECK) && !(def->flags & SL_ARG_TENSOR))
         problem(op, name, "SL_ARG_OWN_CHECK without SL_ARG_TENSOR");
-    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE |
-                                 SL_ARG_SCALAR_OK | SL_ARG_OWN_CHECK))
+    if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK |
+                                 SL_ARG_OWN_CHECK))
         problem(op, name, "unknown flags 0x%x", def->flags);
     check_default(op, a, def);
 }
