@@ -61,6 +61,9 @@ typedef enum sl_arg_type {
  * from the launcher (sluice/distributed.h), resolved when the pipeline is built. */
 #define SL_ARG_AUTO_RANK 0x10u
 #define SL_ARG_AUTO_WORLD_SIZE 0x20u
+/* An argument input whose samples' sizes the operator checks itself (the executor checks the
+ * dtype and the count only): _conditional's predicate, to word DALI's error. */
+#define SL_ARG_OWN_CHECK 0x40u
 
 typedef struct sl_arg_def {
     const char *name;

@@ -119,8 +119,10 @@ class DataNode:
                         "later; index it (x[0]) or use a per-sample operator")
 
     def __bool__(self):
-        raise TypeError("a DataNode has no truth value (it stands for a batch computed later); "
-                        "conditionals are not supported")
+        raise TypeError("a DataNode has no truth value (it stands for a batch computed later): "
+                        "to branch on it per sample (`if`, `and`, `or`, `not`), define the "
+                        "pipeline with enable_conditionals=True; code marked @do_not_convert "
+                        "is not converted")
 
     __hash__ = object.__hash__
 

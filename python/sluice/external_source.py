@@ -268,6 +268,16 @@ def external_source(source=None, num_outputs=None, *, cycle=None, name=None, dev
         if source is None:
             raise ValueError("external_source(parallel=True) needs a source (feed_input cannot "
                              "run in worker processes)")
+        from ._convert import is_autograph_artifact
+
+        if is_autograph_artifact(source) or is_autograph_artifact(
+                getattr(source, "__call__", None)):
+            raise ValueError(
+                f"external_source(parallel=True): the source {source!r} was converted by "
+                "enable_conditionals (it is defined in, or made by a function called from, "
+                "the converted pipeline definition). To allow the `source` to be correctly "
+                "used in the worker processes, it must remain unconverted: define it outside "
+                "and mark the function that makes it with @sluice.pipeline.do_not_convert")
     elif timeout is not None:
         raise ValueError("external_source: timeout applies to parallel=True sources")
     if source is None and cycle is not None and cycle is not False:

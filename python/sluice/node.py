@@ -90,10 +90,15 @@ def make(op, name, device, inputs, args, arg_inputs, flags):
 
     # DALI's deprecated argument names: the current ones, once, with a DeprecationWarning
     args, arg_inputs = _sluice.resolve_aliases(op, name, args, arg_inputs)
-    node = Node(op, name, device, inputs, args, arg_inputs)
     pipe = Pipeline.current()
+    stack = getattr(pipe, "_cond_stack", None)
+    if stack is not None:  # conditionals: inputs from outer scopes split (sluice._conditionals)
+        inputs, arg_inputs = stack.inputs(inputs, arg_inputs)
+    node = Node(op, name, device, inputs, args, arg_inputs)
     if pipe is not None:
         record(pipe, node)
+        if stack is not None:
+            stack.produced(node, bool(inputs or arg_inputs))
         return node
     if "side_effects" in flags or args.get("preserve"):
         raise RuntimeError(

@@ -18,7 +18,7 @@ at the batch it belongs to, and the pipeline goes on.
 Differences from DALI, on purpose or not yet: ``exec_async=False`` changes nothing (work
 always runs on the pipeline's threads; run() waits for it); ``exec_pipelined=False`` means
 prefetch depth 1; ``prefetch_queue_depth`` as a dict gives separated queues with the dynamic
-executor's other traits (in DALI it selects the legacy executor); checkpointing, conditionals
+executor's other traits (in DALI it selects the legacy executor); checkpointing
 and the debug mode are not supported; outputs stay valid while referenced (a view keeps its
 iteration's buffers, which are set aside so the pipeline goes on: memory grows while batches
 are kept, up to max_held_bytes), not only until the next run; an error of an external source
@@ -36,9 +36,12 @@ import threading
 import warnings
 import weakref
 
+from . import _conditionals
+from . import _convert
 from . import _sluice
 from . import distributed
 from . import node as _node
+from ._convert import do_not_convert  # noqa: F401  (DALI's sluice.pipeline.do_not_convert)
 
 _tls = threading.local()
 
@@ -151,7 +154,7 @@ class Pipeline:
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
                  concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
-                 max_sample_bytes=1 << 30):
+                 max_sample_bytes=1 << 30, enable_conditionals=False):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -193,6 +196,9 @@ class Pipeline:
         self._cpipe = None          # the C pipeline, created (its seed drawn) at first need
         self._pipe = None           # the same, once built
         self._sources = []          # external_source.Source objects
+        # enable_conditionals: the open conditionals while the definition is traced
+        self._conditionals = bool(enable_conditionals)
+        self._cond_stack = _conditionals.Stack() if enable_conditionals else None
         self._reset_run_state()
 
     def _reset_run_state(self):
@@ -222,6 +228,7 @@ class Pipeline:
     max_streams = property(lambda self: self._max_streams)
     default_cuda_stream_priority = property(lambda self: self._default_cuda_stream_priority)
     enable_memory_stats = property(lambda self: self._enable_memory_stats)
+    enable_conditionals = property(lambda self: self._conditionals)
 
     # ---- definition ---------------------------------------------------------------------------
     @staticmethod
@@ -272,8 +279,11 @@ class Pipeline:
         if self._finalized:
             return
         if self._outputs is None and type(self).define_graph is not Pipeline.define_graph:
+            define = self.define_graph
+            if self._conditionals:
+                define = _convert.convert(define)
             with self:
-                outs = self.define_graph()
+                outs = define()
             self.set_outputs(*(outs if isinstance(outs, (list, tuple)) else [outs]))
         if self._outputs is None:
             raise RuntimeError("the pipeline has no outputs: call set_outputs() inside its "
@@ -774,11 +784,7 @@ def _read_spec(serialized_pipeline, filename):
     return serialized_pipeline
 
 
-def _reject_conditionals(enable_conditionals, debug=False):
-    if enable_conditionals:
-        raise NotImplementedError(
-            "pipeline_def(enable_conditionals=True): sluice has no conditional execution "
-            "(if/else on DataNodes); compute both branches and select with arithmetic")
+def _reject_debug(debug):
     if debug:
         raise NotImplementedError("pipeline_def(debug=True): sluice has no debug mode")
 
@@ -789,8 +795,12 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
     the decorator are defaults; the same arguments given when calling the factory override
     them. As in DALI, a parameter of the function shadows the Pipeline argument of that name
     (the call's value goes to the function only, with a warning), the function may not take
-    ``**kwargs``, and ``Pipeline.current()`` inside it is the pipeline being made."""
-    _reject_conditionals(enable_conditionals, debug)
+    ``**kwargs``, and ``Pipeline.current()`` inside it is the pipeline being made.
+    enable_conditionals=True (at the decorator or the call): the function's ``if``/``elif``/
+    ``else``, ``and``, ``or``, ``not`` (and ``x if c else y``) on DataNodes become per-sample
+    conditionals in the graph, as DALI's (see sluice._convert and docs/python.md); the
+    functions it calls are converted too unless marked ``@do_not_convert``."""
+    _reject_debug(debug)
 
     def decorate(func):
         params = inspect.signature(func).parameters
@@ -802,8 +812,8 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
                 raise TypeError(f"Using variadic keyword argument `**{varkw[0]}` in a "
                                 "graph-defining function is not allowed (it would take "
                                 "Pipeline arguments silently)")
-            _reject_conditionals(kwargs.pop("enable_conditionals", False),
-                                 kwargs.pop("debug", False))
+            conditionals = kwargs.pop("enable_conditionals", enable_conditionals)
+            _reject_debug(kwargs.pop("debug", False))
             ctor = dict(pipeline_kwargs)
             for k in list(kwargs):
                 if k in _PIPELINE_ARGS and k in params:
@@ -811,9 +821,10 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
                                   "the Pipeline argument of the same name", stacklevel=2)
                 elif k in _PIPELINE_ARGS:
                     ctor[k] = kwargs.pop(k)
-            pipe = Pipeline(**ctor)
+            pipe = Pipeline(**ctor, enable_conditionals=conditionals)
+            define = _convert.convert(func) if conditionals else func
             with pipe:
-                outs = func(*args, **kwargs)
+                outs = define(*args, **kwargs)
                 if outs is None:
                     raise RuntimeError(f"{func.__name__}: a pipeline definition must return "
                                        "its outputs (DataNodes)")
@@ -827,3 +838,9 @@ def pipeline_def(fn=None, *, enable_conditionals=False, debug=False, **pipeline_
         return create
 
     return decorate(fn) if fn is not None else decorate
+
+
+class experimental:
+    """DALI's ``pipeline.experimental`` namespace: its pipeline_def is sluice's."""
+
+    pipeline_def = staticmethod(pipeline_def)

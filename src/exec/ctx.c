@@ -56,10 +56,11 @@ static sl_status check_one(sl_ctx *ctx, int arg, const sl_batch *b)
                        def->name, sl_ctx_batch_size(ctx));
     for (int i = 0; i < b->size; i++) {
         int64_t n = sl_batch_sample_numel(b, i);
-        bool ok = is_list(def->type) ? (n >= (def->min_len ? def->min_len : 0) &&
-                                        (!def->max_len || n <= def->max_len) &&
-                                        (n > 0 || !(def->flags & SL_ARG_SCALAR_OK)))
-                                     : n == 1;
+        bool ok = (def->flags & SL_ARG_OWN_CHECK) ||
+                  (is_list(def->type) ? (n >= (def->min_len ? def->min_len : 0) &&
+                                         (!def->max_len || n <= def->max_len) &&
+                                         (n > 0 || !(def->flags & SL_ARG_SCALAR_OK)))
+                                      : n == 1);
         if (!ok)
             return sl_fail(ctx, SL_EINVAL,
                            "argument input \"%s\": sample %d has %lld values, expected %s",

@@ -384,7 +384,7 @@ static void test_sources(void **state)
         }
     }
     assert_true(seen_true > 0 && seen_false > 0);
-    /* a predicate that is no boolean (the label times 1.0: float32) fails naming the file */
+    /* a predicate that is no scalar (the label twice: 2 elements) fails naming the file */
     assert_int_equal(sl_pipeline_run(p), SL_OK);
     char first[4096];
     snprintf(first, sizeof first, "%s", sl_batch_source(sl_pipeline_output(p, 1), 0));
@@ -394,7 +394,9 @@ static void test_sources(void **state)
     g = new_graph();
     add(g, "readers.file", "reader");
     assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", root), SL_OK);
-    arith(g, "bad", "reader:1", "mul", 1.0);
+    add(g, "cat", "bad");
+    in(g, "bad", "reader:1");
+    in(g, "bad", "reader:1");
     split(g, "s", "reader:0", "bad");
     merge(g, "m", "s:0", "s:1", "bad");
     sl_graph_output(g, "m");
@@ -408,7 +410,7 @@ static void test_sources(void **state)
     assert_string_equal(d.node, "s");
     assert_non_null(d.source);
     assert_string_equal(d.source, first);
-    assert_non_null(strstr(sl_pipeline_error(p), "float32"));
+    assert_non_null(strstr(sl_pipeline_error(p), "Got a 1-d input"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 }
@@ -539,8 +541,9 @@ static void test_build_errors(void **state)
     expect_build_error(g, "batch_like refers to unknown node");
 }
 
-/* A bad predicate (float, or more than one element) fails naming the node and the sample; the
- * branches giving different types fail at the merge. */
+/* A predicate of any numeric type works (DALI: nonzero is true, float16 too); one of more than
+ * one element fails naming the node and the sample in DALI's words; branches giving
+ * different types merge into the promoted type. */
 static void test_run_errors(void **state)
 {
     (void)state;
@@ -548,20 +551,30 @@ static void test_run_errors(void **state)
     merge(g, "m", "sx:0", "sx:1", "c");
     sl_graph_output(g, "m");
     sl_pipeline *p = build(g, 2, 1, 1);
-    float xv[2] = {1, 2}, cv[2] = {1, 0.5f};
-    int64_t one[2] = {1, 1};
-    const void *xp[2] = {&xv[0], &xv[1]}, *cp[2] = {&cv[0], &cv[1]};
+    float xv[2] = {1, 2}, cv[2] = {0.5f, 0}, c2[3] = {1, 0, 1};
+    int64_t one[2] = {1, 1}, bad[2] = {1, 2};
+    const void *xp[2] = {&xv[0], &xv[1]}, *cp[2] = {&cv[0], &cv[1]}, *c2p[2] = {&c2[0], &c2[1]};
     sl_feed fx = {
         .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = one, .data = xp};
     sl_feed fc = {
         .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = one, .data = cp};
+    sl_feed fc2 = {
+        .num_samples = 2, .ndim = 1, .dtype = SL_DTYPE_FLOAT32, .shapes = bad, .data = c2p};
     assert_int_equal(sl_pipeline_feed_input(p, "x", &fx), SL_OK);
     assert_int_equal(sl_pipeline_feed_input(p, "c", &fc), SL_OK);
+    assert_int_equal(sl_pipeline_feed_input(p, "x", &fx), SL_OK);
+    assert_int_equal(sl_pipeline_feed_input(p, "c", &fc2), SL_OK);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *m = sl_pipeline_output(p, 0);
+    for (int i = 0; i < 2; i++)
+        assert_true(*(const float *)sl_batch_sample_data(m, i) == xv[i]);
     assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
     assert_non_null(strstr(sl_pipeline_error(p), "node \"sx\""));
-    assert_non_null(strstr(sl_pipeline_error(p), "sample 0"));
-    assert_non_null(strstr(sl_pipeline_error(p), "boolean scalar"));
-    assert_non_null(strstr(sl_pipeline_error(p), "float32"));
+    assert_non_null(strstr(sl_pipeline_error(p), "sample 1"));
+    assert_non_null(strstr(sl_pipeline_error(p),
+                           "Conditions inside `if` statements are restricted to scalar (0-d "
+                           "tensors) inputs, that are placed on CPU. Got a 1-d input as a "
+                           "condition of the `if` statement"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 
@@ -577,16 +590,20 @@ static void test_run_errors(void **state)
     sl_feed fb = {.num_samples = 2, .ndim = 0, .dtype = SL_DTYPE_BOOL, .shapes = one, .data = cbp};
     assert_int_equal(sl_pipeline_feed_input(p, "x", &fx), SL_OK);
     assert_int_equal(sl_pipeline_feed_input(p, "c", &fb), SL_OK);
-    assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
-    assert_non_null(strstr(sl_pipeline_error(p), "node \"m\""));
-    assert_non_null(strstr(sl_pipeline_error(p), "true branch 1-d float64, the false branch 1-d "
-                                                 "float32"));
+    /* branches of different types merge into the promoted type (float64 here), the false
+     * branch's float32 converted */
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    const sl_batch *mb = sl_pipeline_output(p, 0);
+    assert_int_equal(sl_batch_dtype(mb), SL_DTYPE_FLOAT64);
+    for (int i = 0; i < 2; i++)
+        assert_true(((const double *)sl_batch_sample_data(mb, i))[0] == (double)xv[i]);
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 }
 
-/* not_ and validate_logical: per sample, against the model; a non-scalar operand fails naming
- * the expression and the side. */
+/* not_ and validate_logical: per sample, against the model; DALI's operand rules: `not` takes a
+ * scalar of any numeric type, `and`/`or` a bool scalar; a failure names the expression, the
+ * side and the sample. */
 static void test_logical(void **state)
 {
     (void)state;
@@ -594,8 +611,8 @@ static void test_logical(void **state)
     add(g, "external_source", "c");
     add(g, "_conditional.validate_logical", "v");
     in(g, "v", "c");
-    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "or"), SL_OK);
-    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "right"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "not"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "only"), SL_OK);
     add(g, "_conditional.not_", "n");
     in(g, "n", "v");
     sl_graph_output(g, "v");
@@ -619,9 +636,28 @@ static void test_logical(void **state)
     }
     assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
     const char *msg = sl_pipeline_error(p);
-    assert_non_null(strstr(msg, "logical expression `or`"));
-    assert_non_null(strstr(msg, "right operand"));
+    assert_non_null(strstr(msg, "Logical expression `not` is restricted to scalar (0-d tensors) "
+                                "inputs, that are placed on CPU. Got a 1-d input of 2 elements"));
     assert_non_null(strstr(msg, "sample 1"));
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+
+    /* `or`: an int32 operand is refused for its type (bool only) */
+    g = new_graph();
+    add(g, "external_source", "c");
+    add(g, "_conditional.validate_logical", "v");
+    in(g, "v", "c");
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_name", "or"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "v", "expression_side", "right"), SL_OK);
+    sl_graph_output(g, "v");
+    p = build(g, 4, 1, 1);
+    feed_i32(p, "c", c, 4);
+    assert_int_equal(sl_pipeline_run(p), SL_EINVAL);
+    msg = sl_pipeline_error(p);
+    assert_non_null(strstr(msg, "Logical expression `or` is restricted to scalar (0-d tensors) "
+                                "inputs of `bool` type, that are placed on CPU. Got an input of "
+                                "type `int32` as the right argument in logical expression."));
+    assert_non_null(strstr(msg, "sample 0"));
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
 }

@@ -257,8 +257,10 @@ static void check_arg(const sl_op_def *op, int a)
     unsigned autos = def->flags & (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE);
     if (autos && (def->type != SL_ARG_INT || autos == (SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE)))
         problem(op, name, "SL_ARG_AUTO_* on a %s argument, or both", sl_arg_type_name(def->type));
+    if ((def->flags & SL_ARG_OWN_CHECK) && !(def->flags & SL_ARG_TENSOR))
+        problem(op, name, "SL_ARG_OWN_CHECK without SL_ARG_TENSOR");
     if (def->flags & ~(unsigned)(SL_ARG_TENSOR | SL_ARG_OPTIONAL | SL_ARG_RANGE | SL_ARG_SCALAR_OK |
-                                 SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE))
+                                 SL_ARG_AUTO_RANK | SL_ARG_AUTO_WORLD_SIZE | SL_ARG_OWN_CHECK))
         problem(op, name, "unknown flags 0x%x", def->flags);
     check_default(op, a, def);
 }

@@ -306,10 +306,10 @@ def test_device_id_needs_cuda_and_unsupported_options():
     if not sluice._sluice.HAVE_CUDA:
         with pytest.raises(NotImplementedError, match="built without CUDA support"):
             pipe.build()
-    with pytest.raises(NotImplementedError, match="enable_conditionals"):
-        pipeline_def(enable_conditionals=True)
-    with pytest.raises(NotImplementedError, match="enable_conditionals"):
-        pipeline_def(lambda: None)(enable_conditionals=True)
+    # conditionals are supported (test_conditionals.py); the debug mode is not
+    assert pipeline_def(lambda: 1)(enable_conditionals=True, batch_size=1).enable_conditionals
+    with pytest.raises(NotImplementedError, match="debug"):
+        pipeline_def(debug=True)
     with pytest.raises(NotImplementedError, match="checkpointing"):
         sluice.Pipeline(batch_size=2, enable_checkpointing=True)
     p = sluice.Pipeline(batch_size=2, prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2},

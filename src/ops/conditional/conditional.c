@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "ops/math/elementwise.h"
+#include "ops/tensor/tensor.h"
 #include "sluice/op.h"
 
 #ifdef SLUICE_HAVE_CUDA
@@ -74,6 +76,19 @@ static bool truth(const sl_batch *b, int i, bool *v)
     return true;
 }
 
+/* The truth of a one-element sample of any numeric type (Python's bool(): nonzero, NaN true);
+ * false when the type is not numeric. */
+static bool any_truth(const sl_batch *b, int i, bool *v)
+{
+    const void *d = sl_batch_sample_data(b, i);
+    switch (sl_batch_dtype(b)) {
+    case SL_DTYPE_FLOAT16: *v = (*(const uint16_t *)d & 0x7fffu) != 0; return true;
+    case SL_DTYPE_FLOAT32: *v = *(const float *)d != 0.0f; return true;
+    case SL_DTYPE_FLOAT64: *v = *(const double *)d != 0.0; return true;
+    default: return truth(b, i, v);
+    }
+}
+
 /* Reads the predicate of every sample of ctx's node into pos (as iter data): sample i goes to
  * branch 0 at position pos[i] >= 0, or to branch 1 at -pos[i] - 1. counts[k]: samples of
  * branch k. */
@@ -86,14 +101,16 @@ static sl_status read_predicate(sl_ctx *ctx, int *pos, int counts[2])
         bool v = false;
         if (!pb) {
             v = sl_ctx_arg_bool(ctx, ARG_PREDICATE, i);
-        } else if (!truth(pb, i, &v)) {
+        } else if (sl_batch_sample_numel(pb, i) != 1 || !any_truth(pb, i, &v)) {
             char what[96];
             describe(pb, i, what, sizeof what);
             sl_ctx_focus_sample(ctx, i);
             return sl_fail(ctx, SL_EINVAL,
-                           "the condition of an `if` must be a boolean scalar per sample (0-d "
-                           "or one element, of bool or an integer type, on the CPU); got %s",
-                           what);
+                           "Conditions inside `if` statements are restricted to scalar (0-d "
+                           "tensors) inputs, that are placed on CPU. Got a %d-d input as a "
+                           "condition of the `if` statement (%s; sluice also takes a "
+                           "one-element sample as a scalar)",
+                           sl_batch_ndim(pb), what);
         }
         pos[i] = v ? counts[0]++ : -(counts[1]++) - 1;
     }
@@ -176,14 +193,18 @@ static sl_status merge_setup(sl_ctx *ctx)
     /* An empty branch's number of dimensions may be unknowable (a reshape to per-sample
      * shapes it never saw): the branch with samples decides it, as it decides the layout. */
     bool both = counts[0] > 0 && counts[1] > 0;
-    if (sl_batch_dtype(in[0]) != sl_batch_dtype(in[1]) ||
-        (both && sl_batch_ndim(in[0]) != sl_batch_ndim(in[1])))
+    if (both && sl_batch_ndim(in[0]) != sl_batch_ndim(in[1]))
         return sl_fail(ctx, SL_EINVAL,
+                       "Divergent data found in different branches of conditional operation: "
                        "the branches of a conditional give different kinds of data for one "
                        "variable: the true branch %d-d %s, the false branch %d-d %s; every "
-                       "branch must give the same type and number of dimensions",
+                       "branch must give the same number of dimensions",
                        sl_batch_ndim(in[0]), sl_dtype_name(sl_batch_dtype(in[0])),
                        sl_batch_ndim(in[1]), sl_dtype_name(sl_batch_dtype(in[1])));
+    /* Branches of different types (`out * 0.5` in one, `out` uint8 in the other) merge into
+     * their promoted type, arithmetic's rule, whichever branches have samples (so the type
+     * does not change from iteration to iteration); DALI fails where both have samples. */
+    sl_dtype type = sl__ew_promote(sl_batch_dtype(in[0]), sl_batch_dtype(in[1]));
     const sl_batch *lead = counts[0] > 0 || counts[1] == 0 ? in[0] : in[1];
     const char *layout = sl_batch_layout(lead);
     if (!layout[0] && both)
@@ -194,7 +215,7 @@ static sl_status merge_setup(sl_ctx *ctx)
                        "the branches of a conditional give different layouts for one variable: "
                        "the true branch \"%s\", the false branch \"%s\"",
                        sl_batch_layout(in[0]), sl_batch_layout(in[1]));
-    sl_ctx_set_output(ctx, 0, sl_batch_dtype(lead), sl_batch_ndim(lead), layout);
+    sl_ctx_set_output(ctx, 0, type, sl_batch_ndim(lead), layout);
     if (ctx->oom != SL_OK)
         return SL_OK;
     for (int i = 0; i < n; i++) {
@@ -211,9 +232,17 @@ static sl_status merge_run_sample(sl_ctx *ctx, int i)
     const int *pos = sl_ctx_iter_data(ctx);
     const sl_batch *b = sl_ctx_input(ctx, branch_of(pos[i]));
     int j = index_in(pos[i]);
-    size_t bytes = (size_t)sl_batch_sample_numel(b, j) * sl_dtype_size(sl_batch_dtype(b));
-    if (bytes)
-        memcpy(sl_ctx_output_data(ctx, 0, i), sl_batch_sample_data(b, j), bytes);
+    int64_t numel = sl_batch_sample_numel(b, j);
+    sl_dtype out =
+        sl__ew_promote(sl_batch_dtype(sl_ctx_input(ctx, 0)), sl_batch_dtype(sl_ctx_input(ctx, 1)));
+    if (!numel)
+        return SL_OK;
+    if (out == sl_batch_dtype(b))
+        memcpy(sl_ctx_output_data(ctx, 0, i), sl_batch_sample_data(b, j),
+               (size_t)numel * sl_dtype_size(out));
+    else
+        sl__convert_get(out, sl_batch_dtype(b))(sl_ctx_output_data(ctx, 0, i),
+                                                sl_batch_sample_data(b, j), numel);
     return SL_OK;
 }
 
@@ -221,21 +250,34 @@ static sl_status merge_run_sample(sl_ctx *ctx, int i)
 
 enum { ARG_EXPRESSION_NAME = 0, ARG_EXPRESSION_SIDE };
 
+/* DALI's rule for the operands of `and`, `or` (a bool scalar per sample) and `not` (a scalar
+ * of any numeric type), on the CPU; sluice also takes a one-element sample as a scalar, as it
+ * does for the condition of an `if` (docs/python.md). */
 static sl_status logical_check(sl_ctx *ctx, const char *expr, const char *side)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
+    bool is_not = strcmp(expr, "not") == 0;
+    char where[48] = "";
+    if (strcmp(side, "only") != 0)
+        snprintf(where, sizeof where, " as the %s argument", side);
     for (int i = 0; i < sl_ctx_batch_size(ctx); i++) {
+        int64_t n = sl_batch_sample_numel(in, i);
         bool v;
-        if (truth(in, i, &v))
+        if (n == 1 && (is_not ? any_truth(in, i, &v) : sl_batch_dtype(in) == SL_DTYPE_BOOL))
             continue;
-        char what[96];
-        describe(in, i, what, sizeof what);
         sl_ctx_focus_sample(ctx, i);
+        char got[96];
+        if (n != 1)
+            snprintf(got, sizeof got, "a %d-d input of %lld elements", sl_batch_ndim(in),
+                     (long long)n);
+        else
+            snprintf(got, sizeof got, "an input of type `%s`", sl_dtype_name(sl_batch_dtype(in)));
         return sl_fail(ctx, SL_EINVAL,
-                       "logical expression `%s` is restricted to boolean scalars per sample "
-                       "(0-d or one element, of bool or an integer type, on the CPU); got %s "
-                       "as its %s operand",
-                       expr, what, side);
+                       "Logical expression `%s` is restricted to scalar (0-d tensors) "
+                       "inputs%s, that are placed on CPU. Got %s%s in logical expression. "
+                       "Use the bitwise operators `&`, `|` or a comparison with zero "
+                       "(`== 0`) for other shapes or types",
+                       expr, is_not ? "" : " of `bool` type", got, where);
     }
     return SL_OK;
 }
@@ -257,7 +299,7 @@ static sl_status not_setup(sl_ctx *ctx)
 static sl_status not_run_sample(sl_ctx *ctx, int i)
 {
     bool v = false;
-    truth(sl_ctx_input(ctx, 0), i, &v); /* setup checked it */
+    any_truth(sl_ctx_input(ctx, 0), i, &v); /* setup checked it */
     *(uint8_t *)sl_ctx_output_data(ctx, 0, i) = !v;
     return SL_OK;
 }
@@ -291,8 +333,8 @@ static const sl_arg_def pred_args[] = {
     {.name = "predicate",
      .type = SL_ARG_BOOL,
      .doc = "Per sample, whether it goes to the true branch: an argument input whose samples are "
-            "scalars (0-d or one element) of bool or an integer type.",
-     .flags = SL_ARG_TENSOR},
+            "scalars (0-d or one element) of any numeric type, true where nonzero.",
+     .flags = SL_ARG_TENSOR | SL_ARG_OWN_CHECK}, /* read_predicate words DALI's error */
 };
 
 static const sl_io_def split_in[] = {{"input", "Data of any type, shape and layout."}};
@@ -333,8 +375,10 @@ const sl_op_def sl_op_cond_merge = {
     .doc = "Puts the samples of the two branches of a conditional back in their original order "
            "(the end of an `if`).\n\n"
            "Input 0 comes from the true branch, input 1 from the false branch of the split on "
-           "the same `predicate`. Both must give the same type, and where both have samples "
-           "the same number of dimensions and layout (an empty branch takes the other's).",
+           "the same `predicate`. Where both have samples they must have the same number of "
+           "dimensions and layout (an empty branch takes the other's). Branches of different "
+           "types give their promoted type (arithmetic's rule: uint8 and float32 give "
+           "float32), converted on the CPU; on the GPU the types must be the same.",
     .inputs = merge_in,
     .min_inputs = 2,
     .max_inputs = 2,
@@ -356,7 +400,8 @@ static const sl_io_def not_out[] = {{"output", "Per sample, the negation (bool).
 
 const sl_op_def sl_op_cond_not = {
     .name = "_conditional.not_",
-    .doc = "The logical negation of a per-sample boolean scalar (`not` on a DataNode).",
+    .doc = "The logical negation of a per-sample scalar of any numeric type (`not` on a "
+           "DataNode): true where the sample is zero.",
     .inputs = pred_in,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -384,8 +429,9 @@ static const sl_io_def validate_out[] = {{"output", "The input, unchanged."}};
 const sl_op_def sl_op_cond_validate_logical = {
     .name = "_conditional.validate_logical",
     .doc = "Checks an operand of `and`, `or` or `not` on DataNodes and passes it through.\n\n"
-           "Each sample must be a boolean scalar (0-d or one element, of bool or an integer "
-           "type); anything else fails, naming the expression and the operand.",
+           "Each sample must be a scalar (0-d or one element) of bool type for `and` and `or`, "
+           "of any numeric type for `not` (DALI's rules); anything else fails, naming the "
+           "expression and the operand.",
     .inputs = pred_in,
     .min_inputs = 1,
     .max_inputs = 1,

@@ -34,6 +34,13 @@ extern "C" sl_status sl__cond_split_run_gpu(sl_ctx *ctx)
 extern "C" sl_status sl__cond_merge_run_gpu(sl_ctx *ctx)
 {
     const int *pos = (const int *)sl_ctx_iter_data(ctx);
+    sl_dtype t0 = sl_batch_dtype(sl_ctx_input(ctx, 0)), t1 = sl_batch_dtype(sl_ctx_input(ctx, 1));
+    if (t0 != t1) /* the CPU merge converts to the promoted type; the device copies bytes */
+        return sl_fail(ctx, SL_EINVAL,
+                       "Divergent data found in different branches of conditional operation: "
+                       "on the GPU the branches must give the same type (the true branch %s, "
+                       "the false branch %s); cast one of them (fn.cast)",
+                       sl_dtype_name(t0), sl_dtype_name(t1));
     for (int i = 0; i < sl_ctx_batch_size(ctx); i++) {
         const sl_batch *b = sl_ctx_input(ctx, branch_of(pos[i]));
         int j = index_in(pos[i]);

@@ -109,6 +109,10 @@ typedef struct sl__ew_args {
 /* The operation named `name` (one of SL__EW_OP_CHOICES), or -1. */
 int sl__ew_op_from_name(const char *name);
 
+/* DALI's type promotion of two operands (ew_plan.c), shared with _conditional.merge, which
+ * gives a variable the promoted type of its branches. */
+sl_dtype sl__ew_promote(sl_dtype a, sl_dtype b);
+
 /* init of a family operator: op is the fixed operation, or -1 to read the `op` argument.
  * Checks the constant arguments (exclusive constants, bounds of clamp, values that do not fit
  * scalar_dtype) and allocates the state. */

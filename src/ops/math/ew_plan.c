@@ -89,7 +89,7 @@ static bool is_signed_int(sl_dtype t)
 /* T op T = T; float op non-float = the float; floatX op floatY = the wider; intX op intY and
  * uintX op uintY = the wider; intX op uintY = intX if X > Y, else int(min(2Y, 64)); bool is the
  * narrowest unsigned type (uint1). Commutative. */
-static sl_dtype promote(sl_dtype a, sl_dtype b)
+sl_dtype sl__ew_promote(sl_dtype a, sl_dtype b)
 {
     if (a == b)
         return a;
@@ -211,7 +211,7 @@ static sl_status make_plan(sl_ctx *ctx, ew_op op, const sl__ew_operands *ops, sl
         (op == EW_MOD && any_bool))
         return type_error(ctx, op, ops);
 
-    sl_dtype p = two ? promote(ops->type[0], ops->type[1]) : ops->type[0];
+    sl_dtype p = two ? sl__ew_promote(ops->type[0], ops->type[1]) : ops->type[0];
     if ((c == C_FLOATY || c == C_FUNC) && !is_float(p))
         p = SL_DTYPE_FLOAT32;
     pl->out = c == C_CMP ? SL_DTYPE_BOOL : p;
