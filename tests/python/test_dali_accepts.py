@@ -284,3 +284,33 @@ def test_cycle_over_a_generator_object_is_refused():
         fn.external_source(gen(), cycle=True)
     with pytest.raises(ValueError, match="Invalid value|cycle must be"):
         fn.external_source(gen, cycle="sometimes")
+
+
+# ---- the decoders' nvJPEG tuning arguments ---------------------------------------------------
+
+_RN50_TUNING = dict(device_memory_padding=211025920, host_memory_padding=140544512,
+                    preallocate_width_hint=5980, preallocate_height_hint=6430,
+                    hw_decoder_load=0.65, hybrid_huffman_threshold=1000000, affine=True,
+                    jpeg_fancy_upsampling=True, device_memory_padding_jpeg2k=0,
+                    host_memory_padding_jpeg2k=0)
+
+
+@pytest.mark.parametrize("op", ["image", "image_random_crop"])
+def test_decoder_tuning_arguments_build_and_change_no_pixel(tree, op):
+    # DALI's ResNet-50 pipeline passes nvJPEG's memory and load tuning to its decoders; they
+    # must build unchanged, without a warning, and give the bytes of the plain decode
+    def pipe(**tuning):
+        @pipeline_def(batch_size=4, num_threads=1, device_id=None, seed=11)
+        def p():
+            jpegs, _ = fn.readers.file(file_root=str(tree))
+            return getattr(fn.decoders, op)(jpegs, output_type=types.RGB, **tuning)
+        return p()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tuned = _run(pipe(**_RN50_TUNING))[0]
+    plain = _run(pipe())[0]
+    for i in range(4):
+        assert np.array_equal(np.asarray(tuned.at(i)), np.asarray(plain.at(i)))
+    with pytest.raises(ValueError, match="hw_decoder_load"):
+        _run(pipe(hw_decoder_load=1.5))

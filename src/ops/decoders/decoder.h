@@ -29,8 +29,34 @@
     "slightly less accurate, and no longer identical to PIL."
 
 /* The common arguments open the table of every decoder op, in this order (SL__DECODER_ARG_DEFS);
- * the op's own arguments follow from SL__DECODER_NUM_ARGS on. */
-enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
+ * the op's own arguments follow from SL__DECODER_NUM_ARGS on. The SL__A_TUNE_* ones are DALI's
+ * nvJPEG and memory tuning arguments, accepted so that DALI's pipelines (its ResNet-50 example
+ * passes device_memory_padding and host_memory_padding) build unchanged; they do not change a
+ * pixel and sluice has nothing they would tune, so their values are not read. */
+enum {
+    SL__A_OUTPUT_TYPE,
+    SL__A_USE_FAST_IDCT,
+    SL__A_TUNE_DEVICE_PADDING,
+    SL__A_TUNE_HOST_PADDING,
+    SL__A_TUNE_DEVICE_PADDING_J2K,
+    SL__A_TUNE_HOST_PADDING_J2K,
+    SL__A_TUNE_HW_LOAD,
+    SL__A_TUNE_HUFFMAN_THRESHOLD,
+    SL__A_TUNE_WIDTH_HINT,
+    SL__A_TUNE_HEIGHT_HINT,
+    SL__A_TUNE_AFFINE,
+    SL__A_TUNE_FANCY_UPSAMPLING,
+    SL__DECODER_NUM_ARGS
+};
+
+#define SL__DOC_TUNE(what)                                                                         \
+    "DALI's " what "; accepted for compatibility and not used: sluice's decoders have nothing it " \
+    "would tune, and it changes no output."
+#define SL__ARG_TUNE_INT_DEF(n, d, what)                                                           \
+    {                                                                                              \
+        .name = n, .type = SL_ARG_INT, .def = d, .flags = SL_ARG_RANGE, .min = 0, .max = 9.0e15,   \
+        .doc = SL__DOC_TUNE(what)                                                                  \
+    }
 
 /* The argument definitions, for an op's table. */
 #define SL__ARG_OUTPUT_TYPE_DEF                                                                    \
@@ -55,7 +81,43 @@ enum { SL__A_OUTPUT_TYPE, SL__A_USE_FAST_IDCT, SL__DECODER_NUM_ARGS };
     }
 
 #define SL__DECODER_ARG_DEFS                                                                       \
-    [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF, [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF
+    [SL__A_OUTPUT_TYPE] = SL__ARG_OUTPUT_TYPE_DEF,                                                 \
+    [SL__A_USE_FAST_IDCT] = SL__ARG_USE_FAST_IDCT_DEF,                                             \
+    [SL__A_TUNE_DEVICE_PADDING] = SL__ARG_TUNE_INT_DEF("device_memory_padding", "16777216",        \
+                                                       "nvJPEG device buffer padding (bytes)"),    \
+    [SL__A_TUNE_HOST_PADDING] = SL__ARG_TUNE_INT_DEF("host_memory_padding", "8388608",             \
+                                                     "nvJPEG pinned buffer padding (bytes)"),      \
+    [SL__A_TUNE_DEVICE_PADDING_J2K] = SL__ARG_TUNE_INT_DEF(                                        \
+        "device_memory_padding_jpeg2k", "0", "nvJPEG2000 device buffer padding (bytes)"),          \
+    [SL__A_TUNE_HOST_PADDING_J2K] = SL__ARG_TUNE_INT_DEF(                                          \
+        "host_memory_padding_jpeg2k", "0", "nvJPEG2000 pinned buffer padding (bytes)"),            \
+    [SL__A_TUNE_HW_LOAD] = {.name = "hw_decoder_load",                                             \
+                            .type = SL_ARG_FLOAT,                                                  \
+                            .def = "0.65",                                                         \
+                            .flags = SL_ARG_RANGE,                                                 \
+                            .min = 0,                                                              \
+                            .max = 1,                                                              \
+                            .doc = SL__DOC_TUNE("share of images for the A100's hardware JPEG "    \
+                                                "decoder")},                                       \
+    [SL__A_TUNE_HUFFMAN_THRESHOLD] =                                                               \
+        SL__ARG_TUNE_INT_DEF("hybrid_huffman_threshold", "1000000",                                \
+                             "pixel count above which nvJPEG decodes Huffman on "                  \
+                             "the GPU"),                                                           \
+    [SL__A_TUNE_WIDTH_HINT] = SL__ARG_TUNE_INT_DEF("preallocate_width_hint", "0",                  \
+                                                   "width to preallocate nvJPEG buffers for"),     \
+    [SL__A_TUNE_HEIGHT_HINT] = SL__ARG_TUNE_INT_DEF("preallocate_height_hint", "0",                \
+                                                    "height to preallocate nvJPEG buffers for"),   \
+    [SL__A_TUNE_AFFINE] = {.name = "affine",                                                       \
+                           .type = SL_ARG_BOOL,                                                    \
+                           .def = "true",                                                          \
+                           .doc = SL__DOC_TUNE("thread affinity of nvJPEG's host threads")},       \
+    [SL__A_TUNE_FANCY_UPSAMPLING] = {                                                              \
+        .name = "jpeg_fancy_upsampling",                                                           \
+        .type = SL_ARG_BOOL,                                                                       \
+        .def = "false",                                                                            \
+        .doc = "DALI's switch making its mixed decoder upsample chroma as libjpeg does; accepted " \
+               "for compatibility and not used: sluice decodes on every device with libjpeg's "    \
+               "fancy upsampling (the CPU decoder's bytes), as DALI does with true."}
 
 /* The deprecated names every decoder op accepts and ignores, as DALI does (it deprecated them in
  * 1.0 and 1.36 and does nothing with them), with DALI's words. */
