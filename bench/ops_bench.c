@@ -42,8 +42,19 @@
 #include <sluice/sluice.h>
 
 /* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
-typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_KINDS } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8", "f32", "int"};
+typedef enum {
+    IN_NONE,
+    IN_FILES,
+    IN_ENCODED,
+    IN_U8,
+    IN_F32,
+    IN_INT,
+    IN_BOXES, /* float32 (256, 4) boxes [x, y, w, h] inside [0, 1] */
+    IN_MAT,   /* float32 (2, 3) affine matrices */
+    IN_KINDS
+} in_kind;
+static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8",
+                                               "f32",  "int",   "boxes",   "mat"};
 
 typedef struct bench_case {
     const char *op;
@@ -139,6 +150,20 @@ static const bench_case cases[] = {
     {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
     {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
+    {"bb_flip", "256 boxes xywh, horizontal", IN_BOXES, 1, ""},
+    {"bbox_paste", "256 boxes xywh, ratio 2", IN_BOXES, 1, "ratio=2.0;paste_x=0.25"},
+    {"coord_flip", "2 x 3-D points, flip x", IN_MAT, 1, ""},
+    {"coord_transform", "u8 HWC as 3-D points, M 3x3", IN_U8, 1,
+     "M=[0,0,1,0,1,0,1,0,0];dtype=\"uint8\""},
+    {"coord_transform", "256 x 4-D f32 points, MT 2x5", IN_BOXES, 1,
+     "MT=[1,0,0,0,0.5,0,1,0,0,0.25]"},
+    {"transforms.combine", "2 x (2, 3)", IN_MAT, 2, ""},
+    {"transforms.crop", "2-D", IN_NONE, 0, "from_start=[0.1,0.2];to_start=[0.3,0.2]"},
+    {"transforms.rotation", "3-D about an axis, centre", IN_NONE, 0,
+     "angle=30;axis=[0.4,0.3,0.1];center=[1,2,3]"},
+    {"transforms.scale", "2-D, centre, with input", IN_MAT, 1, "scale=[2,3];center=[0.5,0.5]"},
+    {"transforms.shear", "2-D angles", IN_NONE, 0, "angles=[30,10]"},
+    {"transforms.translation", "2-D", IN_NONE, 0, "offset=[2,3]"},
     {"arithmetic", "u8 mul 1/255 -> f32", IN_U8, 1, "op=\"mul\";scalar=0.00392156862745098"},
     {"arithmetic", "u8 add u8", IN_U8, 2, "op=\"add\""},
     {"arithmetic", "f32 sub 0.5", IN_F32, 1, "op=\"sub\";scalar=0.5"},
@@ -316,6 +341,29 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
             goto fail;
         *v = 1000;
     }
+    if (feed_alloc(&sets[IN_BOXES], o->batch, 2, SL_DTYPE_FLOAT32, NULL) ||
+        feed_alloc(&sets[IN_MAT], o->batch, 2, SL_DTYPE_FLOAT32, NULL))
+        goto fail;
+    uint32_t lcg = 12345;
+    for (int i = 0; i < o->batch; i++) {
+        float *b = malloc(256 * 4 * sizeof *b), *m = malloc(6 * sizeof *m);
+        sets[IN_BOXES].data[i] = b;
+        sets[IN_MAT].data[i] = m;
+        if (!b || !m)
+            goto fail;
+        sets[IN_BOXES].shapes[2 * i] = 256;
+        sets[IN_BOXES].shapes[2 * i + 1] = 4;
+        sets[IN_MAT].shapes[2 * i] = 2;
+        sets[IN_MAT].shapes[2 * i + 1] = 3;
+        for (int k = 0; k < 256 * 4; k++) {
+            lcg = lcg * 1664525u + 1013904223u;
+            b[k] = (float)(lcg >> 8) * (0.5f / 16777216.0f); /* [0, 0.5): x + w < 1 */
+        }
+        const float mat[6] = {0.9f, -0.1f, 3.0f, 0.2f, 1.1f, -2.0f};
+        memcpy(m, mat, sizeof mat);
+    }
+    sets[IN_BOXES].pixels = 256.0 * 4.0 * o->batch;
+    sets[IN_MAT].pixels = 6.0 * o->batch;
     rc = 0;
 fail:
     sl_pipeline_destroy(p);

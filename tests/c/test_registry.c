@@ -98,6 +98,18 @@ static bool is_ident(const char *s, size_t len)
     return true;
 }
 
+/* An argument's name: an identifier [A-Za-z][A-Za-z0-9_]*. Upper case is allowed because DALI
+ * spells some arguments so (coord_transform's M, T and MT) and sluice keeps DALI's names. */
+static bool is_arg_ident(const char *s, size_t len)
+{
+    if (len == 0 || !isalpha((unsigned char)s[0]))
+        return false;
+    for (size_t k = 1; k < len; k++)
+        if (!isalnum((unsigned char)s[k]) && s[k] != '_')
+            return false;
+    return true;
+}
+
 /* Dotted name: identifiers separated by single dots ("decoders.image", "crop_mirror_normalize"). */
 static bool is_op_name(const char *s)
 {
@@ -203,8 +215,8 @@ static void check_arg(const sl_op_def *op, int a)
     const sl_arg_def *def = sl_op_arg(op, a);
     assert_non_null(def);
     const char *name = def->name ? def->name : "(null)";
-    if (!def->name || !is_ident(def->name, strlen(def->name)))
-        problem(op, name, "argument name is not a lower-case identifier");
+    if (!def->name || !is_arg_ident(def->name, strlen(def->name)))
+        problem(op, name, "argument name is not an identifier");
     if ((unsigned)def->type > SL_ARG_STRINGS)
         problem(op, name, "invalid type %d", (int)def->type);
     if (!def->doc || !def->doc[0] || isspace((unsigned char)def->doc[0]))
@@ -487,7 +499,7 @@ static void test_checker_finds_problems(void **state)
 
     /* Argument rules, one broken argument each. */
     static const sl_arg_def bad_args[][1] = {
-        {{.name = "Size", .type = SL_ARG_INT, .doc = "x.", .def = "1"}},
+        {{.name = "2size", .type = SL_ARG_INT, .doc = "x.", .def = "1"}},
         {{.name = "size", .type = SL_ARG_INT, .doc = "", .def = "1"}},
         {{.name = "size", .type = (sl_arg_type)42, .doc = "x.", .flags = SL_ARG_OPTIONAL}},
         {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .flags = SL_ARG_OPTIONAL}},

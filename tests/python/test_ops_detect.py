@@ -1,0 +1,429 @@
+"""tests/python/test_ops_detect.py: the geometry and detection operators (issue 19) against
+NumPy models written here from the operators' definitions (DALI's documentation and the
+assertions of its tests): transforms.* matrices (hand-built homogeneous matrices, composition
+order, scipy-free Rodrigues rotation checked by its properties), coord_transform, coord_flip,
+bb_flip and bbox_paste; each with per-sample arguments, empty samples and bad arguments."""
+import math
+
+import numpy as np
+import pytest
+
+import sluice
+from sluice import fn, pipeline_def
+
+BATCH = 3
+RNG = np.random.default_rng(19)
+
+
+def run(build, batch=BATCH, iters=1, **kw):
+    """Runs build() -> tuple of DataNodes in a pipeline; returns [[np samples] per output]."""
+    @pipeline_def(batch_size=batch, num_threads=2, prefetch_queue_depth=1, seed=1234, **kw)
+    def p():
+        out = build()
+        return out if isinstance(out, tuple) else (out,)
+
+    pipe = p()
+    res = []
+    for _ in range(iters):
+        outs = pipe.run()
+        res.append([[np.array(o.at(i)) for i in range(len(o))] for o in outs])
+    return res[0] if iters == 1 else res
+
+
+def src(samples):
+    return fn.external_source(source=lambda: samples)
+
+
+# ---- homogeneous-matrix models -------------------------------------------------------------
+
+def h_translate(offset):
+    m = np.identity(len(offset) + 1)
+    m[:-1, -1] = offset
+    return m
+
+
+def h_about(lin, center):
+    n = lin.shape[0]
+    m = np.identity(n + 1)
+    m[:n, :n] = lin
+    if center is None:
+        return m
+    return h_translate(center) @ m @ h_translate(-np.asarray(center, float))
+
+
+def h_rot2(deg):
+    a = math.radians(deg)
+    return np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+
+
+def h_rot3(deg, axis):
+    """Rotation about `axis` by `deg` through the matrix exponential of the cross-product
+    matrix (an independent route: a truncated series, not Rodrigues' closed form)."""
+    k = np.asarray(axis, float) / np.linalg.norm(axis)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]]) * math.radians(deg)
+    out, term = np.identity(3), np.identity(3)
+    for n in range(1, 40):
+        term = term @ kx / n
+        out = out + term
+    return out
+
+
+def top(m):
+    return m[:-1, :]
+
+
+def homog(t):
+    n = t.shape[0]
+    m = np.identity(n + 1)
+    m[:n, :] = t
+    return m
+
+
+def compose(own, t0, reverse):
+    if t0 is None:
+        return top(own)
+    return top(homog(t0) @ own if reverse else own @ homog(t0))
+
+
+def check_op(op, ref, nd, **kw):
+    """op without and with an input transform (both orders) against ref (homogeneous)."""
+    t0s = [RNG.uniform(-1, 1, (nd, nd + 1)).astype(np.float32) for _ in range(BATCH)]
+    (plain,), = [run(lambda: op(**kw))]
+    for i in range(BATCH):
+        assert plain[i].dtype == np.float32 and plain[i].shape == (nd, nd + 1)
+        np.testing.assert_allclose(plain[i], top(ref), atol=2e-6)
+    for reverse in (False, True):
+        out, t0 = run(lambda: (op(src(t0s), reverse_order=reverse, **kw), src(t0s)))
+        for i in range(BATCH):
+            np.testing.assert_allclose(out[i], compose(ref, t0[i], reverse), atol=2e-6)
+
+
+@pytest.mark.parametrize("offset", [(0.0, 1.0), (2.0, 1.0, 3.0), (-4.5,)])
+def test_translation(offset):
+    check_op(fn.transforms.translation, h_translate(offset), len(offset), offset=offset)
+
+
+@pytest.mark.parametrize("scale,center,ndim", [
+    ((0.0, 1.0), None, None), ((2.0, 1.0, 3.0), None, None), ((2.0, 1.0), (1.0, 0.5), None),
+    ((2.0,), (1.0, 0.5), 2), ((3.0,), None, 3)])
+def test_scale(scale, center, ndim):
+    n = ndim or len(scale)
+    lin = np.diag([scale[0]] * n if len(scale) == 1 else scale)
+    kw = {"scale": scale}
+    if center is not None:
+        kw["center"] = center
+    if ndim is not None:
+        kw["ndim"] = ndim
+    check_op(fn.transforms.scale, h_about(lin, center), n, **kw)
+
+
+@pytest.mark.parametrize("angle,axis,center", [
+    (30.0, None, None), (30.0, None, (1.0, 0.5)), (-125.0, None, None),
+    (40.0, (0.4, 0.3, 0.1), None), (40.0, (0.4, 0.3, 0.1), (1.0, -0.4, 10.0)),
+    (90.0, (0, 0, 2), None)])
+def test_rotation(angle, axis, center):
+    lin = h_rot2(angle) if axis is None else h_rot3(angle, axis)
+    kw = {"angle": angle}
+    if axis is not None:
+        kw["axis"] = axis
+    if center is not None:
+        kw["center"] = center
+    check_op(fn.transforms.rotation, h_about(lin, center), 3 if axis else 2, **kw)
+
+
+def test_rotation_3d_about_z_is_the_2d_rotation():
+    (r3,), = [run(lambda: fn.transforms.rotation(angle=33.0, axis=(0, 0, 1)))]
+    (r2,), = [run(lambda: fn.transforms.rotation(angle=33.0))]
+    np.testing.assert_allclose(r3[0][:2, :2], r2[0][:, :2], atol=1e-7)
+    np.testing.assert_allclose(r3[0][2], [0, 0, 1, 0], atol=1e-7)
+
+
+def test_rotation_per_sample_angle():
+    angles = [np.float32(a) for a in (10.0, -75.0, 180.0)]
+    out, = run(lambda: fn.transforms.rotation(angle=src(angles), center=(2.0, 3.0)))
+    for i, a in enumerate(angles):
+        np.testing.assert_allclose(out[i], top(h_about(h_rot2(float(a)), (2.0, 3.0))), atol=2e-6)
+
+
+def shear_lin(v):
+    v = list(v)
+    n = 2 if len(v) == 2 else 3
+    m = np.identity(n)
+    k = 0
+    for r in range(n):
+        for c in range(n):
+            if r != c:
+                m[r, c] = v[k]
+                k += 1
+    return m
+
+
+@pytest.mark.parametrize("shear,angles,center", [
+    ((1.0, 2.0), None, None), ((1.0, 2.0), None, (0.4, 0.5)),
+    ((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), None, None),
+    ((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), None, (0.4, 0.5, 0.6)),
+    (None, (30.0, 10.0), None), (None, (30.0, 10.0), (0.4, 0.5)),
+    (None, (40.0, 30.0, 10.0, 35.0, 25.0, 15.0), (0.4, 0.5, 0.6))])
+def test_shear(shear, angles, center):
+    v = shear if shear is not None else [math.tan(math.radians(a)) for a in angles]
+    kw = {"shear": shear} if shear is not None else {"angles": angles}
+    if center is not None:
+        kw["center"] = center
+    check_op(fn.transforms.shear, h_about(shear_lin(v), center), 2 if len(v) == 2 else 3, **kw)
+
+
+def test_shear_per_sample_matrix_argument():
+    # a (ndim, ndim - 1) tensor per sample, as DALI's runtime-argument tests feed it
+    sh = [RNG.uniform(-2, 2, (3, 2)).astype(np.float32) for _ in range(BATCH)]
+    out, = run(lambda: fn.transforms.shear(shear=src(sh)))
+    for i in range(BATCH):
+        np.testing.assert_allclose(out[i], top(h_about(shear_lin(sh[i].ravel()), None)),
+                                   atol=1e-6)
+
+
+def crop_ref(fs, fe, ts, te, absolute):
+    fs, fe, ts, te = (np.asarray(x, float) for x in (fs, fe, ts, te))
+    if absolute:
+        fs, fe = np.minimum(fs, fe), np.maximum(fs, fe)
+        ts, te = np.minimum(ts, te), np.maximum(ts, te)
+    s = (te - ts) / (fe - fs)
+    return h_translate(ts) @ h_about(np.diag(s), None) @ h_translate(-fs)
+
+
+@pytest.mark.parametrize("fs,fe,ts,te", [
+    ((0.1, 0.2), (1.0, 1.2), (0.3, 0.2), (0.5, 0.6)), ((0.1, 0.2), (0.4, 0.9), None, None),
+    ((0.2, 0.2), None, None, None), (None, (0.4, 0.9), None, None),
+    ((0.1, 0.2, 0.3), (1.0, 1.2, 1.3), (0.3, 0.2, 0.1), (0.5, 0.6, 0.7)), (None,) * 4])
+@pytest.mark.parametrize("swap,absolute", [(False, False), (True, False), (True, True)])
+def test_crop(fs, fe, ts, te, swap, absolute):
+    if swap:
+        fs, fe, ts, te = fe, fs, te, ts
+    given = {k: v for k, v in dict(from_start=fs, from_end=fe, to_start=ts, to_end=te).items()
+             if v is not None}
+    ndim = max([len(v) for v in given.values()] or [1])
+    full = {k: (list(v) * ndim if len(v) == 1 else list(v)) for k, v in given.items()}
+    dflt = {"from_start": [0.0] * ndim, "from_end": [1.0] * ndim,
+            "to_start": [0.0] * ndim, "to_end": [1.0] * ndim}
+    dflt.update(full)
+    if swap and not given:
+        dflt = {"from_start": [1.0], "from_end": [0.0], "to_start": [1.0], "to_end": [0.0]}
+        given = dict(dflt)
+    ref = crop_ref(dflt["from_start"], dflt["from_end"], dflt["to_start"], dflt["to_end"],
+                   absolute)
+    check_op(fn.transforms.crop, ref, ndim, absolute=absolute, **given)
+    # the defining property: from_start -> to_start, from_end -> to_end
+    (m,), = [run(lambda: fn.transforms.crop(absolute=absolute, **given))]
+    fs_, fe_, ts_, te_ = (np.asarray(dflt[k]) for k in ("from_start", "from_end", "to_start",
+                                                        "to_end"))
+    if absolute:
+        fs_, fe_ = np.minimum(fs_, fe_), np.maximum(fs_, fe_)
+        ts_, te_ = np.minimum(ts_, te_), np.maximum(ts_, te_)
+    np.testing.assert_allclose(m[0][:, :ndim] @ fs_ + m[0][:, ndim], ts_, atol=1e-6)
+    np.testing.assert_allclose(m[0][:, :ndim] @ fe_ + m[0][:, ndim], te_, atol=1e-6)
+
+
+@pytest.mark.parametrize("count", [2, 3, 10])
+@pytest.mark.parametrize("ndim", [2, 3, 6])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_combine(count, ndim, reverse):
+    mats = [[RNG.uniform(-1, 1, (ndim, ndim + 1)).astype(np.float32) for _ in range(BATCH)]
+            for _ in range(count)]
+    out, = run(lambda: fn.transforms.combine(*[src(m) for m in mats], reverse_order=reverse))
+    for i in range(BATCH):
+        hs = [homog(m[i]) for m in mats]
+        ref = np.identity(ndim + 1)
+        for h in hs:
+            ref = ref @ h if reverse else h @ ref
+        np.testing.assert_allclose(out[i], top(ref), atol=1e-5)
+
+
+def test_combine_order_matches_chaining():
+    T = fn.transforms
+    a, b, c, d = run(lambda: (T.combine(T.translation(offset=(1, 2)), T.rotation(angle=30.0)),
+                              T.rotation(T.translation(offset=(1, 2)), angle=30.0),
+                              T.combine(T.translation(offset=(1, 2)), T.rotation(angle=30.0),
+                                        reverse_order=True),
+                              T.translation(T.rotation(angle=30.0), offset=(1, 2))))
+    for i in range(BATCH):
+        np.testing.assert_allclose(a[i], b[i], atol=1e-6)
+        np.testing.assert_allclose(c[i], d[i], atol=1e-6)
+        assert not np.allclose(a[i], c[i])
+
+
+def test_transforms_bad_arguments():
+    with pytest.raises(ValueError, match="shear and angles are exclusive"):
+        run(lambda: fn.transforms.shear(shear=(1.0, 2.0), angles=(3.0, 4.0)))
+    with pytest.raises(ValueError, match=r"angles\[0\] is 95"):
+        run(lambda: fn.transforms.shear(angles=(95.0, 4.0)))
+    with pytest.raises(ValueError, match="number of dimensions is not known"):
+        run(lambda: fn.transforms.scale(scale=(2.0,)))
+    with pytest.raises(ValueError, match="center has 3 values, expected 2"):
+        run(lambda: fn.transforms.rotation(angle=3.0, center=(1.0, 2.0, 3.0)))
+    with pytest.raises(ValueError, match="source box must not be empty"):
+        run(lambda: fn.transforms.crop(from_start=(0.5,), from_end=(0.5,)))
+    t3 = [np.zeros((3, 4), np.float32)] * BATCH
+    with pytest.raises(ValueError, match=r"transforms\.translation.*input transform has 3 "
+                                         r"dimensions, but the arguments describe a 2-D"):
+        run(lambda: fn.transforms.translation(src(t3), offset=(1.0, 2.0)))
+    bad = [np.zeros((2, 5), np.float32)] * BATCH
+    with pytest.raises(ValueError, match=r"shape \(ndim, ndim \+ 1\)"):
+        run(lambda: fn.transforms.combine(src(bad), src(bad)))
+
+
+def test_transforms_empty_batch_of_one_sample_each_call():
+    # an input transform given as (n + 1, n + 1) is accepted: its top rows are used
+    full = [homog(RNG.uniform(-1, 1, (2, 3))).astype(np.float32) for _ in range(BATCH)]
+    out, = run(lambda: fn.transforms.translation(src(full), offset=(1.0, -1.0)))
+    for i in range(BATCH):
+        np.testing.assert_allclose(out[i], top(h_translate((1.0, -1.0)) @ full[i]), atol=1e-6)
+
+
+# ---- coord_transform -----------------------------------------------------------------------
+
+def test_coord_transform_matches_numpy():
+    pts = [RNG.uniform(-10, 10, (n, 3)).astype(np.float32) for n in (5, 0, 17)]
+    M = RNG.uniform(-2, 2, (2, 3))
+    T = RNG.uniform(-1, 1, 2)
+    a, b, c, d = run(lambda: (fn.coord_transform(src(pts), M=M.ravel().tolist(), T=T.tolist()),
+                              fn.coord_transform(src(pts), MT=np.hstack([M, T[:, None]])
+                                                 .ravel().tolist()),
+                              fn.coord_transform(src(pts), M=2.0, T=0.5),
+                              fn.coord_transform(src(pts))))
+    for i, p in enumerate(pts):
+        ref = p.astype(np.float64) @ M.T + T
+        assert a[i].shape == (len(p), 2) and a[i].dtype == np.float32
+        np.testing.assert_allclose(a[i], ref, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(b[i], ref, rtol=1e-6, atol=1e-5)
+        np.testing.assert_allclose(c[i], 2 * p + 0.5, rtol=1e-6)
+        np.testing.assert_array_equal(d[i], p)
+
+
+def test_coord_transform_per_sample_matrix_from_transforms():
+    pts = [RNG.uniform(0, 1, (7, 2)).astype(np.float32) for _ in range(BATCH)]
+    angles = [np.float32(a) for a in (15.0, 90.0, -40.0)]
+
+    def build():
+        mt = fn.transforms.rotation(angle=src(angles), center=(0.5, 0.5))
+        return fn.coord_transform(src(pts), MT=mt)
+    out, = run(build)
+    for i in range(BATCH):
+        ref = top(h_about(h_rot2(float(angles[i])), (0.5, 0.5)))
+        np.testing.assert_allclose(out[i], pts[i] @ ref[:, :2].T + ref[:, 2], atol=1e-5)
+
+
+def test_coord_transform_uint8_hwc_as_dali_cpu_test():
+    img = [RNG.integers(0, 255, (10, 20, 3), dtype=np.uint8) for _ in range(2)]
+    M = [0, 0, 1, 0, 1, 0, 1, 0, 0]
+    out, = run(lambda: fn.coord_transform(fn.external_source(source=lambda: img, layout="HWC"),
+                                          M=M, dtype=sluice.types.UINT8), batch=2)
+    for i in range(2):
+        assert out[i].dtype == np.uint8
+        np.testing.assert_array_equal(out[i], img[i][..., ::-1])
+
+
+def test_coord_transform_rounds_and_saturates():
+    pts = [np.array([[0.5, 1.49], [-3.0, 300.7]], np.float32)] * BATCH
+    out, = run(lambda: fn.coord_transform(src(pts), dtype=sluice.types.UINT8))
+    np.testing.assert_array_equal(out[0], [[1, 1], [0, 255]])
+
+
+def test_coord_transform_bad_arguments():
+    pts = [np.zeros((4, 3), np.float32)] * BATCH
+    with pytest.raises(ValueError, match="MT is exclusive with M and T"):
+        run(lambda: fn.coord_transform(src(pts), MT=[1.0] * 12, M=[1.0] * 9))
+    with pytest.raises(ValueError, match=r"coord_transform.*M has 4 values"):
+        run(lambda: fn.coord_transform(src(pts), M=[1.0] * 4))
+    with pytest.raises(ValueError, match="T has 2 values"):
+        run(lambda: fn.coord_transform(src(pts), T=[1.0, 2.0]))
+
+
+# ---- coord_flip ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ndim,layout", [(1, ""), (2, ""), (3, ""), (2, "yx"), (3, "zxy")])
+def test_coord_flip(ndim, layout):
+    pts = [RNG.uniform(0, 1, (n, ndim)).astype(np.float32) for n in (200, 0, 9)]
+    fx = [np.int32(v) for v in (1, 0, 1)]
+    fy = [np.int32(v) for v in (1, 1, 0)]
+    cy = [np.float32(v) for v in (0.5, 0.25, 0.75)]
+    kw = {"layout": layout} if layout else {}
+    out, = run(lambda: fn.coord_flip(src(pts), flip_x=src(fx), flip_y=src(fy), flip_z=1,
+                                     center_y=src(cy), **kw))
+    names = layout or "xyz"[:ndim]
+    for i, p in enumerate(pts):
+        ref = p.copy()
+        for k, ax in enumerate(names):
+            flip = {"x": fx[i], "y": fy[i], "z": 1}[ax]
+            c = {"x": 0.5, "y": cy[i], "z": 0.5}[ax]
+            if flip:
+                ref[:, k] = 2 * c - p[:, k]
+        np.testing.assert_allclose(out[i], ref, atol=1e-6)
+
+
+def test_coord_flip_bad_input():
+    with pytest.raises(ValueError, match="coord_flip.*float32"):
+        run(lambda: fn.coord_flip(src([np.zeros((3, 2), np.uint8)] * BATCH)))
+    with pytest.raises(ValueError, match='layout "xyx"'):
+        run(lambda: fn.coord_flip(src([np.zeros((3, 3), np.float32)] * BATCH), layout="xyx"))
+    with pytest.raises(ValueError, match=r"4 coordinates"):
+        run(lambda: fn.coord_flip(src([np.zeros((3, 4), np.float32)] * BATCH)))
+
+
+# ---- bb_flip ---------------------------------------------------------------------------------
+
+def bb_flip_ref(b, ltrb, h, v, d=0):
+    b = b.astype(np.float64).copy()
+    dims = b.shape[1] // 2
+    for ax, flip in enumerate((h, v, d)[:dims]):
+        if not flip:
+            continue
+        lo, hi = b[:, ax].copy(), b[:, ax + dims].copy()
+        if ltrb:
+            b[:, ax], b[:, ax + dims] = 1 - hi, 1 - lo
+        else:
+            b[:, ax] = 1 - lo - hi
+    return b
+
+
+@pytest.mark.parametrize("ltrb", [False, True])
+@pytest.mark.parametrize("cols", [4, 6])
+def test_bb_flip(ltrb, cols):
+    boxes = [RNG.uniform(0, 0.5, (n, cols)).astype(np.float32) for n in (200, 0, 3)]
+    hs, vs, ds = ([np.int32(x) for x in v] for v in ((1, 0, 1), (0, 1, 1), (1, 1, 0)))
+    flipped, default = run(lambda: (
+        fn.bb_flip(src(boxes), ltrb=ltrb, horizontal=src(hs), vertical=src(vs),
+                   depthwise=src(ds)),
+        fn.bb_flip(src(boxes), ltrb=ltrb)))
+    for i, b in enumerate(boxes):
+        np.testing.assert_allclose(flipped[i], bb_flip_ref(b, ltrb, hs[i], vs[i], ds[i]),
+                                   atol=1e-6)
+        np.testing.assert_allclose(default[i], bb_flip_ref(b, ltrb, 1, 0, 0), atol=1e-6)
+
+
+def test_bb_flip_bad_input():
+    with pytest.raises(ValueError, match=r"bb_flip.*\(N, 4 or 6\)"):
+        run(lambda: fn.bb_flip(src([np.zeros((3, 5), np.float32)] * BATCH)))
+
+
+# ---- bbox_paste ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ltrb", [False, True])
+def test_bbox_paste(ltrb):
+    boxes = [RNG.uniform(0, 0.5, (n, 4)).astype(np.float32) for n in (200, 0, 3)]
+    px = [np.float32(x) for x in (0.0, 0.3, 1.0)]
+    py = [np.float32(x) for x in (0.5, 1.0, 0.0)]
+    ratio = [np.float32(x) for x in (1.0, 1.7, 3.0)]
+    out, = run(lambda: fn.bbox_paste(src(boxes), ltrb=ltrb, paste_x=src(px), paste_y=src(py),
+                                     ratio=src(ratio)))
+    for i, b in enumerate(boxes):
+        # the image occupies [off, off + 1/ratio] of the canvas on each axis
+        r = float(ratio[i])
+        off = np.array([(1 - 1 / r) * px[i], (1 - 1 / r) * py[i]])
+        ref = b.astype(np.float64).copy()
+        ref[:, :2] = b[:, :2] / r + off
+        ref[:, 2:] = b[:, 2:] / r + (off if ltrb else 0)
+        np.testing.assert_allclose(out[i], ref, atol=1e-6)
+
+
+def test_bbox_paste_bad_ratio():
+    with pytest.raises(ValueError, match="ratio"):
+        run(lambda: fn.bbox_paste(src([np.zeros((3, 4), np.float32)] * BATCH), ratio=0.5))
