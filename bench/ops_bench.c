@@ -157,6 +157,8 @@ static const bench_case cases[] = {
      "M=[0,0,1,0,1,0,1,0,0];dtype=\"uint8\""},
     {"coord_transform", "256 x 4-D f32 points, MT 2x5", IN_BOXES, 1,
      "MT=[1,0,0,0,0.5,0,1,0,0,0.25]"},
+    {"random_bbox_crop", "256 boxes xywh, threshold 0", IN_BOXES, 1,
+     "ltrb=false;scaling=[0.3,1.0];aspect_ratio=[0.5,2.0];allow_no_crop=false"},
     {"transforms.combine", "2 x (2, 3)", IN_MAT, 2, ""},
     {"transforms.crop", "2-D", IN_NONE, 0, "from_start=[0.1,0.2];to_start=[0.3,0.2]"},
     {"transforms.rotation", "3-D about an axis, centre", IN_NONE, 0,

@@ -261,6 +261,21 @@ static void check_io(const sl_op_def *op, const sl_io_def *io, const char *what,
         problem(op, label, "has no lower-case name");
     if (!io->doc || !io->doc[0])
         problem(op, label, "has no doc");
+    /* op.h: an optional output's condition names a bool argument that is never per sample, and
+     * a number of inputs the operator may or may not have */
+    const sl_output_when *w =
+        strcmp(what, "output") || !op->output_when ? NULL : &op->output_when[k];
+    if (w && w->arg) {
+        int a = sl_op_arg_index(op, w->arg);
+        if (a < 0 || sl_op_arg(op, a)->type != SL_ARG_BOOL ||
+            (sl_op_arg(op, a)->flags & SL_ARG_TENSOR))
+            problem(op, label, "output_when arg \"%s\" is not a constant bool argument", w->arg);
+    }
+    if (w && w->inputs &&
+        (w->inputs < 0 || (op->max_inputs != SL_INPUTS_ANY && w->inputs > op->max_inputs) ||
+         w->inputs <= op->min_inputs))
+        problem(op, label, "output_when inputs %d is not a number of inputs that may be absent",
+                w->inputs);
 }
 
 static void check_op(const sl_op_def *op)

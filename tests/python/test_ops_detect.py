@@ -427,3 +427,221 @@ def test_bbox_paste(ltrb):
 def test_bbox_paste_bad_ratio():
     with pytest.raises(ValueError, match="ratio"):
         run(lambda: fn.bbox_paste(src([np.zeros((3, 4), np.float32)] * BATCH), ratio=0.5))
+
+
+# ---- random_bbox_crop ------------------------------------------------------------------------
+
+BOXES_2D = np.array([[0.0123, 0.0123, 0.2123, 0.2123], [0.1123, 0.1123, 0.19123, 0.19123],
+                     [0.3123, 0.3123, 0.5123, 0.5123]], np.float32)
+BOXES_3D = np.array([[0.123, 0.6123, 0.6123, 0.7123, 0.7123, 0.7123],
+                     [0.1123, 0.1123, 0.1123, 0.2123, 0.2123, 0.2123],
+                     [0.7123, 0.7123, 0.7123, 0.8123, 0.8123, 0.8123]], np.float32)
+
+
+def box_batches(ndim):
+    b = BOXES_2D if ndim == 2 else BOXES_3D
+    boxes = [b, b[[2, 1]], b[[2]], np.zeros((0, 2 * ndim), np.float32)]
+    labels = [np.array([1, 2, 3], np.int32), np.array([3, 2], np.int32), np.array([3], np.int32),
+              np.zeros((0,), np.int32)]
+    return boxes, labels
+
+
+def np_inter(a, b):
+    nd = len(a) // 2
+    lo, hi = np.maximum(a[:nd], b[:nd]), np.minimum(a[nd:], b[nd:])
+    return 0.0 if np.any(hi <= lo) else float(np.prod(hi - lo))
+
+
+def np_kept(anchor, shape, boxes, prune):
+    """Indices of the boxes a window keeps (NumPy model of DALI's pruning rules)."""
+    nd = len(anchor)
+    win = np.concatenate([anchor, np.asarray(anchor) + shape])
+    keep = []
+    for k, b in enumerate(boxes.astype(np.float64)):
+        if prune is None:
+            c = 0.5 * (b[:nd] + b[nd:])
+            ok = np.all(c >= win[:nd] - 1e-6) and np.all(c <= win[nd:] + 1e-6)
+        else:
+            inter, vol = np_inter(b, win), np.prod(b[nd:] - b[:nd])
+            ok = inter > 0 and inter / vol >= prune - 1e-6
+        if ok:
+            keep.append(k)
+    return keep
+
+
+def np_map(box, anchor, shape):
+    nd = len(anchor)
+    a, e = np.asarray(anchor, float), np.asarray(anchor, float) + shape
+    lo = np.clip((np.maximum(box[:nd], a) - a) / shape, 0, 1)
+    hi = np.clip((np.minimum(box[nd:], e) - a) / shape, 0, 1)
+    return np.concatenate([lo, hi])
+
+
+def check_boxes(anchor, shape, boxes, out_boxes, prune, indices=None, labels=None,
+                out_labels=None):
+    keep = np_kept(anchor, shape, boxes, prune)
+    if indices is not None:
+        assert list(indices) == keep
+    assert len(out_boxes) == len(keep)
+    for m, k in enumerate(keep):
+        np.testing.assert_allclose(out_boxes[m], np_map(boxes[k], anchor, shape), atol=1e-6)
+    if labels is not None:
+        np.testing.assert_array_equal(out_labels, labels[keep])
+
+
+@pytest.mark.parametrize("ndim,aspect", [(2, [0.5, 2.0]), (2, [1.0, 1.0]), (2, [0.01, 100]),
+                                         (3, [0.5, 2.0, 0.6, 2.1, 0.4, 1.9]), (3, [1.0, 1.0]),
+                                         (3, [0.5, 0.5, 0.25, 0.25, 0.5, 0.5])])
+@pytest.mark.parametrize("scaling", [[0.3, 0.5], [0.9, 0.99]])
+@pytest.mark.parametrize("prune", [None, 0.0, 0.3])
+def test_random_bbox_crop_variable_shape(ndim, aspect, scaling, prune):
+    boxes, labels = box_batches(ndim)
+    layout = "xyzXYZ" if ndim == 3 else "xyXY"
+    kw = {"bbox_prune_threshold": prune} if prune is not None else {}
+    res = run(lambda: fn.random_bbox_crop(
+        src(boxes), src(labels), thresholds=[0, 0.01, 0.05, 0.1, 0.15], scaling=scaling,
+        aspect_ratio=aspect, bbox_layout=layout, num_attempts=100, allow_no_crop=False,
+        output_bbox_indices=True, **kw), batch=4, iters=4)
+    npairs = len(aspect) // 2
+    for anchor, shape, ob, ol, idx in res:
+        for i in range(4):
+            a, s = anchor[i], shape[i]
+            assert a.dtype == np.float32 and a.shape == (ndim,) and s.shape == (ndim,)
+            assert scaling[0] - 1e-6 <= s.max() <= scaling[1] + 1e-6
+            assert np.all(a >= 0) and np.all(a + s <= 1 + 1e-6)
+            k = 0
+            for d in range(ndim):
+                for d2 in range(d + 1, ndim):
+                    lo, hi = aspect[2 * k], aspect[2 * k + 1]
+                    assert lo * (1 - 1e-5) <= s[d] / s[d2] <= hi * (1 + 1e-5)
+                    k = (k + 1) % npairs
+            check_boxes(a, s, boxes[i], ob[i], prune, idx[i], labels[i], ol[i])
+            if len(boxes[i]):
+                assert len(ob[i]) > 0  # an accepted window keeps a box
+
+
+@pytest.mark.parametrize("ndim,input_shape,crop_shape", [
+    (2, [400, 300], [100, 50]), (2, [400, 300], [400, 300]), (2, [400, 300], [600, 400]),
+    (3, [400, 300, 64], [100, 50, 32]), (3, [400, 300, 64], [600, 400, 48])])
+@pytest.mark.parametrize("prune", [None, 0.1])
+def test_random_bbox_crop_fixed_shape(ndim, input_shape, crop_shape, prune):
+    boxes, labels = box_batches(ndim)
+    kw = {"bbox_prune_threshold": prune} if prune is not None else {}
+    res = run(lambda: fn.random_bbox_crop(
+        src(boxes), thresholds=[0, 0.01, 0.05, 0.1, 0.15], input_shape=input_shape,
+        crop_shape=crop_shape, allow_no_crop=False, num_attempts=100,
+        bbox_layout="xyzXYZ" if ndim == 3 else "xyXY", **kw), batch=4, iters=3)
+    for anchor, shape, ob in res:
+        for i in range(4):
+            np.testing.assert_array_equal(shape[i], crop_shape)
+            for d in range(ndim):
+                lo, hi = sorted((0.0, input_shape[d] - crop_shape[d]))
+                assert lo <= anchor[i][d] <= hi
+            rel_a = anchor[i] / np.asarray(input_shape, float)
+            rel_s = shape[i] / np.asarray(input_shape, float)
+            check_boxes(rel_a, rel_s, boxes[i], ob[i], prune)
+
+
+def test_random_bbox_crop_overlap_keeps_one_whole_box():
+    boxes, _ = box_batches(2)
+    res = run(lambda: fn.random_bbox_crop(
+        src(boxes[:3]), thresholds=[1.0], threshold_type="overlap", num_attempts=1000,
+        input_shape=[400, 300], crop_shape=[150, 150], all_boxes_above_threshold=False,
+        allow_no_crop=False, bbox_layout="xyXY"), iters=5)
+    for anchor, shape, _ in res:
+        for i in range(BATCH):
+            a = anchor[i] / [400, 300]
+            e = a + shape[i] / [400, 300]
+            inside = [np.all(b[:2] >= a - 1e-6) and np.all(b[2:] <= e + 1e-6) for b in boxes[i]]
+            assert any(inside)
+
+
+@pytest.mark.parametrize("use_input_shape", [False, True])
+def test_random_bbox_crop_square(use_input_shape):
+    boxes, _ = box_batches(2)
+
+    def build():
+        in_sh = src([RNG.integers(400, 600, 2).astype(np.int32) for _ in range(BATCH)])
+        out = fn.random_bbox_crop(src(boxes[:3]), aspect_ratio=(1.0, 1.0), scaling=(0.5, 0.8),
+                                  thresholds=[0.0], bbox_layout="xyXY", total_num_attempts=100,
+                                  allow_no_crop=False,
+                                  input_shape=in_sh if use_input_shape else None)
+        return in_sh, out[1]
+    for in_sh, shape in run(build, iters=3):
+        for i in range(BATCH):
+            if use_input_shape:
+                np.testing.assert_allclose(in_sh[i][0] * shape[i][0], in_sh[i][1] * shape[i][1],
+                                           rtol=1e-6)
+            else:
+                np.testing.assert_allclose(shape[i][0], shape[i][1], rtol=1e-6)
+
+
+def test_random_bbox_crop_outputs_and_layouts():
+    boxes, labels = box_batches(2)
+    # without labels and indices: 3 outputs; xywh boxes keep their layout
+    xywh = [np.concatenate([b[:, :2], b[:, 2:] - b[:, :2]], 1) for b in boxes]
+    outs = run(lambda: fn.random_bbox_crop(src(xywh), ltrb=False, scaling=[0.5, 0.9],
+                                           allow_no_crop=False, num_attempts=50), batch=4)
+    assert len(outs) == 3
+    anchor, shape, ob = outs
+    for i in range(4):
+        ref = [np_map(boxes[i][k], anchor[i], shape[i]) for k in
+               np_kept(anchor[i], shape[i], boxes[i], None)]
+        ref = np.array(ref).reshape(-1, 4)
+        np.testing.assert_allclose(ob[i][:, :2], ref[:, :2], atol=1e-6)
+        np.testing.assert_allclose(ob[i][:, 2:], ref[:, 2:] - ref[:, :2], atol=1e-6)
+    # labels of shape (N, 1) keep their rows
+    lab2 = [lab[:, None] for lab in labels]
+    outs = run(lambda: fn.random_bbox_crop(src(boxes), src(lab2), bbox_layout="xyXY"), batch=4)
+    assert len(outs) == 4
+    for i in range(4):
+        assert outs[3][i].shape == (len(outs[2][i]), 1) and outs[3][i].dtype == np.int32
+
+
+def test_random_bbox_crop_empty_sample_and_no_crop():
+    empty = [np.zeros((0, 4), np.float32)]
+    for _ in range(2):
+        anchor, shape, ob = run(lambda: fn.random_bbox_crop(
+            src(empty), thresholds=[1.0], bbox_layout="xyXY", allow_no_crop=False,
+            input_shape=[600, 400], crop_shape=[200, 200]), batch=1)
+        assert ob[0].shape == (0, 4)
+        np.testing.assert_array_equal(shape[0], [200, 200])
+        assert np.all(anchor[0] <= [400, 200]) and np.all(anchor[0] >= 0)
+    # thresholds that no window meets: "no crop" (the whole image, boxes unchanged) wins
+    boxes, _ = box_batches(2)
+    anchor, shape, ob = run(lambda: fn.random_bbox_crop(
+        src(boxes[:3]), thresholds=[1.0], scaling=[0.2, 0.3], bbox_layout="xyXY"))
+    for i in range(BATCH):
+        np.testing.assert_array_equal(anchor[i], [0, 0])
+        np.testing.assert_array_equal(shape[i], [1, 1])
+        np.testing.assert_allclose(ob[i], boxes[i], atol=1e-7)
+
+
+def test_random_bbox_crop_is_deterministic_and_seeded():
+    boxes, _ = box_batches(2)
+
+    def build():
+        return fn.random_bbox_crop(src(boxes), scaling=[0.3, 1.0], aspect_ratio=[0.5, 2.0],
+                                   thresholds=[0.0, 0.1], seed=7)
+    a = run(build, batch=4, iters=2)
+    b = run(build, batch=4, iters=2)
+    for x, y in zip(a, b):
+        for o1, o2 in zip(x, y):
+            for s1, s2 in zip(o1, o2):
+                np.testing.assert_array_equal(s1, s2)
+    # different iterations draw different windows
+    assert not all(np.array_equal(p, q) for p, q in zip(a[0][0], a[1][0]))
+
+
+def test_random_bbox_crop_bad_arguments():
+    boxes, labels = box_batches(2)
+    with pytest.raises(ValueError, match="bbox_layout \"xyXW\""):
+        run(lambda: fn.random_bbox_crop(src(boxes), bbox_layout="xyXW"), batch=4)
+    with pytest.raises(ValueError, match="crop_shape needs input_shape"):
+        run(lambda: fn.random_bbox_crop(src(boxes), crop_shape=[10, 10]), batch=4)
+    with pytest.raises(ValueError, match=r"scaling \[0\.8, 0\.2\]"):
+        run(lambda: fn.random_bbox_crop(src(boxes), scaling=[0.8, 0.2]), batch=4)
+    with pytest.raises(ValueError, match="3 boxes but 2 labels"):
+        run(lambda: fn.random_bbox_crop(src(boxes), src([labels[1]] * 4)), batch=4)
+    with pytest.raises(ValueError, match=r"random_bbox_crop.*\(N, 4 or 6\)"):
+        run(lambda: fn.random_bbox_crop(src([np.zeros((2, 5), np.float32)] * 4)), batch=4)
