@@ -50,11 +50,12 @@ typedef enum {
     IN_F32,
     IN_INT,
     IN_BOXES, /* float32 (256, 4) boxes [x, y, w, h] inside [0, 1] */
+    IN_BOXES_LABELS, /* IN_BOXES, then (a second input) int32 labels (256) from a constant */
     IN_MAT,   /* float32 (2, 3) affine matrices */
     IN_KINDS
 } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8",
-                                               "f32",  "int",   "boxes",   "mat"};
+static const char *const in_names[IN_KINDS] = {"none", "files", "encoded",      "u8", "f32",
+                                               "int",  "boxes", "boxes+labels", "mat"};
 
 typedef struct bench_case {
     const char *op;
@@ -66,6 +67,12 @@ typedef struct bench_case {
 
 #define IMAGENET_CMN "mean=[123.675,116.28,103.53];std=[58.395,57.12,57.375]"
 #define IMAGENET_F "mean=[0.485,0.456,0.406];stddev=[0.229,0.224,0.225]"
+/* 16 anchors of a 4 x 4 grid, [l, t, r, b]: a small stand-in, the work grows with their number */
+#define SSD_ANCHORS                                                                                \
+    "[0,0,0.25,0.25,0.25,0,0.5,0.25,0.5,0,0.75,0.25,0.75,0,1,0.25,"                             \
+    "0,0.25,0.25,0.5,0.25,0.25,0.5,0.5,0.5,0.25,0.75,0.5,0.75,0.25,1,0.5,"                      \
+    "0,0.5,0.25,0.75,0.25,0.5,0.5,0.75,0.5,0.5,0.75,0.75,0.75,0.5,1,0.75,"                      \
+    "0,0.75,0.25,1,0.25,0.75,0.5,1,0.5,0.75,0.75,1,0.75,0.75,1,1]"
 #define ROT10 "matrix=[1.0833,-0.191,20,0.191,1.0833,-40]"
 
 static const bench_case cases[] = {
@@ -151,6 +158,8 @@ static const bench_case cases[] = {
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
     {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
     {"bb_flip", "256 boxes xywh, horizontal", IN_BOXES, 1, ""},
+    {"box_encoder", "256 boxes, 16 anchors, offsets", IN_BOXES_LABELS, 2,
+     "anchors=" SSD_ANCHORS ";offset=true;scale=300;stds=[0.1,0.1,0.2,0.2]"},
     {"bbox_paste", "256 boxes xywh, ratio 2", IN_BOXES, 1, "ratio=2.0;paste_x=0.25"},
     {"coord_flip", "2 x 3-D points, flip x", IN_MAT, 1, ""},
     {"coord_transform", "u8 HWC as 3-D points, M 3x3", IN_U8, 1,
@@ -365,6 +374,7 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
         memcpy(m, mat, sizeof mat);
     }
     sets[IN_BOXES].pixels = 256.0 * 4.0 * o->batch;
+    sets[IN_BOXES_LABELS] = sets[IN_BOXES]; /* shared: freed once, below */
     sets[IN_MAT].pixels = 6.0 * o->batch;
     rc = 0;
 fail:
@@ -402,7 +412,14 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
     if (st == SL_OK)
         st = sl_graph_add(g, c->op, "op", NULL);
     for (int k = 0; st == SL_OK && k < c->nin; k++)
-        st = sl_graph_input(g, "op", "in");
+        st = sl_graph_input(g, "op", c->in == IN_BOXES_LABELS && k == 1 ? "labels" : "in");
+    if (st == SL_OK && c->in == IN_BOXES_LABELS) {
+        st = sl_graph_add(g, "constant", "labels", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "labels", "idata", "[1]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "labels", "shape", "[256]");
+    }
     if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
     if (st == SL_OK)
@@ -833,7 +850,8 @@ int main(int argc, char **argv)
         failed = 1;
     }
     for (int i = 0; i < IN_KINDS; i++)
-        feed_free(&sets[i]);
+        if (i != IN_BOXES_LABELS) /* IN_BOXES' data */
+            feed_free(&sets[i]);
     free(res);
     return failed;
 }

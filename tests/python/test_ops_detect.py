@@ -645,3 +645,133 @@ def test_random_bbox_crop_bad_arguments():
         run(lambda: fn.random_bbox_crop(src(boxes), src([labels[1]] * 4)), batch=4)
     with pytest.raises(ValueError, match=r"random_bbox_crop.*\(N, 4 or 6\)"):
         run(lambda: fn.random_bbox_crop(src([np.zeros((2, 5), np.float32)] * 4)), batch=4)
+
+
+# ---- box_encoder ----------------------------------------------------------------------------
+
+def ssd300_anchors():
+    """SSD300's 8732 COCO default boxes, [l, t, r, b] (the MLPerf reference's formula)."""
+    import itertools
+    fig, feat, steps = 300, [38, 19, 10, 5, 3, 1], [8, 16, 32, 64, 100, 300]
+    scales, ars = [21, 45, 99, 153, 207, 261, 315], [[2], [2, 3], [2, 3], [2, 3], [2], [2]]
+    out = []
+    for idx, sfeat in enumerate(feat):
+        sk1, sk2 = scales[idx] / fig, scales[idx + 1] / fig
+        sk3 = math.sqrt(sk1 * sk2)
+        sizes = [(sk1, sk1), (sk3, sk3)]
+        for a in ars[idx]:
+            w, h = sk1 * math.sqrt(a), sk1 / math.sqrt(a)
+            sizes += [(w, h), (h, w)]
+        fk = fig / steps[idx]
+        for w, h in sizes:
+            for i, j in itertools.product(range(sfeat), repeat=2):
+                out.append(((j + 0.5) / fk, (i + 0.5) / fk, w, h))
+    c = np.clip(np.array(out), 0, 1)
+    return np.stack([c[:, 0] - c[:, 2] / 2, c[:, 1] - c[:, 3] / 2, c[:, 0] + c[:, 2] / 2,
+                     c[:, 1] + c[:, 3] / 2], 1).astype(np.float32)
+
+
+def np_iou(a, b):
+    """IoU matrix of [l, t, r, b] boxes a (N, 4) and b (M, 4), in float32 as the encoder."""
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = rb - lt
+    inter = np.where(np.all(wh > 0, -1), wh[..., 0] * wh[..., 1], np.float32(0))
+    area = lambda x: (x[:, 2] - x[:, 0]) * (x[:, 3] - x[:, 1])  # noqa: E731
+    return inter / (area(a)[:, None] + area(b)[None, :] - inter)
+
+
+def cwh(b):
+    return np.stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2, b[:, 2] - b[:, 0],
+                     b[:, 3] - b[:, 1]], 1)
+
+
+def box_encoder_ref(boxes, labels, anchors, criteria, offset, means, stds, scale):
+    A = len(anchors)
+    out_b = np.zeros((A, 4)) if offset else cwh(anchors.astype(np.float64))
+    out_l = np.zeros(A, np.int32)
+    if len(boxes) == 0:
+        return out_b, out_l
+    ious = np_iou(boxes, anchors)
+    # each box's best anchor (the last of equal ones) is forced to match it
+    best_anchor = A - 1 - np.argmax(ious[:, ::-1], axis=1)
+    ious[np.arange(len(boxes)), best_anchor] = 2.0
+    n = len(boxes)
+    best_box = n - 1 - np.argmax(ious[::-1, :], axis=0)
+    matched = ious[best_box, np.arange(A)] > criteria
+    bb = cwh(boxes[best_box].astype(np.float64))
+    if offset:
+        ab = cwh(anchors.astype(np.float64)) * scale
+        bb = bb * scale
+        enc = np.concatenate([(bb[:, :2] - ab[:, :2]) / ab[:, 2:], np.log(bb[:, 2:] / ab[:, 2:])],
+                             1)
+        enc = (enc - np.asarray(means)) / np.asarray(stds)
+        out_b[matched] = enc[matched]
+    else:
+        out_b[matched] = bb[matched]
+    out_l[matched] = np.asarray(labels).reshape(-1)[best_box][matched]
+    return out_b, out_l
+
+
+def random_ltrb(n, rng):
+    lt = rng.uniform(0, 0.7, (n, 2))
+    wh = rng.uniform(0.05, 0.3, (n, 2))
+    return np.concatenate([lt, lt + wh], 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("offset,means,stds,scale,criteria", [
+    (False, [0, 0, 0, 0], [1, 1, 1, 1], 1.0, 0.5),
+    (True, [0, 0, 0, 0], [1, 1, 1, 1], 1.0, 0.5),
+    (True, [0.0, 0.0, 0.0, 0.0], [0.1, 0.1, 0.2, 0.2], 300.0, 0.5),
+    (True, [0.1, -0.2, 0.3, 0.0], [0.5, 0.4, 0.3, 0.2], 2.0, 0.3),
+    (False, [0, 0, 0, 0], [1, 1, 1, 1], 1.0, 0.0)])
+def test_box_encoder(offset, means, stds, scale, criteria):
+    anchors = ssd300_anchors()
+    assert anchors.shape == (8732, 4)
+    rng = np.random.default_rng(5)
+    boxes = [random_ltrb(n, rng) for n in (7, 0, 1, 20)]
+    labels = [rng.integers(1, 81, (len(b), 1)).astype(np.int32) for b in boxes]
+    ob, ol = run(lambda: fn.box_encoder(src(boxes), src(labels), anchors=anchors.ravel().tolist(),
+                                        offset=offset, means=means, stds=stds, scale=scale,
+                                        criteria=criteria), batch=4)
+    for i in range(4):
+        rb, rl = box_encoder_ref(boxes[i], labels[i], anchors, criteria, offset, means, stds,
+                                 scale)
+        assert ob[i].shape == (8732, 4) and ob[i].dtype == np.float32
+        assert ol[i].shape == (8732,) and ol[i].dtype == np.int32
+        np.testing.assert_array_equal(ol[i], rl)
+        np.testing.assert_allclose(ob[i], rb, rtol=1e-4, atol=1e-5)
+        if len(boxes[i]):
+            # every box is someone's target
+            assert set(np.unique(rl[rl > 0])) <= set(labels[i].ravel())
+            assert (ol[i] > 0).sum() >= 1
+
+
+def test_box_encoder_hand_computed():
+    anchors = [0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 0.0, 0.5, 0.5, 1.0]
+    box = [np.array([[0.1, 0.1, 0.5, 0.5]], np.float32)]
+    lab = [np.array([7], np.int32)]
+    ob, ol = run(lambda: fn.box_encoder(src(box), src(lab), anchors=anchors), batch=1)
+    # IoU with anchor 0 is 0.16 / 0.25 = 0.64 > 0.5: matched; the others do not overlap
+    np.testing.assert_array_equal(ol[0], [7, 0, 0])
+    np.testing.assert_allclose(ob[0], [[0.3, 0.3, 0.4, 0.4], [0.75, 0.75, 0.5, 0.5],
+                                       [0.25, 0.75, 0.5, 0.5]], atol=1e-7)
+    ob, ol = run(lambda: fn.box_encoder(src(box), src(lab), anchors=anchors, offset=True),
+                 batch=1)
+    np.testing.assert_allclose(ob[0][0], [(0.3 - 0.25) / 0.5, (0.3 - 0.25) / 0.5,
+                                          math.log(0.4 / 0.5), math.log(0.4 / 0.5)], atol=1e-6)
+    np.testing.assert_array_equal(ob[0][1:], 0)
+
+
+def test_box_encoder_bad_arguments():
+    box = [np.zeros((2, 4), np.float32)]
+    with pytest.raises(ValueError, match="anchors has 5 values"):
+        run(lambda: fn.box_encoder(src(box), src([np.zeros(2, np.int32)]), anchors=[0.0] * 5),
+            batch=1)
+    with pytest.raises(ValueError, match="2 boxes but 3 labels"):
+        run(lambda: fn.box_encoder(src(box), src([np.zeros(3, np.int32)]), anchors=[0.0] * 4),
+            batch=1)
+    with pytest.raises(ValueError, match="labels .* must be int32"):
+        run(lambda: fn.box_encoder(src(box), src([np.zeros(2, np.float32)]), anchors=[0.0] * 4),
+            batch=1)
