@@ -51,11 +51,12 @@ typedef enum {
     IN_INT,
     IN_BOXES, /* float32 (256, 4) boxes [x, y, w, h] inside [0, 1] */
     IN_BOXES_LABELS, /* IN_BOXES, then (a second input) int32 labels (256) from a constant */
+    IN_U8_BOXES,     /* IN_U8, then one box (float32 (1, 4)) and its label from constants */
     IN_MAT,   /* float32 (2, 3) affine matrices */
     IN_KINDS
 } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded",      "u8", "f32",
-                                               "int",  "boxes", "boxes+labels", "mat"};
+static const char *const in_names[IN_KINDS] = {
+    "none", "files", "encoded", "u8", "f32", "int", "boxes", "boxes+labels", "u8+box", "mat"};
 
 typedef struct bench_case {
     const char *op;
@@ -156,6 +157,7 @@ static const bench_case cases[] = {
     {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
     {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
+    {"ssd_random_crop", "u8 with one box", IN_U8_BOXES, 3, "num_attempts=5"},
     {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
     {"bb_flip", "256 boxes xywh, horizontal", IN_BOXES, 1, ""},
     {"box_encoder", "256 boxes, 16 anchors, offsets", IN_BOXES_LABELS, 2,
@@ -375,6 +377,7 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
     }
     sets[IN_BOXES].pixels = 256.0 * 4.0 * o->batch;
     sets[IN_BOXES_LABELS] = sets[IN_BOXES]; /* shared: freed once, below */
+    sets[IN_U8_BOXES] = sets[IN_U8];
     sets[IN_MAT].pixels = 6.0 * o->batch;
     rc = 0;
 fail:
@@ -411,14 +414,25 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
         st = sl_graph_add(g, "external_source", "in", NULL);
     if (st == SL_OK)
         st = sl_graph_add(g, c->op, "op", NULL);
+    static const char *const u8_boxes_inputs[] = {"in", "boxes", "labels"};
     for (int k = 0; st == SL_OK && k < c->nin; k++)
-        st = sl_graph_input(g, "op", c->in == IN_BOXES_LABELS && k == 1 ? "labels" : "in");
-    if (st == SL_OK && c->in == IN_BOXES_LABELS) {
+        st = sl_graph_input(g, "op",
+                            c->in == IN_BOXES_LABELS && k == 1 ? "labels"
+                            : c->in == IN_U8_BOXES         ? u8_boxes_inputs[k]
+                                                           : "in");
+    if (st == SL_OK && (c->in == IN_BOXES_LABELS || c->in == IN_U8_BOXES)) {
         st = sl_graph_add(g, "constant", "labels", NULL);
         if (st == SL_OK)
             st = sl_graph_arg_json(g, "labels", "idata", "[1]");
         if (st == SL_OK)
-            st = sl_graph_arg_json(g, "labels", "shape", "[256]");
+            st = sl_graph_arg_json(g, "labels", "shape", c->in == IN_U8_BOXES ? "[1]" : "[256]");
+    }
+    if (st == SL_OK && c->in == IN_U8_BOXES) {
+        st = sl_graph_add(g, "constant", "boxes", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "boxes", "fdata", "[0.2,0.25,0.6,0.7]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "boxes", "shape", "[1,4]");
     }
     if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
@@ -850,7 +864,7 @@ int main(int argc, char **argv)
         failed = 1;
     }
     for (int i = 0; i < IN_KINDS; i++)
-        if (i != IN_BOXES_LABELS) /* IN_BOXES' data */
+        if (i != IN_BOXES_LABELS && i != IN_U8_BOXES) /* IN_BOXES' and IN_U8's data */
             feed_free(&sets[i]);
     free(res);
     return failed;

@@ -775,3 +775,57 @@ def test_box_encoder_bad_arguments():
     with pytest.raises(ValueError, match="labels .* must be int32"):
         run(lambda: fn.box_encoder(src(box), src([np.zeros(2, np.float32)]), anchors=[0.0] * 4),
             batch=1)
+
+
+# ---- ssd_random_crop ------------------------------------------------------------------------
+
+def test_ssd_random_crop_matches_its_window():
+    rng = np.random.default_rng(3)
+    H, W = 120, 200
+    yy, xx = np.mgrid[0:H, 0:W]
+    img = np.stack([yy, xx, yy * W + xx], -1).astype(np.int32)  # each pixel knows its place
+    boxes = [random_ltrb(n, rng) for n in (6, 1, 3, 0)]
+    labels = [np.arange(1, len(b) + 1, dtype=np.int32) for b in boxes]
+    imgs = [img] * 4
+    crops = 0
+    for out_img, out_b, out_l in run(lambda: fn.ssd_random_crop(
+            fn.external_source(source=lambda: imgs, layout="HWC"), src(boxes), src(labels),
+            num_attempts=3), batch=4, iters=6):
+        for i in range(4):
+            o = out_img[i]
+            assert o.dtype == np.int32 and o.ndim == 3 and o.shape[2] == 3
+            y0, x0 = int(o[0, 0, 0]), int(o[0, 0, 1])
+            np.testing.assert_array_equal(o, img[y0:y0 + o.shape[0], x0:x0 + o.shape[1]])
+            if o.shape[:2] == (H, W):  # no crop: everything unchanged
+                np.testing.assert_array_equal(out_b[i], boxes[i])
+                np.testing.assert_array_equal(out_l[i], labels[i])
+                continue
+            crops += 1
+            assert len(boxes[i]) > 0  # a sample without boxes is never cropped
+            h, w = o.shape[0] / H, o.shape[1] / W
+            assert 0.3 - 1.5 / H <= h <= 1 and 0.3 - 1.5 / W <= w <= 1
+            assert 0.5 * (1 - 0.05) <= w / h <= 2 * (1 + 0.05)
+            left, top = x0 / W, y0 / H
+            assert len(out_l[i]) >= 1 and len(out_b[i]) == len(out_l[i])
+            for b, lab in zip(out_b[i], out_l[i]):
+                src_box = boxes[i][lab - 1].astype(np.float64)
+                ref = np.clip((src_box - [left, top, left, top]) / [w, h, w, h], 0, 1)
+                np.testing.assert_allclose(b, ref, atol=0.02)
+                c = 0.5 * (src_box[:2] + src_box[2:])
+                assert left - 0.01 <= c[0] <= left + w + 0.01
+                assert top - 0.01 <= c[1] <= top + h + 0.01
+    assert crops > 0
+
+
+def test_ssd_random_crop_dali_cpu_usage_and_errors():
+    img = [np.random.default_rng(1).integers(0, 255, (10, 20, 3), dtype=np.uint8)] * 2
+    boxes = [(np.random.default_rng(2).integers(0, 255, (200, 4)) / 255).astype(np.float32)] * 2
+    labels = [np.random.default_rng(3).integers(0, 255, (200,)).astype(np.int32)] * 2
+    for o, b, lab in run(lambda: fn.ssd_random_crop(src(img), src(boxes), src(labels)), batch=2,
+                         iters=3):
+        for i in range(2):
+            assert len(b[i]) == len(lab[i]) and o[i].shape[2] == 3
+    with pytest.raises(ValueError, match="200 boxes but 3 labels"):
+        run(lambda: fn.ssd_random_crop(src(img), src(boxes), src([labels[0][:3]] * 2)), batch=2)
+    with pytest.raises(ValueError, match="HWC"):
+        run(lambda: fn.ssd_random_crop(src([img[0][0]] * 2), src(boxes), src(labels)), batch=2)
