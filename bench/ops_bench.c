@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -52,11 +53,13 @@ typedef enum {
     IN_BOXES, /* float32 (256, 4) boxes [x, y, w, h] inside [0, 1] */
     IN_BOXES_LABELS, /* IN_BOXES, then (a second input) int32 labels (256) from a constant */
     IN_U8_BOXES,     /* IN_U8, then one box (float32 (1, 4)) and its label from constants */
+    IN_MASK_SELECT,  /* mask ids and polygons from constants, then IN_MAT as 2 vertices */
     IN_MAT,   /* float32 (2, 3) affine matrices */
     IN_KINDS
 } in_kind;
 static const char *const in_names[IN_KINDS] = {
-    "none", "files", "encoded", "u8", "f32", "int", "boxes", "boxes+labels", "u8+box", "mat"};
+    "none",   "files",  "encoded", "u8",          "f32", "int", "boxes", "boxes+labels",
+    "u8+box", "select", "mat"};
 
 typedef struct bench_case {
     const char *op;
@@ -82,6 +85,7 @@ static const bench_case cases[] = {
     {"decoders.image", "GRAY", IN_ENCODED, 1, "output_type=\"GRAY\""},
     {"decoders.image_random_crop", "window only (DALI)", IN_ENCODED, 1, ""},
     {"decoders.image_random_crop", "size 224 (DCT-scaled)", IN_ENCODED, 1, "size=[224,224]"},
+    {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
     {"external_source", "copy u8 HWC batch", IN_U8, 0, ""},
     {"resize", "LINEAR aa -> 224x224", IN_U8, 1, "size=[224,224]"},
@@ -155,6 +159,9 @@ static const bench_case cases[] = {
      "subscript=[\"::-1\",\":\",\"::-1\"]"},
     {"tensor_subscript", "u8 x[10:-10, ::2, 0]", IN_U8, 1, "subscript=[\"10:-10\",\"::2\",\"0\"]"},
     {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
+    {"segmentation.random_mask_pixel", "u8 HWC as a 3-D mask, foreground", IN_U8, 1,
+     "foreground=1;threshold=128"},
+    {"segmentation.select_masks", "2 polygons, 1 kept", IN_MASK_SELECT, 3, ""},
     {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
     {"ssd_random_crop", "u8 with one box", IN_U8_BOXES, 3, "num_attempts=5"},
@@ -379,6 +386,7 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
     sets[IN_BOXES_LABELS] = sets[IN_BOXES]; /* shared: freed once, below */
     sets[IN_U8_BOXES] = sets[IN_U8];
     sets[IN_MAT].pixels = 6.0 * o->batch;
+    sets[IN_MASK_SELECT] = sets[IN_MAT];
     rc = 0;
 fail:
     sl_pipeline_destroy(p);
@@ -405,6 +413,60 @@ static sl_status set_args(sl_graph *g, const char *spec)
     return SL_OK;
 }
 
+/* readers.coco's case: an annotation file listing every *.jpg one folder below DIR, two boxes
+ * each, written once to a temporary file (removed at exit). Returns its path or NULL. */
+static char coco_json[64];
+static void remove_coco_json(void)
+{
+    unlink(coco_json);
+}
+
+static const char *coco_annotations(const char *dir)
+{
+    if (coco_json[0])
+        return coco_json;
+    snprintf(coco_json, sizeof coco_json, "/tmp/sluice-bench-coco-XXXXXX");
+    int fd = mkstemp(coco_json);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    DIR *top = opendir(dir);
+    if (!f || !top) {
+        if (f)
+            fclose(f);
+        if (top)
+            closedir(top);
+        return NULL;
+    }
+    atexit(remove_coco_json);
+    fputs("{\"categories\": [{\"id\": 1}, {\"id\": 2}], \"images\": [", f);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(top))) {
+        char sub[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = opendir(sub);
+        struct dirent *g;
+        while (d && (g = readdir(d))) {
+            size_t len = strlen(g->d_name);
+            if (len < 4 || strcmp(g->d_name + len - 4, ".jpg") != 0)
+                continue;
+            fprintf(f, "%s{\"id\": %d, \"file_name\": \"%s/%s\", \"width\": 64, \"height\": 64}",
+                    n ? ", " : "", n, e->d_name, g->d_name);
+            n++;
+        }
+        if (d)
+            closedir(d);
+    }
+    closedir(top);
+    fputs("], \"annotations\": [", f);
+    for (int k = 0; k < 2 * n; k++)
+        fprintf(f, "%s{\"image_id\": %d, \"category_id\": %d, \"bbox\": [1, 2, 30, 40]}",
+                k ? ", " : "", k / 2, 1 + k % 2);
+    fputs("]}", f);
+    return fclose(f) == 0 ? coco_json : NULL;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -415,11 +477,24 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
     if (st == SL_OK)
         st = sl_graph_add(g, c->op, "op", NULL);
     static const char *const u8_boxes_inputs[] = {"in", "boxes", "labels"};
+    static const char *const select_inputs[] = {"ids", "polys", "in"};
     for (int k = 0; st == SL_OK && k < c->nin; k++)
         st = sl_graph_input(g, "op",
                             c->in == IN_BOXES_LABELS && k == 1 ? "labels"
                             : c->in == IN_U8_BOXES         ? u8_boxes_inputs[k]
+                            : c->in == IN_MASK_SELECT      ? select_inputs[k]
                                                            : "in");
+    if (st == SL_OK && c->in == IN_MASK_SELECT) {
+        st = sl_graph_add(g, "constant", "ids", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "ids", "idata", "[1]");
+        if (st == SL_OK)
+            st = sl_graph_add(g, "constant", "polys", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "polys", "idata", "[0,0,1,1,1,2]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "polys", "shape", "[2,3]");
+    }
     if (st == SL_OK && (c->in == IN_BOXES_LABELS || c->in == IN_U8_BOXES)) {
         st = sl_graph_add(g, "constant", "labels", NULL);
         if (st == SL_OK)
@@ -436,6 +511,10 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
     }
     if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
+    if (st == SL_OK && strcmp(c->op, "readers.coco") == 0) {
+        const char *ann = coco_annotations(o->data);
+        st = ann ? sl_graph_arg_str(g, "op", "annotations_file", ann) : SL_EIO;
+    }
     if (st == SL_OK)
         st = set_args(g, c->args);
     if (st == SL_OK)
@@ -864,7 +943,7 @@ int main(int argc, char **argv)
         failed = 1;
     }
     for (int i = 0; i < IN_KINDS; i++)
-        if (i != IN_BOXES_LABELS && i != IN_U8_BOXES) /* IN_BOXES' and IN_U8's data */
+        if (i != IN_BOXES_LABELS && i != IN_U8_BOXES && i != IN_MASK_SELECT) /* shared data */
             feed_free(&sets[i]);
     free(res);
     return failed;

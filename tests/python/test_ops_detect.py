@@ -829,3 +829,96 @@ def test_ssd_random_crop_dali_cpu_usage_and_errors():
         run(lambda: fn.ssd_random_crop(src(img), src(boxes), src([labels[0][:3]] * 2)), batch=2)
     with pytest.raises(ValueError, match="HWC"):
         run(lambda: fn.ssd_random_crop(src([img[0][0]] * 2), src(boxes), src(labels)), batch=2)
+
+
+# ---- segmentation.random_mask_pixel / select_masks -------------------------------------------
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_random_mask_pixel(ndim):
+    rng = np.random.default_rng(ndim)
+    masks = [rng.integers(0, 3, tuple(rng.integers(20, 51, ndim))).astype(np.int32)
+             for _ in range(BATCH)]
+    masks[1][...] = 0  # no foreground: any pixel
+    masks.append(np.zeros((0,) * ndim, np.int32))  # empty: zeros
+    coins = [np.int32(c) for c in (1, 0, 1, 1)]
+    res = run(lambda: (fn.segmentation.random_mask_pixel(src(masks), foreground=1),
+                       fn.segmentation.random_mask_pixel(src(masks), foreground=1,
+                                                         threshold=1.5),
+                       fn.segmentation.random_mask_pixel(src(masks), foreground=1, value=2),
+                       fn.segmentation.random_mask_pixel(src(masks), foreground=0),
+                       fn.segmentation.random_mask_pixel(src(masks), foreground=src(coins))),
+              batch=4, iters=5)
+    drawn = set()
+    for p1, p2, p3, anyp, biased in res:
+        for i in range(3):
+            m = masks[i]
+            for p in (p1, p2, p3, anyp, biased):
+                assert p[i].dtype == np.int64 and p[i].shape == (ndim,)
+                assert np.all(p[i] >= 0) and np.all(p[i] < m.shape)
+            if i != 1:
+                assert m[tuple(p1[i])] > 0 and m[tuple(p2[i])] > 1.5 and m[tuple(p3[i])] == 2
+                assert m[tuple(biased[i])] > 0 or not coins[i]
+            drawn.add(tuple(anyp[i]))
+        np.testing.assert_array_equal(p1[3], np.zeros(ndim))
+    assert len(drawn) > 10  # spread over the mask, not one fixed pixel
+
+
+def test_random_mask_pixel_is_uniform_over_the_foreground():
+    mask = np.zeros((4, 4), np.uint8)
+    fg = [(0, 1), (2, 3), (3, 0)]
+    for y, x in fg:
+        mask[y, x] = 1
+    res = run(lambda: fn.segmentation.random_mask_pixel(src([mask] * 8), foreground=1),
+              batch=8, iters=60)
+    counts = {}
+    for (p,) in res:
+        for s in p:
+            counts[tuple(s)] = counts.get(tuple(s), 0) + 1
+    assert set(counts) == set(fg)
+    assert all(abs(c - 160) < 50 for c in counts.values())  # 480 draws, 3 pixels
+
+
+def make_select_data(rng, n, vdim, vdtype):
+    polys, verts, ids = [], [], []
+    for _ in range(n):
+        nm = int(rng.integers(1, 10))
+        counts = rng.integers(3, 40, nm)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        polys.append(np.stack([np.arange(nm), starts, starts + counts], 1).astype(np.int32))
+        verts.append((rng.random((int(counts.sum()), vdim)) * 100).astype(vdtype))
+        ids.append(rng.permutation(nm)[:int(rng.integers(1, nm + 1))].astype(np.int32))
+    return polys, verts, ids
+
+
+@pytest.mark.parametrize("vdim,vdtype", [(2, np.float32), (3, np.int16), (6, np.int64)])
+@pytest.mark.parametrize("reindex", [False, True])
+def test_select_masks(vdim, vdtype, reindex):
+    rng = np.random.default_rng(vdim)
+    polys, verts, ids = make_select_data(rng, BATCH, vdim, vdtype)
+    op, ov = run(lambda: fn.segmentation.select_masks(src(ids), src(polys), src(verts),
+                                                      reindex_masks=reindex))
+    for i in range(BATCH):
+        start = 0
+        assert len(op[i]) == len(ids[i]) and ov[i].dtype == vdtype
+        for m, mid in enumerate(ids[i]):
+            _, a, b = polys[i][mid]
+            assert list(op[i][m]) == [m if reindex else mid, start, start + b - a]
+            np.testing.assert_array_equal(ov[i][start:start + b - a], verts[i][a:b])
+            start += b - a
+        assert len(ov[i]) == start
+
+
+def test_select_masks_errors():
+    polys = [np.array([[0, 0, 2], [1, 3, 5], [2, 6, 8]], np.int32)]
+    verts = [np.zeros((9, 2), np.float32)]
+    with pytest.raises(ValueError, match=r"Selected mask_id 10 is not present in the input\."):
+        run(lambda: fn.segmentation.select_masks(src([np.array([10, 11], np.int32)]),
+                                                 src(polys), src(verts)), batch=1)
+    with pytest.raises(ValueError, match="3 columns: ``mask_id, start_idx, end_idx``. Got 4"):
+        run(lambda: fn.segmentation.select_masks(
+            src([np.array([0], np.int32)]), src([np.zeros((3, 4), np.int32)]), src(verts)),
+            batch=1)
+    with pytest.raises(ValueError, match="Vertex index range for mask id 0 is out of bounds"):
+        run(lambda: fn.segmentation.select_masks(
+            src([np.array([0], np.int32)]), src([np.array([[0, 0, 20]], np.int32)]),
+            src([np.zeros((3, 2), np.float32)])), batch=1)
