@@ -128,8 +128,8 @@ static void test_transforms(void **state)
                  (float[]){2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0}, 12);
     check_matrix("transforms.shear", "shear=[1,2]", (float[]){1, 1, 0, 2, 1, 0}, 6);
     check_matrix("transforms.crop", "from_end=[2,4]", (float[]){0.5f, 0, 0, 0, 0.25f, 0}, 6);
-    check_matrix("transforms.crop", "from_start=[1];to_start=[2];absolute=true", (float[]){-1, 3},
-                 2);
+    check_matrix("transforms.crop", "from_start=[3];from_end=[1];to_start=[2];absolute=true",
+                 (float[]){0.5f, 0.5f}, 2);
     /* combine(T, R): R after T; the input form of translation: T(R) */
     float t[6] = {1, 0, 1, 0, 1, 2}, r[6] = {0, -1, 0, 1, 0, 0};
     static const int64_t mshape[4] = {2, 3, 2, 3};
