@@ -161,6 +161,8 @@ static const bench_case cases[] = {
     {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
     {"segmentation.random_mask_pixel", "u8 HWC as a 3-D mask, foreground", IN_U8, 1,
      "foreground=1;threshold=128"},
+    {"segmentation.random_object_bbox", "u8 HWC as 3-D labels, 2 classes, 4 largest", IN_U8, 1,
+     "format=\"box\";output_class=true;background=0;classes=[200,250];k_largest=4"},
     {"segmentation.select_masks", "2 polygons, 1 kept", IN_MASK_SELECT, 3, ""},
     {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},

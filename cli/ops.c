@@ -200,6 +200,8 @@ static const char *when_text(const sl_output_when *w, char *buf, size_t cap)
         snprintf(buf, cap, " (only with %d inputs or more and %s=true)", w->inputs, w->arg);
     else if (w && w->inputs > 0)
         snprintf(buf, cap, " (only with %d inputs or more)", w->inputs);
+    else if (w && w->arg && w->unless)
+        snprintf(buf, cap, " (unless %s=\"%s\")", w->arg, w->unless);
     else if (w && w->arg)
         snprintf(buf, cap, " (only when %s=true)", w->arg);
     return buf;

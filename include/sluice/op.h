@@ -79,11 +79,14 @@ typedef struct sl_io_def {
 /* When an optional output exists (sl_op_def.output_when; DALI's optional outputs, such as
  * random_bbox_crop's labels and indices): only when the node has at least `inputs` inputs (0:
  * any number) and, when `arg` names an SL_ARG_BOOL argument (a constant, never per sample),
- * only when it is true. A node's outputs are the op's outputs whose conditions hold, numbered
- * in order (sl_ctx_num_outputs counts them; the operator maps its own numbering). */
+ * only when it is true; with `unless`, `arg` names an SL_ARG_STRING argument instead and the
+ * output exists unless its value is `unless` (random_object_bbox's format "box"). A node's
+ * outputs are the op's outputs whose conditions hold, numbered in order (sl_ctx_num_outputs
+ * counts them; the operator maps its own numbering). */
 typedef struct sl_output_when {
     int inputs;
     const char *arg;
+    const char *unless;
 } sl_output_when;
 
 /* sl_op_def.max_inputs of an operator that takes any number of inputs, at least min_inputs

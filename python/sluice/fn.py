@@ -51,10 +51,15 @@ def _num_outputs(schema, args, ninputs):
     arg = schema["num_outputs_arg"]
     if arg is None:
         defaults = {a["name"]: a["default"] for a in schema["args"]}
-        return sum(1 for o in schema["outputs"]
-                   if ninputs >= o["when_inputs"]
-                   and (o["when_arg"] is None
-                        or bool(args.get(o["when_arg"], defaults.get(o["when_arg"])))))
+
+        def on(o):
+            if o["when_arg"] is None:
+                return True
+            value = args.get(o["when_arg"], defaults.get(o["when_arg"]))
+            if o["when_arg_unless"] is not None:
+                return value != o["when_arg_unless"]
+            return bool(value)
+        return sum(1 for o in schema["outputs"] if ninputs >= o["when_inputs"] and on(o))
     value = args.get(arg)
     if value is None:
         value = next(a["default"] for a in schema["args"] if a["name"] == arg)

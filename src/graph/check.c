@@ -139,7 +139,12 @@ int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs, int ninputs
         for (int o = 0; o < op->num_outputs; o++) {
             const sl_output_when *w = op->output_when ? &op->output_when[o] : NULL;
             int a = w && w->arg ? sl_op_arg_index(op, w->arg) : -1;
-            bool on = a < 0 || (pargs && pargs[a].set && pargs[a].value.b);
+            bool on = a < 0;
+            if (a >= 0 && w->unless) /* a string argument: on unless it has that value */
+                on = !(pargs && pargs[a].set && pargs[a].value.s &&
+                       strcmp(pargs[a].value.s, w->unless) == 0);
+            else if (a >= 0)
+                on = pargs && pargs[a].set && pargs[a].value.b;
             n += (!w || ninputs >= w->inputs) && on;
         }
         return n;

@@ -4,10 +4,11 @@
  *
  * Hand-computed values: transforms.* matrices (2-D and a 3-D rotation), their composition by
  * combine; coord_transform, coord_flip, bb_flip, bbox_paste, box_encoder on three anchors.
- * Properties: random_bbox_crop's five outputs (labels, indices) and window bounds, with and
- * without crop_shape; ssd_random_crop's crop is a window of the image; select_masks,
- * random_mask_pixel; readers.coco on a two-image annotation file written here. Every case has
- * an empty sample; bad arguments and a corrupt annotation file fail with messages.
+ * random_object_bbox on a one-object mask. Properties: random_bbox_crop's five outputs (labels,
+ * indices) and window bounds, with and without crop_shape; ssd_random_crop's crop is a window of
+ * the image; select_masks, random_mask_pixel; readers.coco on a two-image annotation file written
+ * here. Every case has an empty sample; bad arguments and a corrupt annotation file fail with
+ * messages.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -325,6 +326,15 @@ static void test_select_masks_and_mask_pixel(void **state)
     const int64_t *px = sl_batch_sample_data(sl_pipeline_output(p, 0), 0);
     assert_int_equal(px[0], 1);
     assert_int_equal(px[1], 2);
+    sl_pipeline_destroy(p);
+    /* one object of class 3 at (1, 2): its box, its class; the empty mask: the whole input */
+    p = run_op("segmentation.random_object_bbox", 1, &min, 2, "format=\"box\";output_class=true");
+    const int32_t *box = sl_batch_sample_data(sl_pipeline_output(p, 0), 0);
+    const int32_t want_box[4] = {1, 2, 2, 3};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(box[k], want_box[k]);
+    assert_int_equal(*(const int32_t *)sl_batch_sample_data(sl_pipeline_output(p, 1), 0), 3);
+    assert_int_equal(*(const int32_t *)sl_batch_sample_data(sl_pipeline_output(p, 1), 1), 0);
     sl_pipeline_destroy(p);
 }
 

@@ -267,9 +267,10 @@ static void check_io(const sl_op_def *op, const sl_io_def *io, const char *what,
         strcmp(what, "output") || !op->output_when ? NULL : &op->output_when[k];
     if (w && w->arg) {
         int a = sl_op_arg_index(op, w->arg);
-        if (a < 0 || sl_op_arg(op, a)->type != SL_ARG_BOOL ||
-            (sl_op_arg(op, a)->flags & SL_ARG_TENSOR))
-            problem(op, label, "output_when arg \"%s\" is not a constant bool argument", w->arg);
+        sl_arg_type want = w->unless ? SL_ARG_STRING : SL_ARG_BOOL;
+        if (a < 0 || sl_op_arg(op, a)->type != want || (sl_op_arg(op, a)->flags & SL_ARG_TENSOR))
+            problem(op, label, "output_when arg \"%s\" is not a constant %s argument", w->arg,
+                    w->unless ? "string" : "bool");
     }
     if (w && w->inputs &&
         (w->inputs < 0 || (op->max_inputs != SL_INPUTS_ANY && w->inputs > op->max_inputs) ||

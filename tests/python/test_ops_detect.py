@@ -922,3 +922,90 @@ def test_select_masks_errors():
         run(lambda: fn.segmentation.select_masks(
             src([np.array([0], np.int32)]), src([np.array([[0, 0, 20]], np.int32)]),
             src([np.zeros((3, 2), np.float32)])), batch=1)
+
+
+# ---- segmentation.random_object_bbox ---------------------------------------------------------
+
+OBJ_DATA = [np.int32([[1, 0, 0, 0], [1, 2, 2, 1], [1, 1, 2, 0], [2, 0, 0, 1]]),
+            np.int32([[0, 3, 3, 0], [1, 0, 1, 2], [0, 1, 1, 0], [0, 2, 0, 1], [0, 2, 2, 1]])]
+
+
+def scipy_boxes(mask, select):
+    """[start..., end...] of the face-connected components of `select` (scipy.ndimage)."""
+    import scipy.ndimage
+    cc, _ = scipy.ndimage.label(select)
+    objs = scipy.ndimage.find_objects(cc)
+    return [np.array([s.start for s in o] + [s.stop for s in o]) for o in objs if o is not None]
+
+
+def test_random_object_bbox_outputs_count():
+    x = src(OBJ_DATA)
+    assert len(fn.segmentation.random_object_bbox(x)) == 2
+    for oc in (None, False, True):
+        for fmt, n in (("anchor_shape", 2), ("start_end", 2), ("box", 1)):
+            out = fn.segmentation.random_object_bbox(x, format=fmt, output_class=oc)
+            got = 1 if not isinstance(out, tuple) else len(out)
+            assert got == n + (1 if oc else 0)
+
+
+@pytest.mark.parametrize("fmt", ["anchor_shape", "start_end", "box"])
+@pytest.mark.parametrize("kw", [{}, {"classes": [1, 2]}, {"classes": [3]}, {"background": 1},
+                                {"k_largest": 1}, {"threshold": [2, 1]},
+                                {"class_weights": [0, 1, 0]}])
+def test_random_object_bbox_against_scipy(fmt, kw):
+    rng = np.random.default_rng(4)
+    masks = OBJ_DATA + [rng.integers(0, 4, tuple(rng.integers(5, 12, 2))).astype(np.int32)
+                        for _ in range(2)]
+    res = run(lambda: fn.segmentation.random_object_bbox(src(masks), format=fmt,
+                                                         output_class=True, **kw),
+              batch=4, iters=8)
+    for outs in res:
+        for i, m in enumerate(masks):
+            if fmt == "box":
+                box, cls = outs[0][i], outs[1][i]
+            else:
+                a, b, cls = outs[0][i], outs[1][i], outs[2][i]
+                box = np.concatenate([a, a + b if fmt == "anchor_shape" else b])
+            assert box.dtype == np.int32 and cls.dtype == np.int32 and cls.shape == ()
+            bg = kw.get("background", 0)
+            if int(cls) == bg:  # nothing qualified: the whole input
+                np.testing.assert_array_equal(box, [0, 0, *m.shape])
+                continue
+            assert "classes" not in kw or int(cls) in kw["classes"]
+            if "class_weights" in kw:
+                assert int(cls) == 2
+            boxes = scipy_boxes(m, m == int(cls))
+            assert any(np.array_equal(box, b) for b in boxes)
+            ext = box[2:] - box[:2]
+            if "threshold" in kw:
+                assert np.all(ext >= kw["threshold"])
+            if "k_largest" in kw:
+                vmax = max(np.prod(b[2:] - b[:2]) for b in boxes)
+                assert np.prod(ext) == vmax
+
+
+def test_random_object_bbox_ignore_class_and_background_prob():
+    masks = OBJ_DATA
+    res = run(lambda: fn.segmentation.random_object_bbox(src(masks), format="box",
+                                                         ignore_class=True), batch=2, iters=6)
+    for (boxes,) in res:
+        for i, m in enumerate(masks):
+            assert any(np.array_equal(boxes[i], b) for b in scipy_boxes(m, m != 0))
+    res = run(lambda: fn.segmentation.random_object_bbox(src(masks), format="box",
+                                                         foreground_prob=0.0), batch=2)
+    for i, m in enumerate(masks):
+        np.testing.assert_array_equal(res[0][i], [0, 0, *m.shape])
+
+
+def test_random_object_bbox_3d_and_draws_all_objects():
+    m = np.zeros((6, 7, 8), np.int16)
+    m[0:2, 0:3, 0:1] = 5
+    m[3:6, 4:7, 2:8] = 5
+    m[5, 0, 0] = 5
+    res = run(lambda: fn.segmentation.random_object_bbox(src([m] * 4), format="start_end"),
+              batch=4, iters=10)
+    seen = set()
+    for s, e in res:
+        for i in range(4):
+            seen.add(tuple(s[i]) + tuple(e[i]))
+    assert seen == {tuple(b) for b in scipy_boxes(m, m == 5)}

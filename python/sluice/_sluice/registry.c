@@ -28,10 +28,10 @@ static PyObject *io_list(const sl_io_def *ios, const sl_output_when *when, int n
 {
     PyObject *l = PyList_New(n);
     for (int i = 0; l && i < n; i++) {
-        PyObject *t =
-            Py_BuildValue("{s:s,s:s,s:i,s:z}", "name", ios[i].name ? ios[i].name : "", "doc",
-                          ios[i].doc ? ios[i].doc : "", "when_inputs", when ? when[i].inputs : 0,
-                          "when_arg", when ? when[i].arg : NULL);
+        PyObject *t = Py_BuildValue(
+            "{s:s,s:s,s:i,s:z,s:z}", "name", ios[i].name ? ios[i].name : "", "doc",
+            ios[i].doc ? ios[i].doc : "", "when_inputs", when ? when[i].inputs : 0, "when_arg",
+            when ? when[i].arg : NULL, "when_arg_unless", when ? when[i].unless : NULL);
         if (!t) {
             Py_CLEAR(l);
             break;

@@ -174,7 +174,7 @@ static const sl_io_def outputs[] = {
     {"bbox_indices", "Indices of the kept boxes, int32 (M,) (with output_bbox_indices)."},
 };
 static const sl_output_when output_when[] = {
-    {0, NULL}, {0, NULL}, {0, NULL}, {.inputs = 2}, {.arg = "output_bbox_indices"}};
+    {.inputs = 0}, {.inputs = 0}, {.inputs = 0}, {.inputs = 2}, {.arg = "output_bbox_indices"}};
 
 /* Column roles of a box layout: per dimension, the column of its start and of its end or
  * size. */
