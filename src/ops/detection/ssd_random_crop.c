@@ -174,9 +174,12 @@ static sl_status src_run_sample(sl_ctx *ctx, int i)
     const size_t row =
         n ? (size_t)(sl_batch_sample_numel(lb, i) / n) * sl_dtype_size(sl_batch_dtype(lb)) : 0;
     if (!w->crop) {
-        memcpy(dst, src, (size_t)sl_batch_sample_numel(img, i) * es);
-        memcpy(ob, boxes, (size_t)n * 4 * sizeof *ob);
-        memcpy(ol, lab, (size_t)n * row);
+        if (sl_batch_sample_numel(img, i)) /* empty tensors may have no storage */
+            memcpy(dst, src, (size_t)sl_batch_sample_numel(img, i) * es);
+        if (n) {
+            memcpy(ob, boxes, (size_t)n * 4 * sizeof *ob);
+            memcpy(ol, lab, (size_t)n * row);
+        }
         return SL_OK;
     }
     const size_t px = (size_t)is[2] * es, in_row = (size_t)is[1] * px;

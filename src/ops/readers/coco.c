@@ -582,16 +582,19 @@ static sl_status coco_run_sample(sl_ctx *ctx, int i)
     const image *im = &c->img[((const int64_t *)sl_ctx_iter_data(ctx))[i]];
     int o[NUM_OUTPUTS];
     output_index(c, o);
-    memcpy(sl_ctx_output_data(ctx, o[O_BBOXES], i), c->boxes + 4 * im->box0,
-           (size_t)im->nbox * 4 * sizeof(float));
-    memcpy(sl_ctx_output_data(ctx, o[O_LABELS], i), c->labels + im->box0,
-           (size_t)im->nbox * sizeof(int32_t));
-    if (c->polygon_masks) {
+    /* the tables are NULL when the data set has no annotations: copy only what exists */
+    if (im->nbox) {
+        memcpy(sl_ctx_output_data(ctx, o[O_BBOXES], i), c->boxes + 4 * im->box0,
+               (size_t)im->nbox * 4 * sizeof(float));
+        memcpy(sl_ctx_output_data(ctx, o[O_LABELS], i), c->labels + im->box0,
+               (size_t)im->nbox * sizeof(int32_t));
+    }
+    if (c->polygon_masks && im->npoly)
         memcpy(sl_ctx_output_data(ctx, o[O_POLYGONS], i), c->polys + 3 * im->poly0,
                (size_t)im->npoly * 3 * sizeof(int32_t));
+    if (c->polygon_masks && im->nvert)
         memcpy(sl_ctx_output_data(ctx, o[O_VERTICES], i), c->verts + 2 * im->vert0,
                (size_t)im->nvert * 2 * sizeof(float));
-    }
     if (c->image_ids)
         *(int32_t *)sl_ctx_output_data(ctx, o[O_IMAGE_IDS], i) = im->id;
     int64_t size = sl_ctx_output_shape(ctx, O_IMAGES, i)[0];
