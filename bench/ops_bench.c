@@ -36,16 +36,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <sluice/sluice.h>
 
 /* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
-/* IN_SEQ: the uint8 images with layout "FWC" (their rows as the frames of a sequence). */
-typedef enum { IN_NONE, IN_FILES, IN_ENCODED, IN_U8, IN_F32, IN_INT, IN_SEQ, IN_KINDS } in_kind;
-static const char *const in_names[IN_KINDS] = {"none", "files", "encoded", "u8",
-                                               "f32",  "int",   "u8 FWC"};
+typedef enum {
+    IN_NONE,
+    IN_FILES,
+    IN_ENCODED,
+    IN_U8,
+    IN_F32,
+    IN_INT,
+    IN_BOXES, /* float32 (256, 4) boxes [x, y, w, h] inside [0, 1] */
+    IN_BOXES_LABELS, /* IN_BOXES, then (a second input) int32 labels (256) from a constant */
+    IN_U8_BOXES,     /* IN_U8, then one box (float32 (1, 4)) and its label from constants */
+    IN_MASK_SELECT,  /* mask ids and polygons from constants, then IN_MAT as 2 vertices */
+    IN_MAT,   /* float32 (2, 3) affine matrices */
+    IN_SEQ,   /* the uint8 images with layout "FWC" (their rows as the frames of a sequence) */
+    IN_KINDS
+} in_kind;
+static const char *const in_names[IN_KINDS] = {
+    "none",   "files",  "encoded", "u8",          "f32", "int", "boxes", "boxes+labels",
+    "u8+box", "select", "mat", "u8 FWC"};
 
 typedef struct bench_case {
     const char *op;
@@ -57,6 +72,12 @@ typedef struct bench_case {
 
 #define IMAGENET_CMN "mean=[123.675,116.28,103.53];std=[58.395,57.12,57.375]"
 #define IMAGENET_F "mean=[0.485,0.456,0.406];stddev=[0.229,0.224,0.225]"
+/* 16 anchors of a 4 x 4 grid, [l, t, r, b]: a small stand-in, the work grows with their number */
+#define SSD_ANCHORS                                                                                \
+    "[0,0,0.25,0.25,0.25,0,0.5,0.25,0.5,0,0.75,0.25,0.75,0,1,0.25,"                             \
+    "0,0.25,0.25,0.5,0.25,0.25,0.5,0.5,0.5,0.25,0.75,0.5,0.75,0.25,1,0.5,"                      \
+    "0,0.5,0.25,0.75,0.25,0.5,0.5,0.75,0.5,0.5,0.75,0.75,0.75,0.5,1,0.75,"                      \
+    "0,0.75,0.25,1,0.25,0.75,0.5,1,0.5,0.75,0.75,1,0.75,0.75,1,1]"
 #define ROT10 "matrix=[1.0833,-0.191,20,0.191,1.0833,-40]"
 
 static const bench_case cases[] = {
@@ -73,6 +94,7 @@ static const bench_case cases[] = {
     {"experimental.decoders.image_random_crop", "window only (alias)", IN_ENCODED, 1, ""},
     {"experimental.decoders.image_slice", "centre 50% (alias)", IN_ENCODED, 1,
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
+    {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
     {"external_source", "copy u8 HWC batch", IN_U8, 0, ""},
     {"resize", "LINEAR aa -> 224x224", IN_U8, 1, "size=[224,224]"},
@@ -167,9 +189,33 @@ static const bench_case cases[] = {
      "subscript=[\"::-1\",\":\",\"::-1\"]"},
     {"tensor_subscript", "u8 x[10:-10, ::2, 0]", IN_U8, 1, "subscript=[\"10:-10\",\"::2\",\"0\"]"},
     {"reshape", "u8 HWC -> flat", IN_U8, 1, "shape=[-1];layout=\"\""},
+    {"segmentation.random_mask_pixel", "u8 HWC as a 3-D mask, foreground", IN_U8, 1,
+     "foreground=1;threshold=128"},
+    {"segmentation.random_object_bbox", "u8 HWC as 3-D labels, 2 classes, 4 largest", IN_U8, 1,
+     "format=\"box\";output_class=true;background=0;classes=[200,250];k_largest=4"},
+    {"segmentation.select_masks", "2 polygons, 1 kept", IN_MASK_SELECT, 3, ""},
     {"shapes", "u8 HWC, int64 (metadata only)", IN_U8, 1, ""},
     {"cat", "2x u8 along C", IN_U8, 2, "axis_name=\"C\""},
+    {"ssd_random_crop", "u8 with one box", IN_U8_BOXES, 3, "num_attempts=5"},
     {"stack", "2x u8, new axis F", IN_U8, 2, "axis=0;axis_name=\"F\""},
+    {"bb_flip", "256 boxes xywh, horizontal", IN_BOXES, 1, ""},
+    {"box_encoder", "256 boxes, 16 anchors, offsets", IN_BOXES_LABELS, 2,
+     "anchors=" SSD_ANCHORS ";offset=true;scale=300;stds=[0.1,0.1,0.2,0.2]"},
+    {"bbox_paste", "256 boxes xywh, ratio 2", IN_BOXES, 1, "ratio=2.0;paste_x=0.25"},
+    {"coord_flip", "2 x 3-D points, flip x", IN_MAT, 1, ""},
+    {"coord_transform", "u8 HWC as 3-D points, M 3x3", IN_U8, 1,
+     "M=[0,0,1,0,1,0,1,0,0];dtype=\"uint8\""},
+    {"coord_transform", "256 x 4-D f32 points, MT 2x5", IN_BOXES, 1,
+     "MT=[1,0,0,0,0.5,0,1,0,0,0.25]"},
+    {"random_bbox_crop", "256 boxes xywh, threshold 0", IN_BOXES, 1,
+     "ltrb=false;scaling=[0.3,1.0];aspect_ratio=[0.5,2.0];allow_no_crop=false"},
+    {"transforms.combine", "2 x (2, 3)", IN_MAT, 2, ""},
+    {"transforms.crop", "2-D", IN_NONE, 0, "from_start=[0.1,0.2];to_start=[0.3,0.2]"},
+    {"transforms.rotation", "3-D about an axis, centre", IN_NONE, 0,
+     "angle=30;axis=[0.4,0.3,0.1];center=[1,2,3]"},
+    {"transforms.scale", "2-D, centre, with input", IN_MAT, 1, "scale=[2,3];center=[0.5,0.5]"},
+    {"transforms.shear", "2-D angles", IN_NONE, 0, "angles=[30,10]"},
+    {"transforms.translation", "2-D", IN_NONE, 0, "offset=[2,3]"},
     {"arithmetic", "u8 mul 1/255 -> f32", IN_U8, 1, "op=\"mul\";scalar=0.00392156862745098"},
     {"arithmetic", "u8 add u8", IN_U8, 2, "op=\"add\""},
     {"arithmetic", "f32 sub 0.5", IN_F32, 1, "op=\"sub\";scalar=0.5"},
@@ -398,6 +444,32 @@ static int load_inputs(const options *o, feed_set sets[IN_KINDS])
             goto fail;
         *v = 1000;
     }
+    if (feed_alloc(&sets[IN_BOXES], o->batch, 2, SL_DTYPE_FLOAT32, NULL) ||
+        feed_alloc(&sets[IN_MAT], o->batch, 2, SL_DTYPE_FLOAT32, NULL))
+        goto fail;
+    uint32_t lcg = 12345;
+    for (int i = 0; i < o->batch; i++) {
+        float *b = malloc(256 * 4 * sizeof *b), *m = malloc(6 * sizeof *m);
+        sets[IN_BOXES].data[i] = b;
+        sets[IN_MAT].data[i] = m;
+        if (!b || !m)
+            goto fail;
+        sets[IN_BOXES].shapes[2 * i] = 256;
+        sets[IN_BOXES].shapes[2 * i + 1] = 4;
+        sets[IN_MAT].shapes[2 * i] = 2;
+        sets[IN_MAT].shapes[2 * i + 1] = 3;
+        for (int k = 0; k < 256 * 4; k++) {
+            lcg = lcg * 1664525u + 1013904223u;
+            b[k] = (float)(lcg >> 8) * (0.5f / 16777216.0f); /* [0, 0.5): x + w < 1 */
+        }
+        const float mat[6] = {0.9f, -0.1f, 3.0f, 0.2f, 1.1f, -2.0f};
+        memcpy(m, mat, sizeof mat);
+    }
+    sets[IN_BOXES].pixels = 256.0 * 4.0 * o->batch;
+    sets[IN_BOXES_LABELS] = sets[IN_BOXES]; /* shared: freed once, below */
+    sets[IN_U8_BOXES] = sets[IN_U8];
+    sets[IN_MAT].pixels = 6.0 * o->batch;
+    sets[IN_MASK_SELECT] = sets[IN_MAT];
     rc = 0;
 fail:
     sl_pipeline_destroy(p);
@@ -424,6 +496,60 @@ static sl_status set_args(sl_graph *g, const char *spec)
     return SL_OK;
 }
 
+/* readers.coco's case: an annotation file listing every *.jpg one folder below DIR, two boxes
+ * each, written once to a temporary file (removed at exit). Returns its path or NULL. */
+static char coco_json[64];
+static void remove_coco_json(void)
+{
+    unlink(coco_json);
+}
+
+static const char *coco_annotations(const char *dir)
+{
+    if (coco_json[0])
+        return coco_json;
+    snprintf(coco_json, sizeof coco_json, "/tmp/sluice-bench-coco-XXXXXX");
+    int fd = mkstemp(coco_json);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    DIR *top = opendir(dir);
+    if (!f || !top) {
+        if (f)
+            fclose(f);
+        if (top)
+            closedir(top);
+        return NULL;
+    }
+    atexit(remove_coco_json);
+    fputs("{\"categories\": [{\"id\": 1}, {\"id\": 2}], \"images\": [", f);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(top))) {
+        char sub[4096];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = opendir(sub);
+        struct dirent *g;
+        while (d && (g = readdir(d))) {
+            size_t len = strlen(g->d_name);
+            if (len < 4 || strcmp(g->d_name + len - 4, ".jpg") != 0)
+                continue;
+            fprintf(f, "%s{\"id\": %d, \"file_name\": \"%s/%s\", \"width\": 64, \"height\": 64}",
+                    n ? ", " : "", n, e->d_name, g->d_name);
+            n++;
+        }
+        if (d)
+            closedir(d);
+    }
+    closedir(top);
+    fputs("], \"annotations\": [", f);
+    for (int k = 0; k < 2 * n; k++)
+        fprintf(f, "%s{\"image_id\": %d, \"category_id\": %d, \"bbox\": [1, 2, 30, 40]}",
+                k ? ", " : "", k / 2, 1 + k % 2);
+    fputs("]}", f);
+    return fclose(f) == 0 ? coco_json : NULL;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -433,10 +559,45 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
         st = sl_graph_add(g, "external_source", "in", NULL);
     if (st == SL_OK)
         st = sl_graph_add(g, c->op, "op", NULL);
+    static const char *const u8_boxes_inputs[] = {"in", "boxes", "labels"};
+    static const char *const select_inputs[] = {"ids", "polys", "in"};
     for (int k = 0; st == SL_OK && k < c->nin; k++)
-        st = sl_graph_input(g, "op", "in");
+        st = sl_graph_input(g, "op",
+                            c->in == IN_BOXES_LABELS && k == 1 ? "labels"
+                            : c->in == IN_U8_BOXES         ? u8_boxes_inputs[k]
+                            : c->in == IN_MASK_SELECT      ? select_inputs[k]
+                                                           : "in");
+    if (st == SL_OK && c->in == IN_MASK_SELECT) {
+        st = sl_graph_add(g, "constant", "ids", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "ids", "idata", "[1]");
+        if (st == SL_OK)
+            st = sl_graph_add(g, "constant", "polys", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "polys", "idata", "[0,0,1,1,1,2]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "polys", "shape", "[2,3]");
+    }
+    if (st == SL_OK && (c->in == IN_BOXES_LABELS || c->in == IN_U8_BOXES)) {
+        st = sl_graph_add(g, "constant", "labels", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "labels", "idata", "[1]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "labels", "shape", c->in == IN_U8_BOXES ? "[1]" : "[256]");
+    }
+    if (st == SL_OK && c->in == IN_U8_BOXES) {
+        st = sl_graph_add(g, "constant", "boxes", NULL);
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "boxes", "fdata", "[0.2,0.25,0.6,0.7]");
+        if (st == SL_OK)
+            st = sl_graph_arg_json(g, "boxes", "shape", "[1,4]");
+    }
     if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
+    if (st == SL_OK && strcmp(c->op, "readers.coco") == 0) {
+        const char *ann = coco_annotations(o->data);
+        st = ann ? sl_graph_arg_str(g, "op", "annotations_file", ann) : SL_EIO;
+    }
     if (st == SL_OK)
         st = set_args(g, c->args);
     if (st == SL_OK)
@@ -868,7 +1029,8 @@ int main(int argc, char **argv)
         failed = 1;
     }
     for (int i = 0; i < IN_KINDS; i++)
-        feed_free(&sets[i]);
+        if (i != IN_BOXES_LABELS && i != IN_U8_BOXES && i != IN_MASK_SELECT) /* shared data */
+            feed_free(&sets[i]);
     free(res);
     return failed;
 }

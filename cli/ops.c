@@ -196,11 +196,28 @@ static int list_ops(void)
     return CLI_OK;
 }
 
-static void print_io(const char *title, const sl_io_def *io, int n)
+/* " (only when ...)" for an optional output (sl_io_def.when_inputs / when_arg), else "". */
+static const char *when_text(const sl_output_when *w, char *buf, size_t cap)
 {
+    buf[0] = '\0';
+    if (w && w->inputs > 0 && w->arg)
+        snprintf(buf, cap, " (only with %d inputs or more and %s=true)", w->inputs, w->arg);
+    else if (w && w->inputs > 0)
+        snprintf(buf, cap, " (only with %d inputs or more)", w->inputs);
+    else if (w && w->arg && w->unless)
+        snprintf(buf, cap, " (unless %s=\"%s\")", w->arg, w->unless);
+    else if (w && w->arg)
+        snprintf(buf, cap, " (only when %s=true)", w->arg);
+    return buf;
+}
+
+static void print_io(const char *title, const sl_io_def *io, const sl_output_when *ow, int n)
+{
+    char when[128];
     printf("\n%s:%s\n", title, n > 0 && io ? "" : " none");
     for (int i = 0; io && i < n; i++) {
-        printf("  %d  %s\n", i, io[i].name ? io[i].name : "");
+        printf("  %d  %s%s\n", i, io[i].name ? io[i].name : "",
+               when_text(ow ? &ow[i] : NULL, when, sizeof when));
         if (io[i].doc)
             wrap(io[i].doc, 7);
     }
@@ -259,10 +276,10 @@ static void describe(const sl_op_def *op)
     char buf[128];
     printf("%s\n\n", op->name);
     wrap(op_doc(op), 2);
-    print_io("inputs", op->inputs, described_inputs(op));
+    print_io("inputs", op->inputs, NULL, described_inputs(op));
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("  %s\n", buf);
-    print_io("outputs", op->outputs, op->num_outputs);
+    print_io("outputs", op->outputs, op->output_when, op->num_outputs);
     if (output_count_text(op, buf, sizeof buf)[0])
         printf("  %s\n", buf);
     printf("\ndevices: %s\n", devices_text(op, buf, sizeof buf));
@@ -304,13 +321,15 @@ static void md_anchor(const char *name)
     }
 }
 
-static void md_io(const char *title, const sl_io_def *io, int n)
+static void md_io(const char *title, const sl_io_def *io, const sl_output_when *ow, int n)
 {
+    char when[128];
     printf("**%s:**%s\n", title, n > 0 && io ? "" : " none");
     if (n > 0 && io)
         putchar('\n');
     for (int i = 0; io && i < n; i++) {
-        printf("- %d `%s`", i, io[i].name ? io[i].name : "");
+        printf("- %d `%s`%s", i, io[i].name ? io[i].name : "",
+               when_text(ow ? &ow[i] : NULL, when, sizeof when));
         if (io[i].doc) {
             fputs(": ", stdout);
             md_inline(io[i].doc);
@@ -346,10 +365,10 @@ static void md_describe(const sl_op_def *op)
     const char *doc = op_doc(op);
     size_t len = strlen(doc);
     printf("## %s\n\n%s%s\n", op->name, doc, len && doc[len - 1] == '\n' ? "" : "\n");
-    md_io("Inputs", op->inputs, described_inputs(op));
+    md_io("Inputs", op->inputs, NULL, described_inputs(op));
     if (input_count_text(op, buf, sizeof buf)[0])
         printf("%s\n\n", buf);
-    md_io("Outputs", op->outputs, op->num_outputs);
+    md_io("Outputs", op->outputs, op->output_when, op->num_outputs);
     if (output_count_text(op, buf, sizeof buf)[0])
         printf("%s\n\n", buf);
     printf("**Devices:** %s  \n", devices_text(op, buf, sizeof buf));

@@ -83,6 +83,19 @@ typedef struct sl_io_def {
     const char *doc;
 } sl_io_def;
 
+/* When an optional output exists (sl_op_def.output_when; DALI's optional outputs, such as
+ * random_bbox_crop's labels and indices): only when the node has at least `inputs` inputs (0:
+ * any number) and, when `arg` names an SL_ARG_BOOL argument (a constant, never per sample),
+ * only when it is true; with `unless`, `arg` names an SL_ARG_STRING argument instead and the
+ * output exists unless its value is `unless` (random_object_bbox's format "box"). A node's
+ * outputs are the op's outputs whose conditions hold, numbered in order (sl_ctx_num_outputs
+ * counts them; the operator maps its own numbering). */
+typedef struct sl_output_when {
+    int inputs;
+    const char *arg;
+    const char *unless;
+} sl_output_when;
+
 /* sl_op_def.max_inputs of an operator that takes any number of inputs, at least min_inputs
  * (cat, stack). Its `inputs` table then has max(min_inputs, 1) entries, the last one describing
  * every input from its position on (sl_op_num_input_defs). */
@@ -157,6 +170,9 @@ typedef struct sl_op_def {
      * element_map). `outputs` then has num_outputs = 1 entry, which describes each of them.
      * NULL: every node has num_outputs outputs. */
     const char *num_outputs_arg;
+    /* NULL: every output always exists; else num_outputs entries, one per output, saying when
+     * it exists (sl_output_when). */
+    const sl_output_when *output_when;
     const sl_arg_def *args;
     int num_args;
     const sl_arg_alias *aliases; /* deprecated argument names still accepted; may be NULL */

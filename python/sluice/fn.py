@@ -43,13 +43,24 @@ def _input(op_name, k, x, device):
                         f"types.Constant), got {type(x).__name__}") from None
 
 
-def _num_outputs(schema, args):
-    """How many outputs a node of the operator has: the schema's, or the value of the argument
+def _num_outputs(schema, args, ninputs):
+    """How many outputs a node of the operator has: the schema's outputs whose conditions hold
+    (when_inputs, when_arg: random_bbox_crop's optional outputs), or the value of the argument
     that says (num_outputs_arg: python_function's num_outputs, or the length of a list such as
-    element_extract's element_map), checked already."""
+    element_extract's element_map), checked already. The rule is sl__node_num_outputs's
+    (src/graph/check.c), read from the same schema data."""
     arg = schema["num_outputs_arg"]
     if arg is None:
-        return len(schema["outputs"])
+        defaults = {a["name"]: a["default"] for a in schema["args"]}
+
+        def on(o):
+            if o["when_arg"] is None:
+                return True
+            value = args.get(o["when_arg"], defaults.get(o["when_arg"]))
+            if o["when_arg_unless"] is not None:
+                return value != o["when_arg_unless"]
+            return bool(value)
+        return sum(1 for o in schema["outputs"] if ninputs >= o["when_inputs"] and on(o))
     value = args.get(arg)
     if value is None:
         value = next(a["default"] for a in schema["args"] if a["name"] == arg)
@@ -83,7 +94,7 @@ def _call_node(op_name, inputs, kwargs):
     # where the build will run them
     schema = _SCHEMAS[op_name]
     node = _node.make(op_name, name, device, inputs, args, arg_inputs, schema["flags"])
-    return node, tuple(_DataNode(node, i) for i in range(_num_outputs(schema, args)))
+    return node, tuple(_DataNode(node, i) for i in range(_num_outputs(schema, args, len(inputs))))
 
 
 def _is_input_set(x):

@@ -132,10 +132,23 @@ sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *parg
     return st == SL_OK ? check_rest(&c, op, pargs) : st;
 }
 
-int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs)
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs, int ninputs)
 {
-    if (!op->num_outputs_arg)
-        return op->num_outputs;
+    if (!op->num_outputs_arg) {
+        int n = 0;
+        for (int o = 0; o < op->num_outputs; o++) {
+            const sl_output_when *w = op->output_when ? &op->output_when[o] : NULL;
+            int a = w && w->arg ? sl_op_arg_index(op, w->arg) : -1;
+            bool on = a < 0;
+            if (a >= 0 && w->unless) /* a string argument: on unless it has that value */
+                on = !(pargs && pargs[a].set && pargs[a].value.s &&
+                       strcmp(pargs[a].value.s, w->unless) == 0);
+            else if (a >= 0)
+                on = pargs && pargs[a].set && pargs[a].value.b;
+            n += (!w || ninputs >= w->inputs) && on;
+        }
+        return n;
+    }
     /* an int with a default, or a constant list whose length counts (registry test) */
     int a = sl_op_arg_index(op, op->num_outputs_arg);
     if (a < 0 || !pargs || !pargs[a].set)

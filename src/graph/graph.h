@@ -203,7 +203,7 @@ sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *parg
 
 /* A node's number of outputs: op->num_outputs, or the value of its op->num_outputs_arg in pargs
  * (sl__node_check's coerced arguments; the default when not given). */
-int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs);
+int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs, int ninputs);
 
 typedef struct sl__pnode {
     const sl_op_def *op;

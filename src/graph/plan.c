@@ -103,7 +103,8 @@ static sl_status resolve(build *b, int i, const char *ref, const char *what, sl_
                     what, ref);
     if (out->node < 0)
         return fail(b, i, SL_ENOTFOUND, "%s refers to unknown node \"%s\"", what, ref);
-    int nout = sl__node_num_outputs(b->ops[out->node], b->pargs[out->node]);
+    int nout = sl__node_num_outputs(b->ops[out->node], b->pargs[out->node],
+                                    b->g->nodes[out->node].ninputs);
     if (out->out >= nout)
         return fail(b, i, SL_EINVAL, "%s refers to output %d of node \"%s\", which has %d", what,
                     out->out, b->g->nodes[out->node].name, nout);
@@ -329,7 +330,7 @@ static sl_status assemble(build *b, gplan *gp, sl__plan *plan, int *remap)
         pn->name = sl__strdup(b->g->nodes[i].name);
         pn->seed = node_seed(b, gp, i); /* before the arguments move into the plan */
         pn->ninputs = b->g->nodes[i].ninputs;
-        pn->nout = sl__node_num_outputs(b->ops[i], gp->args[i]);
+        pn->nout = sl__node_num_outputs(b->ops[i], gp->args[i], b->g->nodes[i].ninputs);
         pn->inputs = gp->inputs[i];
         gp->inputs[i] = NULL;
         pn->nargs = sl_op_num_args(b->ops[i]);
@@ -371,7 +372,8 @@ static sl_status check_outputs(build *b, sl__plan *plan)
         if (!sl__graph_parse_ref(b->g, b->g->outputs[k], &r->node, &r->out) || r->node < 0)
             return fail(b, -1, SL_ENOTFOUND, "pipeline output %d refers to unknown node \"%s\"", k,
                         b->g->outputs[k]);
-        int nout = sl__node_num_outputs(b->ops[r->node], b->pargs[r->node]);
+        int nout =
+            sl__node_num_outputs(b->ops[r->node], b->pargs[r->node], b->g->nodes[r->node].ninputs);
         if (r->out >= nout)
             return fail(b, r->node, SL_EINVAL,
                         "pipeline output %d asks for output %d; the node has %d", k, r->out, nout);

@@ -98,12 +98,11 @@ static bool is_ident(const char *s, size_t len)
     return true;
 }
 
-/* An argument name: a lower-case identifier, or a camel-case one where DALI spells it so
- * (jitter's nDegree): [a-z][A-Za-z0-9_]*. Python keywords and JSON keys take either. */
-static bool is_arg_ident(const char *s)
+/* An argument's name: an identifier [A-Za-z][A-Za-z0-9_]*. Upper case is allowed because DALI
+ * spells some arguments so (coord_transform's M, T and MT) and sluice keeps DALI's names. */
+static bool is_arg_ident(const char *s, size_t len)
 {
-    size_t len = strlen(s);
-    if (len == 0 || !islower((unsigned char)s[0]))
+    if (len == 0 || !isalpha((unsigned char)s[0]))
         return false;
     for (size_t k = 1; k < len; k++)
         if (!isalnum((unsigned char)s[k]) && s[k] != '_')
@@ -219,10 +218,8 @@ static void check_arg(const sl_op_def *op, int a)
     const sl_arg_def *def = sl_op_arg(op, a);
     assert_non_null(def);
     const char *name = def->name ? def->name : "(null)";
-    if (!def->name || !is_arg_ident(def->name))
-        problem(op, name,
-                "argument name is not an identifier (lower-case, or one of DALI's "
-                "camel-case names)");
+    if (!def->name || !is_arg_ident(def->name, strlen(def->name)))
+        problem(op, name, "argument name is not an identifier");
     if ((unsigned)def->type > SL_ARG_STRINGS)
         problem(op, name, "invalid type %d", (int)def->type);
     if (!def->doc || !def->doc[0] || isspace((unsigned char)def->doc[0]))
@@ -273,6 +270,22 @@ static void check_io(const sl_op_def *op, const sl_io_def *io, const char *what,
         problem(op, label, "has no lower-case name");
     if (!io->doc || !io->doc[0])
         problem(op, label, "has no doc");
+    /* op.h: an optional output's condition names a bool argument that is never per sample, and
+     * a number of inputs the operator may or may not have */
+    const sl_output_when *w =
+        strcmp(what, "output") || !op->output_when ? NULL : &op->output_when[k];
+    if (w && w->arg) {
+        int a = sl_op_arg_index(op, w->arg);
+        sl_arg_type want = w->unless ? SL_ARG_STRING : SL_ARG_BOOL;
+        if (a < 0 || sl_op_arg(op, a)->type != want || (sl_op_arg(op, a)->flags & SL_ARG_TENSOR))
+            problem(op, label, "output_when arg \"%s\" is not a constant %s argument", w->arg,
+                    w->unless ? "string" : "bool");
+    }
+    if (w && w->inputs &&
+        (w->inputs < 0 || (op->max_inputs != SL_INPUTS_ANY && w->inputs > op->max_inputs) ||
+         w->inputs <= op->min_inputs))
+        problem(op, label, "output_when inputs %d is not a number of inputs that may be absent",
+                w->inputs);
 }
 
 static void check_op(const sl_op_def *op)
@@ -527,7 +540,7 @@ static void test_checker_finds_problems(void **state)
 
     /* Argument rules, one broken argument each. */
     static const sl_arg_def bad_args[][1] = {
-        {{.name = "Size", .type = SL_ARG_INT, .doc = "x.", .def = "1"}},
+        {{.name = "2size", .type = SL_ARG_INT, .doc = "x.", .def = "1"}},
         {{.name = "size", .type = SL_ARG_INT, .doc = "", .def = "1"}},
         {{.name = "size", .type = (sl_arg_type)42, .doc = "x.", .flags = SL_ARG_OPTIONAL}},
         {{.name = "size", .type = SL_ARG_INT, .doc = "x.", .def = "1", .flags = SL_ARG_OPTIONAL}},

@@ -12,6 +12,7 @@
  *   OUT/spec.dict   a libFuzzer dictionary for the spec target: the spec's keys, every operator
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
+ *   OUT/coco/       small annotation files over the names fuzz_coco.c creates
  *
  * Exports main. Deterministic: the same inputs give the same files, and only those (the four
  * folders are emptied first). Exit status 0 on success,
@@ -301,6 +302,30 @@ static void file_list_seeds(void)
     }
 }
 
+/* Small annotation files over the image names fuzz_coco.c creates (a.jpg, b.jpg). */
+static void coco_seeds(void)
+{
+    static const char *const docs[] = {
+        "{\"images\": [{\"id\": 2, \"file_name\": \"b.jpg\", \"width\": 20, \"height\": 10},"
+        " {\"id\": 1, \"file_name\": \"a.jpg\", \"width\": 8, \"height\": 8}],"
+        " \"annotations\": [{\"image_id\": 1, \"category_id\": 5, \"bbox\": [1, 2, 3, 4],"
+        " \"segmentation\": [[1, 2, 4, 2, 4, 6]], \"iscrowd\": 0},"
+        " {\"image_id\": 2, \"category_id\": 9, \"bbox\": [0.5, 1, 10, 5], \"iscrowd\": 1,"
+        " \"segmentation\": {\"size\": [10, 20], \"counts\": [0, 200]}}],"
+        " \"categories\": [{\"id\": 9}, {\"id\": 5}]}",
+        "{\"images\": [{\"id\": 1, \"file_name\": \"a.jpg\"}], \"annotations\": []}",
+        "{\"images\": [{\"id\": 1, \"file_name\": \"missing.jpg\"}]}",
+        "{\"images\": [{\"id\": 1}], \"annotations\": [{\"bbox\": [1, 2, 3]}]}",
+        "{\"images\": 3}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ann-%02zu.json", i);
+        write_seed("coco", name, "", 0, docs[i], strlen(docs[i]));
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -313,9 +338,11 @@ int main(int argc, char **argv)
     make_dir("roi");
     make_dir("spec");
     make_dir("file_list");
+    make_dir("coco");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
+    coco_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }

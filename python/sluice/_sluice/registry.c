@@ -22,12 +22,16 @@ static PyObject *str_or_none(const char *s)
     return s ? PyUnicode_FromString(s) : Py_NewRef(Py_None);
 }
 
-static PyObject *io_list(const sl_io_def *ios, int n)
+/* The inputs or outputs of an operator as [{name, doc, when_inputs, when_arg}]; when: the
+ * outputs' conditions (sl_op_def.output_when) or NULL. */
+static PyObject *io_list(const sl_io_def *ios, const sl_output_when *when, int n)
 {
     PyObject *l = PyList_New(n);
     for (int i = 0; l && i < n; i++) {
-        PyObject *t = Py_BuildValue("{s:s,s:s}", "name", ios[i].name ? ios[i].name : "", "doc",
-                                    ios[i].doc ? ios[i].doc : "");
+        PyObject *t = Py_BuildValue(
+            "{s:s,s:s,s:i,s:z,s:z}", "name", ios[i].name ? ios[i].name : "", "doc",
+            ios[i].doc ? ios[i].doc : "", "when_inputs", when ? when[i].inputs : 0, "when_arg",
+            when ? when[i].arg : NULL, "when_arg_unless", when ? when[i].unless : NULL);
         if (!t) {
             Py_CLEAR(l);
             break;
@@ -122,13 +126,13 @@ static PyObject *op_dict(const sl_op_def *op)
     }
     if (set_item(d, "name", PyUnicode_FromString(op->name)) < 0 ||
         set_item(d, "doc", PyUnicode_FromString(op->doc ? op->doc : "")) < 0 ||
-        set_item(d, "inputs", io_list(op->inputs, sl_op_num_input_defs(op))) < 0 ||
+        set_item(d, "inputs", io_list(op->inputs, NULL, sl_op_num_input_defs(op))) < 0 ||
         set_item(d, "min_inputs", PyLong_FromLong(op->min_inputs)) < 0 ||
         set_item(d, "max_inputs",
                  op->max_inputs == SL_INPUTS_ANY ? Py_NewRef(Py_None)
                                                  : PyLong_FromLong(op->max_inputs)) < 0 ||
         set_item(d, "aliases", slpy_alias_list(op)) < 0 ||
-        set_item(d, "outputs", io_list(op->outputs, op->num_outputs)) < 0 ||
+        set_item(d, "outputs", io_list(op->outputs, op->output_when, op->num_outputs)) < 0 ||
         set_item(d, "devices", names_of_bits(op->devices, devices, 3)) < 0 ||
         set_item(d, "flags", names_of_bits(op->flags, flags, 8)) < 0 ||
         set_item(d, "num_outputs_arg", str_or_none(op->num_outputs_arg)) < 0 ||

@@ -28,6 +28,7 @@
 #include "sluice/op.h"
 
 #include "core/core.h" /* sl__malloc & co: the library's one (fault-injectable) allocator */
+#include "ops/readers/reader.h"
 
 /* Argument indices: the order of `args` below. */
 enum {
@@ -46,8 +47,6 @@ enum {
     NUM_ARGS
 };
 
-/* The permutation seed when `seed` is -1. Deliberately not the pipeline seed: see the doc. */
-#define PERM_SEED_DEFAULT 0x5111ce5eedULL
 /* Deepest directory nesting below a class directory (guards against symlink loops). */
 #define MAX_DEPTH 32
 
@@ -61,18 +60,16 @@ typedef struct reader {
     strvec paths;    /* sample k's file, as resolved; also the samples' source strings */
     int32_t *labels; /* sample k's label; capacity labels_cap */
     size_t labels_cap;
-    int64_t n; /* number of samples (paths.n) */
-    /* configuration */
-    int shard_id, num_shards;
-    bool shuffle, stick_to_shard, pad_last_batch;
-    uint64_t perm_seed;
-    int batch_size; /* the pipeline's; pads an epoch to whole batches with pad_last_batch */
-    /* cursor: touched only by setup */
-    int64_t epoch;      /* epochs completed */
-    int64_t pos;        /* samples returned in the current epoch */
-    int64_t *perm;      /* with shuffle: the order of epoch perm_epoch (n entries) */
-    int64_t perm_epoch; /* -1: perm not drawn yet */
+    /* the epoch order and shards (readers/reader.h): touched only by setup */
+    sl__cursor cur;
 } reader;
+
+static const sl__cursor_args cursor_args = {.random_shuffle = ARG_RANDOM_SHUFFLE,
+                                            .seed = ARG_SEED,
+                                            .shard_id = ARG_SHARD_ID,
+                                            .num_shards = ARG_NUM_SHARDS,
+                                            .stick_to_shard = ARG_STICK_TO_SHARD,
+                                            .pad_last_batch = ARG_PAD_LAST_BATCH};
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -427,27 +424,6 @@ static sl_status list_samples(sl_op_init *ini, reader *r)
     return sl_init_fail(ini, SL_EINVAL, "one of file_root, file_list or files is required");
 }
 
-static sl_status read_config(sl_op_init *ini, reader *r)
-{
-    int64_t seed = sl_init_arg_int(ini, ARG_SEED);
-    r->shuffle = sl_init_arg_bool(ini, ARG_RANDOM_SHUFFLE);
-    r->perm_seed = seed == -1 ? PERM_SEED_DEFAULT : (uint64_t)seed;
-    r->shard_id = (int)sl_init_arg_int(ini, ARG_SHARD_ID);
-    r->num_shards = (int)sl_init_arg_int(ini, ARG_NUM_SHARDS);
-    r->stick_to_shard = sl_init_arg_bool(ini, ARG_STICK_TO_SHARD);
-    r->pad_last_batch = sl_init_arg_bool(ini, ARG_PAD_LAST_BATCH);
-    r->batch_size = sl_init_batch_size(ini);
-    r->perm_epoch = -1;
-    if (r->num_shards < 1 || r->shard_id < 0 || r->shard_id >= r->num_shards)
-        return sl_init_fail(ini, SL_EINVAL,
-                            "shard_id %d is out of range for num_shards %d: "
-                            "need 0 <= shard_id < num_shards",
-                            r->shard_id, r->num_shards);
-    if (r->batch_size < 1)
-        return sl_init_fail(ini, SL_EINVAL, "batch size %d < 1", r->batch_size);
-    return SL_OK;
-}
-
 static void fini(void *state)
 {
     reader *r = state;
@@ -455,7 +431,7 @@ static void fini(void *state)
         return;
     strvec_free(&r->paths);
     sl__free(r->labels);
-    sl__free(r->perm);
+    sl__cursor_fini(&r->cur);
     sl__free(r);
 }
 
@@ -464,78 +440,18 @@ static sl_status init(sl_op_init *ini, void **state)
     reader *r = sl__calloc(1, sizeof *r);
     if (!r)
         return sl_init_fail(ini, SL_ENOMEM, "out of memory");
-    sl_status st = read_config(ini, r);
+    sl_status st = sl__cursor_config(ini, &cursor_args, &r->cur);
     if (st == SL_OK)
         st = list_samples(ini, r);
+    if (st == SL_OK)
+        st = sl__cursor_start(ini, &r->cur, (int64_t)r->paths.n);
     if (st != SL_OK)
         goto fail;
-    r->n = (int64_t)r->paths.n;
-    if (r->num_shards > r->n) {
-        st = sl_init_fail(ini, SL_EINVAL,
-                          "The number of input samples: %lld, needs to be at "
-                          "least equal to the requested number of shards: %d.",
-                          (long long)r->n, r->num_shards);
-        goto fail;
-    }
-    if (r->shuffle && !(r->perm = sl__malloc((size_t)r->n * sizeof *r->perm))) {
-        st = sl_init_fail(ini, SL_ENOMEM, "out of memory for a permutation of %lld samples",
-                          (long long)r->n);
-        goto fail;
-    }
     *state = r;
     return SL_OK;
 fail:
     fini(r);
     return st;
-}
-
-/* ---- the epoch order -------------------------------------------------------------------- */
-
-/* Sample at position q of epoch e's order: the listed order, or a Fisher-Yates permutation drawn
- * from (perm_seed, e), the same in every process that uses the same seed. */
-static int64_t order_at(reader *r, int64_t e, int64_t q)
-{
-    if (!r->shuffle)
-        return q;
-    if (r->perm_epoch != e) {
-        sl_rng rng;
-        sl_rng_init(&rng, r->perm_seed, (uint64_t)e, 0);
-        for (int64_t i = 0; i < r->n; i++)
-            r->perm[i] = i;
-        for (int64_t i = r->n - 1; i > 0; i--) {
-            int64_t j = (int64_t)sl_rng_below(&rng, (uint64_t)i + 1), t = r->perm[i];
-            r->perm[i] = r->perm[j];
-            r->perm[j] = t;
-        }
-        r->perm_epoch = e;
-    }
-    return r->perm[q];
-}
-
-/* Samples one epoch of a shard yields: its length, or with pad_last_batch ceil(n / shards)
- * rounded up to whole batches (the extra positions repeat the shard's last sample). */
-static int64_t epoch_length(const reader *r, int64_t shard_len)
-{
-    if (!r->pad_last_batch)
-        return shard_len;
-    int64_t per_shard = (r->n + r->num_shards - 1) / r->num_shards;
-    return (per_shard + r->batch_size - 1) / r->batch_size * r->batch_size;
-}
-
-/* The next sample index; advances the cursor. */
-static int64_t next_sample(reader *r)
-{
-    int64_t s = r->shard_id, S = r->num_shards;
-    if (!r->stick_to_shard)
-        s = (s + r->epoch) % S;
-    int64_t lo = r->n * s / S, len = r->n * (s + 1) / S - lo;
-    int64_t q = lo + (r->pos < len ? r->pos : len - 1);
-    int64_t k = order_at(r, r->epoch, q);
-    if (++r->pos >= epoch_length(r, len)) {
-        r->epoch++;
-        r->pos = 0;
-    }
-    return k;
 }
 
 /* ---- per iteration ---------------------------------------------------------------------- */
@@ -548,7 +464,7 @@ static sl_status setup(sl_ctx *ctx)
     sl_ctx_set_output(ctx, 0, SL_DTYPE_UINT8, 1, "");
     sl_ctx_set_output(ctx, 1, SL_DTYPE_INT32, 1, "");
     for (int i = 0, bs = sl_ctx_batch_size(ctx); i < bs; i++) {
-        idx[i] = next_sample(r);
+        idx[i] = sl__cursor_next(&r->cur);
         sl_ctx_set_shape(ctx, 1, i, label_shape);
         sl_ctx_set_source(ctx, 0, i, r->paths.v[idx[i]]);
         sl_ctx_set_source(ctx, 1, i, r->paths.v[idx[i]]);
@@ -556,53 +472,15 @@ static sl_status setup(sl_ctx *ctx)
     return SL_OK;
 }
 
-/* Fails with SL_EIO and the system's words for errno (the executor adds the file name). */
-static sl_status io_fail(sl_ctx *ctx, const char *what)
-{
-    char buf[128];
-    return sl_fail(ctx, SL_EIO, "%s: %s", what, errstr(errno, buf, sizeof buf));
-}
-
 static sl_status setup_sample(sl_ctx *ctx, int sample)
 {
     const reader *r = sl_ctx_state(ctx);
     const char *path = r->paths.v[((const int64_t *)sl_ctx_iter_data(ctx))[sample]];
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return io_fail(ctx, "cannot read file");
-    if (!S_ISREG(st.st_mode))
-        return sl_fail(ctx, SL_EIO, "not a regular file");
-    int64_t size = (int64_t)st.st_size;
-    sl_ctx_set_shape(ctx, 0, sample, &size);
-    return SL_OK;
-}
-
-/* Reads exactly `size` bytes from the start of fd into dst; a file now shorter or longer than
- * `size` is an error. */
-static sl_status read_all(sl_ctx *ctx, int fd, uint8_t *dst, int64_t size)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return io_fail(ctx, "cannot read file");
-    if ((int64_t)st.st_size != size)
-        return sl_fail(ctx, SL_EIO,
-                       "file size changed from %lld to %lld bytes while it was "
-                       "being read",
-                       (long long)size, (long long)st.st_size);
-    for (int64_t done = 0; done < size;) {
-        ssize_t got = pread(fd, dst + done, (size_t)(size - done), (off_t)done);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return io_fail(ctx, "read failed");
-        if (got == 0)
-            return sl_fail(ctx, SL_EIO,
-                           "file shrank to %lld bytes while it was being read "
-                           "(expected %lld)",
-                           (long long)done, (long long)size);
-        done += got;
-    }
-    return SL_OK;
+    int64_t size = 0;
+    sl_status st = sl__reader_file_size(ctx, path, &size);
+    if (st == SL_OK)
+        sl_ctx_set_shape(ctx, 0, sample, &size);
+    return st;
 }
 
 static sl_status run_sample(sl_ctx *ctx, int sample)
@@ -611,24 +489,12 @@ static sl_status run_sample(sl_ctx *ctx, int sample)
     int64_t k = ((const int64_t *)sl_ctx_iter_data(ctx))[sample];
     *(int32_t *)sl_ctx_output_data(ctx, 1, sample) = r->labels[k];
     int64_t size = sl_ctx_output_shape(ctx, 0, sample)[0];
-    int fd = open(r->paths.v[k], O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return io_fail(ctx, "cannot open file");
-    sl_status st = read_all(ctx, fd, sl_ctx_output_data(ctx, 0, sample), size);
-    close(fd);
-    return st;
+    return sl__reader_read_file(ctx, r->paths.v[k], sl_ctx_output_data(ctx, 0, sample), size);
 }
 
 static void reader_meta(const void *state, sl_reader_meta *m)
 {
-    const reader *r = state;
-    int64_t per_shard = (r->n + r->num_shards - 1) / r->num_shards;
-    m->epoch_size = r->n;
-    m->epoch_size_padded = r->pad_last_batch ? per_shard * r->num_shards : r->n;
-    m->number_of_shards = r->num_shards;
-    m->shard_id = r->shard_id;
-    m->pad_last_batch = r->pad_last_batch;
-    m->stick_to_shard = r->stick_to_shard;
+    sl__cursor_meta(&((const reader *)state)->cur, m);
 }
 
 /* ---- definition ------------------------------------------------------------------------- */

@@ -1,0 +1,58 @@
+/* reader.h: the family helper of the readers: the epoch order every sluice reader shares
+ * (DESIGN.md, Readers) — a permutation of the data set per epoch drawn from (seed, epoch),
+ * sharded, the reader's state being (epoch, position).
+ *
+ * A reader fills the configuration from its arguments (sl__cursor_config: random_shuffle, seed,
+ * shard_id, num_shards, stick_to_shard, pad_last_batch, which every reader declares with the
+ * same names and meanings) and, once it knows its number of samples, calls sl__cursor_start;
+ * its setup (serial, iterations in order) calls sl__cursor_next per sample.
+ * Invariant: only setup touches the cursor.
+ */
+#ifndef SLUICE_OPS_READERS_READER_H
+#define SLUICE_OPS_READERS_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/op.h"
+
+/* The permutation seed when `seed` is -1 (readers.file's doc says why it is not the pipeline
+ * seed). */
+#define SL__CURSOR_SEED_DEFAULT 0x5111ce5eedULL
+
+typedef struct sl__cursor {
+    int64_t n; /* samples in the data set */
+    int shard_id, num_shards;
+    bool shuffle, stick_to_shard, pad_last_batch;
+    uint64_t perm_seed;
+    int batch_size;
+    int64_t epoch, pos;
+    int64_t *perm; /* with shuffle: the order of epoch perm_epoch */
+    int64_t perm_epoch;
+} sl__cursor;
+
+/* Argument indices of the shared reader arguments in the operator's table. */
+typedef struct sl__cursor_args {
+    int random_shuffle, seed, shard_id, num_shards, stick_to_shard, pad_last_batch;
+} sl__cursor_args;
+
+/* Reads the shared arguments into c (zeroed by the caller) and checks them. */
+sl_status sl__cursor_config(sl_op_init *ini, const sl__cursor_args *a, sl__cursor *c);
+/* Sets the number of samples n (checked against num_shards) and allocates the permutation. */
+sl_status sl__cursor_start(sl_op_init *ini, sl__cursor *c, int64_t n);
+void sl__cursor_fini(sl__cursor *c);
+/* The next sample's index in the data set; advances the cursor. */
+int64_t sl__cursor_next(sl__cursor *c);
+/* The reader's metadata (epoch size, shards, padding). */
+void sl__cursor_meta(const sl__cursor *c, sl_reader_meta *m);
+
+/* Files, read with stat + open + pread (no mmap: a file that shrinks under us is an error, not
+ * a SIGBUS). Failures are SL_EIO with the system's words; the executor adds the file name
+ * (the sample's source). */
+/* *size = the size of the regular file at path. */
+sl_status sl__reader_file_size(sl_ctx *ctx, const char *path, int64_t *size);
+/* Reads exactly `size` bytes of the file at path into dst; a file now shorter or longer is an
+ * error. */
+sl_status sl__reader_read_file(sl_ctx *ctx, const char *path, uint8_t *dst, int64_t size);
+
+#endif
