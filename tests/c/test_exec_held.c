@@ -29,12 +29,12 @@
 #define ITERS 12
 
 /* reader -> decoder -> cmn 24x24 crop mirrored by a coin flip; outputs: the crops and the
- * labels. Batch 4, 2 threads (1 when `steady`), the given depth and max_held_bytes. The reader shuffles unless
- * `steady`: then every epoch has the same batches, so the first grows every buffer to the size
- * the later ones need (100 files: 25 iterations), and one thread runs them all: with two, which
- * thread decodes which file varies with the machine's load, and a thread's scratch meeting its
- * largest file only in the third epoch would grow then (an allocation that has nothing to do
- * with the outputs set aside, seen once under load). */
+ * labels. Batch 4, 2 threads (1 when `steady`), the given depth and max_held_bytes. The reader
+ * shuffles unless `steady`: then every epoch has the same batches, so the first grows every buffer
+ * to the size the later ones need (100 files: 25 iterations), and one thread runs them all: with
+ * two, which thread decodes which file varies with the machine's load, and a thread's scratch
+ * meeting its largest file only in the third epoch would grow then (an allocation that has nothing
+ * to do with the outputs set aside, seen once under load). */
 #define EPOCH 25
 static sl_pipeline *make_with(int depth, int64_t max_held, bool steady)
 {
@@ -50,7 +50,8 @@ static sl_pipeline *make_with(int depth, int64_t max_held, bool steady)
              "  {\"name\": \"cmn\", \"op\": \"crop_mirror_normalize\", \"inputs\": [\"dec\"],"
              "   \"args\": {\"crop\": [24, 24]}, \"arg_inputs\": {\"mirror\": \"coin\"}}],"
              " \"outputs\": [\"cmn\", \"reader:1\"]}",
-             steady ? 1 : 2, depth, (long long)max_held, tu_env_dir("SLUICE_TEST_TREE"), steady ? "false" : "true");
+             steady ? 1 : 2, depth, (long long)max_held, tu_env_dir("SLUICE_TEST_TREE"),
+             steady ? "false" : "true");
     sl_graph *g = NULL;
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
