@@ -797,59 +797,6 @@ sl_status sl__stage_copy_mixed(sl_ctx *ctx)
 {
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
 }
-sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx)
-{
-    sl_pipeline *p = ctx->p;
-    struct sl__gpunode *gn = ctx->sn->gn;
-    void *stream = sl__gpu_stream(p->gpu);
-    size_t total = gn->stage_off[sl_ctx_batch_size(ctx)];
-    int prev = sl__gpu_enter(p->gpu);
-    sl__gpu_event_record(gn->t0, stream);
-    sl_status st = sl__gpu_copy(p->gpu, gn->staging.dev, gn->staging.host, total, stream);
-    if (st != SL_OK) {
-        sl__gpu_leave(prev);
-        return sl_fail(ctx, st, "copying the staging to the GPU: %s", sl__gpu_error_text());
-    }
-    ctx->stream = stream;
-    st = ctx->pn->op->run_gpu(ctx);
-    ctx->stream = NULL;
-    gn->timed = sl__gpu_event_record(gn->t1, stream) == SL_OK && st == SL_OK;
-    /* the consumers wait for `copied`: here it follows the kernels, on the compute stream */
-    sl_status rec = sl__gpu_event_record(gn->copied, stream);
-    sl__gpu_leave(prev);
-    if (st == SL_OK && rec != SL_OK)
-        return sl_fail(ctx, rec, "recording an event: %s", sl__gpu_error_text());
-    return st;
-}
-
-bool sl_ctx_staged(const sl_ctx *ctx)
-{
-    return ctx->sn->gn && ctx->sn->gn->stage_off;
-}
-
-void sl_ctx_set_staging(sl_ctx *ctx, int sample, size_t bytes)
-{
-    struct sl__gpunode *gn = ctx->sn->gn;
-    if (gn && gn->stage_off && sample >= 0 && sample < gn->stage_n)
-        gn->stage_off[sample + 1] = bytes;
-}
-
-void *sl_ctx_staging(const sl_ctx *ctx, int sample)
-{
-    const struct sl__gpunode *gn = ctx->sn->gn;
-    if (!gn || !gn->stage_off || !gn->staging.host || sample < 0 || sample >= gn->stage_n)
-        return NULL;
-    return (char *)gn->staging.host + gn->stage_off[sample];
-}
-
-const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample)
-{
-    const struct sl__gpunode *gn = ctx->sn->gn;
-    if (!gn || !gn->stage_off || !gn->staging.dev || sample < 0 || sample >= gn->stage_n)
-        return NULL;
-    return (const char *)gn->staging.dev + gn->stage_off[sample];
-}
-
 sl_status sl__stage_run_gpu(sl_ctx *ctx)
 {
     return sl_fail(ctx, SL_EUNSUPPORTED, "no CUDA support in this build");
