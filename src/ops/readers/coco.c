@@ -11,7 +11,9 @@
  * in the order of "categories" (unless avoid_class_remapping; an unknown id becomes 0);
  * `ltrb` makes boxes [l, t, r, b], `ratio` divides x by the image's width and y by its height;
  * `skip_empty` drops images without annotations. Malformed JSON or fields of the wrong type fail
- * the build naming the file and the entry.
+ * the build naming the file and the entry. With pixelwise_masks the table keeps the polygons in
+ * pixels and the RLE segmentations' runs (decoded and bounds-checked here); run_sample
+ * rasterises them into each sample's (H, W, 1) mask (see "pixelwise masks" below).
  * Invariant: after init the table never changes; setup (serial, in order) moves the cursor
  * shared by the readers (reader.h) and writes the picked image indices into the iteration data.
  */
