@@ -15,7 +15,8 @@ What the tests rely on, all drawn from the seed:
   sorts them by id);
 - image N-1 has no annotation (skip_empty drops it) when N >= 3;
 - image 0 also has one 1-pixel-wide object (below a size_threshold of 2) and one iscrowd object
-  whose segmentation is RLE-like ({"size": [h, w], "counts": [...]}), both drawn too.
+  whose segmentation is an uncompressed RLE ({"size": [h, w], "counts": [...]}, column-major
+  runs starting with background) of its polygon filled by PIL at the image's size.
 Everything is deterministic for a given (seed, N, P).
 """
 import argparse
@@ -50,13 +51,26 @@ def polygon(rng, w, h):
     return [(float(x), float(y)) for x, y in pts]
 
 
-def annotation(ann_id, image_id, cat, pts, iscrowd=0):
+def rle_counts(mask):
+    """COCO's uncompressed RLE of a (h, w) 0/1 mask: run lengths of the column-major pixels,
+    the first run background (0 long when the first pixel is set)."""
+    flat = np.asarray(mask, np.uint8).flatten(order="F")
+    edges = np.flatnonzero(np.diff(flat)) + 1
+    bounds = np.concatenate([[0], edges, [flat.size]])
+    runs = np.diff(bounds).tolist()
+    return ([0] + runs) if flat[0] else runs
+
+
+def annotation(ann_id, image_id, cat, pts, iscrowd=0, size=None):
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     x, y = min(xs), min(ys)
     a = {"id": ann_id, "image_id": image_id, "category_id": cat, "iscrowd": iscrowd,
          "bbox": [x, y, max(xs) - x, max(ys) - y], "area": (max(xs) - x) * (max(ys) - y)}
     if iscrowd:
-        a["segmentation"] = {"size": [10, 10], "counts": [0, 100]}
+        h, w = size
+        m = Image.new("L", (w, h), 0)
+        ImageDraw.Draw(m).polygon(pts, fill=1)
+        a["segmentation"] = {"size": [h, w], "counts": rle_counts(np.array(m))}
     else:
         a["segmentation"] = [[c for p in pts for c in p]]
     return a
@@ -90,7 +104,7 @@ def main():
             draw.polygon(thin, fill=CATEGORY_COLOURS[7])
             anns.append(annotation(len(anns) + 1, image_id, 7, thin))
             crowd = polygon(rng, w, h)
-            anns.append(annotation(len(anns) + 1, image_id, 11, crowd, iscrowd=1))
+            anns.append(annotation(len(anns) + 1, image_id, 11, crowd, iscrowd=1, size=(h, w)))
         pil.save(os.path.join(o.out, "images", name), quality=95)
         images.append({"id": image_id, "file_name": name, "width": w, "height": h})
     order = rng.permutation(len(images))

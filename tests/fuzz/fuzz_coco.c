@@ -3,8 +3,9 @@
  *
  * Input: the annotation file's bytes, written to ANN in a private temporary folder ROOT that
  * also holds the image files a.jpg and b.jpg (a few bytes each); the reader gets file_root =
- * ROOT, annotations_file = ANN, polygon_masks and image_ids on, ratio on or off by the input's
- * length (both parsers' paths).
+ * ROOT, annotations_file = ANN, image_ids on, ratio on or off by the input's length (both
+ * parsers' paths), and by bit 1 of the length either polygon_masks or pixelwise_masks (then
+ * with max_sample_bytes of 16 MiB, so a huge image entry fails the run, not the fuzzer).
  * Checks:
  * - the build succeeds or fails with a message and a code that blames the input (SL_EINVAL,
  *   SL_ECORRUPT, SL_ENOTFOUND), never SL_EINTERNAL / SL_EMISUSE, never a crash or a leak;
@@ -12,6 +13,7 @@
  *   SL_EIO), and every produced sample keeps the output contract: bboxes float32 (N, 4),
  *   labels int32 (N, 1), polygons int32 (P, 3) whose box index is < N and whose vertex range
  *   [start, end) lies within the V vertices (V, 2) and is in order, image_ids int32 (1,);
+ *   pixelwise_masks int32 (H, W, 1) whose every value is 0 or one of the sample's labels;
  * - a second pipeline over the same file gives the same first sample (the parse is a function
  *   of the bytes).
  *
@@ -29,7 +31,9 @@
 
 static const char *const FILES[][2] = {{"a.jpg", "\xff\xd8 a"}, {"b.jpg", "b"}};
 enum { NUM_FILES = sizeof FILES / sizeof FILES[0] };
+/* outputs with polygon_masks; with pixelwise_masks OUT_MASKS replaces polygons and vertices */
 enum { OUT_IMAGES, OUT_BOXES, OUT_LABELS, OUT_POLYS, OUT_VERTS, OUT_IDS, NUM_OUT };
+enum { OUT_MASKS = OUT_POLYS, OUT_IDS_PIX, NUM_OUT_PIX };
 
 static char root[] = "/tmp/sluice-fuzz-coco-XXXXXX"; /* made once, removed at exit */
 static bool made;
@@ -70,17 +74,17 @@ static void write_ann(const uint8_t *data, size_t size)
 }
 
 /* A pipeline over the file; NULL (and *st) when the build fails. */
-static sl_pipeline *make(bool ratio, sl_status *st, sl_graph **gp)
+static sl_pipeline *make(bool ratio, bool pixel, sl_status *st, sl_graph **gp)
 {
     sl_graph *g;
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.coco", "r", NULL), "add r");
     fz_check(sl_graph_arg_str(g, "r", "file_root", root), "file_root");
     fz_check(sl_graph_arg_str(g, "r", "annotations_file", ann_path), "annotations_file");
-    fz_check(sl_graph_arg_bool(g, "r", "polygon_masks", true), "polygon_masks");
+    fz_check(sl_graph_arg_bool(g, "r", pixel ? "pixelwise_masks" : "polygon_masks", true), "masks");
     fz_check(sl_graph_arg_bool(g, "r", "image_ids", true), "image_ids");
     fz_check(sl_graph_arg_bool(g, "r", "ratio", ratio), "ratio");
-    for (int k = 0; k < NUM_OUT; k++) {
+    for (int k = 0; k < (pixel ? NUM_OUT_PIX : NUM_OUT); k++) {
         char ref[8];
         snprintf(ref, sizeof ref, "r:%d", k);
         fz_check(sl_graph_output(g, ref), "output");
@@ -90,6 +94,8 @@ static sl_pipeline *make(bool ratio, sl_status *st, sl_graph **gp)
     o.batch_size = 1;
     o.num_threads = 1;
     o.prefetch_queue_depth = 1;
+    if (pixel)
+        o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;
     fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
     *st = sl_pipeline_build(p);
@@ -106,12 +112,36 @@ static void expect_shape(const sl_batch *b, sl_dtype dt, int64_t d0, int64_t d1,
                 sl_batch_ndim(b), (long long)s[0]);
 }
 
-static void check_sample(sl_pipeline *p)
+static void check_masks(sl_pipeline *p, int64_t n)
+{
+    const sl_batch *m = sl_pipeline_output(p, OUT_MASKS);
+    const int64_t *s = sl_batch_shape(m, 0);
+    if (sl_batch_dtype(m) != SL_DTYPE_INT32 || sl_batch_ndim(m) != 3 || s[2] != 1)
+        fz_fail("pixelwise_masks: dtype %s, %d-D", sl_dtype_name(sl_batch_dtype(m)),
+                sl_batch_ndim(m));
+    const int32_t *v = sl_batch_sample_data(m, 0),
+                  *lab = sl_batch_sample_data(sl_pipeline_output(p, OUT_LABELS), 0);
+    for (int64_t k = 0; k < s[0] * s[1]; k++) {
+        bool known = v[k] == 0;
+        for (int64_t j = 0; j < n && !known; j++)
+            known = v[k] == lab[j];
+        if (!known)
+            fz_fail("pixelwise_masks: pixel %lld holds %d, not a label of the sample", (long long)k,
+                    v[k]);
+    }
+    expect_shape(sl_pipeline_output(p, OUT_IDS_PIX), SL_DTYPE_INT32, 1, -1, "image_ids");
+}
+
+static void check_sample(sl_pipeline *p, bool pixel)
 {
     const sl_batch *boxes = sl_pipeline_output(p, OUT_BOXES);
     int64_t n = sl_batch_shape(boxes, 0)[0];
     expect_shape(boxes, SL_DTYPE_FLOAT32, -1, 4, "bboxes");
     expect_shape(sl_pipeline_output(p, OUT_LABELS), SL_DTYPE_INT32, n, 1, "labels");
+    if (pixel) {
+        check_masks(p, n);
+        return;
+    }
     const sl_batch *polys = sl_pipeline_output(p, OUT_POLYS),
                    *verts = sl_pipeline_output(p, OUT_VERTS);
     expect_shape(polys, SL_DTYPE_INT32, -1, 3, "polygons");
@@ -132,10 +162,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!made)
         make_root();
     write_ann(data, size);
-    bool ratio = size % 2;
+    bool ratio = size % 2, pixel = (size >> 1) % 2;
     sl_status s;
     sl_graph *g;
-    sl_pipeline *p = make(ratio, &s, &g);
+    sl_pipeline *p = make(ratio, pixel, &s, &g);
     if (s != SL_OK) {
         const char *msg = sl_pipeline_error(p);
         if (!msg || !*msg)
@@ -151,13 +181,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_fail("built with an epoch of %lld images", (long long)sl_pipeline_epoch_size(p, "r"));
     sl_status first = fz_run(p);
     if (first == SL_OK) {
-        check_sample(p);
+        check_sample(p, pixel);
         sl_status s2;
         sl_graph *g2;
-        sl_pipeline *q = make(ratio, &s2, &g2);
+        sl_pipeline *q = make(ratio, pixel, &s2, &g2);
         if (s2 != SL_OK || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same file fails: %s", sl_pipeline_error(q));
-        for (int k = 0; k < NUM_OUT; k++) {
+        for (int k = 0; k < (pixel ? NUM_OUT_PIX : NUM_OUT); k++) {
             const char *why = NULL;
             if (!fz_sample_equal(sl_pipeline_output(p, k), 0, sl_pipeline_output(q, k), 0, &why))
                 fz_fail("output %d differs between two pipelines over the same file: %s", k, why);
@@ -167,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int it = 1; it < 3; it++)
         if (fz_run(p) == SL_OK)
-            check_sample(p);
+            check_sample(p, pixel);
     sl_pipeline_destroy(p);
     sl_graph_destroy(g);
     return 0;

@@ -303,6 +303,13 @@ static void file_list_seeds(void)
 }
 
 /* Small annotation files over the image names fuzz_coco.c creates (a.jpg, b.jpg). */
+#define MASKS_DOC                                                                                  \
+    "{\"images\": [{\"id\": 1, \"file_name\": \"a.jpg\", \"width\": 6, \"height\": 5}],"           \
+    " \"annotations\": [{\"image_id\": 1, \"category_id\": 5, \"bbox\": [0, 0, 4, 4],"             \
+    " \"segmentation\": [[0.4, 0.2, 4.6, 1, 3, 4.9], [5, 5, 6, 5, 6, 4]]},"                        \
+    " {\"image_id\": 1, \"category_id\": 9, \"bbox\": [0, 0, 6, 5], \"iscrowd\": 1,"               \
+    " \"segmentation\": {\"size\": [5, 6], \"counts\": \"3253O1\"}}],"                             \
+    " \"categories\": [{\"id\": 9}, {\"id\": 5}]}"
 static void coco_seeds(void)
 {
     static const char *const docs[] = {
@@ -318,6 +325,10 @@ static void coco_seeds(void)
         "{\"images\": [{\"id\": 1}], \"annotations\": [{\"bbox\": [1, 2, 3]}]}",
         "{\"images\": 3}",
         "[]",
+        /* pixelwise masks: overlapping labels, a compressed RLE string; twice, padded so
+         * that one length picks pixelwise_masks in fuzz_coco.c and the other polygon_masks */
+        MASKS_DOC " ",
+        MASKS_DOC "   ",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         char name[32];

@@ -3,7 +3,10 @@
 rules written here over Python's json: order by image id, category remapping, ltrb, ratio,
 size_threshold, include_iscrowd, skip_empty, images, polygon_masks, image_ids, sharding and
 shuffling; the drawn colours are checked in the decoded pixels; corrupt annotation files fail
-the build naming the file."""
+the build naming the file. pixelwise_masks are checked against references written here: a
+NumPy even-odd fill sampled at pixel centres, PIL's ImageDraw.polygon (which also fills the
+pixels its outline touches, so it differs on the right/bottom edge), hand-computed rectangles
+and an RLE decoder/encoder written from the COCO format's definition."""
 import json
 import pathlib
 import subprocess
@@ -209,10 +212,279 @@ def test_coco_bad_annotations(tmp_path, coco):
             return fn.readers.coco(file_root=str(root / "images"), annotations_file=str(f))
         with pytest.raises(sluice.SluiceError, match=rf'readers\.coco.*{name}\.json'):
             p().build()
-    with pytest.raises(sluice.SluiceError, match="pixelwise_masks is not supported"):
-        @pipeline_def(batch_size=1, num_threads=1)
-        def q():
-            return fn.readers.coco(file_root=str(root / "images"),
-                                   annotations_file=str(root / "instances.json"),
-                                   pixelwise_masks=True)
-        q().build()
+
+
+# ---- pixelwise_masks -----------------------------------------------------------------------
+
+def rle_decode(counts, h, w):
+    """COCO's RLE: run lengths over the column-major pixels, alternating 0 and 1, from 0."""
+    flat = np.zeros(h * w, np.uint8)
+    at = 0
+    for k, n in enumerate(counts):
+        if k % 2:
+            flat[at:at + n] = 1
+        at += n
+    return flat.reshape((w, h)).T
+
+
+def rle_string_decode(s):
+    """COCO's compressed counts: 5-bit groups as chr(48 + g), 0x20 = more, 0x10 of the last
+    group = sign; counts from the fourth on are differences to the one two before."""
+    counts, p = [], 0
+    while p < len(s):
+        x, k, more = 0, 0, True
+        while more:
+            g = ord(s[p]) - 48
+            x |= (g & 0x1F) << (5 * k)
+            more = bool(g & 0x20)
+            p += 1
+            k += 1
+            if not more and g & 0x10:
+                x -= 1 << (5 * k)
+        if len(counts) > 2:
+            x += counts[-2]
+        counts.append(x)
+    return counts
+
+
+def rle_string_encode(counts):
+    out = []
+    for i, c in enumerate(counts):
+        x = c - counts[i - 2] if i > 2 else c
+        while True:
+            g = x & 0x1F
+            x >>= 5
+            more = not ((x == 0 and not g & 0x10) or (x == -1 and g & 0x10))
+            out.append(chr(48 + (g | (0x20 if more else 0))))
+            if not more:
+                break
+    return "".join(out)
+
+
+def rle_encode(mask):
+    flat = np.asarray(mask, np.uint8).flatten(order="F")
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(flat)) + 1, [flat.size]])
+    runs = np.diff(bounds).tolist()
+    return [0] + runs if flat[0] else runs
+
+
+def centre_fill(poly, h, w):
+    """Even-odd fill sampled at pixel centres (x + 0.5, y + 0.5), and each centre's distance to
+    the outline."""
+    xy = np.asarray(poly, np.float64).reshape(-1, 2)
+    px, py = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    inside = np.zeros((h, w), bool)
+    dist = np.full((h, w), np.inf)
+    for (x0, y0), (x1, y1) in zip(xy, np.roll(xy, -1, axis=0)):
+        crosses = (y0 > py) != (y1 > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xc = x0 + (py - y0) * (x1 - x0) / (y1 - y0)
+        inside ^= crosses & (px < xc)
+        d = np.array([x1 - x0, y1 - y0])
+        t = np.clip(((px - x0) * d[0] + (py - y0) * d[1]) / max(d @ d, 1e-12), 0, 1)
+        dist = np.minimum(dist, np.hypot(px - x0 - t * d[0], py - y0 - t * d[1]))
+    return inside, dist
+
+
+def pil_fill(poly, h, w):
+    from PIL import Image, ImageDraw
+    m = Image.new("L", (w, h), 0)
+    ImageDraw.Draw(m).polygon([tuple(p) for p in np.asarray(poly).reshape(-1, 2)], fill=1)
+    return np.array(m).astype(bool), centre_fill(poly, h, w)[1]
+
+
+def expected_objects(doc, info, size_threshold=0.1, include_iscrowd=True):
+    """[(label, segmentation)] of the image's kept objects, DALI's filters and remapping."""
+    remap = {}
+    for k, c in enumerate(doc["categories"]):
+        remap.setdefault(c["id"], k + 1)
+    out = []
+    for a in doc["annotations"]:
+        if a["image_id"] != info["id"] or (a.get("iscrowd", 0) and not include_iscrowd):
+            continue
+        if not (a["bbox"][2] >= size_threshold and a["bbox"][3] >= size_threshold):
+            continue
+        out.append((remap.get(a["category_id"], 0), a.get("segmentation")))
+    return out
+
+
+def reference_masks(objs, h, w, fill):
+    """The mask from references: labels drawn in ascending order, a larger one over a smaller;
+    also each pixel centre's distance to the nearest polygon outline."""
+    mask = np.zeros((h, w), np.int32)
+    near = np.full((h, w), np.inf)
+    for label, seg in sorted(objs, key=lambda o: o[0]):
+        if isinstance(seg, dict):
+            counts = seg["counts"]
+            if isinstance(counts, str):
+                counts = rle_string_decode(counts)
+            mask[rle_decode(counts, h, w).astype(bool)] = label
+        elif seg:
+            for poly in seg:
+                inside, dist = fill(poly, h, w)
+                mask[inside] = label
+                near = np.minimum(near, dist)
+    return mask, near
+
+
+def read_masks(root, annotations, iters, **kw):
+    @pipeline_def(batch_size=1, num_threads=2, prefetch_queue_depth=1)
+    def p():
+        _, boxes, labels, masks, ids = fn.readers.coco(
+            file_root=str(root / "images"), annotations_file=str(annotations),
+            pixelwise_masks=True, image_ids=True, **kw)
+        return masks, ids, labels
+    pipe = p()
+    out = []
+    for _ in range(iters):
+        masks, ids, labels = pipe.run()
+        assert masks.layout() == "HWC"
+        out.append((np.array(masks.at(0)), int(np.array(ids.at(0))[0]),
+                    np.array(labels.at(0)).reshape(-1)))
+    return out
+
+
+def test_coco_pixelwise_masks_match_references(coco):
+    root, doc = coco
+    infos = sorted(doc["images"], key=lambda e: e["id"])
+    got = read_masks(root, root / "instances.json", len(infos))
+    by_id = {e["id"]: e for e in infos}
+    drawn = pil_differs = 0
+    for mask, image_id, labels in got:
+        info = by_id[image_id]
+        h, w = info["height"], info["width"]
+        assert mask.dtype == np.int32 and mask.shape == (h, w, 1)
+        mask = mask[:, :, 0]
+        objs = expected_objects(doc, info)
+        assert set(np.unique(mask)) - {0} <= set(l for l, s in objs if s)
+        # pixel-centre reference: equal except where an outline passes within 0.5 px of a
+        # centre (COCO's rasteriser works on a 1/5 pixel grid)
+        ref, dist = reference_masks(objs, h, w, centre_fill)
+        diff = mask != ref
+        assert not np.any(diff & (dist >= 0.5)), np.argwhere(diff & (dist >= 0.5))[:5]
+        assert diff.sum() <= 0.1 * max(1, (dist < 0.5).sum())
+        # PIL samples pixel corners and also fills the pixels its outline touches (so the
+        # right and bottom edges): equal away from the outlines
+        pil, _ = reference_masks(objs, h, w, pil_fill)
+        assert not np.any((mask != pil) & (dist >= 1.5))
+        pil_differs += int((mask != pil).sum())
+        drawn += int((mask > 0).sum())
+    assert drawn > 1000 and pil_differs > 0  # the two conventions differ, on the outlines
+    # the crowd object (an uncompressed RLE) is in image 0's mask
+    crowd = [a for a in doc["annotations"] if a["iscrowd"]][0]
+    m0 = next(m for m, i, _ in got if i == crowd["image_id"])[:, :, 0]
+    info = by_id[crowd["image_id"]]
+    rle = rle_decode(crowd["segmentation"]["counts"], info["height"], info["width"]).astype(bool)
+    assert rle.sum() > 20 and np.all(m0[rle] >= 3)  # blue (label 3) or yellow (4) over it
+
+
+def write_doc(tmp_path, images, annotations, categories=((1, "a"), (2, "b"), (5, "c"))):
+    doc = {"images": images, "annotations": annotations,
+           "categories": [{"id": i, "name": n} for i, n in categories]}
+    f = tmp_path / "masks.json"
+    f.write_text(json.dumps(doc))
+    return f
+
+
+def rect(x0, y0, x1, y1):
+    return [x0, y0, x1, y0, x1, y1, x0, y1]
+
+
+def ann(image_id, cat, seg, bbox=(0, 0, 5, 5), iscrowd=0):
+    return {"image_id": image_id, "category_id": cat, "bbox": list(bbox), "iscrowd": iscrowd,
+            "segmentation": seg}
+
+
+def test_coco_pixelwise_masks_hand_computed(tmp_path, coco):
+    root, _ = coco
+    h, w = 12, 10
+    crowd = np.zeros((h, w), bool)
+    crowd[0:3, 0] = True  # first pixel set: the counts start with a 0-long background run
+    crowd[5:9, 6:8] = True
+    anns = [
+        ann(1, 1, [rect(1, 2, 5, 6), rect(7, 1, 9, 3)]),  # one object, two polygons (union)
+        ann(1, 5, [rect(3, 4, 8, 9)]),                   # category 5 = label 3: over label 1
+        ann(1, 2, {"size": [h, w], "counts": rle_encode(crowd)}, iscrowd=1),
+        ann(1, 1, [rect(0, 10, 10, 12)], bbox=(0, 10, 10, 0.05)),  # below size_threshold
+        ann(2, 2, {"size": [h, w], "counts": rle_string_encode(rle_encode(crowd))}),
+    ]
+    images = [{"id": 1, "file_name": "img_0000.jpg", "width": w, "height": h},
+              {"id": 2, "file_name": "img_0001.jpg", "width": w, "height": h},
+              {"id": 3, "file_name": "img_0002.jpg", "width": w, "height": h}]
+    f = write_doc(tmp_path, images, anns)
+    want = np.zeros((h, w), np.int32)
+    want[2:6, 1:5] = 1  # [x0, x1) x [y0, y1): the pixels whose centres are inside
+    want[1:3, 7:9] = 1
+    want[crowd] = 2
+    want[4:9, 3:8] = 3
+    for kw in ({}, {"ratio": True}):  # masks are in pixels whatever ratio says (as DALI)
+        got = read_masks(root, f, 3, **kw)
+        np.testing.assert_array_equal(got[0][0][:, :, 0], want)
+        np.testing.assert_array_equal(got[0][2], [1, 3, 2])
+        np.testing.assert_array_equal(got[1][0][:, :, 0], np.where(crowd, 2, 0))
+        assert got[2][0].shape == (h, w, 1) and not got[2][0].any()  # no objects: background
+    got = read_masks(root, f, 1, include_iscrowd=False)
+    np.testing.assert_array_equal(got[0][0][:, :, 0], np.where(crowd & (want == 2), 0, want))
+
+
+def test_coco_rle_string_codec_by_hand():
+    # '3' = 3, '5' = 5, '2' = 2; 'T3' = 4 | 3 << 5 = 100 (0x20 in 'T' says more); 'N' = -2,
+    # added to the count two places before
+    assert rle_string_decode("352") == [3, 5, 2]
+    assert rle_string_decode("3T32N") == [3, 100, 2, 98]
+    assert rle_string_encode([3, 100, 2, 98]) == "3T32N"
+    assert rle_encode(rle_decode([0, 2, 3, 1], 3, 2)) == [0, 2, 3, 1]
+
+
+def test_coco_pixelwise_masks_compressed_rle_by_hand(tmp_path, coco):
+    root, _ = coco
+    # 3 x 2 image, column-major runs: 1 background, 2 set, 2 background, 1 set: "1", "2",
+    # "2", then 1 - 2 = -1 (a difference to the second count): 31 = 0x1f, sign set, "O"
+    f = write_doc(tmp_path, [{"id": 1, "file_name": "img_0000.jpg", "width": 2, "height": 3}],
+                  [ann(1, 5, {"size": [3, 2], "counts": "122O"})])
+    got = read_masks(root, f, 1)
+    np.testing.assert_array_equal(got[0][0][:, :, 0], [[0, 0], [3, 0], [3, 3]])
+
+
+@pytest.mark.parametrize("case,match", [
+    ("size", "size"), ("counts_long", "runs"), ("bad_char", "character"),
+    ("truncated", "ends inside"), ("no_counts", "counts"), ("no_width", "width"),
+    ("far_vertex", "coordinates")])
+def test_coco_pixelwise_masks_bad_input(tmp_path, coco, case, match):
+    root, _ = coco
+    img = {"id": 1, "file_name": "img_0000.jpg", "width": 4, "height": 3}
+    seg = {"size": [3, 4], "counts": [2, 3, 7]}
+    if case == "size":
+        seg = {"size": [4, 3], "counts": [12]}
+    elif case == "counts_long":
+        seg = {"size": [3, 4], "counts": [2, 3, 8]}
+    elif case == "bad_char":
+        seg = {"size": [3, 4], "counts": "12 "}
+    elif case == "truncated":
+        seg = {"size": [3, 4], "counts": "1T"}
+    elif case == "no_counts":
+        seg = {"size": [3, 4]}
+    elif case == "no_width":
+        img = {"id": 1, "file_name": "img_0000.jpg", "height": 3}
+    elif case == "far_vertex":
+        seg = [[0, 0, 1e9, 0, 1, 1]]
+    f = write_doc(tmp_path, [img], [ann(1, 1, seg)])
+
+    @pipeline_def(batch_size=1, num_threads=1)
+    def p():
+        return fn.readers.coco(file_root=str(root / "images"), annotations_file=str(f),
+                               pixelwise_masks=True)
+    with pytest.raises(sluice.SluiceError, match=rf"readers\.coco.*masks\.json.*{match}"):
+        p().build()
+
+
+def test_coco_pixelwise_and_polygon_masks_are_exclusive(coco):
+    root, _ = coco
+
+    @pipeline_def(batch_size=1, num_threads=1)
+    def p():
+        return fn.readers.coco(file_root=str(root / "images"),
+                               annotations_file=str(root / "instances.json"),
+                               pixelwise_masks=True, polygon_masks=True)
+    with pytest.raises(sluice.SluiceError, match="mutually exclusive"):
+        p().build()

@@ -11,7 +11,9 @@
  * in the order of "categories" (unless avoid_class_remapping; an unknown id becomes 0);
  * `ltrb` makes boxes [l, t, r, b], `ratio` divides x by the image's width and y by its height;
  * `skip_empty` drops images without annotations. Malformed JSON or fields of the wrong type fail
- * the build naming the file and the entry.
+ * the build naming the file and the entry. With pixelwise_masks the table keeps the polygons in
+ * pixels and the RLE segmentations' runs (decoded and bounds-checked here); run_sample
+ * rasterises them into each sample's (H, W, 1) mask (see "pixelwise masks" below).
  * Invariant: after init the table never changes; setup (serial, in order) moves the cursor
  * shared by the readers (reader.h) and writes the picked image indices into the iteration data.
  */
@@ -58,7 +60,20 @@ typedef struct image {
     int64_t box0, nbox;   /* into boxes (x4) and labels */
     int64_t poly0, npoly; /* into polys (x3) */
     int64_t vert0, nvert; /* into verts (x2) */
+    int64_t rle0, nrle;   /* into rles */
 } image;
+
+/* An RLE segmentation (COCO's "counts", column-major runs starting with background) of object
+ * `obj` of its image: counts[c0, c1). */
+typedef struct rle {
+    int32_t obj;
+    int64_t c0, c1;
+} rle;
+
+/* Largest pixelwise mask (pixels): 2^28, an int32 mask of 1 GiB. */
+#define MAX_MASK_PIXELS ((int64_t)1 << 28)
+/* Largest |vertex coordinate| the rasteriser takes: 5x it still fits an int. */
+#define MAX_MASK_COORD ((double)(1 << 26))
 
 typedef struct coco {
     image *img;
@@ -66,9 +81,12 @@ typedef struct coco {
     float *boxes;
     int32_t *labels;
     int32_t *polys; /* [object, first vertex, end vertex] per polygon, per image */
-    float *verts;
+    float *verts;   /* ratio-scaled with polygon_masks; pixels with pixelwise_masks */
+    rle *rles;
+    uint32_t *counts;
     int64_t nboxes, npolys, nverts, cap_boxes, cap_labels, cap_polys, cap_verts;
-    bool polygon_masks, image_ids;
+    int64_t nrles, ncounts, cap_rles, cap_counts;
+    bool polygon_masks, pixelwise_masks, image_ids;
     sl__cursor cur;
 } coco;
 
@@ -91,6 +109,8 @@ static void coco_fini(void *state)
     sl__free(c->labels);
     sl__free(c->polys);
     sl__free(c->verts);
+    sl__free(c->rles);
+    sl__free(c->counts);
     sl__cursor_fini(&c->cur);
     sl__free(c);
 }
@@ -184,6 +204,105 @@ static sl_status check_categories(parser *P)
     return SL_OK;
 }
 
+/* Appends one run to c->counts. */
+static bool push_count(coco *c, int64_t v)
+{
+    if (!grow((void **)&c->counts, &c->cap_counts, c->ncounts + 1, sizeof(uint32_t)))
+        return false;
+    c->counts[c->ncounts++] = (uint32_t)v;
+    return true;
+}
+
+/* Checks one decoded run and appends it. Returns NULL or what is wrong. */
+static const char *add_count(coco *c, int64_t x, int64_t npix, int64_t *sum)
+{
+    if (x < 0 || x > npix - *sum)
+        return "its runs are negative or cover more than the image's height x width pixels";
+    *sum += x;
+    return push_count(c, x) ? NULL : "out of memory";
+}
+
+/* Decodes COCO's compressed RLE string into c->counts (its runs start at c->counts[c0]): each
+ * count is a little-endian series of 5-bit groups, one character ('0' + group) each, bit 0x20
+ * of a group saying "more follow" and bit 0x10 of the last one the sign; from the fourth count
+ * on, the value is a difference to the count two places before. Returns NULL or what is wrong
+ * with the string. */
+static const char *decode_counts(coco *c, const char *str, int64_t c0, int64_t npix)
+{
+    int64_t sum = 0;
+    for (size_t p = 0; str[p];) {
+        int64_t x = 0;
+        bool more = true;
+        for (int k = 0; more; k++, p++) {
+            if (!str[p])
+                return "it ends inside a count";
+            int g = (unsigned char)str[p] - 48;
+            if (g < 0 || g > 63)
+                return "it holds a character outside '0'..'o'";
+            if (k >= 7)
+                return "a count is longer than 7 characters";
+            x |= (int64_t)(g & 0x1f) << (5 * k);
+            more = g & 0x20;
+            if (!more && (g & 0x10))
+                x -= (int64_t)1 << (5 * (k + 1)); /* the last group's sign bit */
+        }
+        if (c->ncounts - c0 > 2)
+            x += c->counts[c->ncounts - 2];
+        const char *why = add_count(c, x, npix, &sum);
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+/* Adds the RLE segmentation `seg` ({"size": [h, w], "counts": [...] or "..."}) of object `obj`
+ * of image im, annotation k. */
+static sl_status add_rle(parser *P, image *im, json_t *seg, size_t k, int32_t obj)
+{
+    coco *c = P->c;
+    json_t *size = json_object_get(seg, "size"), *cnt = json_object_get(seg, "counts");
+    int64_t h = -1, w = -1;
+    if (json_is_array(size) && json_array_size(size) == 2 &&
+        json_is_integer(json_array_get(size, 0)) && json_is_integer(json_array_get(size, 1))) {
+        h = json_integer_value(json_array_get(size, 0));
+        w = json_integer_value(json_array_get(size, 1));
+    }
+    if (h != im->height || w != im->width) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "RLE \"segmentation\" \"size\" must be [height, width] of its image, [%d, %d]",
+                 (int)im->height, (int)im->width);
+        return bad(P, "annotations", k, msg);
+    }
+    if (!grow((void **)&c->rles, &c->cap_rles, c->nrles + 1, sizeof(rle)))
+        return sl_init_fail(P->ini, SL_ENOMEM, "out of memory for the annotations");
+    const int64_t c0 = c->ncounts, npix = h * w;
+    const char *why = NULL;
+    if (json_is_string(cnt) && json_string_length(cnt) > 0) {
+        why = decode_counts(c, json_string_value(cnt), c0, npix);
+    } else if (json_is_array(cnt) && json_array_size(cnt) > 0) {
+        int64_t sum = 0;
+        for (size_t q = 0; !why && q < json_array_size(cnt); q++) {
+            json_t *x = json_array_get(cnt, q);
+            why = json_is_integer(x) ? add_count(c, json_integer_value(x), npix, &sum)
+                                     : "its counts must be integers";
+        }
+    } else {
+        why = "it needs \"counts\": a non-empty list of runs or a compressed RLE string";
+    }
+    if (why) {
+        c->ncounts = c0;
+        if (strcmp(why, "out of memory") == 0)
+            return sl_init_fail(P->ini, SL_ENOMEM, "out of memory for the annotations");
+        char msg[192];
+        snprintf(msg, sizeof msg, "RLE \"segmentation\": %s", why);
+        return bad(P, "annotations", k, msg);
+    }
+    c->rles[c->nrles++] = (rle){.obj = obj, .c0 = c0, .c1 = c->ncounts};
+    im->nrle++;
+    return SL_OK;
+}
+
 /* Adds annotation k (of image im) to the table, when it passes the filters. */
 static sl_status add_annotation(parser *P, image *im, json_t *a, size_t k)
 {
@@ -209,7 +328,8 @@ static sl_status add_annotation(parser *P, image *im, json_t *a, size_t k)
         return SL_OK;
     if (!((float)b[2] >= P->threshold && (float)b[3] >= P->threshold))
         return SL_OK;
-    json_t *seg = c->polygon_masks ? json_object_get(a, "segmentation") : NULL;
+    json_t *seg =
+        c->polygon_masks || c->pixelwise_masks ? json_object_get(a, "segmentation") : NULL;
     int64_t npoly = 0, nvert = 0;
     if (json_is_array(seg)) {
         size_t q;
@@ -219,10 +339,16 @@ static sl_status add_annotation(parser *P, image *im, json_t *a, size_t k)
             if (!json_is_array(poly) || json_array_size(poly) % 2)
                 return bad(P, "annotations", k,
                            "\"segmentation\" polygons must be lists of x, y coordinates");
-            for (size_t v = 0; v < json_array_size(poly); v++)
-                if (!json_is_number(json_array_get(poly, v)))
+            for (size_t v = 0; v < json_array_size(poly); v++) {
+                json_t *x = json_array_get(poly, v);
+                if (!json_is_number(x))
                     return bad(P, "annotations", k,
                                "\"segmentation\" polygons must be lists of x, y numbers");
+                if (c->pixelwise_masks && !(fabs(json_number_value(x)) <= MAX_MASK_COORD))
+                    return bad(P, "annotations", k,
+                               "\"segmentation\" polygon coordinates must lie within "
+                               "+-67108864 to be rasterised (pixelwise_masks)");
+            }
             npoly++;
             nvert += (int64_t)json_array_size(poly) / 2;
         }
@@ -233,6 +359,8 @@ static sl_status add_annotation(parser *P, image *im, json_t *a, size_t k)
         !grow((void **)&c->verts, &c->cap_verts, c->nverts + nvert, 2 * sizeof(float)))
         return sl_init_fail(P->ini, SL_ENOMEM, "out of memory for the annotations");
     const double sx = P->ratio ? im->width : 1.0, sy = P->ratio ? im->height : 1.0;
+    /* the masks are rasterised in pixels, whatever `ratio` says (as DALI) */
+    const double vx = c->pixelwise_masks ? 1.0 : sx, vy = c->pixelwise_masks ? 1.0 : sy;
     if (P->ltrb) {
         b[2] += b[0];
         b[3] += b[1];
@@ -253,14 +381,17 @@ static sl_status add_annotation(parser *P, image *im, json_t *a, size_t k)
             pp[1] = (int32_t)im->nvert;
             for (size_t v = 0; v + 1 < json_array_size(poly); v += 2) {
                 float *vv = c->verts + 2 * c->nverts++;
-                vv[0] = (float)(json_number_value(json_array_get(poly, v)) / sx);
-                vv[1] = (float)(json_number_value(json_array_get(poly, v + 1)) / sy);
+                vv[0] = (float)(json_number_value(json_array_get(poly, v)) / vx);
+                vv[1] = (float)(json_number_value(json_array_get(poly, v + 1)) / vy);
                 im->nvert++;
             }
             pp[2] = (int32_t)im->nvert;
             c->npolys++;
             im->npoly++;
         }
+    } else if (c->pixelwise_masks && json_is_object(seg)) {
+        if ((st = add_rle(P, im, seg, k, (int32_t)im->nbox)) != SL_OK)
+            return st;
     }
     c->nboxes++;
     im->nbox++;
@@ -311,6 +442,11 @@ static sl_status list_images(parser *P, entry **out, size_t *n)
             st = bad(P, "images", k, "missing \"file_name\" (a string)");
         if (st == SL_OK && P->ratio && (x->width <= 0 || x->height <= 0))
             st = bad(P, "images", k, "ratio=True needs a positive \"width\" and \"height\"");
+        if (st == SL_OK && P->c->pixelwise_masks &&
+            (x->width <= 0 || x->height <= 0 || (int64_t)x->width * x->height > MAX_MASK_PIXELS))
+            st = bad(P, "images", k,
+                     "pixelwise_masks=True needs a positive \"width\" and \"height\", at most "
+                     "2^28 pixels in all");
         if (st != SL_OK) {
             sl__free(all);
             return st;
@@ -401,7 +537,8 @@ static sl_status build_table(parser *P)
                       .height = ents[e].height,
                       .box0 = c->nboxes,
                       .poly0 = c->npolys,
-                      .vert0 = c->nverts};
+                      .vert0 = c->nverts,
+                      .rle0 = c->nrles};
         /* binary search the first annotation of this id */
         size_t lo = 0, hi = na;
         while (lo < hi) {
@@ -488,13 +625,14 @@ static sl_status coco_init(sl_op_init *ini, void **state)
         return sl_init_fail(ini, SL_EINVAL,
                             "annotations_file is required (preprocessed annotations are not "
                             "supported)");
-    if (sl_init_arg_bool(ini, A_PIXELWISE_MASKS))
-        return sl_init_fail(ini, SL_EUNSUPPORTED,
-                            "pixelwise_masks is not supported yet; use polygon_masks");
+    if (sl_init_arg_bool(ini, A_PIXELWISE_MASKS) && sl_init_arg_bool(ini, A_POLYGON_MASKS))
+        return sl_init_fail(ini, SL_EINVAL,
+                            "pixelwise_masks and polygon_masks are mutually exclusive");
     coco *c = sl__calloc(1, sizeof *c);
     if (!c)
         return sl_init_fail(ini, SL_ENOMEM, "out of memory");
     c->polygon_masks = sl_init_arg_bool(ini, A_POLYGON_MASKS);
+    c->pixelwise_masks = sl_init_arg_bool(ini, A_PIXELWISE_MASKS);
     c->image_ids = sl_init_arg_bool(ini, A_IMAGE_IDS);
     sl_status st = sl__cursor_config(ini, &cursor_args, &c->cur);
     if (st == SL_OK)
@@ -506,6 +644,180 @@ static sl_status coco_init(sl_op_init *ini, void **state)
         return st;
     }
     *state = c;
+    return SL_OK;
+}
+
+/* ---- pixelwise masks ------------------------------------------------------------------------
+ * The mask of an image is int32 (H, W, 1): each pixel holds the label of the objects whose
+ * segmentation covers it, 0 where none does. An object's segmentation is the union of its
+ * polygons, or its RLE; where objects of different labels overlap the larger label wins (DALI
+ * merges the labels in ascending order, each over the ones before).
+ * A polygon covers the pixels it would in COCO's own rasteriser (cocoapi's maskApi, which DALI
+ * uses), re-derived here: the vertices are scaled by 5 and rounded to integers; each edge is
+ * walked one unit at a time along its longer axis, the other coordinate rounded; wherever that
+ * walk steps across the centre of pixel column X (between 5X + 2 and 5X + 3), the edge's
+ * (smaller) y there, scaled back, becomes a boundary at row ceil(y / 5 + 0.1 - 0.5), clamped to
+ * [0, H]. Pixels are toggled at each boundary going down a column, the columns one after the
+ * other (so a boundary clamped to H toggles the top of the next column, as in COCO). In effect
+ * pixel (X, Y) is inside when its centre (X + 0.5, Y + 0.5) is, up to the 1/5 pixel grid. */
+
+/* Boundary at column X for an edge point at scaled y `v` (the smaller of the step's two). */
+static int64_t boundary(int64_t X, int v, int64_t h)
+{
+    double y = ((double)v + 0.5) / 5.0 - 0.5;
+    y = y < 0 ? 0 : y > (double)h ? (double)h : y;
+    return X * h + (int64_t)ceil(y);
+}
+
+static int64_t ceil5(int64_t a)
+{
+    return a >= 0 ? (a + 4) / 5 : -((-a) / 5);
+}
+static int64_t floor5(int64_t a)
+{
+    return a >= 0 ? a / 5 : -((-a + 4) / 5);
+}
+
+/* The boundaries edge (xs, ys) -> (xe, ye) (scaled) makes in an h x w mask, appended to t[m..]
+ * (t NULL: only counted). Returns the new m. */
+static int64_t edge_boundaries(int xs, int ys, int xe, int ye, int64_t h, int64_t w, int64_t *t,
+                               int64_t m)
+{
+    const int dx = abs(xe - xs), dy = abs(ye - ys);
+    const bool along_x = dx >= dy;
+    if (along_x ? xs > xe : ys > ye) { /* walk in increasing order of the longer axis */
+        int q = xs;
+        xs = xe;
+        xe = q;
+        q = ys;
+        ys = ye;
+        ye = q;
+    }
+    if (along_x) {
+        if (dx == 0)
+            return m;
+        const double s = (double)(ye - ys) / dx;
+        /* steps (i, i + 1), i in [0, dx), at x = xs + i: a column centre when xs + i = 5X + 2 */
+        int64_t X0 = ceil5((int64_t)xs - 2), X1 = floor5((int64_t)xs + dx - 1 - 2);
+        X0 = X0 < 0 ? 0 : X0;
+        X1 = X1 > w - 1 ? w - 1 : X1;
+        for (int64_t X = X0; X <= X1; X++, m++) {
+            if (!t)
+                continue;
+            const int64_t i = 5 * X + 2 - xs;
+            const int v0 = (int)(ys + s * (double)i + 0.5),
+                      v1 = (int)(ys + s * (double)(i + 1) + 0.5);
+            t[m] = boundary(X, v0 < v1 ? v0 : v1, h);
+        }
+        return m;
+    }
+    /* along y: x(i) = (int)(xs + s i + 0.5) is monotonic in i and moves by at most 1 a step */
+    const double s = (double)(xe - xs) / dy;
+#define XAT(i) ((int64_t)(int)(xs + s * (double)(i) + 0.5))
+    const int64_t u0 = XAT(0), u1 = XAT(dy), lo = u0 < u1 ? u0 : u1, hi = u0 < u1 ? u1 : u0;
+    int64_t X0 = ceil5(lo - 2), X1 = floor5(hi - 1 - 2);
+    X0 = X0 < 0 ? 0 : X0;
+    X1 = X1 > w - 1 ? w - 1 : X1;
+    for (int64_t X = X0; X <= X1; X++, m++) {
+        if (!t)
+            continue;
+        /* the first step end i1 in [1, dy] past column centre X, in the walk's direction */
+        int64_t a = 1, b = dy;
+        while (a < b) {
+            const int64_t mid = a + (b - a) / 2;
+            if (u1 > u0 ? XAT(mid) >= 5 * X + 3 : XAT(mid) <= 5 * X + 2)
+                b = mid;
+            else
+                a = mid + 1;
+        }
+        t[m] = boundary(X, ys + (int)(a - 1), h);
+    }
+#undef XAT
+    return m;
+}
+
+/* The boundaries of polygon verts[0..n) (pixels) in an h x w mask, into t (NULL: counted). */
+static int64_t polygon_boundaries(const float *verts, int64_t n, int64_t h, int64_t w, int64_t *t)
+{
+    int64_t m = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const float *p = verts + 2 * j, *q = verts + 2 * ((j + 1) % n);
+        /* |coordinates| <= MAX_MASK_COORD (checked at init), so 5x fits an int */
+        m = edge_boundaries((int)(5.0 * p[0] + 0.5), (int)(5.0 * p[1] + 0.5),
+                            (int)(5.0 * q[0] + 0.5), (int)(5.0 * q[1] + 0.5), h, w, t, m);
+    }
+    return m;
+}
+
+/* Sets pixels [a, b) of the column-major order of an h x w row-major mask to `label`. */
+static void fill_run(int32_t *mask, int64_t h, int64_t w, int64_t a, int64_t b, int32_t label)
+{
+    while (a < b) {
+        const int64_t x = a / h, y0 = a % h, y1 = y0 + (b - a < h - y0 ? b - a : h - y0);
+        for (int64_t y = y0; y < y1; y++)
+            mask[y * w + x] = label;
+        a += y1 - y0;
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Rasterises the masks of image im into mask (h x w). */
+static sl_status render_masks(sl_ctx *ctx, const coco *c, const image *im, int32_t *mask)
+{
+    const int64_t h = im->height, w = im->width;
+    memset(mask, 0, (size_t)(h * w) * sizeof *mask);
+    if (im->nbox == 0)
+        return SL_OK;
+    /* objects by (label, index): a larger label is drawn later, over a smaller one */
+    int64_t *order = sl_ctx_scratch_n(ctx, 0, (size_t)im->nbox * sizeof *order);
+    if (!order)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the masks of %lld objects",
+                       (long long)im->nbox);
+    for (int64_t j = 0; j < im->nbox; j++)
+        order[j] = (int64_t)c->labels[im->box0 + j] * ((int64_t)1 << 32) + j;
+    qsort(order, (size_t)im->nbox, sizeof *order, cmp_i64);
+    for (int64_t r = 0; r < im->nbox; r++) {
+        const int64_t obj = order[r] & 0xffffffff;
+        const int32_t label = c->labels[im->box0 + obj];
+        for (int64_t p = im->poly0; p < im->poly0 + im->npoly; p++) {
+            const int32_t *pp = c->polys + 3 * p;
+            if (pp[0] != obj || pp[2] <= pp[1])
+                continue;
+            const float *v = c->verts + 2 * (im->vert0 + pp[1]);
+            const int64_t n = pp[2] - pp[1], nb = polygon_boundaries(v, n, h, w, NULL);
+            if ((uint64_t)nb > sl_ctx_max_sample_bytes(ctx) / sizeof(int64_t))
+                return sl_fail(ctx, SL_EINVAL,
+                               "a polygon of object %lld crosses %lld pixel columns in all, more "
+                               "than max_sample_bytes allows for rasterising it",
+                               (long long)obj, (long long)nb);
+            int64_t *t = sl_ctx_scratch_n(ctx, 1, (size_t)(nb + 1) * sizeof *t);
+            if (!t)
+                return sl_fail(ctx, SL_ENOMEM, "out of memory for a polygon's %lld boundaries",
+                               (long long)nb);
+            polygon_boundaries(v, n, h, w, t);
+            qsort(t, (size_t)nb, sizeof *t, cmp_i64);
+            t[nb] = h * w; /* an odd count: inside to the end */
+            for (int64_t q = 0; q < nb; q += 2)
+                fill_run(mask, h, w, t[q] < h * w ? t[q] : h * w,
+                         t[q + 1] < h * w ? t[q + 1] : h * w, label);
+        }
+        for (int64_t k = im->rle0; k < im->rle0 + im->nrle; k++) {
+            const rle *e = &c->rles[k];
+            if (e->obj != obj)
+                continue;
+            int64_t at = 0;
+            for (int64_t q = e->c0; q < e->c1; q++) {
+                if ((q - e->c0) % 2)
+                    fill_run(mask, h, w, at, at + c->counts[q], label);
+                at += c->counts[q];
+            }
+        }
+    }
     return SL_OK;
 }
 
@@ -524,6 +836,8 @@ static void output_index(const coco *c, int *o)
         o[O_POLYGONS] = k++;
         o[O_VERTICES] = k++;
     }
+    if (c->pixelwise_masks)
+        o[O_MASKS] = k++;
     if (c->image_ids)
         o[O_IMAGE_IDS] = k;
 }
@@ -541,6 +855,8 @@ static sl_status coco_setup(sl_ctx *ctx)
         sl_ctx_set_output(ctx, o[O_POLYGONS], SL_DTYPE_INT32, 2, "");
         sl_ctx_set_output(ctx, o[O_VERTICES], SL_DTYPE_FLOAT32, 2, "");
     }
+    if (c->pixelwise_masks)
+        sl_ctx_set_output(ctx, o[O_MASKS], SL_DTYPE_INT32, 3, "HWC");
     if (c->image_ids)
         sl_ctx_set_output(ctx, o[O_IMAGE_IDS], SL_DTYPE_INT32, 1, "");
     for (int i = 0, bs = sl_ctx_batch_size(ctx); i < bs; i++) {
@@ -553,6 +869,10 @@ static sl_status coco_setup(sl_ctx *ctx)
             int64_t ps[2] = {im->npoly, 3}, vs[2] = {im->nvert, 2};
             sl_ctx_set_shape(ctx, o[O_POLYGONS], i, ps);
             sl_ctx_set_shape(ctx, o[O_VERTICES], i, vs);
+        }
+        if (c->pixelwise_masks) {
+            int64_t ms[3] = {im->height, im->width, 1};
+            sl_ctx_set_shape(ctx, o[O_MASKS], i, ms);
         }
         if (c->image_ids) {
             int64_t one = 1;
@@ -597,6 +917,11 @@ static sl_status coco_run_sample(sl_ctx *ctx, int i)
                (size_t)im->nvert * 2 * sizeof(float));
     if (c->image_ids)
         *(int32_t *)sl_ctx_output_data(ctx, o[O_IMAGE_IDS], i) = im->id;
+    if (c->pixelwise_masks) {
+        sl_status st = render_masks(ctx, c, im, sl_ctx_output_data(ctx, o[O_MASKS], i));
+        if (st != SL_OK)
+            return st;
+    }
     int64_t size = sl_ctx_output_shape(ctx, O_IMAGES, i)[0];
     return sl__reader_read_file(ctx, im->path, sl_ctx_output_data(ctx, O_IMAGES, i), size);
 }
@@ -615,7 +940,9 @@ static const sl_io_def outputs[NUM_OUTPUTS] = {
     [O_POLYGONS] = {"polygons",
                     "With polygon_masks: int32 (P, 3) [box index, first vertex, end vertex]."},
     [O_VERTICES] = {"vertices", "With polygon_masks: the polygons' vertices, float32 (V, 2)."},
-    [O_MASKS] = {"pixelwise_masks", "With pixelwise_masks (not supported yet)."},
+    [O_MASKS] = {"pixelwise_masks",
+                 "With pixelwise_masks: int32 (H, W, 1), layout HWC, each pixel the label of "
+                 "the object covering it (0: none)."},
     [O_IMAGE_IDS] = {"image_ids", "With image_ids: the image's COCO id, int32 (1,)."},
 };
 static const sl_output_when output_when[NUM_OUTPUTS] = {
@@ -662,7 +989,8 @@ static const sl_arg_def args[NUM_ARGS] = {
     [A_POLYGON_MASKS] = FLAG("polygon_masks", "false",
                              "Add the polygons and vertices outputs from the segmentations."),
     [A_PIXELWISE_MASKS] = FLAG("pixelwise_masks", "false",
-                               "Add a rasterised mask output (not supported yet: fails)."),
+                               "Add a pixelwise_masks output: the polygon and RLE segmentations "
+                               "rasterised at the image's size (exclusive with polygon_masks)."),
     [A_IMAGE_IDS] = FLAG("image_ids", "false", "Add an output with each image's COCO id."),
     [A_RANDOM_SHUFFLE] = FLAG("random_shuffle", "false",
                               "Read each epoch in a fresh random permutation (as readers.file)."),
@@ -700,14 +1028,20 @@ const sl_op_def sl_op_readers_coco = {
            "Outputs images (encoded bytes), bboxes (float32 (N, 4), [x, y, w, h] or with "
            "`ltrb` [l, t, r, b]; with `ratio` relative to the image size), labels (int32 (N, "
            "1); categories renumbered 1.. in the JSON's order unless avoid_class_remapping), "
-           "then polygons and vertices with `polygon_masks`, image_ids with `image_ids`. "
+           "then polygons and vertices with `polygon_masks`, or pixelwise_masks with "
+           "`pixelwise_masks` (int32 (H, W, 1) at the image entry's height and width, layout "
+           "HWC: each pixel the label of the object whose polygons or RLE (compressed or not) "
+           "cover it, the larger label where objects overlap, 0 for background; rasterised as "
+           "COCO's own API does, in pixels whatever `ratio` says), image_ids with `image_ids`. "
            "Images come sorted by id (or as listed in `images`); `size_threshold`, "
            "`include_iscrowd` and `skip_empty` filter as in DALI. Shuffling and sharding are "
            "readers.file's (random_shuffle, seed, shard_id, num_shards, stick_to_shard, "
            "pad_last_batch).\n\n"
-           "Differs from DALI: pixelwise_masks and preprocessed annotations are not supported; "
-           "polygons of RLE (crowd) segmentations are skipped, as DALI does without "
-           "pixelwise_masks.",
+           "Differs from DALI: preprocessed annotations are not supported; RLE (crowd) "
+           "segmentations are skipped by polygon_masks, as in DALI; with pixelwise_masks an "
+           "RLE whose size is not its image's, a run past the image or a corrupt RLE string "
+           "fails the build (DALI reads out of bounds), and an object's RLE and polygons of "
+           "one label are all drawn (DALI keeps one of them).",
     .inputs = NULL,
     .min_inputs = 0,
     .max_inputs = 0,
