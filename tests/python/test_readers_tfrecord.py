@@ -261,3 +261,30 @@ def test_string_tensor_refused(tmp_path):
         build_error([str(tmp_path / "a.tfrecord")], [str(tmp_path / "a.idx")],
                     {"s": tfrec.VarLenFeature(tfrec.string, "")})
     shutil.rmtree(tmp_path)
+
+
+def test_index_command_hostile_headers(tmp_path):
+    cli = os.environ.get("SLUICE_CLI", str(ROOT / "build/sluice"))
+    good = one_record(GOOD)
+    for name, blob, words in [
+            ("huge", struct.pack("<Q", (1 << 63) - 5), "runs past the end"),
+            ("crc", bytearray(good), "CRC"),
+            ("short", good + good[:7], "truncated record header at offset %d" % len(good))]:
+        if name == "huge":
+            blob = blob + struct.pack("<I", make_tfrecord.masked_crc(blob)) + b"x" * 40
+        if name == "crc":
+            blob[8] ^= 1
+        f = tmp_path / f"{name}.tfrecord"
+        f.write_bytes(bytes(blob))
+        r = subprocess.run([cli, "tfrecord-index", str(f), str(tmp_path / "o.idx")],
+                           capture_output=True, text=True)
+        assert r.returncode == 1, name
+        assert f.name in r.stderr and words in r.stderr, r.stderr
+        assert not (tmp_path / "o.idx").exists()
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    r = subprocess.run([cli, "tfrecord-index", str(tmp_path / "empty.tfrecord"),
+                        str(tmp_path / "o.idx")], capture_output=True, text=True)
+    assert r.returncode == 0 and (tmp_path / "o.idx").read_text() == ""
+    r = subprocess.run([cli, "tfrecord-index", str(tmp_path / "empty.tfrecord")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
