@@ -96,6 +96,8 @@ static const bench_case cases[] = {
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
     {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
+    {"readers.webdataset", "the class folders tarred (tar -cf), jpg", IN_NONE, 0,
+     "ext=[\"jpg\"]"},
     {"readers.tfrecord", "the class folders' JPEGs as Examples, page cache", IN_NONE, 0,
      "feature_names=[\"image/encoded\",\"label\"];feature_kinds=[\"fixed\",\"fixed\"];"
      "feature_dtypes=[\"string\",\"int64\"];feature_ndims=[0,1];feature_shapes=[1];"
@@ -689,6 +691,30 @@ static bool tfrecord_file(const char *dir)
     return ok && sl_tfrecord_index(tfr_path, tfr_index, NULL) == SL_OK;
 }
 
+/* readers.webdataset's case: DIR archived by the system's tar (keys "./class/name"). */
+static char wds_path[64];
+static void remove_wds(void)
+{
+    unlink(wds_path);
+}
+
+static bool wds_file(const char *dir)
+{
+    if (wds_path[0])
+        return true;
+    snprintf(wds_path, sizeof wds_path, "/tmp/sluice-bench-wds-XXXXXX");
+    int fd = mkstemp(wds_path);
+    if (fd < 0)
+        return false;
+    close(fd);
+    atexit(remove_wds);
+    char cmd[8192];
+    if (strchr(dir, '\'') || strchr(wds_path, '\''))
+        return false;
+    snprintf(cmd, sizeof cmd, "tar -C '%s' -cf '%s' .", dir, wds_path);
+    return system(cmd) == 0;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -737,6 +763,8 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
         const char *ann = coco_annotations(o->data);
         st = ann ? sl_graph_arg_str(g, "op", "annotations_file", ann) : SL_EIO;
     }
+    if (st == SL_OK && strcmp(c->op, "readers.webdataset") == 0)
+        st = wds_file(o->data) ? sl_graph_arg_str(g, "op", "paths", wds_path) : SL_EIO;
     if (st == SL_OK && strcmp(c->op, "readers.tfrecord") == 0) {
         st = tfrecord_file(o->data) ? sl_graph_arg_str(g, "op", "path", tfr_path) : SL_EIO;
         if (st == SL_OK)

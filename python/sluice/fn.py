@@ -66,6 +66,8 @@ def _num_outputs(schema, args, ninputs):
         value = next(a["default"] for a in schema["args"] if a["name"] == arg)
     if isinstance(value, (list, tuple)):  # a list argument: its length (element_extract)
         return len(value)
+    if isinstance(value, str):  # one string for a list of them (readers.webdataset's ext)
+        return 1
     return int(value)
 
 
