@@ -13,6 +13,8 @@
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
  *   OUT/coco/       small annotation files over the names fuzz_coco.c creates
+ *   OUT/wds/        small tar archives (ustar members a/b/c of two samples, a hidden file, a
+ *                   directory, a GNU long name) over fuzz_wds.c's extensions
  *   OUT/tfrecord/   small Example payloads (mode byte 0 and 2: the target frames them) and
  *                   one framed file of two records (mode byte 1), over fuzz_tfrecord.c's
  *                   features
@@ -378,6 +380,58 @@ static void tfrecord_seeds(void)
     write_seed("tfrecord", "file.bin", "\x01", 1, file, n);
 }
 
+/* One ustar header block for a member of `size` bytes and type `type`, checksum filled in. */
+static void tar_header(unsigned char *h, const char *name, size_t size, char type)
+{
+    memset(h, 0, 512);
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000644", 7);
+    memcpy(h + 108, "0000000", 7);
+    memcpy(h + 116, "0000000", 7);
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)size);
+    memcpy(h + 136, "00000000000", 11);
+    h[156] = (unsigned char)type;
+    memcpy(h + 257,
+           "ustar\0"
+           "00",
+           8);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+static void wds_seeds(void)
+{
+    static const struct {
+        const char *name, *data;
+        char type;
+    } members[] = {
+        {"d/", "", '5'},
+        {"d/k1.a", "hello", '0'},
+        {"d/k1.b", "xyz", '0'},
+        {"d/.hidden", "h", '0'},
+        {"k2.c", "cc", '0'},
+        {"././@LongLink", "k3.a", 'L'},
+        {"ignored-by-long-name", "long", '0'},
+    };
+    static unsigned char tar[16 * 1024];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        size_t len = strlen(members[i].data);
+        tar_header(tar + n, members[i].name, len, members[i].type);
+        memcpy(tar + n + 512, members[i].data, len);
+        n += 512 + (len + 511) / 512 * 512;
+        if (i == 4) {
+            write_seed("wds", "short.tar", "", 0, tar, n); /* no end blocks */
+            write_seed("wds", "cut.tar", "", 0, tar, n - 700);
+        }
+    }
+    memset(tar + n, 0, 1024);
+    write_seed("wds", "full.tar", "", 0, tar, n + 1024);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -392,11 +446,13 @@ int main(int argc, char **argv)
     make_dir("file_list");
     make_dir("coco");
     make_dir("tfrecord");
+    make_dir("wds");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
     coco_seeds();
     tfrecord_seeds();
+    wds_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }
