@@ -159,8 +159,9 @@ bool sl__tar_next(sl__tar *t, sl__tar_entry *e, bool *done, char *err, size_t er
             *done = true;
             return false;
         }
-        int64_t padded = size + (512 - size % 512) % 512;
-        if (size > t->size - at - 512 || padded > t->size - at - 512) {
+        int64_t left = t->size - at - 512; /* size is checked before it is rounded up */
+        int64_t padded = size > left ? 0 : size + (512 - size % 512) % 512;
+        if (size > left || padded > left) {
             snprintf(err, errlen,
                      "tar entry at offset %lld: its size %lld runs past the end of the archive "
                      "(%lld bytes): truncated",
