@@ -463,7 +463,6 @@ static const sl_arg_def args[] = {
     [ARG_MISSING] = {.name = "missing_component_behavior",
                      .type = SL_ARG_STRING,
                      .def = "\"\"",
-                     .choices = "|empty|skip|error",
                      .doc = "A sample without a member for some output: \"\" or \"empty\" gives an "
                             "empty output, \"skip\" leaves the sample out, \"error\" fails the "
                             "build."},
