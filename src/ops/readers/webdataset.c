@@ -271,6 +271,11 @@ static sl_status list_samples(sl_op_init *ini, reader *r)
     l.miss = strcmp(m, "skip") == 0    ? MISSING_SKIP
              : strcmp(m, "error") == 0 ? MISSING_ERROR
                                        : MISSING_EMPTY;
+    if (*m && strcmp(m, "empty") != 0 && strcmp(m, "skip") != 0 && strcmp(m, "error") != 0)
+        return sl_init_fail(ini, SL_EINVAL,
+                            "missing_component_behavior \"%s\" is not \"\", \"empty\", \"skip\" "
+                            "or \"error\"",
+                            m);
     if (np == 0)
         return sl_init_fail(ini, SL_EINVAL, "paths is empty");
     if (ni && ni != np)
