@@ -96,6 +96,12 @@ static const bench_case cases[] = {
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
     {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
+    {"readers.webdataset", "the class folders tarred (tar -cf), jpg", IN_NONE, 0,
+     "ext=[\"jpg\"]"},
+    {"readers.tfrecord", "the class folders' JPEGs as Examples, page cache", IN_NONE, 0,
+     "feature_names=[\"image/encoded\",\"label\"];feature_kinds=[\"fixed\",\"fixed\"];"
+     "feature_dtypes=[\"string\",\"int64\"];feature_ndims=[0,1];feature_shapes=[1];"
+     "feature_defaults=[\"\",\"-1\"]"},
     {"external_source", "copy u8 HWC batch", IN_U8, 0, ""},
     {"resize", "LINEAR aa -> 224x224", IN_U8, 1, "size=[224,224]"},
     {"resize", "LINEAR no-aa -> 224x224", IN_U8, 1, "size=[224,224];antialias=false"},
@@ -550,6 +556,165 @@ static const char *coco_annotations(const char *dir)
     return fclose(f) == 0 ? coco_json : NULL;
 }
 
+/* readers.tfrecord's case: every *.jpg one folder below DIR as a record of an Example
+ * {"image/encoded": its bytes, "label": its folder's number}, and the file's index. */
+static char tfr_path[64], tfr_index[80];
+static void remove_tfrecord(void)
+{
+    unlink(tfr_path);
+    unlink(tfr_index);
+}
+
+static void put_varint(FILE *f, uint64_t v)
+{
+    do {
+        fputc((int)((v & 0x7F) | (v > 0x7F ? 0x80 : 0)), f);
+        v >>= 7;
+    } while (v);
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v > 0x7F) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* The Example's bytes: Features{ entry{key, Feature{BytesList}}, entry{key, Feature{Int64List}} }. */
+static uint8_t *tfr_example(const uint8_t *img, size_t n, int label, size_t *len)
+{
+    FILE *m = NULL;
+    char *buf = NULL;
+    size_t blen = 0;
+    static const char k1[] = "image/encoded", k2[] = "label";
+    size_t bl = 1 + varint_len(n) + n;          /* BytesList */
+    size_t f1 = 1 + varint_len(bl) + bl;        /* Feature */
+    size_t e1 = 2 + (sizeof k1 - 1) + 1 + varint_len(f1) + f1;
+    size_t il = 1 + varint_len((uint64_t)label); /* Int64List, unpacked */
+    size_t f2 = 1 + varint_len(il) + il;
+    size_t e2 = 2 + (sizeof k2 - 1) + 1 + varint_len(f2) + f2;
+    size_t fs = 1 + varint_len(e1) + e1 + 1 + varint_len(e2) + e2;
+    if (!(m = open_memstream(&buf, &blen)))
+        return NULL;
+    fputc(0x0a, m), put_varint(m, fs);                                 /* Example.features */
+    fputc(0x0a, m), put_varint(m, e1);                                 /* map entry */
+    fputc(0x0a, m), put_varint(m, sizeof k1 - 1), fputs(k1, m);        /* key */
+    fputc(0x12, m), put_varint(m, f1), fputc(0x0a, m), put_varint(m, bl); /* bytes_list */
+    fputc(0x0a, m), put_varint(m, n), fwrite(img, 1, n, m);
+    fputc(0x0a, m), put_varint(m, e2);
+    fputc(0x0a, m), put_varint(m, sizeof k2 - 1), fputs(k2, m);
+    fputc(0x12, m), put_varint(m, f2), fputc(0x1a, m), put_varint(m, il); /* int64_list */
+    fputc(0x08, m), put_varint(m, (uint64_t)label);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    *len = blen;
+    return (uint8_t *)buf;
+}
+
+static bool tfr_record(FILE *out, const char *path, int label)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    uint8_t *img = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n == cap) {
+            uint8_t *p = realloc(img, cap = cap ? 2 * cap : 65536);
+            if (!p)
+                break;
+            img = p;
+        }
+        got = fread(img + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    size_t len = 0;
+    uint8_t *ex = img ? tfr_example(img, n, label, &len) : NULL;
+    free(img);
+    if (!ex)
+        return false;
+    uint8_t hdr[12];
+    for (int i = 0; i < 8; i++)
+        hdr[i] = (uint8_t)((uint64_t)len >> (8 * i));
+    uint32_t c = sl_tfrecord_masked_crc(hdr, 8), d = sl_tfrecord_masked_crc(ex, len);
+    for (int i = 0; i < 4; i++)
+        hdr[8 + i] = (uint8_t)(c >> (8 * i));
+    uint8_t foot[4] = {(uint8_t)d, (uint8_t)(d >> 8), (uint8_t)(d >> 16), (uint8_t)(d >> 24)};
+    bool ok = fwrite(hdr, 1, 12, out) == 12 && fwrite(ex, 1, len, out) == len &&
+              fwrite(foot, 1, 4, out) == 4;
+    free(ex);
+    return ok;
+}
+
+static bool tfrecord_file(const char *dir)
+{
+    if (tfr_path[0])
+        return true;
+    snprintf(tfr_path, sizeof tfr_path, "/tmp/sluice-bench-tfr-XXXXXX");
+    int fd = mkstemp(tfr_path);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    DIR *top = opendir(dir);
+    bool ok = f && top;
+    snprintf(tfr_index, sizeof tfr_index, "%s.idx", tfr_path);
+    atexit(remove_tfrecord);
+    for (int label = 0; ok;) {
+        struct dirent *e = readdir(top);
+        if (!e)
+            break;
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[4096], path[8192];
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = opendir(sub);
+        struct dirent *g;
+        while (ok && d && (g = readdir(d))) {
+            size_t len = strlen(g->d_name);
+            if (len < 4 || strcmp(g->d_name + len - 4, ".jpg") != 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", sub, g->d_name);
+            ok = tfr_record(f, path, label);
+        }
+        if (d)
+            closedir(d);
+        label++;
+    }
+    if (top)
+        closedir(top);
+    if (f && fclose(f) != 0)
+        ok = false;
+    return ok && sl_tfrecord_index(tfr_path, tfr_index, NULL) == SL_OK;
+}
+
+/* readers.webdataset's case: DIR archived by the system's tar (keys "./class/name"). */
+static char wds_path[64];
+static void remove_wds(void)
+{
+    unlink(wds_path);
+}
+
+static bool wds_file(const char *dir)
+{
+    if (wds_path[0])
+        return true;
+    snprintf(wds_path, sizeof wds_path, "/tmp/sluice-bench-wds-XXXXXX");
+    int fd = mkstemp(wds_path);
+    if (fd < 0)
+        return false;
+    close(fd);
+    atexit(remove_wds);
+    char cmd[8192];
+    if (strchr(dir, '\'') || strchr(wds_path, '\''))
+        return false;
+    snprintf(cmd, sizeof cmd, "tar -C '%s' -cf '%s' .", dir, wds_path);
+    return system(cmd) == 0;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -597,6 +762,13 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
     if (st == SL_OK && strcmp(c->op, "readers.coco") == 0) {
         const char *ann = coco_annotations(o->data);
         st = ann ? sl_graph_arg_str(g, "op", "annotations_file", ann) : SL_EIO;
+    }
+    if (st == SL_OK && strcmp(c->op, "readers.webdataset") == 0)
+        st = wds_file(o->data) ? sl_graph_arg_str(g, "op", "paths", wds_path) : SL_EIO;
+    if (st == SL_OK && strcmp(c->op, "readers.tfrecord") == 0) {
+        st = tfrecord_file(o->data) ? sl_graph_arg_str(g, "op", "path", tfr_path) : SL_EIO;
+        if (st == SL_OK)
+            st = sl_graph_arg_str(g, "op", "index_path", tfr_index);
     }
     if (st == SL_OK)
         st = set_args(g, c->args);

@@ -4,6 +4,8 @@
  *   sluice ops --markdown [NAME] the same descriptions as Markdown (docs/ops.md)
  *   sluice run SPEC.json [...]   build a pipeline from a JSON spec and run it (run.c)
  *   sluice graph SPEC.json [-o FILE]  draw the pipeline a spec describes (graph.c)
+ *   sluice tfrecord-index FILE INDEX  write a TFRecord file's index (index.c)
+ *   sluice wds-index TAR INDEX        write a WebDataset shard's index (index.c)
  *   sluice help | --version
  *
  * Exit status: 0 success, 1 failure, 2 bad usage (the usage text then goes to stderr).
@@ -27,6 +29,11 @@ void cli_usage(FILE *f)
           "  run SPEC.json [...]  build the pipeline a JSON spec describes and run it\n"
           "  graph SPEC.json [-o FILE]\n"
           "                       draw the built pipeline: its nodes, inputs and fused chains\n"
+          "  tfrecord-index FILE INDEX\n"
+          "                       write the index of a TFRecord file (DALI's tfrecord2idx\n"
+          "                       format) for readers.tfrecord's index_path\n"
+          "  wds-index TAR INDEX  write the index of a WebDataset tar shard (DALI's wds2idx\n"
+          "                       format) for readers.webdataset's index_paths\n"
           "  help                 show this text\n"
           "  --version            print the version\n"
           "\n"
@@ -78,6 +85,10 @@ int main(int argc, char **argv)
         return cli_run(argc - 2, argv + 2);
     if (strcmp(cmd, "graph") == 0)
         return cli_graph(argc - 2, argv + 2);
+    if (strcmp(cmd, "wds-index") == 0)
+        return cli_wds_index(argc - 2, argv + 2);
+    if (strcmp(cmd, "tfrecord-index") == 0)
+        return cli_tfrecord_index(argc - 2, argv + 2);
     fprintf(stderr, "sluice: unknown command \"%s\"\n\n", cmd);
     cli_usage(stderr);
     return CLI_USAGE;

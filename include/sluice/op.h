@@ -166,9 +166,10 @@ typedef struct sl_op_def {
     int num_outputs;
     /* An operator whose number of outputs is an argument, as DALI's python_function: the name
      * of its SL_ARG_INT argument (with SL_ARG_RANGE from 0) whose value is a node's number of
-     * outputs, or of its required constant SL_ARG_INTS argument whose length is (element_extract's
-     * element_map). `outputs` then has num_outputs = 1 entry, which describes each of them.
-     * NULL: every node has num_outputs outputs. */
+     * outputs, or of its required constant SL_ARG_INTS or SL_ARG_STRINGS argument whose length
+     * is (element_extract's element_map, readers.tfrecord's feature_names, readers.webdataset's
+     * ext; one value given for an SL_ARG_SCALAR_OK list counts 1). `outputs` then has num_outputs =
+     * 1 entry, which describes each of them. NULL: every node has num_outputs outputs. */
     const char *num_outputs_arg;
     /* NULL: every output always exists; else num_outputs entries, one per output, saying when
      * it exists (sl_output_when). */

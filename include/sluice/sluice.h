@@ -11,6 +11,7 @@
 #include "sluice/graph.h"
 #include "sluice/pipeline.h"
 #include "sluice/distributed.h"
+#include "sluice/index.h"
 
 #define SLUICE_VERSION_MAJOR 0
 #define SLUICE_VERSION_MINOR 1

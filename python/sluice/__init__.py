@@ -22,6 +22,7 @@ from . import _sluice
 from . import backend_impl  # noqa: F401  (DALI's module of the tensor types)
 from . import types
 from . import fn
+from . import tfrecord  # noqa: F401  (DALI's nvidia.dali.tfrecord)
 from . import ops
 from .data_node import DataNode
 from .errors import (  # noqa: F401

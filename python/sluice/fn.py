@@ -66,6 +66,8 @@ def _num_outputs(schema, args, ninputs):
         value = next(a["default"] for a in schema["args"] if a["name"] == arg)
     if isinstance(value, (list, tuple)):  # a list argument: its length (element_extract)
         return len(value)
+    if isinstance(value, str):  # one string for a list of them (readers.webdataset's ext)
+        return 1
     return int(value)
 
 
@@ -234,6 +236,44 @@ _install(_sys.modules[__name__], _make_function)
 from .external_source import external_source  # noqa: E402  (overrides the generated one)
 from .python_function import (  # noqa: E402,F401  (the generated one cannot take a function)
     dl_tensor_python_function, python_function)
+
+from . import tfrecord as _tfrecord  # noqa: E402
+
+
+def _make_tfrecord(op):
+    """fn.readers.tfrecord as DALI's: takes `features` (a dict of sluice.tfrecord features),
+    passes it to the C operator as its feature_* arguments, returns a dict name -> DataNode."""
+    generated = _make_function(op)
+    own = ("feature_names", "feature_kinds", "feature_dtypes", "feature_ndims",
+           "feature_shapes", "feature_defaults")
+
+    def tfrecord(*inputs, features=None, **kwargs):
+        if features is None:
+            raise TypeError("fn.readers.tfrecord: the argument `features` is required (a dict "
+                            "of name -> sluice.tfrecord.FixedLenFeature / VarLenFeature)")
+        given = [k for k in own if kwargs.get(k) is not None]
+        if given:
+            raise TypeError(f"fn.readers.tfrecord: give `features`, not {given[0]}")
+        fargs = _tfrecord._to_args(features)
+        if not fargs["feature_shapes"]:
+            del fargs["feature_shapes"]
+        outs = generated(*inputs, **kwargs, **fargs)
+        if isinstance(outs, list):  # multiple input sets: not for a reader
+            raise TypeError("fn.readers.tfrecord takes no inputs")
+        if not isinstance(outs, tuple):
+            outs = (outs,)
+        return dict(zip(fargs["feature_names"], outs))
+
+    tfrecord.__name__ = "tfrecord"
+    tfrecord.__qualname__ = "readers.tfrecord"
+    tfrecord.__module__ = generated.__module__
+    tfrecord.__doc__ = (_tfrecord.__doc__ + "\nReturns a dict: feature name -> DataNode.\n\n"
+                        "The C operator behind it:\n\n" + generated.__doc__)
+    tfrecord._schema = op
+    return tfrecord
+
+
+readers.tfrecord = _make_tfrecord(_SCHEMAS["readers.tfrecord"])  # noqa: F821  (installed above)
 
 external_source.__doc__ += ("\n\nThe C operator behind it (one node per output):\n\n"
                             + _make_doc(_SCHEMAS["external_source"]))

@@ -76,6 +76,11 @@ def _install():
         prefix, _, short = op["name"].rpartition(".")
         target = _fn._namespace(module, prefix, __name__) if prefix else module
         setattr(target, _camel(short), _make_class(op))
+    tfr = module.readers.Tfrecord  # DALI's name is TFRecord; its call takes `features`
+    del module.readers.Tfrecord
+    tfr.__name__ = tfr.__qualname__ = "TFRecord"
+    tfr._fn = staticmethod(_fn.readers.tfrecord)
+    module.readers.TFRecord = tfr
     module.ExternalSource = _es.ExternalSource  # DALI's class, not the generated one
     module.PythonFunction = _pf.PythonFunction  # DALI's classes, with a Python function
     module.DLTensorPythonFunction = _pf.DLTensorPythonFunction

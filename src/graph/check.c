@@ -153,5 +153,9 @@ int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs, int ninputs
     int a = sl_op_arg_index(op, op->num_outputs_arg);
     if (a < 0 || !pargs || !pargs[a].set)
         return 0;
-    return pargs[a].value.kind == SL__V_INTS ? pargs[a].value.n : (int)pargs[a].value.i;
+    if (pargs[a].value.kind == SL__V_STRING) /* a scalar given for a list (SL_ARG_SCALAR_OK) */
+        return 1;
+    return pargs[a].value.kind == SL__V_INTS || pargs[a].value.kind == SL__V_STRINGS
+               ? pargs[a].value.n
+               : (int)pargs[a].value.i;
 }

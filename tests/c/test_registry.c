@@ -339,12 +339,14 @@ static void check_op(const sl_op_def *op)
         const sl_arg_def *def = sl_op_arg(op, a);
         const bool count = def && def->type == SL_ARG_INT && (def->flags & SL_ARG_RANGE) &&
                            def->min >= 0 && def->def;
-        const bool list = def && def->type == SL_ARG_INTS && !def->def &&
+        const bool list = def && (def->type == SL_ARG_INTS || def->type == SL_ARG_STRINGS) &&
+                          !def->def &&
                           !(def->flags & SL_ARG_OPTIONAL); /* required: its length counts */
         if (!(count || list) || (def->flags & SL_ARG_TENSOR) || op->num_outputs != 1)
             problem(op, op->num_outputs_arg,
                     "num_outputs_arg is not a constant int argument with a range from 0 and a "
-                    "default, or a required constant list of int, with one output description");
+                    "default, or a required constant list of int or string, with one output "
+                    "description");
     }
     /* sample fusion runs it sample by sample after its producer: it must be per sample */
     if ((op->flags & SL_OP_SAMPLEWISE) &&

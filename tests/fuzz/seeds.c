@@ -13,6 +13,11 @@
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
  *   OUT/coco/       small annotation files over the names fuzz_coco.c creates
+ *   OUT/wds/        small tar archives (ustar members a/b/c of two samples, a hidden file, a
+ *                   directory, a GNU long name) over fuzz_wds.c's extensions
+ *   OUT/tfrecord/   small Example payloads (mode byte 0 and 2: the target frames them) and
+ *                   one framed file of two records (mode byte 1), over fuzz_tfrecord.c's
+ *                   features
  *
  * Exports main. Deterministic: the same inputs give the same files, and only those (the four
  * folders are emptied first). Exit status 0 on success,
@@ -337,6 +342,107 @@ static void coco_seeds(void)
     }
 }
 
+/* Example payloads (hand-encoded protobuf) behind fuzz_tfrecord.c's mode byte. */
+static void tfrecord_seeds(void)
+{
+    /* {label: int64 [5]} */
+    static const char label[] = "\x0a\x0f\x0a\x0d\x0a\x05label\x12\x04\x1a\x02\x08\x05";
+    /* {boxes: float [1, 1, 1, 1] packed, label: int64 [5]} */
+    static const char boxes[] = "\x0a\x2e"
+                                "\x0a\x1d\x0a\x05"
+                                "boxes\x12\x14\x12\x12\x0a\x10"
+                                "\0\0\x80\x3f\0\0\x80\x3f\0\0\x80\x3f\0\0\x80\x3f"
+                                "\x0a\x0d\x0a\x05label\x12\x04\x1a\x02\x08\x05";
+    /* {image: bytes ["ab"], grid: int64 [1..6] packed} */
+    static const char image[] = "\x0a\x25"
+                                "\x0a\x0f\x0a\x05image\x12\x06\x0a\x04\x0a\x02"
+                                "ab"
+                                "\x0a\x12\x0a\x04grid\x12\x0a\x1a\x08\x0a\x06"
+                                "\x01\x02\x03\x04\x05\x06";
+    static const struct {
+        const char *name, *data;
+        size_t n;
+        char mode;
+    } seeds[] = {
+        {"label.bin", label, sizeof label - 1, 0},
+        {"boxes.bin", boxes, sizeof boxes - 1, 2},
+        {"image.bin", image, sizeof image - 1, 0},
+        {"empty.bin", "", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        write_seed("tfrecord", seeds[i].name, &seeds[i].mode, 1, seeds[i].data, seeds[i].n);
+    /* mode 1: a file of two framed records (label, boxes) */
+    unsigned char file[256];
+    size_t n = 0;
+    const char *const recs[] = {label, boxes};
+    const size_t lens[] = {sizeof label - 1, sizeof boxes - 1};
+    for (int r = 0; r < 2; r++) {
+        unsigned char *h = file + n;
+        for (int k = 0; k < 8; k++)
+            h[k] = (unsigned char)((uint64_t)lens[r] >> (8 * k));
+        uint32_t c = sl_tfrecord_masked_crc(h, 8), d = sl_tfrecord_masked_crc(recs[r], lens[r]);
+        for (int k = 0; k < 4; k++)
+            h[8 + k] = (unsigned char)(c >> (8 * k));
+        memcpy(h + 12, recs[r], lens[r]);
+        for (int k = 0; k < 4; k++)
+            h[12 + lens[r] + k] = (unsigned char)(d >> (8 * k));
+        n += 16 + lens[r];
+    }
+    write_seed("tfrecord", "file.bin", "\x01", 1, file, n);
+}
+
+/* One ustar header block for a member of `size` bytes and type `type`, checksum filled in. */
+static void tar_header(unsigned char *h, const char *name, size_t size, char type)
+{
+    memset(h, 0, 512);
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000644", 7);
+    memcpy(h + 108, "0000000", 7);
+    memcpy(h + 116, "0000000", 7);
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)size);
+    memcpy(h + 136, "00000000000", 11);
+    h[156] = (unsigned char)type;
+    memcpy(h + 257,
+           "ustar\0"
+           "00",
+           8);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+static void wds_seeds(void)
+{
+    static const struct {
+        const char *name, *data;
+        char type;
+    } members[] = {
+        {"d/", "", '5'},
+        {"d/k1.a", "hello", '0'},
+        {"d/k1.b", "xyz", '0'},
+        {"d/.hidden", "h", '0'},
+        {"k2.c", "cc", '0'},
+        {"././@LongLink", "k3.a", 'L'},
+        {"ignored-by-long-name", "long", '0'},
+    };
+    static unsigned char tar[16 * 1024];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        size_t len = strlen(members[i].data);
+        tar_header(tar + n, members[i].name, len, members[i].type);
+        memcpy(tar + n + 512, members[i].data, len);
+        n += 512 + (len + 511) / 512 * 512;
+        if (i == 4) {
+            write_seed("wds", "short.tar", "", 0, tar, n); /* no end blocks */
+            write_seed("wds", "cut.tar", "", 0, tar, n - 700);
+        }
+    }
+    memset(tar + n, 0, 1024);
+    write_seed("wds", "full.tar", "", 0, tar, n + 1024);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -350,10 +456,14 @@ int main(int argc, char **argv)
     make_dir("spec");
     make_dir("file_list");
     make_dir("coco");
+    make_dir("tfrecord");
+    make_dir("wds");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
     coco_seeds();
+    tfrecord_seeds();
+    wds_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }
