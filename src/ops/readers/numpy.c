@@ -350,9 +350,16 @@ static sl_status sample_header(sl_ctx *ctx, reader *r, int64_t k, sl__npy_header
     return st;
 }
 
-static bool has_roi(const sl_ctx *ctx)
+/* True when sample i asks for a region: some ROI coordinate argument is given with values
+ * (DALI reads empty lists, e.g. roi_start=[] with roi_axes=[], as the whole array). */
+static bool has_roi(sl_ctx *ctx, int i)
 {
-    return sl__slice_named(ctx, &roi_args);
+    const int named[] = {ARG_ROI_START,   ARG_REL_ROI_START, ARG_ROI_END,
+                         ARG_REL_ROI_END, ARG_ROI_SHAPE,     ARG_REL_ROI_SHAPE};
+    for (int k = 0; k < 6; k++)
+        if (sl_ctx_arg_is_set(ctx, named[k]) && sl_ctx_arg_floats(ctx, named[k], i, NULL, 0) > 0)
+            return true;
+    return false;
 }
 
 static sl_status place_window(sl_ctx *ctx, int i, sample *s)
@@ -360,7 +367,7 @@ static sl_status place_window(sl_ctx *ctx, int i, sample *s)
     const sl__npy_header *h = &s->h;
     for (int d = 0; d < h->ndim; d++)
         s->anchor[d] = 0, s->out[d] = h->shape[d];
-    if (!has_roi(ctx))
+    if (!has_roi(ctx, i))
         return SL_OK;
     sl_status st = sl__slice_window(ctx, &roi_args, i, h->ndim, h->shape, "", s->anchor, s->out);
     if (st != SL_OK)
