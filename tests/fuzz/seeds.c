@@ -13,6 +13,8 @@
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
  *   OUT/coco/       small annotation files over the names fuzz_coco.c creates
+ *   OUT/npy/        small .npy files: C and Fortran order, big-endian, rank 0, bool, a
+ *                   format 2.0 header, one of each length parity (fuzz_npy.c's ROI switch)
  *
  * Exports main. Deterministic: the same inputs give the same files, and only those (the four
  * folders are emptied first). Exit status 0 on success,
@@ -326,6 +328,39 @@ static void coco_seeds(void)
     }
 }
 
+/* One .npy file: magic, version, header length, the dictionary padded to 64 bytes, `nbytes`
+ * bytes of data counting up. */
+static void npy_seed(const char *name, int major, const char *dict, size_t nbytes)
+{
+    char file[1024];
+    size_t pre = major == 1 ? 10 : 12, dn = strlen(dict);
+    size_t hlen = dn + 1 + (64 - (pre + dn + 1) % 64) % 64;
+    if (pre + hlen + nbytes > sizeof file)
+        die("npy seed too large", name);
+    memcpy(file, "\x93NUMPY", 6);
+    file[6] = (char)major, file[7] = 0;
+    for (size_t k = 0; k < pre - 8; k++)
+        file[8 + k] = (char)(hlen >> (8 * k));
+    memset(file + pre, ' ', hlen);
+    memcpy(file + pre, dict, dn);
+    file[pre + hlen - 1] = '\n';
+    for (size_t k = 0; k < nbytes; k++)
+        file[pre + hlen + k] = (char)(k * 7 + 1);
+    write_seed("npy", name, "", 0, file, pre + hlen + nbytes);
+}
+
+static void npy_seeds(void)
+{
+    npy_seed("c_f4.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", 48);
+    npy_seed("f_i2.npy", 1, "{'descr': '<i2', 'fortran_order': True, 'shape': (3, 2, 2), }",
+             25); /* odd: ROI on */
+    npy_seed("be_f8.npy", 1, "{'descr': '>f8', 'fortran_order': False, 'shape': (2, 2), }", 32);
+    npy_seed("r0_u8.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (), }", 1);
+    npy_seed("b1.npy", 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", 5);
+    npy_seed("v2_u2.npy", 2, "{'descr': '<u2', 'fortran_order': False, 'shape': (4, 1), }", 9);
+    npy_seed("c8.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -339,10 +374,12 @@ int main(int argc, char **argv)
     make_dir("spec");
     make_dir("file_list");
     make_dir("coco");
+    make_dir("npy");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
     coco_seeds();
+    npy_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }
