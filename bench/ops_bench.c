@@ -96,6 +96,9 @@ static const bench_case cases[] = {
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
     {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
+    {"readers.numpy", "32 u8 256x256x3 .npy, page cache", IN_FILES, 0, ""},
+    {"readers.numpy", "same, centre 50% ROI (pread)", IN_FILES, 0,
+     "rel_roi_start=[0.25,0.25];rel_roi_shape=[0.5,0.5];roi_axes=[0,1]"},
     {"external_source", "copy u8 HWC batch", IN_U8, 0, ""},
     {"resize", "LINEAR aa -> 224x224", IN_U8, 1, "size=[224,224]"},
     {"resize", "LINEAR no-aa -> 224x224", IN_U8, 1, "size=[224,224];antialias=false"},
@@ -550,6 +553,52 @@ static const char *coco_annotations(const char *dir)
     return fclose(f) == 0 ? coco_json : NULL;
 }
 
+/* readers.numpy's case: 32 uint8 256x256x3 arrays in C order (what np.save writes, format
+ * 1.0), written once to a temporary folder (removed at exit). Returns its path or NULL. */
+static char npy_dir[64];
+enum { NPY_FILES = 32, NPY_SIDE = 256 };
+static void remove_npy_dir(void)
+{
+    char path[128];
+    for (int k = 0; k < NPY_FILES; k++) {
+        snprintf(path, sizeof path, "%s/a_%02d.npy", npy_dir, k);
+        unlink(path);
+    }
+    rmdir(npy_dir);
+}
+
+static const char *npy_root(void)
+{
+    if (npy_dir[0])
+        return npy_dir;
+    snprintf(npy_dir, sizeof npy_dir, "/tmp/sluice-bench-npy-XXXXXX");
+    if (!mkdtemp(npy_dir))
+        return NULL;
+    atexit(remove_npy_dir);
+    char head[128] = "\x93NUMPY\x01\x00";
+    int n = snprintf(head + 10, sizeof head - 10,
+                     "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }",
+                     NPY_SIDE, NPY_SIDE);
+    memset(head + 10 + n, ' ', 128 - 10 - (size_t)n);
+    head[127] = '\n';
+    head[8] = 118, head[9] = 0; /* header length 128 - 10 */
+    static uint8_t data[NPY_SIDE * NPY_SIDE * 3];
+    for (size_t k = 0; k < sizeof data; k++)
+        data[k] = (uint8_t)(k * 31 + k / 997);
+    for (int k = 0; k < NPY_FILES; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/a_%02d.npy", npy_dir, k);
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(head, 1, sizeof head, f) == sizeof head &&
+                  fwrite(data, 1, sizeof data, f) == sizeof data;
+        if (f && fclose(f) != 0)
+            ok = false;
+        if (!ok)
+            return NULL;
+    }
+    return npy_dir;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -592,7 +641,11 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
         if (st == SL_OK)
             st = sl_graph_arg_json(g, "boxes", "shape", "[1,4]");
     }
-    if (st == SL_OK && c->in == IN_FILES)
+    bool npy = strcmp(c->op, "readers.numpy") == 0;
+    if (st == SL_OK && c->in == IN_FILES && npy) {
+        const char *root = npy_root();
+        st = root ? sl_graph_arg_str(g, "op", "file_root", root) : SL_EIO;
+    } else if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
     if (st == SL_OK && strcmp(c->op, "readers.coco") == 0) {
         const char *ann = coco_annotations(o->data);

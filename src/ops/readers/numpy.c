@@ -10,7 +10,9 @@
  * on dtype and rank, places the region of interest (the slice window helper, so the ROI
  * arguments mean what slice's do) and writes it all into the iteration's data, which is all
  * run_sample reads. run_sample preads only the rows of the region that lie inside the array,
- * then transposes (Fortran order), byte-swaps (big-endian) and pads (policy "pad") in memory.
+ * (one pread per contiguous run, or one for the span of runs lying close together: at most 4
+ * times the bytes wanted), then transposes (Fortran order), byte-swaps (big-endian) and pads
+ * (policy "pad") in memory.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* FNM_CASEFOLD-free fnmatch, nftw */
@@ -426,33 +428,72 @@ static sl_status setup(sl_ctx *ctx)
 
 /* ---- run: read the region ---------------------------------------------------------------- */
 
-/* Reads the box [lo, hi) of an array stored in C order with extents S (ndim axes, esize-byte
- * elements, data at `base`) into dst, densely in C order: one pread per run of contiguous
- * bytes (the trailing axes the box covers whole merge into one run). */
-static sl_status read_box(sl_ctx *ctx, int fd, int64_t base, size_t esize, int ndim,
-                          const int64_t *S, const int64_t *lo, const int64_t *hi, uint8_t *dst)
+/* Runs of a box: `run` contiguous bytes at base + first + the offsets idx walks. */
+typedef struct runs {
+    int64_t stride[SL_MAX_NDIM + 1]; /* bytes per step of each axis; [ndim]: the element */
+    int64_t run, first, span, count; /* span: first run's start to the last's end */
+    int outer;                       /* axes 0..outer-1 step between runs */
+} runs;
+
+static void plan_runs(runs *r, size_t esize, int ndim, const int64_t *S, const int64_t *lo,
+                      const int64_t *hi)
 {
-    int64_t stride[SL_MAX_NDIM + 1];
-    stride[ndim] = (int64_t)esize;
+    r->stride[ndim] = (int64_t)esize;
     for (int d = ndim - 1; d >= 0; d--)
-        stride[d] = stride[d + 1] * S[d];
+        r->stride[d] = r->stride[d + 1] * S[d];
     int j = ndim; /* axes j.. are covered whole; axis j-1 is the run's outer axis */
     while (j > 0 && lo[j - 1] == 0 && hi[j - 1] == S[j - 1])
         j--;
-    int64_t run = j > 0 ? (hi[j - 1] - lo[j - 1]) * stride[j] : stride[0];
-    int outer = j > 0 ? j - 1 : 0;
-    int64_t idx[SL_MAX_NDIM];
-    for (int d = 0; d < outer; d++)
-        idx[d] = lo[d];
-    for (;;) {
-        int64_t off = base + (j > 0 ? lo[j - 1] * stride[j] : 0);
-        for (int d = 0; d < outer; d++)
-            off += idx[d] * stride[d + 1];
-        sl_status st = sl__reader_pread(ctx, fd, dst, run, off);
+    r->run = j > 0 ? (hi[j - 1] - lo[j - 1]) * r->stride[j] : r->stride[0];
+    r->outer = j > 0 ? j - 1 : 0;
+    r->first = j > 0 ? lo[j - 1] * r->stride[j] : 0;
+    int64_t last = r->first;
+    r->count = 1;
+    for (int d = 0; d < r->outer; d++) {
+        r->first += lo[d] * r->stride[d + 1];
+        last += (hi[d] - 1) * r->stride[d + 1];
+        r->count *= hi[d] - lo[d];
+    }
+    r->span = last + r->run - r->first;
+}
+
+/* Rows closer than this are read in one pread of their whole span (and copied out), when the
+ * span is at most 4 times the bytes wanted: fewer system calls for a slightly larger read. */
+#define COALESCE_BYTES (1 << 20)
+
+/* Reads the box [lo, hi) of an array stored in C order with extents S (ndim axes, esize-byte
+ * elements, data at `base`) into dst, densely in C order: one pread per run of contiguous
+ * bytes (the trailing axes the box covers whole merge into one run), or one for all runs when
+ * they lie close together (scratch buffer 1 holds the span). */
+static sl_status read_box(sl_ctx *ctx, int fd, int64_t base, size_t esize, int ndim,
+                          const int64_t *S, const int64_t *lo, const int64_t *hi, uint8_t *dst)
+{
+    runs r;
+    plan_runs(&r, esize, ndim, S, lo, hi);
+    const uint8_t *span = NULL;
+    if (r.count > 1 && r.span <= COALESCE_BYTES && r.span <= 4 * r.run * r.count) {
+        uint8_t *buf = sl_ctx_scratch_n(ctx, 1, (size_t)r.span);
+        sl_status st = buf ? sl__reader_pread(ctx, fd, buf, r.span, base + r.first) : SL_OK;
         if (st != SL_OK)
             return st;
-        dst += run;
-        int d = outer - 1;
+        span = buf; /* NULL (no memory for it): one pread per run instead */
+    }
+    int64_t idx[SL_MAX_NDIM];
+    for (int d = 0; d < r.outer; d++)
+        idx[d] = lo[d];
+    for (;;) {
+        int64_t off = r.first;
+        for (int d = 0; d < r.outer; d++)
+            off += (idx[d] - lo[d]) * r.stride[d + 1];
+        if (span)
+            memcpy(dst, span + (off - r.first), (size_t)r.run);
+        else {
+            sl_status st = sl__reader_pread(ctx, fd, dst, r.run, base + off);
+            if (st != SL_OK)
+                return st;
+        }
+        dst += r.run;
+        int d = r.outer - 1;
         while (d >= 0 && ++idx[d] == hi[d])
             idx[d] = lo[d], d--;
         if (d < 0)
