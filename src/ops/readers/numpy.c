@@ -15,7 +15,7 @@
  * (policy "pad") in memory.
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* FNM_CASEFOLD-free fnmatch, nftw */
+#define _GNU_SOURCE /* nftw */
 #endif
 
 #include <errno.h>
