@@ -442,6 +442,7 @@ static const sl_arg_alias aliases[] = {
     NO_EFFECT("read_ahead"),
     NO_EFFECT("lazy_init"),
     NO_EFFECT("prefetch_queue_depth"),
+    NO_EFFECT("tensor_init_bytes"),
 };
 
 const sl_op_def sl_op_readers_mxnet = {
