@@ -438,11 +438,8 @@ static const sl_arg_def args[] = {
         name, NULL, "readers.mxnet reads with pread; " name " has no effect"                       \
     }
 static const sl_arg_alias aliases[] = {
-    NO_EFFECT("dont_use_mmap"),
-    NO_EFFECT("read_ahead"),
-    NO_EFFECT("lazy_init"),
-    NO_EFFECT("prefetch_queue_depth"),
-    NO_EFFECT("tensor_init_bytes"),
+    NO_EFFECT("dont_use_mmap"),        NO_EFFECT("read_ahead"),        NO_EFFECT("lazy_init"),
+    NO_EFFECT("prefetch_queue_depth"), NO_EFFECT("tensor_init_bytes"),
 };
 
 const sl_op_def sl_op_readers_mxnet = {
