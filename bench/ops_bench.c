@@ -96,6 +96,10 @@ static const bench_case cases[] = {
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
     {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
+    {"readers.mxnet", "the class folders' JPEGs as one .rec, page cache", IN_FILES, 0, ""},
+    {"readers.numpy", "32 u8 256x256x3 .npy, page cache", IN_FILES, 0, ""},
+    {"readers.numpy", "same, centre 50% ROI (pread)", IN_FILES, 0,
+     "rel_roi_start=[0.25,0.25];rel_roi_shape=[0.5,0.5];roi_axes=[0,1]"},
     {"readers.webdataset", "the class folders tarred (tar -cf), jpg", IN_NONE, 0,
      "ext=[\"jpg\"]"},
     {"readers.tfrecord", "the class folders' JPEGs as Examples, page cache", IN_NONE, 0,
@@ -715,6 +719,119 @@ static bool wds_file(const char *dir)
     return system(cmd) == 0;
 }
 
+/* readers.numpy's case: 32 uint8 256x256x3 arrays in C order (what np.save writes, format
+ * 1.0), written once to a temporary folder (removed at exit). Returns its path or NULL. */
+static char npy_dir[64];
+enum { NPY_FILES = 32, NPY_SIDE = 256 };
+static void remove_npy_dir(void)
+{
+    char path[128];
+    for (int k = 0; k < NPY_FILES; k++) {
+        snprintf(path, sizeof path, "%s/a_%02d.npy", npy_dir, k);
+        unlink(path);
+    }
+    rmdir(npy_dir);
+}
+
+static const char *npy_root(void)
+{
+    if (npy_dir[0])
+        return npy_dir;
+    snprintf(npy_dir, sizeof npy_dir, "/tmp/sluice-bench-npy-XXXXXX");
+    if (!mkdtemp(npy_dir))
+        return NULL;
+    atexit(remove_npy_dir);
+    char head[128] = "\x93NUMPY\x01\x00";
+    int n = snprintf(head + 10, sizeof head - 10,
+                     "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }",
+                     NPY_SIDE, NPY_SIDE);
+    memset(head + 10 + n, ' ', 128 - 10 - (size_t)n);
+    head[127] = '\n';
+    head[8] = 118, head[9] = 0; /* header length 128 - 10 */
+    static uint8_t data[NPY_SIDE * NPY_SIDE * 3];
+    for (size_t k = 0; k < sizeof data; k++)
+        data[k] = (uint8_t)(k * 31 + k / 997);
+    for (int k = 0; k < NPY_FILES; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/a_%02d.npy", npy_dir, k);
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(head, 1, sizeof head, f) == sizeof head &&
+                  fwrite(data, 1, sizeof data, f) == sizeof data;
+        if (f && fclose(f) != 0)
+            ok = false;
+        if (!ok)
+            return NULL;
+    }
+    return npy_dir;
+}
+
+/* readers.mxnet's case: every *.jpg one folder below DIR as a RecordIO record (IRHeader flag 0,
+ * label k % 10, then the file's bytes), in one .rec with its .idx, written once to temporary
+ * files (removed at exit). Returns the .rec's path (the .idx is rec_idx) or NULL. */
+static char rec_file[64], rec_idx[64];
+static void remove_rec(void)
+{
+    unlink(rec_file);
+    unlink(rec_idx);
+}
+
+static bool rec_put(FILE *rec, FILE *idx, int k, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    static uint8_t data[1 << 22];
+    size_t n = f ? fread(data, 1, sizeof data, f) : 0;
+    if (f)
+        fclose(f);
+    if (!n || n == sizeof data)
+        return true; /* unreadable or too large for the case: left out */
+    float label = (float)(k % 10);
+    uint32_t head[2] = {0xced7230au, (uint32_t)(24 + n)}, ir[6] = {0};
+    memcpy(&ir[1], &label, 4);
+    fprintf(idx, "%d\t%ld\n", k, ftell(rec));
+    static const uint8_t pad[4];
+    return fwrite(head, 4, 2, rec) == 2 && fwrite(ir, 4, 6, rec) == 6 &&
+           fwrite(data, 1, n, rec) == n && fwrite(pad, 1, (4 - n % 4) % 4, rec) == (4 - n % 4) % 4;
+}
+
+static const char *recordio_file(const char *dir)
+{
+    if (rec_file[0])
+        return rec_file;
+    snprintf(rec_file, sizeof rec_file, "/tmp/sluice-bench-rec-XXXXXX");
+    snprintf(rec_idx, sizeof rec_idx, "/tmp/sluice-bench-idx-XXXXXX");
+    int fr = mkstemp(rec_file), fi = mkstemp(rec_idx);
+    FILE *rec = fr >= 0 ? fdopen(fr, "wb") : NULL, *idx = fi >= 0 ? fdopen(fi, "w") : NULL;
+    DIR *top = opendir(dir);
+    atexit(remove_rec);
+    bool ok = rec && idx && top;
+    int n = 0;
+    struct dirent *e;
+    while (ok && (e = readdir(top))) {
+        char sub[4096], path[8192];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = opendir(sub);
+        struct dirent *g;
+        while (ok && d && (g = readdir(d))) {
+            size_t len = strlen(g->d_name);
+            if (len < 4 || strcmp(g->d_name + len - 4, ".jpg") != 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", sub, g->d_name);
+            ok = rec_put(rec, idx, n++, path);
+        }
+        if (d)
+            closedir(d);
+    }
+    if (top)
+        closedir(top);
+    if (rec && fclose(rec) != 0)
+        ok = false;
+    if (idx && fclose(idx) != 0)
+        ok = false;
+    return ok && n ? rec_file : NULL;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -757,7 +874,16 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
         if (st == SL_OK)
             st = sl_graph_arg_json(g, "boxes", "shape", "[1,4]");
     }
-    if (st == SL_OK && c->in == IN_FILES)
+    bool npy = strcmp(c->op, "readers.numpy") == 0, mx = strcmp(c->op, "readers.mxnet") == 0;
+    if (st == SL_OK && mx) {
+        const char *rec = recordio_file(o->data);
+        st = rec ? sl_graph_arg_str(g, "op", "path", rec) : SL_EIO;
+        if (st == SL_OK)
+            st = sl_graph_arg_str(g, "op", "index_path", rec_idx);
+    } else if (st == SL_OK && c->in == IN_FILES && npy) {
+        const char *root = npy_root();
+        st = root ? sl_graph_arg_str(g, "op", "file_root", root) : SL_EIO;
+    } else if (st == SL_OK && c->in == IN_FILES)
         st = sl_graph_arg_str(g, "op", "file_root", o->data);
     if (st == SL_OK && strcmp(c->op, "readers.coco") == 0) {
         const char *ann = coco_annotations(o->data);

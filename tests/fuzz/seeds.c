@@ -13,6 +13,10 @@
  *                   and argument name, every choice, the dtype and device names
  *   OUT/file_list/  small list files over the names fuzz_file_list.c creates
  *   OUT/coco/       small annotation files over the names fuzz_coco.c creates
+ *   OUT/recordio/   small .rec files: a whole record, one split in three parts, a multi-label
+ *                   header, two records back to back
+ *   OUT/npy/        small .npy files: C and Fortran order, big-endian, rank 0, bool, a
+ *                   format 2.0 header, one of each length parity (fuzz_npy.c's ROI switch)
  *   OUT/wds/        small tar archives (ustar members a/b/c of two samples, a hidden file, a
  *                   directory, a GNU long name) over fuzz_wds.c's extensions
  *   OUT/tfrecord/   small Example payloads (mode byte 0 and 2: the target frames them) and
@@ -443,6 +447,74 @@ static void wds_seeds(void)
     write_seed("wds", "full.tar", "", 0, tar, n + 1024);
 }
 
+/* One .npy file: magic, version, header length, the dictionary padded to 64 bytes, `nbytes`
+ * bytes of data counting up. */
+static void npy_seed(const char *name, int major, const char *dict, size_t nbytes)
+{
+    char file[1024];
+    size_t pre = major == 1 ? 10 : 12, dn = strlen(dict);
+    size_t hlen = dn + 1 + (64 - (pre + dn + 1) % 64) % 64;
+    if (pre + hlen + nbytes > sizeof file)
+        die("npy seed too large", name);
+    memcpy(file, "\x93NUMPY", 6);
+    file[6] = (char)major, file[7] = 0;
+    for (size_t k = 0; k < pre - 8; k++)
+        file[8 + k] = (char)(hlen >> (8 * k));
+    memset(file + pre, ' ', hlen);
+    memcpy(file + pre, dict, dn);
+    file[pre + hlen - 1] = '\n';
+    for (size_t k = 0; k < nbytes; k++)
+        file[pre + hlen + k] = (char)(k * 7 + 1);
+    write_seed("npy", name, "", 0, file, pre + hlen + nbytes);
+}
+
+static void npy_seeds(void)
+{
+    npy_seed("c_f4.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", 48);
+    npy_seed("f_i2.npy", 1, "{'descr': '<i2', 'fortran_order': True, 'shape': (3, 2, 2), }",
+             25); /* odd: ROI on */
+    npy_seed("be_f8.npy", 1, "{'descr': '>f8', 'fortran_order': False, 'shape': (2, 2), }", 32);
+    npy_seed("r0_u8.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (), }", 1);
+    npy_seed("b1.npy", 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", 5);
+    npy_seed("v2_u2.npy", 2, "{'descr': '<u2', 'fortran_order': False, 'shape': (4, 1), }", 9);
+    npy_seed("c8.npy", 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16);
+}
+
+/* Appends one RecordIO part (magic, cflag << 29 | length, data, padding) to buf at *n. */
+static void rec_part(uint8_t *buf, size_t *n, unsigned cflag, const uint8_t *data, uint32_t len)
+{
+    uint32_t w[2] = {0xced7230au, cflag << 29 | len};
+    for (int k = 0; k < 8; k++)
+        buf[(*n)++] = (uint8_t)(w[k / 4] >> (8 * (k % 4)));
+    memcpy(buf + *n, data, len);
+    *n += len;
+    while (*n % 4)
+        buf[(*n)++] = 0;
+}
+
+static void recordio_seeds(void)
+{
+    uint8_t data[64] = {0}, buf[512];
+    for (int k = 24; k < 64; k++)
+        data[k] = (uint8_t)(k * 13);
+    data[4] = 0x00, data[5] = 0x00, data[6] = 0x80, data[7] = 0x3f; /* label 1.0f */
+    size_t n = 0;
+    rec_part(buf, &n, 0, data, 40);
+    write_seed("recordio", "whole.rec", "", 0, buf, n);
+    n = 0; /* the writer split at two magics: parts 24 + 8 + 12 bytes of data */
+    rec_part(buf, &n, 1, data, 24);
+    rec_part(buf, &n, 2, data + 24, 8);
+    rec_part(buf, &n, 3, data + 36, 12);
+    write_seed("recordio", "split.rec", "", 0, buf, n);
+    uint8_t multi[40] = {2, 0, 0, 0};
+    memcpy(multi + 24, data + 4, 4);
+    memcpy(multi + 28, data + 4, 4);
+    n = 0;
+    rec_part(buf, &n, 0, multi, 37);
+    rec_part(buf, &n, 0, data, 25);
+    write_seed("recordio", "multi_two.rec", "", 0, buf, n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -458,12 +530,16 @@ int main(int argc, char **argv)
     make_dir("coco");
     make_dir("tfrecord");
     make_dir("wds");
+    make_dir("npy");
+    make_dir("recordio");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
     coco_seeds();
     tfrecord_seeds();
     wds_seeds();
+    npy_seeds();
+    recordio_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }

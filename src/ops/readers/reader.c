@@ -166,3 +166,22 @@ sl_status sl__reader_read_file(sl_ctx *ctx, const char *path, uint8_t *dst, int6
     close(fd);
     return st;
 }
+
+sl_status sl__reader_pread(sl_ctx *ctx, int fd, void *dst, int64_t size, int64_t offset)
+{
+    for (int64_t done = 0; done < size;) {
+        ssize_t got =
+            pread(fd, (uint8_t *)dst + done, (size_t)(size - done), (off_t)(offset + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return io_fail(ctx, "read failed");
+        if (got == 0)
+            return sl_fail(ctx, SL_ECORRUPT,
+                           "file ends at byte %lld, before the %lld bytes expected at offset %lld "
+                           "(truncated?)",
+                           (long long)(offset + done), (long long)size, (long long)offset);
+        done += got;
+    }
+    return SL_OK;
+}

@@ -55,4 +55,8 @@ sl_status sl__reader_file_size(sl_ctx *ctx, const char *path, int64_t *size);
  * error. */
 sl_status sl__reader_read_file(sl_ctx *ctx, const char *path, uint8_t *dst, int64_t size);
 
+/* Reads exactly `size` bytes at byte `offset` of the open file fd into dst; a short read (the
+ * file ends early or shrank) is SL_ECORRUPT naming the offset, a failed read SL_EIO. */
+sl_status sl__reader_pread(sl_ctx *ctx, int fd, void *dst, int64_t size, int64_t offset);
+
 #endif

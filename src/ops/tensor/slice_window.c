@@ -54,8 +54,13 @@ sl_status sl__slice_inputs_check(sl_ctx *ctx, const sl__slice_args *a)
 
 int sl__slice_axes(sl_ctx *ctx, const sl__slice_args *a, int ndim, const char *layout, int *out)
 {
-    bool names = sl_ctx_arg_is_set(ctx, a->axis_names);
+    bool names = a->axis_names >= 0 && sl_ctx_arg_is_set(ctx, a->axis_names);
     bool axes = !names && sl_ctx_arg_is_set(ctx, a->axes);
+    if (!names && !axes && a->all_axes_default) {
+        for (int d = 0; d < ndim; d++)
+            out[d] = d;
+        return ndim;
+    }
     if (!names && !axes && !layout[0]) {
         if (ndim < 2)
             return sl_fail(ctx, SL_EINVAL,

@@ -32,6 +32,7 @@ typedef struct sl__slice_args {
     int axes, axis_names, normalized_anchor, normalized_shape;
     int start, rel_start, end, rel_end, shape, rel_shape;
     int anchor_input;
+    bool all_axes_default; /* neither axes nor axis_names given: all axes (readers.numpy) */
 } sl__slice_args;
 
 /* init: start / rel_start, and end / rel_end / shape / rel_shape, are exclusive. */
