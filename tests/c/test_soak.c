@@ -23,10 +23,12 @@
  * SLUICE_SOAK_TRACE=1 prints every change of sluice's live bytes (and every step of the
  * resident set over 1 MiB) with the batch and its damaged files, and every reading.
  *
- * Policies: only "raise" exists today (the batch with a bad sample fails, the next one runs);
- * "skip" and "replace" (another issue) will be one more entry of `policies` each, with their
- * option set in its `configure` and their expected outcome in `expect`: the loop, the files
- * and the memory checks stay as they are.
+ * Policies (sl_pipeline_options.on_bad_sample), one soak each: "raise" (the batch with a bad
+ * sample fails, the next one runs), "skip" (the batch comes without its damaged files, the others
+ * in order: checked by their labels) and "replace" (each damaged file's place holds the next good
+ * file of the batch, wrapping: its label, and its shapes); under skip and replace every damaged
+ * file is logged once, naming its file (a log callback), and counted (sl_pipeline_bad_samples,
+ * the decoders' sl_node_stats.bad_samples).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,41 +236,72 @@ static sl_pipeline *make_pipeline(const sl_pipeline_options *o)
 
 /* ---- policies ---------------------------------------------------------------------------- */
 
-/* What one batch should give under a policy: whether its run fails, and how many samples it
- * delivers when it does not. */
-typedef struct expectation {
-    bool fails;
-    int samples;
-} expectation;
-
-typedef struct policy {
-    const char *name;
-    void (*configure)(sl_pipeline_options *o);
-    expectation (*expect)(int bad_in_batch);
-} policy;
-
-static void raise_configure(sl_pipeline_options *o)
-{
-    (void)o; /* the pipeline's only behaviour today */
-}
-
-static expectation raise_expect(int bad_in_batch)
-{
-    return (expectation){.fails = bad_in_batch > 0, .samples = bad_in_batch ? 0 : BATCH};
-}
-
-static const policy policies[] = {
-    {"raise", raise_configure, raise_expect},
-    /* {"skip", ..., fails: false, samples: BATCH - bad_in_batch},
-     * {"replace", ..., fails: false, samples: BATCH}: once the pipeline has them */
-};
-
-/* ---- the soak ------------------------------------------------------------------------------ */
-
 static int file_of(int64_t batch, int i)
 {
     return (int)((batch * BATCH + i) % NFILES);
 }
+
+/* What one batch should give under a policy: whether its run fails, and when it does not, how
+ * many samples it delivers and the file (label) of each. */
+typedef struct expectation {
+    bool fails;
+    int samples;
+    int label[BATCH];
+} expectation;
+
+typedef struct policy {
+    const char *name;
+    int on_bad_sample;
+} policy;
+
+static expectation expect(const policy *pol, int64_t it)
+{
+    expectation e = {0};
+    int bad = 0;
+    for (int i = 0; i < BATCH; i++)
+        bad += g_files[file_of(it, i)].bad;
+    e.fails = pol->on_bad_sample == SL_BAD_SAMPLE_RAISE && bad > 0;
+    for (int i = 0; i < BATCH && !e.fails; i++) {
+        int f = file_of(it, i);
+        if (!g_files[f].bad) {
+            e.label[e.samples++] = f;
+        } else if (pol->on_bad_sample == SL_BAD_SAMPLE_REPLACE) {
+            int k = 1; /* the next good file of the batch, wrapping around */
+            while (g_files[file_of(it, (i + k) % BATCH)].bad)
+                k++;
+            e.label[e.samples++] = file_of(it, (i + k) % BATCH);
+        }
+    }
+    return e;
+}
+
+static const policy policies[] = {
+    {"raise", SL_BAD_SAMPLE_RAISE},
+    {"skip", SL_BAD_SAMPLE_SKIP},
+    {"replace", SL_BAD_SAMPLE_REPLACE},
+};
+
+/* The log of skipped and replaced samples: each line must name a damaged file of the batch. */
+typedef struct log_check {
+    int64_t batch;
+    int lines;
+    char wrong[1024];
+} log_check;
+
+static void on_log(void *user, const char *line)
+{
+    log_check *lc = user;
+    lc->lines++;
+    for (int i = 0; i < BATCH; i++) {
+        const file *f = &g_files[file_of(lc->batch, i)];
+        if (f->bad && strstr(line, f->path) != NULL)
+            return;
+    }
+    if (!lc->wrong[0])
+        snprintf(lc->wrong, sizeof lc->wrong, "batch %lld: %s", (long long)lc->batch, line);
+}
+
+/* ---- the soak ------------------------------------------------------------------------------ */
 
 /* Checks a failed run: a data error of a decoder naming iteration `it` and a damaged file of
  * the batch, at its place. */
@@ -292,8 +325,9 @@ static void check_failure(sl_pipeline *p, sl_status s, int64_t it)
 }
 
 /* Checks a batch that ran: its shapes, and that its labels are those of its files. */
-static void check_outputs(sl_pipeline *p, int64_t it, int samples)
+static void check_outputs(sl_pipeline *p, int64_t it, const expectation *want)
 {
+    int samples = want->samples;
     const sl_batch *res = sl_pipeline_output(p, 0), *cmn = sl_pipeline_output(p, 1),
                    *lab = sl_pipeline_output(p, 2);
     assert_true(res && cmn && lab);
@@ -306,9 +340,9 @@ static void check_outputs(sl_pipeline *p, int64_t it, int samples)
         assert_true(r[0] == 30 && r[1] == 40 && r[2] == 3);
         assert_true(c[0] == 3 && c[1] == 48 && c[2] == 48);
         int32_t label = *(const int32_t *)sl_batch_sample_data(lab, i);
-        if (label != file_of(it, i))
+        if (label != want->label[i])
             fail_msg("batch %lld, sample %d: label %d, file %d", (long long)it, i, (int)label,
-                     file_of(it, i));
+                     want->label[i]);
     }
 }
 
@@ -368,16 +402,21 @@ static void soak(const policy *pol)
     o.prefetch_queue_depth = 2;
     o.seed = 1;
     o.max_sample_bytes = LIMIT;
-    pol->configure(&o);
+    o.on_bad_sample = pol->on_bad_sample;
     sl_pipeline *p = make_pipeline(&o);
+    log_check lc = {0};
+    sl_pipeline_set_log(p, on_log, &lc);
     reading r[BATCHES / EVERY + 1];
-    int nr = 0, failed = 0, want_failed = 0, delivered = 0, want_delivered = 0;
+    int nr = 0, failed = 0, want_failed = 0, delivered = 0, want_delivered = 0, mixed = 0;
+    int64_t bad_total = 0;
     double t0 = now_s(), slowest = 0;
     for (int64_t it = 0; it < BATCHES; it++) {
         int bad = 0;
         for (int i = 0; i < BATCH; i++)
             bad += g_files[file_of(it, i)].bad;
-        expectation want = pol->expect(bad);
+        mixed += bad > 0;
+        expectation want = expect(pol, it);
+        lc.batch = it;
         double t = now_s();
         sl_status s = sl_pipeline_run(p);
         t = now_s() - t;
@@ -391,8 +430,9 @@ static void soak(const policy *pol)
             check_failure(p, s, it);
             failed++;
         } else {
-            check_outputs(p, it, want.samples);
+            check_outputs(p, it, &want);
             delivered += want.samples;
+            bad_total += bad;
         }
         want_failed += want.fails;
         want_delivered += want.fails ? 0 : want.samples;
@@ -421,7 +461,23 @@ static void soak(const policy *pol)
                   pol->name, BATCHES, BATCH, secs, slowest, failed, delivered);
     assert_int_equal(failed, want_failed);
     assert_int_equal(delivered, want_delivered);
-    assert_true(failed > BATCHES / 5 && failed < BATCHES * 4 / 5); /* a mix, as promised */
+    assert_true(mixed > BATCHES / 5 && mixed < BATCHES * 4 / 5); /* a mix, as promised */
+    /* every damaged file of a delivered batch counted and logged once, naming its file */
+    if (lc.wrong[0])
+        fail_msg("a log line names no damaged file of its batch: %s", lc.wrong);
+    int64_t counted = pol->on_bad_sample == SL_BAD_SAMPLE_RAISE ? 0 : bad_total;
+    assert_int_equal(sl_pipeline_bad_samples(p), counted);
+    assert_int_equal(lc.lines, counted);
+    int64_t by_nodes = 0;
+    for (int j = 0; j < sl_pipeline_num_nodes(p); j++) {
+        sl_node_stats ns;
+        assert_int_equal(sl_pipeline_node_stats(p, j, &ns), SL_OK);
+        if (ns.bad_samples && strncmp(ns.op, "decoders.", 9) != 0)
+            fail_msg("node %s (%s) counted %lld bad samples", ns.name, ns.op,
+                     (long long)ns.bad_samples);
+        by_nodes += ns.bad_samples;
+    }
+    assert_int_equal(by_nodes, counted);
     /* flat: sluice's own blocks exactly, bytes, the process allocator and the resident set */
     check_flat(r, nr, "sluice live blocks", 0, get_sl_blocks);
     check_flat(r, nr, "sluice live bytes", CAPACITY, get_sl_bytes);
