@@ -347,15 +347,17 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
     }
     const sl__option *opt = sl__option_find(key);
     char err[160];
-    if (opt->names && json_is_string(val)) {
+    if (opt->names) { /* an enumeration: by name only */
         int64_t v;
-        if (sl__option_parse(opt, json_string_value(val), &v, err, sizeof err) != SL_OK)
-            return fail(SL_EINVAL, where, "%s", err);
+        const char *name = json_is_string(val) ? json_string_value(val) : "";
+        if (sl__option_parse(opt, name, &v, err, sizeof err) != SL_OK)
+            return json_is_string(val) ? fail(SL_EINVAL, where, "%s", err)
+                                       : fail(SL_EINVAL, where, "\"%s\" must be a string, got %s",
+                                              key, kind_name(val));
         return sl__option_set(o, opt, v, err, sizeof err);
     }
     if (!json_is_integer(val))
-        return fail(SL_EINVAL, where, "\"%s\" must be %s, got %s", key,
-                    opt->names ? "a name" : "an integer", kind_name(val));
+        return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
     if (sl__option_set(o, opt, (int64_t)json_integer_value(val), err,
                        sizeof err) != SL_OK)
         return fail(SL_EINVAL, where, "%s", err);
