@@ -212,3 +212,26 @@ def test_pytorch_iterator_smaller_batches(files):
             f = int(batch["label"][k].reshape(-1)[0])
             assert torch.equal(batch["data"][k], torch.from_numpy(good[f]))
     assert got == expected("skip", 0, good) + expected("skip", 1, good)
+
+
+def test_reader_argument_skips_unreadable_file(tmp_path):
+    """readers.file(on_bad_sample="skip"): a file gone when its batch reads it is skipped."""
+    paths, want = [], {}
+    for i in range(BATCH):
+        pth = tmp_path / f"{i}.png"
+        Image.new("RGB", (5, 3), (40 * i, 7, 9)).save(pth)
+        paths.append(str(pth))
+        want[i] = np.array(Image.open(pth).convert("RGB"))
+
+    @pipeline_def(batch_size=BATCH, num_threads=1, device_id=None)
+    def pipe():
+        data, label = fn.readers.file(files=paths, labels=list(range(BATCH)),
+                                      on_bad_sample="skip")
+        return fn.decoders.image(data, output_type=types.RGB), label
+
+    p = pipe()
+    p.build()
+    os.remove(paths[2])
+    outs = p.run()
+    check_batch(outs, [0, 1, 3], want)
+    assert p.bad_samples() == 1
