@@ -105,11 +105,10 @@ static void fail_no_good_locked(sl__slot *slot)
 {
     const sl__error *first = first_error(slot);
     sl__error e = *first;
-    sl__error_set(&e, first->code, first->op[0] ? first->op : NULL,
-                  first->node[0] ? first->node : NULL, first->iteration, first->sample,
-                  first->source[0] ? first->source : NULL,
-                  "%s (and no sample of the batch is good, so none can take its place)",
-                  first->detail);
+    sl__error_set(
+        &e, first->code, first->op[0] ? first->op : NULL, first->node[0] ? first->node : NULL,
+        first->iteration, first->sample, first->source[0] ? first->source : NULL,
+        "%s (and no sample of the batch is good, so none can take its place)", first->detail);
     sl__exec_frame_fail_locked(slot, &e);
 }
 
@@ -136,8 +135,7 @@ sl_status sl__bad_shapes(sl_ctx *ctx, sl_batch *b)
             pthread_mutex_unlock(&ctx->p->mu);
             return SL_ECORRUPT;
         }
-        memcpy(sl__batch_shape_mut(b, i), sl__batch_shape_mut(b, d),
-               sizeof(int64_t) * SL_MAX_NDIM);
+        memcpy(sl__batch_shape_mut(b, i), sl__batch_shape_mut(b, d), sizeof(int64_t) * SL_MAX_NDIM);
     }
     return SL_OK;
 }
@@ -214,8 +212,8 @@ sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
         sl__error_set(&e, first->code, first->op[0] ? first->op : NULL,
                       first->node[0] ? first->node : NULL, first->iteration, first->sample,
                       first->source[0] ? first->source : NULL,
-                      "%s (%lld bad samples so far, more than max_bad_samples=%lld)",
-                      first->detail, (long long)p->bad_total, (long long)p->opt.max_bad_samples);
+                      "%s (%lld bad samples so far, more than max_bad_samples=%lld)", first->detail,
+                      (long long)p->bad_total, (long long)p->opt.max_bad_samples);
         sl__exec_frame_fail_locked(slot, &e);
         pthread_mutex_unlock(&p->mu);
         return e.code;

@@ -440,14 +440,15 @@ sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o)
         size_text(limit, sizeof limit, max);
         int was = ctx->sample;
         ctx->sample = i;
-        sl_status st = fits ? sl_fail(ctx, SL_EINVAL,
-                              "output %d would take %s for this sample (shape [%s] of %s), more "
-                              "than max_sample_bytes (%s); raise it if the size is right",
-                              o, have, shape, sl_dtype_name(b->dtype), limit)
-                    : sl_fail(ctx, SL_EINVAL,
-                              "output %d has an impossible size for this sample (shape [%s] of "
-                              "%s)",
-                              o, shape, sl_dtype_name(b->dtype));
+        sl_status st =
+            fits ? sl_fail(ctx, SL_EINVAL,
+                           "output %d would take %s for this sample (shape [%s] of %s), more "
+                           "than max_sample_bytes (%s); raise it if the size is right",
+                           o, have, shape, sl_dtype_name(b->dtype), limit)
+                 : sl_fail(ctx, SL_EINVAL,
+                           "output %d has an impossible size for this sample (shape [%s] of "
+                           "%s)",
+                           o, shape, sl_dtype_name(b->dtype));
         ctx->sample = was;
         if (atomic_load(&ctx->slot->failed))
             return st;

@@ -136,8 +136,8 @@ typedef struct sl__node_stat {
     int64_t iterations;
     int64_t total_ns;
     int64_t busy_ns;
-    int64_t gpu_ns;    /* device time of its kernels / copies (CUDA events; 0 when emulated) */
-    int64_t fallbacks; /* sl_ctx_count_fallback, added when the node completes an iteration */
+    int64_t gpu_ns;      /* device time of its kernels / copies (CUDA events; 0 when emulated) */
+    int64_t fallbacks;   /* sl_ctx_count_fallback, added when the node completes an iteration */
     int64_t bad_samples; /* samples it failed that were skipped or replaced (bad.c) */
 } sl__node_stat;
 

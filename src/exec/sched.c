@@ -301,7 +301,7 @@ static void fused_setup_done(sl__snode *sn, int worker)
         sl_fail(&ctx, SL_EINTERNAL, "setup did not declare output 0");
     else if (!atomic_load(&sn->slot->failed) && atomic_load(&sn->slot->any_bad) &&
              sl__bad_shapes(&ctx, &sn->outs[0]) != SL_OK)
-        ; /* the frame failed: no good sample */
+        ;                                     /* the frame failed: no good sample */
     else if (!atomic_load(&sn->slot->failed)) /* its samples go to scratch: the same limit */
         sl__ctx_check_sizes(&ctx, &sn->outs[0], 0);
     pthread_mutex_lock(&p->mu);

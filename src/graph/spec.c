@@ -358,8 +358,7 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
     }
     if (!json_is_integer(val))
         return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
-    if (sl__option_set(o, opt, (int64_t)json_integer_value(val), err,
-                       sizeof err) != SL_OK)
+    if (sl__option_set(o, opt, (int64_t)json_integer_value(val), err, sizeof err) != SL_OK)
         return fail(SL_EINVAL, where, "%s", err);
     return SL_OK;
 }

@@ -488,9 +488,10 @@ static void test_spec_write(void **state)
         o.on_bad_sample = policy;
         o.max_bad_samples = 5;
         assert_int_equal(sl__spec_write(g, &o, &text), SL_OK);
-        assert_non_null(strstr(text, policy == SL_BAD_SAMPLE_SKIP
-                                         ? "\"on_bad_sample\": \"skip\",\n    \"max_bad_samples\": 5"
-                                         : "\"on_bad_sample\": \"replace\""));
+        assert_non_null(
+            strstr(text, policy == SL_BAD_SAMPLE_SKIP
+                             ? "\"on_bad_sample\": \"skip\",\n    \"max_bad_samples\": 5"
+                             : "\"on_bad_sample\": \"replace\""));
         sl_pipeline_options_init(&o2);
         assert_int_equal(sl_pipeline_options_from_json(text, &o2), SL_OK);
         assert_options_equal(&o, &o2);

@@ -112,13 +112,14 @@ enum {
                            .type = SL_ARG_BOOL,                                                    \
                            .def = "true",                                                          \
                            .doc = SL__DOC_TUNE("thread affinity of nvJPEG's host threads")},       \
-    [SL__A_TUNE_FANCY_UPSAMPLING] = {                                                              \
-        .name = "jpeg_fancy_upsampling",                                                           \
-        .type = SL_ARG_BOOL,                                                                       \
-        .def = "false",                                                                            \
-        .doc = "DALI's switch making its mixed decoder upsample chroma as libjpeg does; accepted " \
-               "for compatibility and not used: sluice decodes on every device with libjpeg's "    \
-               "fancy upsampling (the CPU decoder's bytes), as DALI does with true."},           \
+    [SL__A_TUNE_FANCY_UPSAMPLING] =                                                                \
+        {.name = "jpeg_fancy_upsampling",                                                          \
+         .type = SL_ARG_BOOL,                                                                      \
+         .def = "false",                                                                           \
+         .doc =                                                                                    \
+             "DALI's switch making its mixed decoder upsample chroma as libjpeg does; accepted "   \
+             "for compatibility and not used: sluice decodes on every device with libjpeg's "      \
+             "fancy upsampling (the CPU decoder's bytes), as DALI does with true."},               \
     [SL__A_ON_BAD_SAMPLE] = {                                                                      \
         .name = "on_bad_sample",                                                                   \
         .type = SL_ARG_STRING,                                                                     \
