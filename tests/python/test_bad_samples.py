@@ -235,3 +235,29 @@ def test_reader_argument_skips_unreadable_file(tmp_path):
     outs = p.run()
     check_batch(outs, [0, 1, 3], want)
     assert p.bad_samples() == 1
+
+
+@pytest.mark.parametrize("policy", ["skip", "replace"])
+@pytest.mark.parametrize("fuse", [True, False])
+def test_sample_past_max_sample_bytes(tmp_path, fuse, policy):
+    """A sample past max_sample_bytes is a bad sample too; fused or not, the others come out
+    (replace: the next sample's copy, of its own shape)."""
+    paths, want = [], {}
+    for i in range(BATCH):
+        size = (200, 150) if i == 1 else (20, 10)
+        pth = tmp_path / f"{i}.png"
+        Image.new("RGB", size, (50 * i, 3, 200)).save(pth)
+        paths.append(str(pth))
+        want[i] = np.array(Image.open(pth).convert("RGB"))
+
+    @pipeline_def(batch_size=BATCH, num_threads=2, device_id=None, fuse_samples=fuse,
+                  max_sample_bytes=20000, on_bad_sample=policy)
+    def pipe():
+        data, label = fn.readers.file(files=paths, labels=list(range(BATCH)))
+        images = fn.decoders.image(data, output_type=types.RGB)
+        return fn.flip(images, horizontal=0), label
+
+    p = pipe()
+    p.build()
+    check_batch(p.run(), [0, 2, 3] if policy == "skip" else [0, 2, 2, 3], want)
+    assert p.bad_samples() == 1
