@@ -11,7 +11,8 @@
 #   why, when the build has no CUDA or the machine no GPU) and `test_cuda_x.emulated` with
 #   SLUICE_GPU_EMULATE=1 (the GPU stage emulated on the host, src/cuda/gpu.h), which runs
 #   wherever the build has CUDA.
-# - TIMEOUT 120 s (300 s for test_exec*, which run slowly under TSan); SKIP_RETURN_CODE 77.
+# - TIMEOUT 120 s (300 s for test_exec*, which run slowly under TSan; 900 s for test_soak, three
+#   1,000-batch soaks); SKIP_RETURN_CODE 77.
 # - scripts/check-toolchains.sh is the ctest entry `toolchains` (label portability).
 # - Environment: SLUICE_TEST_DATA (make_images.py output), SLUICE_TEST_TREE (make_tree.py
 #   output), SLUICE_CLI (the sluice executable), SLUICE_SOURCE_DIR, SLUICE_BUILD_DIR.
@@ -112,6 +113,10 @@ foreach(src IN LISTS sluice_test_mains)
     endif()
     if(name MATCHES "^test_exec")
         set(timeout 300)
+    elseif(name STREQUAL "test_soak")
+        # 3 x 1,000 batches (one soak per bad-sample policy); under skip and replace every
+        # damaged file is decoded until it fails (a 257-scan JPEG, a zTXt bomb): slow under ASan
+        set(timeout 900)
     else()
         set(timeout 120)
     endif()

@@ -248,6 +248,10 @@ SL_API int sl_init_num_outputs(const sl_op_init *ini);
  * Returns: false, *fn and *user untouched, when none was registered; *user is the
  * application's, valid until the pipeline is destroyed. */
 SL_API bool sl_init_callback(const sl_op_init *ini, sl_callback_fn *fn, void **user);
+/* A reader's or decoder's "on_bad_sample" argument (a string: "raise", "skip", "replace"):
+ * when the user set it, the node's per-sample failures follow it instead of the pipeline's
+ * on_bad_sample. SL_EINVAL (recorded) for another value. */
+SL_API sl_status sl_init_on_bad_sample(sl_op_init *ini, int arg);
 /* Records an error for this node. Returns: code, so `return sl_init_fail(...)` reads well. */
 SL_API sl_status sl_init_fail(sl_op_init *ini, sl_status code, const char *fmt, ...)
     SL_PRINTF(3, 4);

@@ -94,7 +94,27 @@ typedef struct sl_pipeline_options {
      * its iteration with SL_EINVAL naming the node, the sample and its file, before anything is
      * allocated for it: a hostile header or a mistaken size cannot take the machine's memory. */
     int64_t max_sample_bytes;
+    /* What a sample whose per-sample work fails (a decoder's header or decode, a file past
+     * max_sample_bytes) does to its batch (sl_bad_sample; "on_bad_sample" in a spec and in
+     * Python, by name): SL_BAD_SAMPLE_RAISE (default) fails the batch and the pipeline goes on
+     * with the next; SL_BAD_SAMPLE_SKIP delivers the batch without it (the remaining samples in
+     * their order: a smaller batch); SL_BAD_SAMPLE_REPLACE puts in its place, in every output,
+     * the next good sample of the same batch (i + 1, i + 2, ..., wrapping around). A reader's or
+     * decoder's own "on_bad_sample" argument overrides it for the failures of that node.
+     * Skipped and replaced samples are logged to stderr with their file (sl_pipeline_set_log
+     * redirects them) and counted (sl_pipeline_bad_samples, sl_node_stats.bad_samples). A batch
+     * with no good sample left fails. Pipelines with a GPU stage support only "raise". */
+    int on_bad_sample;
+    /* Skipped or replaced samples the pipeline tolerates over its life (default 0: no limit);
+     * the batch that brings the count past it fails with its first bad sample's error. */
+    int64_t max_bad_samples;
 } sl_pipeline_options;
+
+typedef enum sl_bad_sample {
+    SL_BAD_SAMPLE_RAISE = 0,
+    SL_BAD_SAMPLE_SKIP = 1,
+    SL_BAD_SAMPLE_REPLACE = 2
+} sl_bad_sample;
 
 /* Fills *o with the defaults. */
 SL_API void sl_pipeline_options_init(sl_pipeline_options *o);
@@ -249,9 +269,18 @@ typedef struct sl_node_stats {
                              * never exists as a batch), NULL when not fused */
     int64_t fallbacks;      /* samples run through the operator's fallback instead of its fast path
                              * (decoders.image on mixed: decoded whole on the CPU), summed */
+    int64_t bad_samples;    /* samples this node failed that were skipped or replaced (the
+                             * on_bad_sample policy), summed */
 } sl_node_stats;
 /* Per-node timing of the built pipeline's nodes in execution order (0 <= i < num_nodes). */
 SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);
+/* Samples skipped or replaced so far (on_bad_sample), over the pipeline's life. */
+SL_API int64_t sl_pipeline_bad_samples(const sl_pipeline *p);
+/* Where the line logged for each skipped or replaced sample goes ("sluice: iteration 3, sample
+ * 5 (file /data/x.jpg) skipped: decoders.image ...", no newline): fn(user, line) on the thread
+ * that delivers the batch, in sample order; NULL (the default) writes it to stderr. */
+typedef void (*sl_log_fn)(void *user, const char *line);
+SL_API void sl_pipeline_set_log(sl_pipeline *p, sl_log_fn fn, void *user);
 SL_API sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s);
 /* Writes the last iterations' per-node spans as a Chrome/Perfetto trace (JSON). */
 SL_API sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f);

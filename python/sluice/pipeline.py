@@ -52,7 +52,8 @@ _PIPELINE_ARGS = (
     "default_cuda_stream_priority", "enable_memory_stats", "enable_checkpointing", "checkpoint",
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
-    "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes")
+    "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes", "on_bad_sample",
+    "max_bad_samples")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -142,6 +143,17 @@ class Pipeline:
     operator, and the most working memory an operator takes for one sample (a decoder's); a
     sample past it fails its batch (InvalidArgumentError naming the operator, the sample and its
     file) before anything is allocated for it, and the pipeline goes on with the next batch.
+    on_bad_sample (sluice's addition, default "raise"): what a sample whose per-sample work
+    fails (a file a decoder cannot decode, one past max_sample_bytes) does: "raise" fails its
+    batch (run() raises, the next run goes on), "skip" delivers the batch without it (a smaller
+    batch, the other samples in order), "replace" puts the next good sample of the same batch
+    (wrapping around) in its place in every output. Each skipped or replaced sample is logged on
+    stderr with its file and counted (bad_samples(), executor_statistics()). A decoder's own
+    on_bad_sample argument overrides it for that decoder. CPU pipelines only (a pipeline with
+    mixed or gpu operators raises UnsupportedError at build for "skip" and "replace").
+    max_bad_samples (sluice's addition, default 0: no limit): the most samples skipped or
+    replaced over the pipeline's life; the batch that passes it raises its first bad sample's
+    error.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -154,7 +166,8 @@ class Pipeline:
                  py_start_method="fork", py_callback_pickler=None, py_worker_init=None,
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
                  concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
-                 max_sample_bytes=1 << 30, enable_conditionals=False):
+                 max_sample_bytes=1 << 30, enable_conditionals=False, on_bad_sample="raise",
+                 max_bad_samples=0):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -182,6 +195,14 @@ class Pipeline:
         self._fuse_samples = bool(fuse_samples)
         self._max_held_bytes = 0 if max_held_bytes is None else int(max_held_bytes)
         self._max_sample_bytes = 1 << 30 if max_sample_bytes is None else int(max_sample_bytes)
+        if on_bad_sample not in ("raise", "skip", "replace"):
+            raise ValueError(f'Pipeline: on_bad_sample must be "raise", "skip" or "replace", '
+                             f"got {on_bad_sample!r}")
+        self._on_bad_sample = on_bad_sample
+        if max_bad_samples is None or int(max_bad_samples) < 0:
+            raise ValueError(f"Pipeline: max_bad_samples must be 0 (no limit) or more, got "
+                             f"{max_bad_samples}")
+        self._max_bad_samples = int(max_bad_samples)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
@@ -308,7 +329,8 @@ class Pipeline:
                 "fuse_samples": int(self._fuse_samples),
                 "cpu_queue_depth": self._cpu_queue, "gpu_queue_depth": self._gpu_queue,
                 "max_held_bytes": self._max_held_bytes,
-                "max_sample_bytes": self._max_sample_bytes}
+                "max_sample_bytes": self._max_sample_bytes,
+                "on_bad_sample": self._on_bad_sample, "max_bad_samples": self._max_bad_samples}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -650,8 +672,13 @@ class Pipeline:
         """Per-node timing: {node: dict(op, device, iterations, total_ms, busy_ms, gpu_ms,
         fused_into, fallbacks)} (gpu_ms: device time of a mixed or gpu node's copies and kernels;
         fused_into: the node it runs sample by sample with, see fuse_samples, or None;
-        fallbacks: samples decoders.image on "mixed" decoded whole on the CPU)."""
+        fallbacks: samples decoders.image on "mixed" decoded whole on the CPU; bad_samples:
+        samples the node failed that were skipped or replaced, see on_bad_sample)."""
         return {s.pop("name"): s for s in self._built().stats()}
+
+    def bad_samples(self):
+        """sluice's addition: the samples skipped or replaced so far (on_bad_sample)."""
+        return sum(s["bad_samples"] for s in self._built().stats())
 
     def graph(self, path=None):
         """A picture of the pipeline: its graph as Graphviz DOT text, the same text as
@@ -723,6 +750,8 @@ class Pipeline:
         self._fuse_samples = o["fuse_samples"]
         self._max_held_bytes = o["max_held_bytes"]
         self._max_sample_bytes = o["max_sample_bytes"]
+        self._on_bad_sample = o["on_bad_sample"]
+        self._max_bad_samples = o["max_bad_samples"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 

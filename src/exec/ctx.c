@@ -396,6 +396,8 @@ sl_status sl_fail(sl_ctx *ctx, sl_status code, const char *fmt, ...)
     }
     va_end(ap);
     ctx->failed = true;
+    if (ctx->sample >= 0 && sl__bad_mark(ctx, &e))
+        return code; /* skipped or replaced: the frame goes on (bad.c) */
     sl__exec_frame_fail(ctx->slot, &e, ctx->p);
     return code;
 }
@@ -436,15 +438,25 @@ sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o)
                           (long long)sl__batch_shape_mut((sl_batch *)b, i)[d]);
         size_text(have, sizeof have, bytes);
         size_text(limit, sizeof limit, max);
+        int was = ctx->sample;
         ctx->sample = i;
-        return fits ? sl_fail(ctx, SL_EINVAL,
-                              "output %d would take %s for this sample (shape [%s] of %s), more "
-                              "than max_sample_bytes (%s); raise it if the size is right",
-                              o, have, shape, sl_dtype_name(b->dtype), limit)
-                    : sl_fail(ctx, SL_EINVAL,
-                              "output %d has an impossible size for this sample (shape [%s] of "
-                              "%s)",
-                              o, shape, sl_dtype_name(b->dtype));
+        sl_status st =
+            fits ? sl_fail(ctx, SL_EINVAL,
+                           "output %d would take %s for this sample (shape [%s] of %s), more "
+                           "than max_sample_bytes (%s); raise it if the size is right",
+                           o, have, shape, sl_dtype_name(b->dtype), limit)
+                 : sl_fail(ctx, SL_EINVAL,
+                           "output %d has an impossible size for this sample (shape [%s] of "
+                           "%s)",
+                           o, shape, sl_dtype_name(b->dtype));
+        ctx->sample = was;
+        if (atomic_load(&ctx->slot->failed))
+            return st;
+        ctx->failed = false;
+        /* a bad sample now (bad.c): it takes a good one's shape, and the check starts over */
+        if (sl__bad_shapes(ctx, (sl_batch *)b) != SL_OK)
+            return SL_ECORRUPT;
+        i = -1;
     }
     return SL_OK;
 }

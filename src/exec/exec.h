@@ -110,6 +110,15 @@ typedef struct sl__slot {
     int *scope_idx;
     struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage.c) */
     int gset;               /* (mu) the GPU buffer set its iteration holds (stage.c), -1 none */
+    /* Bad samples (bad.c), opt.batch_size entries indexed in the whole batch: the flag (set
+     * once per frame, under mu), the sample's first error, the node that failed it and the
+     * policy (sl_bad_sample) that applies; nbad of them in this frame (mu). */
+    atomic_uchar *bad;
+    sl__error *bad_err;
+    int *bad_node;
+    int *bad_policy;
+    int nbad;
+    atomic_bool any_bad; /* nbad > 0, read without mu */
 } sl__slot;
 
 typedef struct sl__span {
@@ -127,8 +136,9 @@ typedef struct sl__node_stat {
     int64_t iterations;
     int64_t total_ns;
     int64_t busy_ns;
-    int64_t gpu_ns;    /* device time of its kernels / copies (CUDA events; 0 when emulated) */
-    int64_t fallbacks; /* sl_ctx_count_fallback, added when the node completes an iteration */
+    int64_t gpu_ns;      /* device time of its kernels / copies (CUDA events; 0 when emulated) */
+    int64_t fallbacks;   /* sl_ctx_count_fallback, added when the node completes an iteration */
+    int64_t bad_samples; /* samples it failed that were skipped or replaced (bad.c) */
 } sl__node_stat;
 
 /* Storage of one intermediate (node, output), shared by the slots (pool.c). */
@@ -214,6 +224,13 @@ struct sl_pipeline {
     int ncallbacks;
 
     sl__error error; /* last failure of a call on this pipeline */
+
+    /* Bad samples (bad.c): per plan node its own on_bad_sample (sl_init_on_bad_sample), -1 for
+     * the pipeline's; the samples skipped or replaced so far (mu); where their lines go. */
+    signed char *node_policy;
+    int64_t bad_total;
+    sl_log_fn log_fn;
+    void *log_user;
 };
 
 struct sl_ctx {
@@ -349,6 +366,24 @@ sl_status sl__outputs_set_aside_locked(struct sl_pipeline *p, sl__slot *slot);
  * 4 (2 set aside) already hold 12.0 MiB of the 16.0 MiB of host memory that max_held_bytes
  * allows"). Needs mu. */
 void sl__outputs_describe_held_locked(const struct sl_pipeline *p, char *buf, size_t len);
+
+/* bad.c: bad samples (see bad.c for the rules). */
+sl_status sl__bad_slot_init(struct sl_pipeline *p, sl__slot *slot); /* with the slot */
+void sl__bad_slot_fini(sl__slot *slot);
+void sl__bad_frame_start_locked(struct sl_pipeline *p, sl__slot *slot); /* needs mu */
+/* Whether sample `whole` (index in the whole batch) of the slot's frame is bad. */
+bool sl__bad_is(const sl__slot *slot, int whole);
+/* sl_fail of a sample (e->sample, whole-batch index): marks it bad and returns true when the
+ * policy of ctx's node is not "raise" (the frame goes on), else false. Takes mu. */
+bool sl__bad_mark(sl_ctx *ctx, const sl__error *e);
+/* Before ctx's node allocates b (one of its outputs): each bad sample takes the shape of the
+ * next good one; fails the frame (SL_ECORRUPT) when none is good. */
+sl_status sl__bad_shapes(sl_ctx *ctx, sl_batch *b);
+void sl__bad_zero(sl_ctx *ctx, sl_batch *b); /* after the allocation: bad samples are zeros */
+/* share_outputs, the frame READY and not failed: counts, checks max_bad_samples, logs, and
+ * rewrites the pipeline outputs without (skip) or with replacements for (replace) the bad
+ * samples. Not SL_OK: the frame failed (its error recorded). Takes mu. */
+sl_status sl__bad_deliver(struct sl_pipeline *p, sl__slot *slot);
 
 /* stats.c */
 void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,

@@ -27,6 +27,8 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->gpu_queue_depth = 0;
     o->max_held_bytes = 0;
     o->max_sample_bytes = (int64_t)1 << 30;
+    o->on_bad_sample = SL_BAD_SAMPLE_RAISE;
+    o->max_bad_samples = 0;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -56,6 +58,15 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->max_sample_bytes < 1)
         return sl__last_error_set(SL_EINVAL, "max_sample_bytes must be at least 1, got %lld",
                                   (long long)o->max_sample_bytes);
+    if (o->on_bad_sample < SL_BAD_SAMPLE_RAISE || o->on_bad_sample > SL_BAD_SAMPLE_REPLACE)
+        return sl__last_error_set(SL_EINVAL,
+                                  "on_bad_sample must be \"raise\" (0), \"skip\" (1) or "
+                                  "\"replace\" (2), got %d",
+                                  o->on_bad_sample);
+    if (o->max_bad_samples < 0)
+        return sl__last_error_set(SL_EINVAL,
+                                  "max_bad_samples must be 0 (no limit) or positive, got %lld",
+                                  (long long)o->max_bad_samples);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -123,8 +134,10 @@ static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
 static sl_status init_ops(sl_pipeline *p)
 {
     p->states = sl__calloc((size_t)p->plan->n, sizeof(void *));
-    if (!p->states)
+    p->node_policy = sl__calloc((size_t)p->plan->n, 1);
+    if (!p->states || !p->node_policy)
         return fail(p, SL_ENOMEM, "out of memory");
+    memset(p->node_policy, -1, (size_t)p->plan->n); /* the pipeline's on_bad_sample */
     for (int j = 0; j < p->plan->n; j++) {
         const sl_op_def *op = p->plan->nodes[j].op;
         sl_op_init ini = {.p = p, .node = j};
@@ -148,7 +161,7 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
     slot->nodes = sl__calloc((size_t)p->plan->n, sizeof(sl__snode));
     slot->scope_n = sl__calloc((size_t)p->plan->nscopes, sizeof(int));
     slot->scope_idx = sl__calloc((size_t)p->plan->nscopes * (size_t)p->opt.batch_size, sizeof(int));
-    if (!slot->nodes || !slot->scope_n || !slot->scope_idx)
+    if (!slot->nodes || !slot->scope_n || !slot->scope_idx || sl__bad_slot_init(p, slot) != SL_OK)
         return SL_ENOMEM;
     for (int j = 0; j < p->plan->n; j++) {
         const sl_op_def *op = p->plan->nodes[j].op;
@@ -212,6 +225,21 @@ static sl_status alloc_exec(sl_pipeline *p)
     return SL_OK;
 }
 
+/* "skip" and "replace" rewrite the outputs in host memory (bad.c): CPU pipelines only. */
+static sl_status check_bad_sample_policy(sl_pipeline *p)
+{
+    bool gpu = false, policy = p->opt.on_bad_sample != SL_BAD_SAMPLE_RAISE;
+    for (int j = 0; j < p->plan->n; j++) {
+        gpu |= p->plan->nodes[j].stage != SL__STAGE_CPU;
+        policy |= p->node_policy[j] > SL_BAD_SAMPLE_RAISE;
+    }
+    if (gpu && policy)
+        return fail(p, SL_EUNSUPPORTED,
+                    "on_bad_sample \"skip\" and \"replace\" need a pipeline without mixed or gpu "
+                    "nodes (the outputs are rewritten in host memory); use \"raise\" here");
+    return SL_OK;
+}
+
 sl_status sl_pipeline_build(sl_pipeline *p)
 {
     if (!p)
@@ -224,6 +252,8 @@ sl_status sl_pipeline_build(sl_pipeline *p)
     sl_status st = sl__plan_build(p->graph, &p->opt, &p->plan, &p->error);
     if (st == SL_OK)
         st = init_ops(p);
+    if (st == SL_OK)
+        st = check_bad_sample_policy(p);
     if (st == SL_OK)
         st = alloc_exec(p);
     p->built = st == SL_OK;
@@ -249,6 +279,7 @@ static void free_slots(sl_pipeline *p)
         sl__free(slot->nodes);
         sl__free(slot->scope_n);
         sl__free(slot->scope_idx);
+        sl__bad_slot_fini(slot);
     }
     sl__free(p->slots);
 }
@@ -278,6 +309,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
         sl__free(p->fuse_scratch[w].buf);
     sl__free(p->fuse_scratch);
     sl__free(p->states);
+    sl__free(p->node_policy);
     sl__free(p->shared);
     sl__free(p->stateful_next);
     sl__free(p->stats);
@@ -458,6 +490,12 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
         sl__stage_frame_finish_locked(p, slot);
         if (gst != SL_OK)
             sl__exec_frame_fail_locked(slot, &p->error);
+    }
+    if (st == SL_OK && atomic_load(&p->slots[it % p->depth].any_bad)) {
+        /* READY: only this call moves the slot on, so its outputs are rewritten unlocked */
+        pthread_mutex_unlock(&p->mu);
+        sl__bad_deliver(p, &p->slots[it % p->depth]);
+        pthread_mutex_lock(&p->mu);
     }
     if (st == SL_OK) {
         sl__slot *slot = &p->slots[it % p->depth];

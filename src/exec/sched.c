@@ -217,6 +217,8 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     for (int o = 0; o < ctx->pn->nout; o++) {
         if (ctx->sn->wouts[o].size != sl__ctx_output_size(ctx, o))
             return sl_fail(ctx, SL_EINTERNAL, "setup did not declare output %d", o);
+        if (atomic_load(&ctx->slot->any_bad) && sl__bad_shapes(ctx, &ctx->sn->wouts[o]) != SL_OK)
+            return SL_ECORRUPT;
         if (sl__ctx_check_sizes(ctx, &ctx->sn->wouts[o], o) != SL_OK)
             return SL_EINVAL;
     }
@@ -226,6 +228,8 @@ static sl_status alloc_outputs(sl_ctx *ctx)
         if (sl__pool_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
+        if (atomic_load(&ctx->slot->any_bad))
+            sl__bad_zero(ctx, &ctx->sn->outs[o]);
     }
     return SL_OK;
 }
@@ -295,6 +299,9 @@ static void fused_setup_done(sl__snode *sn, int worker)
     sl_ctx ctx = make_ctx(sn, -1, worker);
     if (!atomic_load(&sn->slot->failed) && sn->outs[0].size != sl_ctx_batch_size(&ctx))
         sl_fail(&ctx, SL_EINTERNAL, "setup did not declare output 0");
+    else if (!atomic_load(&sn->slot->failed) && atomic_load(&sn->slot->any_bad) &&
+             sl__bad_shapes(&ctx, &sn->outs[0]) != SL_OK)
+        ;                                     /* the frame failed: no good sample */
     else if (!atomic_load(&sn->slot->failed)) /* its samples go to scratch: the same limit */
         sl__ctx_check_sizes(&ctx, &sn->outs[0], 0);
     pthread_mutex_lock(&p->mu);
@@ -372,11 +379,20 @@ static void node_task(void *arg, int64_t i, int worker)
     alloc_and_run(sn, worker); /* on failure it only passes its storage turn and completes */
 }
 
-/* Runs fn for one sample unless the frame failed; returns true for the phase's last task. */
+/* The index in the whole batch of sample `sample` of sn's scope. */
+static int sample_index(sl__snode *sn, int sample)
+{
+    sl_ctx ctx = make_ctx(sn, sample, 0);
+    return sl__ctx_sample_index(&ctx, sample);
+}
+
+/* Runs fn for one sample unless the frame failed or the sample is bad (bad.c); returns true
+ * for the phase's last task. */
 static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(sl_ctx *, int),
                         const char *what)
 {
-    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
+        !sl__bad_is(sn->slot, sample_index(sn, sample))) {
         sl_ctx ctx = make_ctx(sn, sample, worker);
         int64_t t0 = sl__now_ns();
         sl_status st = fn(&ctx, sample);
@@ -482,6 +498,7 @@ static void fused_run_task(void *arg, int64_t i, int worker)
     for (int j = sn->node; j >= 0; j = plan->nodes[j].fused_from)
         chain[len++] = j;
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
+        !sl__bad_is(sn->slot, sample_index(sn, (int)i)) &&
         chain_rois(sn, chain, len, (int)i, worker))
         run_chain_sample(sn, chain, len, (int)i, worker);
     if (atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1)
@@ -522,6 +539,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
     slot->nodes_left = p->plan->n;
     atomic_store(&slot->failed, false);
     sl__error_clear(&slot->err);
+    sl__bad_frame_start_locked(p, slot);
     sl__stage_frame_start_locked(p, slot);
     slot->batch_size = frame_batch_size(p, slot, it);
     slot->scope_n[0] = slot->batch_size;

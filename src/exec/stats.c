@@ -49,6 +49,7 @@ sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
     s->busy_ms = (double)p->stats[i].busy_ns / 1e6;
     s->gpu_ms = (double)p->stats[i].gpu_ns / 1e6;
     s->fallbacks = p->stats[i].fallbacks;
+    s->bad_samples = p->stats[i].bad_samples;
     s->fused_into = pn->fuse_into >= 0 ? p->plan->nodes[pn->fuse_into].name : NULL;
     pthread_mutex_unlock(&mp->mu);
     return SL_OK;

@@ -180,6 +180,9 @@ typedef struct sl__option {
     size_t offset;
     bool wide;
     bool if_not_default;
+    /* An enumeration's values by name (value k: names[k]), NULL-terminated; NULL for numbers.
+     * A spec and Python give and show such an option by name. */
+    const char *const *names;
 } sl__option;
 extern const sl__option sl__options[];
 extern const int sl__num_options;
@@ -188,6 +191,11 @@ int64_t sl__option_get(const sl_pipeline_options *o, const sl__option *opt);
 /* SL_EINVAL, the reason in err, when v does not fit an int field. */
 sl_status sl__option_set(sl_pipeline_options *o, const sl__option *opt, int64_t v, char *err,
                          size_t errlen);
+/* A named option's value from its name: SL_EINVAL, the names allowed in err, when unknown. */
+sl_status sl__option_parse(const sl__option *opt, const char *name, int64_t *v, char *err,
+                           size_t errlen);
+/* The name of value v of a named option; NULL when it has none. */
+const char *sl__option_name(const sl__option *opt, int64_t v);
 
 /* check.c: the checks of node n (operator op) that need no other node — its device name, its
  * number of inputs, its arguments (each known; a constant that coerces to the argument's type,

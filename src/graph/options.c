@@ -15,8 +15,15 @@
 
 #define OPT(name, wide, sparse)                                                                    \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), wide, sparse                                   \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL                             \
     }
+#define OPT_NAMED(name, sparse, names)                                                             \
+    {                                                                                              \
+#name, offsetof(sl_pipeline_options, name), false, sparse, names                           \
+    }
+
+/* sl_bad_sample's values by name, in enum order. */
+static const char *const bad_sample_names[] = {"raise", "skip", "replace", NULL};
 
 const sl__option sl__options[] = {
     OPT(batch_size, false, false),
@@ -29,6 +36,8 @@ const sl__option sl__options[] = {
     OPT(gpu_queue_depth, false, true),
     OPT(max_held_bytes, true, true),
     OPT(max_sample_bytes, true, true),
+    OPT_NAMED(on_bad_sample, true, bad_sample_names),
+    OPT(max_bad_samples, true, true),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 
@@ -61,4 +70,30 @@ sl_status sl__option_set(sl_pipeline_options *o, const sl__option *opt, int64_t 
     }
     *(int *)(void *)field = (int)v;
     return SL_OK;
+}
+
+sl_status sl__option_parse(const sl__option *opt, const char *name, int64_t *v, char *err,
+                           size_t errlen)
+{
+    for (int k = 0; opt->names && opt->names[k]; k++) {
+        if (strcmp(opt->names[k], name) == 0) {
+            *v = k;
+            return SL_OK;
+        }
+    }
+    int n = snprintf(err, errlen, "\"%s\" must be one of", opt->key);
+    for (int k = 0; opt->names && opt->names[k] && n >= 0 && (size_t)n < errlen; k++)
+        n += snprintf(err + n, errlen - (size_t)n, "%s \"%s\"", k ? "," : "", opt->names[k]);
+    if (n >= 0 && (size_t)n < errlen)
+        snprintf(err + n, errlen - (size_t)n, ", got \"%s\"", name);
+    return SL_EINVAL;
+}
+
+const char *sl__option_name(const sl__option *opt, int64_t v)
+{
+    for (int k = 0; opt->names && opt->names[k]; k++) {
+        if (k == v)
+            return opt->names[k];
+    }
+    return NULL;
 }

@@ -345,11 +345,20 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
         o->device_id = SL_DEVICE_ID_AUTO;
         return SL_OK;
     }
+    const sl__option *opt = sl__option_find(key);
+    char err[160];
+    if (opt->names) { /* an enumeration: by name only */
+        int64_t v;
+        const char *name = json_is_string(val) ? json_string_value(val) : "";
+        if (sl__option_parse(opt, name, &v, err, sizeof err) != SL_OK)
+            return json_is_string(val) ? fail(SL_EINVAL, where, "%s", err)
+                                       : fail(SL_EINVAL, where, "\"%s\" must be a string, got %s",
+                                              key, kind_name(val));
+        return sl__option_set(o, opt, v, err, sizeof err);
+    }
     if (!json_is_integer(val))
         return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
-    char err[128];
-    if (sl__option_set(o, sl__option_find(key), (int64_t)json_integer_value(val), err,
-                       sizeof err) != SL_OK)
+    if (sl__option_set(o, opt, (int64_t)json_integer_value(val), err, sizeof err) != SL_OK)
         return fail(SL_EINVAL, where, "%s", err);
     return SL_OK;
 }
@@ -596,6 +605,8 @@ static void put_options(text *t, const sl_pipeline_options *o)
             continue;
         if (opt->offset == offsetof(sl_pipeline_options, device_id) && v == SL_DEVICE_ID_AUTO)
             put(t, "%s    \"%s\": \"auto\"", sep, opt->key);
+        else if (sl__option_name(opt, v))
+            put(t, "%s    \"%s\": \"%s\"", sep, opt->key, sl__option_name(opt, v));
         else
             put(t, "%s    \"%s\": %lld", sep, opt->key, (long long)v);
         sep = ",\n";

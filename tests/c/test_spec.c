@@ -416,6 +416,8 @@ static void assert_options_equal(const sl_pipeline_options *a, const sl_pipeline
     assert_int_equal(a->fuse_samples, b->fuse_samples);
     assert_int_equal(a->cpu_queue_depth, b->cpu_queue_depth);
     assert_int_equal(a->gpu_queue_depth, b->gpu_queue_depth);
+    assert_int_equal(a->on_bad_sample, b->on_bad_sample);
+    assert_int_equal(a->max_bad_samples, b->max_bad_samples);
 }
 
 static void expect_options_error(const char *json, sl_status code, const char *w1, const char *w2)
@@ -442,6 +444,11 @@ static void test_options_errors(void **state)
     expect_options_error("{\"pipeline\": {\"batch_size\": 4294967296}}", SL_EINVAL,
                          "\"batch_size\" is out of range", NULL);
     expect_options_error("{\"pipeline\": [1]}", SL_EINVAL, "\"pipeline\" must be an object", NULL);
+    expect_options_error("{\"pipeline\": {\"on_bad_sample\": \"drop\"}}", SL_EINVAL,
+                         "\"on_bad_sample\" must be one of \"raise\", \"skip\", \"replace\"",
+                         "got \"drop\"");
+    expect_options_error("{\"pipeline\": {\"on_bad_sample\": 1}}", SL_EINVAL,
+                         "\"on_bad_sample\" must be a string", "got an integer");
     expect_options_error("{\"pipeline\": {\n\"seed\": }}", SL_ECORRUPT, "line 2, column", NULL);
 }
 
@@ -471,10 +478,25 @@ static void test_spec_write(void **state)
     o.gpu_queue_depth = 1;
     assert_int_equal(sl__spec_write(g, &o, &text), SL_OK);
     assert_non_null(strstr(text, "\"cpu_queue_depth\": 3,\n    \"gpu_queue_depth\": 1"));
+    assert_null(strstr(text, "on_bad_sample")); /* "raise", the default: not written */
     sl_pipeline_options_init(&o2);
     assert_int_equal(sl_pipeline_options_from_json(text, &o2), SL_OK);
     assert_options_equal(&o, &o2);
     sl__free(text);
+    /* the bad-sample policy by name, and its limit */
+    for (int policy = SL_BAD_SAMPLE_SKIP; policy <= SL_BAD_SAMPLE_REPLACE; policy++) {
+        o.on_bad_sample = policy;
+        o.max_bad_samples = 5;
+        assert_int_equal(sl__spec_write(g, &o, &text), SL_OK);
+        assert_non_null(
+            strstr(text, policy == SL_BAD_SAMPLE_SKIP
+                             ? "\"on_bad_sample\": \"skip\",\n    \"max_bad_samples\": 5"
+                             : "\"on_bad_sample\": \"replace\""));
+        sl_pipeline_options_init(&o2);
+        assert_int_equal(sl_pipeline_options_from_json(text, &o2), SL_OK);
+        assert_options_equal(&o, &o2);
+        sl__free(text);
+    }
     sl_graph_destroy(g);
     sl_graph_destroy(g2);
 }

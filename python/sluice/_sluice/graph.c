@@ -367,10 +367,26 @@ int slpy_options_from_dict(PyObject *d, sl_pipeline_options *o)
             return PyErr_Format(PyExc_TypeError, "unknown pipeline option \"%s\"", name), -1;
         if (value == Py_None)
             continue;
+        char err[160];
+        if (opt->names) { /* an enumeration: by name */
+            const char *s = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+            if (!s)
+                return PyErr_Occurred() ? -1
+                                        : (PyErr_Format(PyExc_TypeError,
+                                                        "pipeline option \"%s\" must be a "
+                                                        "string, got %s",
+                                                        name, Py_TYPE(value)->tp_name),
+                                           -1);
+            int64_t v;
+            if (sl__option_parse(opt, s, &v, err, sizeof err) != SL_OK)
+                return PyErr_Format(PyExc_ValueError, "%s", err), -1;
+            if (sl__option_set(o, opt, v, err, sizeof err) != SL_OK)
+                return PyErr_Format(PyExc_ValueError, "%s", err), -1;
+            continue;
+        }
         long long x = PyLong_AsLongLong(value);
         if (x == -1 && PyErr_Occurred())
             return -1;
-        char err[128];
         if (sl__option_set(o, opt, x, err, sizeof err) != SL_OK)
             return PyErr_Format(PyExc_OverflowError, "%s", err), -1;
     }
@@ -468,8 +484,10 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     for (int k = 0; d && k < sl__num_options; k++) {
         const sl__option *opt = &sl__options[k];
         long long x = sl__option_get(&o, opt);
-        PyObject *v = strcmp(opt->key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
-                                                            : PyLong_FromLongLong(x);
+        PyObject *v = opt->names && sl__option_name(opt, x)
+                          ? PyUnicode_FromString(sl__option_name(opt, x))
+                      : strcmp(opt->key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
+                                                              : PyLong_FromLongLong(x);
         if (!v || PyDict_SetItemString(d, opt->key, v) < 0)
             Py_CLEAR(d);
         Py_XDECREF(v);

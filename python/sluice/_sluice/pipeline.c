@@ -193,7 +193,7 @@ static PyObject *pipeline_reader_meta(PyObject *self, PyObject *args)
 }
 
 /* stats() -> [dict(name, op, device, iterations, total_ms, busy_ms, gpu_ms, fused_into,
- * fallbacks)] in
+ * fallbacks, bad_samples)] in
  * execution order (fused_into: a node name or None). */
 static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
 {
@@ -205,9 +205,10 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
         if (sl_pipeline_node_stats(p, i, &s) != SL_OK)
             continue;
         PyObject *d = Py_BuildValue(
-            "{s:s,s:s,s:s,s:L,s:d,s:d,s:d,s:z,s:L}", "name", s.name, "op", s.op, "device", s.device,
-            "iterations", (long long)s.iterations, "total_ms", s.total_ms, "busy_ms", s.busy_ms,
-            "gpu_ms", s.gpu_ms, "fused_into", s.fused_into, "fallbacks", (long long)s.fallbacks);
+            "{s:s,s:s,s:s,s:L,s:d,s:d,s:d,s:z,s:L,s:L}", "name", s.name, "op", s.op, "device",
+            s.device, "iterations", (long long)s.iterations, "total_ms", s.total_ms, "busy_ms",
+            s.busy_ms, "gpu_ms", s.gpu_ms, "fused_into", s.fused_into, "fallbacks",
+            (long long)s.fallbacks, "bad_samples", (long long)s.bad_samples);
         if (!d || PyList_Append(l, d) < 0)
             Py_CLEAR(l);
         Py_XDECREF(d);

@@ -248,8 +248,11 @@ class _SluiceBaseIterator:
                 self.reset()
             raise StopIteration
         if self._reader_name or self._size != -1:
-            for out in outs:
+            for p, out in zip(self._pipes, outs):
                 for o in out:
+                    # on_bad_sample="skip" delivers a batch without its bad samples: smaller
+                    if len(o) < self.batch_size and p.bad_samples() > 0:
+                        continue
                     if len(o) != self.batch_size:
                         raise AssertionError(
                             "Variable batch size is not supported by the iterator when "

@@ -256,7 +256,8 @@ class SluiceGenericIterator(_SluiceBaseIterator):
     def _narrow(self, batch, n):
         out = dict(batch)
         for name in self._output_categories:
-            out[name] = batch[name].narrow(0, 0, n)
+            # a batch without its skipped samples (on_bad_sample="skip") may be shorter than n
+            out[name] = batch[name].narrow(0, 0, min(n, batch[name].shape[0]))
         return out
 
 

@@ -22,7 +22,7 @@ sl_status sl__decoder_init(sl_op_init *ini, void **state)
         return sl_init_fail(ini, SL_ENOMEM, "out of memory");
     pthread_mutex_init(&v->mu, NULL);
     *state = v;
-    return SL_OK;
+    return sl_init_on_bad_sample(ini, SL__A_ON_BAD_SAMPLE);
 }
 
 void sl__decoder_fini(void *state)

@@ -46,6 +46,7 @@ enum {
     SL__A_TUNE_HEIGHT_HINT,
     SL__A_TUNE_AFFINE,
     SL__A_TUNE_FANCY_UPSAMPLING,
+    SL__A_ON_BAD_SAMPLE,
     SL__DECODER_NUM_ARGS
 };
 
@@ -111,13 +112,23 @@ enum {
                            .type = SL_ARG_BOOL,                                                    \
                            .def = "true",                                                          \
                            .doc = SL__DOC_TUNE("thread affinity of nvJPEG's host threads")},       \
-    [SL__A_TUNE_FANCY_UPSAMPLING] = {                                                              \
-        .name = "jpeg_fancy_upsampling",                                                           \
-        .type = SL_ARG_BOOL,                                                                       \
-        .def = "false",                                                                            \
-        .doc = "DALI's switch making its mixed decoder upsample chroma as libjpeg does; accepted " \
-               "for compatibility and not used: sluice decodes on every device with libjpeg's "    \
-               "fancy upsampling (the CPU decoder's bytes), as DALI does with true."}
+    [SL__A_TUNE_FANCY_UPSAMPLING] =                                                                \
+        {.name = "jpeg_fancy_upsampling",                                                          \
+         .type = SL_ARG_BOOL,                                                                      \
+         .def = "false",                                                                           \
+         .doc =                                                                                    \
+             "DALI's switch making its mixed decoder upsample chroma as libjpeg does; accepted "   \
+             "for compatibility and not used: sluice decodes on every device with libjpeg's "      \
+             "fancy upsampling (the CPU decoder's bytes), as DALI does with true."},               \
+    [SL__A_ON_BAD_SAMPLE] = {                                                                      \
+        .name = "on_bad_sample",                                                                   \
+        .type = SL_ARG_STRING,                                                                     \
+        .def = "\"raise\"",                                                                        \
+        .choices = "raise|skip|replace",                                                           \
+        .doc = "sluice's addition: what a file this decoder cannot decode does to its batch, "     \
+               "overriding the pipeline's on_bad_sample for this node: \"raise\" (the batch "      \
+               "fails), \"skip\" (the batch is delivered without the sample) or \"replace\" (the " \
+               "next good sample of the batch takes its place). Unset: the pipeline's."}
 
 /* The deprecated names every decoder op accepts and ignores, as DALI does (it deprecated them in
  * 1.0 and 1.36 and does nothing with them), with DALI's words. */

@@ -44,6 +44,7 @@ enum {
     ARG_NUM_SHARDS,
     ARG_STICK_TO_SHARD,
     ARG_PAD_LAST_BATCH,
+    ARG_ON_BAD_SAMPLE,
     NUM_ARGS
 };
 
@@ -445,6 +446,8 @@ static sl_status init(sl_op_init *ini, void **state)
         st = list_samples(ini, r);
     if (st == SL_OK)
         st = sl__cursor_start(ini, &r->cur, (int64_t)r->paths.n);
+    if (st == SL_OK)
+        st = sl_init_on_bad_sample(ini, ARG_ON_BAD_SAMPLE);
     if (st != SL_OK)
         goto fail;
     *state = r;
@@ -584,6 +587,16 @@ static const sl_arg_def args[] = {
          .doc = "Every shard yields ceil(N / num_shards) samples per epoch, and the epoch's last "
                 "batch is filled up; both by repeating the shard's last sample. The next epoch "
                 "starts a fresh batch."},
+    [ARG_ON_BAD_SAMPLE] =
+        {.name = "on_bad_sample",
+         .type = SL_ARG_STRING,
+         .def = "\"raise\"",
+         .choices = "raise|skip|replace",
+         .doc = "sluice's addition: what a file that cannot be read (gone, unreadable, not a "
+                "regular file) does to its batch, overriding the pipeline's on_bad_sample for "
+                "this node: \"raise\" (the batch fails), \"skip\" (the batch is delivered "
+                "without the sample) or \"replace\" (the next good sample of the batch takes its "
+                "place). Unset: the pipeline's."},
 };
 
 const sl_op_def sl_op_readers_file = {
