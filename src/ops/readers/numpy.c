@@ -689,39 +689,7 @@ static const sl_arg_def args[] = {
                           .def = "false",
                           .doc = "Parse each file's header once and keep it (the file must not "
                                  "change while the pipeline runs)."},
-    [ARG_RANDOM_SHUFFLE] = {.name = "random_shuffle",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Read each epoch in a fresh random permutation of the whole "
-                                   "data set (as readers.file)."},
-    [ARG_SEED] = {.name = "seed",
-                  .type = SL_ARG_INT,
-                  .def = "-1",
-                  .doc = "Seed of the epoch permutations; -1: a fixed default (as readers.file)."},
-    [ARG_SHARD_ID] = {.name = "shard_id",
-                      .type = SL_ARG_INT,
-                      .def = "0",
-                      .flags = SL_ARG_RANGE | SL_ARG_AUTO_RANK,
-                      .min = 0,
-                      .max = INT32_MAX,
-                      .doc = "Which shard this reader reads, 0 <= shard_id < num_shards; "
-                             "\"auto\": the job's rank."},
-    [ARG_NUM_SHARDS] = {.name = "num_shards",
-                        .type = SL_ARG_INT,
-                        .def = "1",
-                        .flags = SL_ARG_RANGE | SL_ARG_AUTO_WORLD_SIZE,
-                        .min = 1,
-                        .max = INT32_MAX,
-                        .doc = "Number of shards; \"auto\": the job's world size."},
-    [ARG_STICK_TO_SHARD] = {.name = "stick_to_shard",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Read the same shard every epoch (as readers.file)."},
-    [ARG_PAD_LAST_BATCH] = {.name = "pad_last_batch",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Pad every shard's epoch to whole batches by repeating its "
-                                   "last sample (as readers.file)."},
+    SL__CURSOR_ARG_DEFS,
 };
 
 #define NO_EFFECT(name)                                                                            \

@@ -36,6 +36,45 @@ typedef struct sl__cursor_args {
     int random_shuffle, seed, shard_id, num_shards, stick_to_shard, pad_last_batch;
 } sl__cursor_args;
 
+/* The shared arguments' definitions, for the table of a reader whose argument enum names them
+ * ARG_RANDOM_SHUFFLE, ARG_SEED, ARG_SHARD_ID, ARG_NUM_SHARDS, ARG_STICK_TO_SHARD and
+ * ARG_PAD_LAST_BATCH (the indices its sl__cursor_args gives): one wording for every reader. */
+#define SL__CURSOR_ARG_DEFS                                                                        \
+    [ARG_RANDOM_SHUFFLE] = {.name = "random_shuffle",                                              \
+                            .type = SL_ARG_BOOL,                                                   \
+                            .def = "false",                                                        \
+                            .doc = "Read each epoch in a fresh random permutation of the whole "   \
+                                   "data set (as readers.file)."},                                 \
+    [ARG_SEED] = {.name = "seed",                                                                  \
+                  .type = SL_ARG_INT,                                                              \
+                  .def = "-1",                                                                     \
+                  .doc =                                                                           \
+                      "Seed of the epoch permutations; -1: a fixed default (as readers.file)."},   \
+    [ARG_SHARD_ID] = {.name = "shard_id",                                                          \
+                      .type = SL_ARG_INT,                                                          \
+                      .def = "0",                                                                  \
+                      .flags = SL_ARG_RANGE | SL_ARG_AUTO_RANK,                                    \
+                      .min = 0,                                                                    \
+                      .max = INT32_MAX,                                                            \
+                      .doc = "Which shard this reader reads, 0 <= shard_id < num_shards; "         \
+                             "\"auto\": the job's rank."},                                         \
+    [ARG_NUM_SHARDS] = {.name = "num_shards",                                                      \
+                        .type = SL_ARG_INT,                                                        \
+                        .def = "1",                                                                \
+                        .flags = SL_ARG_RANGE | SL_ARG_AUTO_WORLD_SIZE,                            \
+                        .min = 1,                                                                  \
+                        .max = INT32_MAX,                                                          \
+                        .doc = "Number of shards; \"auto\": the job's world size."},               \
+    [ARG_STICK_TO_SHARD] = {.name = "stick_to_shard",                                              \
+                            .type = SL_ARG_BOOL,                                                   \
+                            .def = "false",                                                        \
+                            .doc = "Read the same shard every epoch (as readers.file)."},          \
+    [ARG_PAD_LAST_BATCH] = {.name = "pad_last_batch",                                              \
+                            .type = SL_ARG_BOOL,                                                   \
+                            .def = "false",                                                        \
+                            .doc = "Pad every shard's epoch to whole batches by repeating its "    \
+                                   "last sample (as readers.file)."}
+
 /* Reads the shared arguments into c (zeroed by the caller) and checks them. */
 sl_status sl__cursor_config(sl_op_init *ini, const sl__cursor_args *a, sl__cursor *c);
 /* Sets the number of samples n (checked against num_shards) and allocates the permutation. */

@@ -545,38 +545,7 @@ static const sl_arg_def args[] = {
                               .doc = "Per feature its default value as text: what a "
                                      "FixedLenFeature absent from a record reads as (repeated to "
                                      "its shape)."},
-    [ARG_RANDOM_SHUFFLE] = {.name = "random_shuffle",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Read each epoch in a fresh random permutation of all records "
-                                   "(readers.file's rule)."},
-    [ARG_SEED] = {.name = "seed",
-                  .type = SL_ARG_INT,
-                  .def = "-1",
-                  .doc = "Seed of the epoch permutations (readers.file's rule)."},
-    [ARG_SHARD_ID] = {.name = "shard_id",
-                      .type = SL_ARG_INT,
-                      .def = "0",
-                      .flags = SL_ARG_RANGE | SL_ARG_AUTO_RANK,
-                      .min = 0,
-                      .max = INT32_MAX,
-                      .doc = "Which shard this reader reads; \"auto\": the job's rank."},
-    [ARG_NUM_SHARDS] = {.name = "num_shards",
-                        .type = SL_ARG_INT,
-                        .def = "1",
-                        .flags = SL_ARG_RANGE | SL_ARG_AUTO_WORLD_SIZE,
-                        .min = 1,
-                        .max = INT32_MAX,
-                        .doc = "Number of shards; \"auto\": the job's world size."},
-    [ARG_STICK_TO_SHARD] = {.name = "stick_to_shard",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Read the same shard every epoch."},
-    [ARG_PAD_LAST_BATCH] = {.name = "pad_last_batch",
-                            .type = SL_ARG_BOOL,
-                            .def = "false",
-                            .doc = "Pad every shard's epoch to whole batches with its last "
-                                   "record (readers.file's rule)."},
+    SL__CURSOR_ARG_DEFS,
 };
 
 const sl_op_def sl_op_readers_tfrecord = {
