@@ -542,11 +542,38 @@ static int frame_batch_size_locked(sl_pipeline *p, sl__slot *slot, int64_t it)
     return bs ? bs : p->opt.batch_size;
 }
 
+/* prefetch_queue_depth "auto" (autotune.c): iteration k runs in slot k % SL__AUTO_SLOTS, but
+ * only about tune.depth slots are in use at a time; a frame starting in a slot whose outputs
+ * have no storage yet takes a free slot's (the batches swapped whole: storage and sample
+ * metadata), so the storage follows the frames and as many sets exist as slots were ever in
+ * use at once, not SL__AUTO_SLOTS. Both slots are free: no view and no istore holder uses
+ * either's batches. Needs mu. */
+static void take_storage_locked(sl_pipeline *p, sl__slot *slot)
+{
+    SL__ASSERT_LOCKED(p);
+    for (int s = 0; p->tune.on && !slot->has_storage && s < p->depth; s++) {
+        sl__slot *from = &p->slots[s];
+        if (from == slot || from->state != SLOT_FREE || !from->has_storage)
+            continue;
+        for (int j = 0; j < p->plan->n; j++) {
+            for (int o = 0; o < p->plan->nodes[j].nout; o++) {
+                sl_batch b = slot->nodes[j].outs[o];
+                slot->nodes[j].outs[o] = from->nodes[j].outs[o];
+                from->nodes[j].outs[o] = b;
+            }
+        }
+        from->has_storage = false;
+        break;
+    }
+    slot->has_storage = true;
+}
+
 /* Starts iteration `it` in its (free) slot. Needs mu. */
 static void start_frame_locked(sl_pipeline *p, int64_t it)
 {
     SL__ASSERT_LOCKED(p);
     sl__slot *slot = &p->slots[it % p->depth];
+    take_storage_locked(p, slot);
     slot->iteration = it;
     slot->state = SLOT_RUNNING;
     slot->nodes_left = p->plan->n;

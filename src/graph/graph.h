@@ -183,6 +183,9 @@ typedef struct sl__option {
     /* An enumeration's values by name (value k: names[k]), NULL-terminated; NULL for numbers.
      * A spec and Python give and show such an option by name. */
     const char *const *names;
+    /* A number that a spec and Python may also give as "auto": the value auto_v. */
+    bool has_auto;
+    int64_t auto_v;
 } sl__option;
 extern const sl__option sl__options[];
 extern const int sl__num_options;

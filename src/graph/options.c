@@ -15,11 +15,16 @@
 
 #define OPT(name, wide, sparse)                                                                    \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL                             \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, 0                   \
+    }
+/* A number that may also be "auto" (the value auto_v). */
+#define OPT_AUTO(name, wide, sparse, auto_v)                                                       \
+    {                                                                                              \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, true, auto_v               \
     }
 #define OPT_NAMED(name, sparse, names)                                                             \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), false, sparse, names                           \
+#name, offsetof(sl_pipeline_options, name), false, sparse, names, false, 0                 \
     }
 
 /* sl_bad_sample's values by name, in enum order. */
@@ -27,10 +32,10 @@ static const char *const bad_sample_names[] = {"raise", "skip", "replace", NULL}
 
 const sl__option sl__options[] = {
     OPT(batch_size, false, false),
-    OPT(num_threads, false, false),
-    OPT(prefetch_queue_depth, false, false),
+    OPT_AUTO(num_threads, false, false, SL_NUM_THREADS_AUTO),
+    OPT_AUTO(prefetch_queue_depth, false, false, SL_PREFETCH_AUTO),
     OPT(seed, true, false),
-    OPT(device_id, false, false),
+    OPT_AUTO(device_id, false, false, SL_DEVICE_ID_AUTO),
     OPT(fuse_samples, false, true),
     OPT(cpu_queue_depth, false, true),
     OPT(gpu_queue_depth, false, true),
@@ -38,6 +43,7 @@ const sl__option sl__options[] = {
     OPT(max_sample_bytes, true, true),
     OPT_NAMED(on_bad_sample, true, bad_sample_names),
     OPT(max_bad_samples, true, true),
+    OPT(prefetch_max_bytes, true, true),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 
