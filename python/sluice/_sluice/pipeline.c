@@ -237,10 +237,9 @@ static PyObject *pipeline_prefetch_stats(PyObject *self, PyObject *unused)
                          s.autotune ? Py_True : Py_False, "depth", s.depth, "depth_limit",
                          s.depth_limit, "num_threads", s.num_threads, "iteration_bytes",
                          (long long)s.iteration_bytes, "budget_bytes", (long long)s.budget_bytes,
-                         "increases", (long long)s.increases, "decreases",
-                         (long long)s.decreases, "windows", (long long)s.windows, "idle", s.idle,
-                         "consumer_wait", s.consumer_wait, "reason", s.reason, "changes",
-                         changes);
+                         "increases", (long long)s.increases, "decreases", (long long)s.decreases,
+                         "windows", (long long)s.windows, "idle", s.idle, "consumer_wait",
+                         s.consumer_wait, "reason", s.reason, "changes", changes);
 }
 
 /* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
