@@ -108,6 +108,16 @@ typedef enum node_phase { PHASE_SETUP_SAMPLE = 1, PHASE_RUN_SAMPLE } node_phase;
 struct sl_pipeline;
 struct sl__slot;
 
+/* One sample's run task (run_sample, or a fused chain's whole sample) for the trace: what
+ * bench/sim.py replays. */
+typedef struct sl__sspan {
+    int node, sample, worker;
+    int64_t iteration;
+    int64_t start_ns, end_ns; /* 0, 0: not run (failed frame, bad sample) */
+} sl__sspan;
+
+#define SL__SAMPLE_SPANS 8192
+
 typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
@@ -130,6 +140,8 @@ typedef struct sl__snode {
     bool parked;                 /* (mu) waits for the node's storage (istore.c) */
     bool gpu_parked;             /* (mu) mixed/gpu node ready, waiting for a GPU buffer set */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
+    sl__sspan *sspans;           /* batch_size entries: each written by its sample's run task */
+    bool sampled;                /* ran run tasks this frame (reset at frame start, under mu) */
     /* Fused nodes: per sample, the box of output 0 its consumer reads (sl_ctx_input_roi), 2 *
      * SL_MAX_NDIM extents (lo, hi), valid when roi_set; written and read by the sample's fused
      * task only. NULL for other nodes. */
@@ -190,6 +202,7 @@ typedef struct sl__span {
     int node;
     int64_t iteration;
     int64_t start_ns, end_ns;
+    int64_t busy_ns; /* thread time in the op's functions */
 } sl__span;
 
 #define SL__TRACE_SPANS 512
@@ -316,6 +329,8 @@ struct sl_pipeline {
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
+    sl__sspan *strace;               /* (mu) ring of SL__SAMPLE_SPANS sample spans */
+    int64_t strace_count;            /* (mu) */
 
     struct sl__gpu
         *gpu; /* streams and allocators when the plan has mixed or gpu nodes, else NULL */

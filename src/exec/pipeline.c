@@ -198,8 +198,9 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
         sn->slot = slot;
         sn->node = j;
         sn->tasks = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__task));
+        sn->sspans = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__sspan));
         sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
-        if (!sn->tasks || !sn->iter_data)
+        if (!sn->tasks || !sn->sspans || !sn->iter_data)
             return SL_ENOMEM;
         if (p->plan->nodes[j].stage != SL__STAGE_CPU)
             continue; /* its batches are a GPU buffer set's, bound while the slot holds one */
@@ -230,10 +231,11 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->shared = sl__calloc((size_t)p->depth, sizeof(int));
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
+    p->strace = sl__calloc(SL__SAMPLE_SPANS, sizeof(sl__sspan));
     p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
     p->fuse_scratch = sl__calloc((size_t)p->opt.num_threads * 2, sizeof(sl__scratch));
     p->fuse_keep = SL__FUSE_KEEP;
-    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch ||
+    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->strace || !p->scratch ||
         !p->fuse_scratch)
         return fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
@@ -323,6 +325,7 @@ static void free_slots(sl_pipeline *p)
                 sl__batch_fini(&sn->outs[o]);
             sl__free(sn->outs);
             sl__free(sn->tasks);
+            sl__free(sn->sspans);
             sl__free(sn->iter_data);
             sl__free(sn->roi);
             sl__free(sn->roi_set);
@@ -364,6 +367,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__free(p->shared);
     sl__free(p->stateful_next);
     sl__free(p->stats);
+    sl__free(p->strace);
     sl__plan_destroy(p->plan);
     for (int k = 0; k < p->ncallbacks; k++)
         sl__free(p->callbacks[k].node);
