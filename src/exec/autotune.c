@@ -108,17 +108,18 @@ int sl__autotune_decide(sl__autotune *a, const sl__autotune_window *w)
         return a->depth;
     }
     if (!waited && w->n > 0 && w->ready == w->n) {
+        a->reason = "the consumer is the bottleneck";
         if (++a->calm >= CONSUMER_WINDOWS && a->depth > a->floor) {
             a->depth--;
             a->downs++;
             a->calm = 0;
             a->settle = 1;
             a->since_down = 0;
-            a->reason = "the consumer is the bottleneck";
         }
         return a->depth;
     }
     a->calm = 0;
+    a->reason = waited ? "threads busy while the consumer waited" : "balanced";
     return a->depth;
 }
 
