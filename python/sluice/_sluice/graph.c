@@ -500,7 +500,8 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
         long long x = sl__option_get(&o, opt);
         PyObject *v = opt->names && sl__option_name(opt, x)
                           ? PyUnicode_FromString(sl__option_name(opt, x))
-                      : opt->has_auto && x == opt->auto_v     ? PyUnicode_FromString("auto")
+                      : opt->has_auto && x == opt->auto_v && strcmp(opt->key, "device_id") != 0
+                          ? PyUnicode_FromString("auto")
                       : strcmp(opt->key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
                                                               : PyLong_FromLongLong(x);
         if (!v || PyDict_SetItemString(d, opt->key, v) < 0)
