@@ -208,6 +208,9 @@ F = make_lmdb
     (F.f_bytes(4, b"abcde") + F.f_varint(7, 0) + F.f_varint(1, 3) + F.f_varint(2, 1)
      + F.f_varint(3, 1) + F.f_varint(5, 1), r"raw \(not encoded\) Datum of 1 x 1 x 3 holds 5"),
     (F.f_varint(4, 7) + F.f_varint(5, 1), r"field data \(4\) has wire type 0"),
+    # 2^21 x 2^21 x 2^22 wraps to 0 in 64 bits: refused, not taken for an empty image
+    (F.f_varint(2, 1 << 21) + F.f_varint(3, 1 << 21) + F.f_varint(1, 1 << 22) + F.f_varint(7, 0)
+     + F.f_bytes(4, b"") + F.f_varint(5, 1), r"raw \(not encoded\) Datum of 2097152 x"),
 ])
 def test_caffe_corrupt_values_name_db_and_key(tmp_path, value, msg):
     good = F.f_bytes(4, b"\xff\xd8xx") + F.f_varint(5, 3)
@@ -228,6 +231,8 @@ def test_caffe_corrupt_values_name_db_and_key(tmp_path, value, msg):
      + F.f_bytes(1, F.f_varint(2, 2) + F.f_ints(4, [1], True)), r"dims that do not describe"),
     (F.f_bytes(1, F.f_varint(2, 4) + b"\x32" + F.varint((1 << 63) - 1)), r"runs past"),
     (F.f_bytes(1, F.f_varint(2, 13)), r"data_type 13"),
+    (F.f_bytes(1, F.f_varint(2, 3) + F.f_ints(1, [1 << 21, 1 << 21, 1 << 22], True)
+               + F.f_bytes(5, b"")), r"dims that do not describe its 0 bytes"),
 ])
 def test_caffe2_corrupt_values_name_db_and_key(tmp_path, value, msg):
     good = (F.f_bytes(1, F.f_varint(2, 4) + F.f_bytes(6, b"img"))

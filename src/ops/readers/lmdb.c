@@ -241,6 +241,14 @@ static int num_field(int64_t data_type, sl_dtype *t)
     }
 }
 
+/* *n = a * b * c when that fits in 64 bits (each >= 0); false on overflow. */
+static bool volume3(int64_t a, int64_t b, int64_t c, uint64_t *n)
+{
+    uint64_t ab;
+    return !__builtin_mul_overflow((uint64_t)a, (uint64_t)b, &ab) &&
+           !__builtin_mul_overflow(ab, (uint64_t)c, n);
+}
+
 static bool parse_caffe(const layout *lay, const uint8_t *v, size_t n, parsed *p, char *err,
                         size_t errlen)
 {
@@ -253,8 +261,9 @@ static bool parse_caffe(const layout *lay, const uint8_t *v, size_t n, parsed *p
         p->image = d.data;
         p->image_len = d.data_len;
         if (raw) {
+            uint64_t vol = 0;
             if (d.height < 0 || d.width < 0 || d.channels < 0 ||
-                (uint64_t)d.height * (uint64_t)d.width * (uint64_t)d.channels != d.data_len) {
+                !volume3(d.height, d.width, d.channels, &vol) || vol != d.data_len) {
                 snprintf(err, errlen,
                          "a raw (not encoded) Datum of %d x %d x %d holds %zu bytes of data",
                          d.height, d.width, d.channels, d.data_len);
@@ -305,9 +314,9 @@ static bool parse_caffe2(const layout *lay, const uint8_t *v, size_t n, parsed *
             p->ishape[0] = (int64_t)t->string0_len;
         } else if (t->data_type == SL__C2_BYTE) {
             int64_t c = t->ndims == 3 ? t->dims[2] : 1;
+            uint64_t vol = 0;
             if ((t->ndims != 2 && t->ndims != 3) || t->dims[0] < 0 || t->dims[1] < 0 || c < 0 ||
-                t->dims[0] > INT32_MAX || t->dims[1] > INT32_MAX || c > INT32_MAX ||
-                (uint64_t)t->dims[0] * (uint64_t)t->dims[1] * (uint64_t)c != t->byte_len) {
+                !volume3(t->dims[0], t->dims[1], c, &vol) || vol != t->byte_len) {
                 snprintf(err, errlen,
                          "the image tensor (BYTE) has %d dims that do not describe its %zu "
                          "bytes (expected H, W[, C])",
