@@ -182,7 +182,7 @@ bool sl__c2_numbers(const sl__c2_tensor *t, int field, void *out, int64_t max, i
                     memcpy((float *)out + k, &b, 4);
                 }
         } else if (field != SL__C2_F_FLOAT && (f.wire == 0 || f.wire == 2)) {
-            sl__pb p = {f.data, f.data + f.len};
+            sl__pb p = {f.data, f.data ? f.data + f.len : NULL}; /* NULL for a varint */
             uint64_t x = f.value;
             for (bool one = f.wire == 0; one || p.p < p.end; one = false) {
                 if (!one && !sl__pb_varint(&p, &x)) {
