@@ -1,8 +1,9 @@
-/* lmdb.c: readers.caffe and readers.caffe2: read Caffe / Caffe2 LMDB databases (liblmdb) — each
+/* lmdb.c: what readers.caffe and readers.caffe2 share (lmdb.h; their definitions are caffe.c and
+ * caffe2.c): reading Caffe / Caffe2 LMDB databases (liblmdb) — each
  * entry's value a serialized Datum (caffe) or TensorProtos (caffe2), parsed by caffe_parse.c —
  * one epoch after another, optionally shuffled and sharded (readers/reader.h).
  *
- * Exports: sl_op_readers_caffe, sl_op_readers_caffe2 (listed in src/ops/ops.def).
+ * Exports: the sl__lmdb_* functions and aliases of lmdb.h.
  *
  * Invariant: after init the sample table (database, key) never changes: init opens every
  * database read-only (MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK: no lock file, read transactions not
@@ -24,34 +25,10 @@
 
 #include "core/core.h"
 #include "ops/readers/caffe_parse.h"
+#include "ops/readers/lmdb.h"
 #include "ops/readers/reader.h"
 
-#define MAX_ADDITIONAL 8 /* readers.caffe2's additional_inputs */
-#define MAX_PROTOS (MAX_ADDITIONAL + 4)
-#define NO_LABEL 4
-
 typedef enum kind { CAFFE, CAFFE2 } kind;
-
-/* The arguments both readers have first, then each one's own. */
-enum {
-    ARG_PATH,
-    ARG_IMAGE_AVAILABLE,
-    ARG_RANDOM_SHUFFLE,
-    ARG_SEED,
-    ARG_SHARD_ID,
-    ARG_NUM_SHARDS,
-    ARG_STICK_TO_SHARD,
-    ARG_PAD_LAST_BATCH,
-    NUM_COMMON_ARGS
-};
-enum { ARG_LABEL_AVAILABLE = NUM_COMMON_ARGS, NUM_CAFFE_ARGS };
-enum {
-    ARG_LABEL_TYPE = NUM_COMMON_ARGS,
-    ARG_NUM_LABELS,
-    ARG_ADDITIONAL_INPUTS,
-    ARG_BBOX,
-    NUM_CAFFE2_ARGS
-};
 
 static const sl__cursor_args cursor_args = {.random_shuffle = ARG_RANDOM_SHUFFLE,
                                             .seed = ARG_SEED,
@@ -95,9 +72,7 @@ typedef struct reader {
     sl__cursor cur; /* setup only */
 } reader;
 
-typedef struct sample {
-    int64_t k;
-} sample;
+typedef sl__lmdb_sample sample;
 
 /* ---- keys and errors ------------------------------------------------------------------------ */
 
@@ -444,7 +419,7 @@ static sl_status get_parsed(sl_ctx *ctx, const reader *r, const entry *e, MDB_tx
 
 /* ---- init ------------------------------------------------------------------------------- */
 
-static void fini(void *state)
+void sl__lmdb_fini(void *state)
 {
     reader *r = state;
     if (!r)
@@ -523,19 +498,19 @@ static sl_status init_kind(sl_op_init *ini, void **state, kind k)
     if (st == SL_OK)
         st = sl__cursor_start(ini, &r->cur, r->n);
     if (st != SL_OK) {
-        fini(r);
+        sl__lmdb_fini(r);
         return st;
     }
     *state = r;
     return SL_OK;
 }
 
-static sl_status init_caffe(sl_op_init *ini, void **state)
+sl_status sl__lmdb_init_caffe(sl_op_init *ini, void **state)
 {
     return init_kind(ini, state, CAFFE);
 }
 
-static sl_status init_caffe2(sl_op_init *ini, void **state)
+sl_status sl__lmdb_init_caffe2(sl_op_init *ini, void **state)
 {
     return init_kind(ini, state, CAFFE2);
 }
@@ -564,7 +539,7 @@ static outs out_numbers(const layout *lay)
     return o;
 }
 
-static sl_status setup(sl_ctx *ctx)
+sl_status sl__lmdb_setup(sl_ctx *ctx)
 {
     reader *r = sl_ctx_state(ctx);
     const layout *lay = &r->lay;
@@ -608,7 +583,7 @@ static sl_status check_like_first(sl_ctx *ctx, const reader *r, const entry *e, 
                    entry_key(r, e, kb, sizeof kb), what);
 }
 
-static sl_status setup_sample(sl_ctx *ctx, int i)
+sl_status sl__lmdb_setup_sample(sl_ctx *ctx, int i)
 {
     const reader *r = sl_ctx_state(ctx);
     const layout *lay = &r->lay;
@@ -726,7 +701,7 @@ corrupt:
                    entry_key(r, e, kb, sizeof kb), err);
 }
 
-static sl_status run_sample(sl_ctx *ctx, int i)
+sl_status sl__lmdb_run_sample(sl_ctx *ctx, int i)
 {
     const reader *r = sl_ctx_state(ctx);
     const sample *s = (const sample *)sl_ctx_iter_data(ctx) + i;
@@ -745,185 +720,19 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     return st;
 }
 
-static void reader_meta(const void *state, sl_reader_meta *m)
+void sl__lmdb_reader_meta(const void *state, sl_reader_meta *m)
 {
     sl__cursor_meta(&((const reader *)state)->cur, m);
 }
 
-/* ---- definitions ------------------------------------------------------------------------ */
-
-#define PATH_ARG(what)                                                                             \
-    [ARG_PATH] = {.name = "path",                                                                  \
-                  .type = SL_ARG_STRINGS,                                                          \
-                  .flags = SL_ARG_SCALAR_OK,                                                       \
-                  .doc = "The " what " LMDB databases (directories, or data files), read one "     \
-                         "after another, each in its key order."}
-#define IMAGE_ARG                                                                                  \
-    [ARG_IMAGE_AVAILABLE] = {.name = "image_available",                                            \
-                             .type = SL_ARG_BOOL,                                                  \
-                             .def = "true",                                                        \
-                             .doc = "Whether the entries hold an image (the images output)."}
-
-static const sl_arg_def caffe_args[NUM_CAFFE_ARGS] = {
-    PATH_ARG("Caffe"),
-    IMAGE_ARG,
-    [ARG_LABEL_AVAILABLE] = {.name = "label_available",
-                             .type = SL_ARG_BOOL,
-                             .def = "true",
-                             .doc = "Whether the entries hold a label (the labels output)."},
-    SL__CURSOR_ARG_DEFS,
-};
-
-static const sl_arg_def caffe2_args[NUM_CAFFE2_ARGS] = {
-    PATH_ARG("Caffe2"),
-    IMAGE_ARG,
-    [ARG_LABEL_TYPE] = {.name = "label_type",
-                        .type = SL_ARG_INT,
-                        .def = "0",
-                        .flags = SL_ARG_RANGE,
-                        .min = 0,
-                        .max = 4,
-                        .doc = "The labels' kind (as Caffe2's image input): 0 one label (the "
-                               "tensor's single value), 1 sparse multi-label (the active "
-                               "labels' indices, output as a (num_labels,) vector of 0 and 1), "
-                               "2 dense multi-label (the tensor's values), 3 weighted sparse "
-                               "(indices, then a FLOAT tensor of their weights: a float32 "
-                               "(num_labels,) vector), 4 no label (no labels output)."},
-    [ARG_NUM_LABELS] = {.name = "num_labels",
-                        .type = SL_ARG_INT,
-                        .def = "1",
-                        .flags = SL_ARG_RANGE,
-                        .min = 1,
-                        .max = 1 << 24,
-                        .doc = "The number of classes: the length of the sparse label types' "
-                               "output."},
-    [ARG_ADDITIONAL_INPUTS] = {.name = "additional_inputs",
-                               .type = SL_ARG_INT,
-                               .def = "0",
-                               .flags = SL_ARG_RANGE,
-                               .min = 0,
-                               .max = MAX_ADDITIONAL,
-                               .doc = "The number of auxiliary tensors after the labels (FLOAT, "
-                                      "INT32 or INT64), one output each, 1-D."},
-    [ARG_BBOX] = {.name = "bbox",
-                  .type = SL_ARG_BOOL,
-                  .def = "false",
-                  .doc = "Whether the entries may end with a bounding box (an INT32 tensor of 4 "
-                         "values): the bbox output, int32 (4,), or (0,) for an entry without."},
-    SL__CURSOR_ARG_DEFS,
-};
+/* ---- shared definitions ----------------------------------------------------------------- */
 
 #define NO_EFFECT(name)                                                                            \
     {                                                                                              \
         name, NULL, "the LMDB readers read through liblmdb's map; " name " has no effect"          \
     }
-static const sl_arg_alias aliases[] = {
+const sl_arg_alias sl__lmdb_aliases[SL__LMDB_NUM_ALIASES] = {
     NO_EFFECT("dont_use_mmap"),        NO_EFFECT("read_ahead"),        NO_EFFECT("lazy_init"),
     NO_EFFECT("prefetch_queue_depth"), NO_EFFECT("tensor_init_bytes"), NO_EFFECT("initial_fill"),
     NO_EFFECT("skip_cached_images"),
-};
-
-static const sl_io_def caffe_outputs[] = {
-    {"images", "The Datum's data, uint8: the encoded image, 1-D (unless the Datum says "
-               "encoded = false: then the raw pixels, (height, width, channels), layout HWC)."},
-    {"labels", "The Datum's label, int32 (1,)."},
-};
-static const sl_output_when caffe_when[] = {{.arg = "image_available"}, {.arg = "label_available"}};
-
-#define ADD(k)                                                                                     \
-    {                                                                                              \
-        "additional_" #k, "The additional input tensor " #k " (FLOAT, INT32 or INT64), 1-D."       \
-    }
-static const sl_io_def caffe2_outputs[] = {
-    {"images", "The first tensor: a STRING tensor's first string (an encoded image), uint8 "
-               "1-D, or a BYTE tensor's bytes (raw pixels), uint8 (H, W, C) (C = 1 for a 2-D "
-               "tensor), layout HWC."},
-    {"labels", "The labels (label_type): float32 or int32 as their tensor, (1,) for a single "
-               "label, (num_labels,) for the sparse types, the tensor's length when dense."},
-    ADD(0),
-    ADD(1),
-    ADD(2),
-    ADD(3),
-    ADD(4),
-    ADD(5),
-    ADD(6),
-    ADD(7),
-    {"bbox", "The bounding box (with bbox): int32 (4,), or (0,) when the entry has none."},
-};
-#define ADD_WHEN(k)                                                                                \
-    {                                                                                              \
-        .arg = "additional_inputs", .in_range = true, .lo = (k) + 1, .hi = INT64_MAX               \
-    }
-static const sl_output_when caffe2_when[] = {
-    {.arg = "image_available"},
-    {.arg = "label_type", .in_range = true, .lo = 0, .hi = 3},
-    ADD_WHEN(0),
-    ADD_WHEN(1),
-    ADD_WHEN(2),
-    ADD_WHEN(3),
-    ADD_WHEN(4),
-    ADD_WHEN(5),
-    ADD_WHEN(6),
-    ADD_WHEN(7),
-    {.arg = "bbox"},
-};
-
-#define COMMON_DOC                                                                                 \
-    "Entries come in key order, database after database; each one is looked up with mdb_get in "   \
-    "a read transaction of its own and parsed where it lies in LMDB's map (no copy of the "        \
-    "value; only its parts are copied into the outputs). The outputs' dtypes and ranks are the "   \
-    "first entry's; an entry that differs, or a value that does not parse, fails naming the "      \
-    "database and the key. Order, shuffling and sharding as readers.file."
-
-const sl_op_def sl_op_readers_caffe = {
-    .name = "readers.caffe",
-    .doc = "Reads (image, label) pairs from Caffe LMDB databases (values: serialized Datum "
-           "messages).\n"
-           "\n"
-           "Outputs, as their flags say: images (the Datum's data: encoded bytes, or raw "
-           "pixels (H, W, C) when the Datum says encoded = false), labels (int32 (1,)).\n"
-           "\n" COMMON_DOC,
-    .outputs = caffe_outputs,
-    .num_outputs = 2,
-    .output_when = caffe_when,
-    .args = caffe_args,
-    .num_args = NUM_CAFFE_ARGS,
-    .aliases = aliases,
-    .num_aliases = sizeof aliases / sizeof *aliases,
-    .devices = SL_OP_CPU,
-    .flags = SL_OP_SOURCE | SL_OP_STATEFUL,
-    .iter_bytes_per_sample = sizeof(sample),
-    .init = init_caffe,
-    .fini = fini,
-    .setup = setup,
-    .setup_sample = setup_sample,
-    .run_sample = run_sample,
-    .reader_meta = reader_meta,
-};
-
-const sl_op_def sl_op_readers_caffe2 = {
-    .name = "readers.caffe2",
-    .doc = "Reads sample data from Caffe2 LMDB databases (values: serialized TensorProtos).\n"
-           "\n"
-           "The tensors in order: the image (with image_available), the labels (unless "
-           "label_type is 4; two tensors for label_type 3), additional_inputs auxiliary "
-           "tensors, then, with bbox, a bounding box when one tensor is left. Outputs: images, "
-           "labels, additional_0..., bbox, as their arguments say.\n"
-           "\n" COMMON_DOC,
-    .outputs = caffe2_outputs,
-    .num_outputs = 2 + MAX_ADDITIONAL + 1,
-    .output_when = caffe2_when,
-    .args = caffe2_args,
-    .num_args = NUM_CAFFE2_ARGS,
-    .aliases = aliases,
-    .num_aliases = sizeof aliases / sizeof *aliases,
-    .devices = SL_OP_CPU,
-    .flags = SL_OP_SOURCE | SL_OP_STATEFUL,
-    .iter_bytes_per_sample = sizeof(sample),
-    .init = init_caffe2,
-    .fini = fini,
-    .setup = setup,
-    .setup_sample = setup_sample,
-    .run_sample = run_sample,
-    .reader_meta = reader_meta,
 };
