@@ -1,6 +1,6 @@
 /* tests/c/test_cuda_image_ops.c: the GPU runs of issue 19's image operators — gaussian_blur and
  * laplacian (ops/image/convolution.cu), erase (erase.cu), noise.gaussian, noise.shot and
- * noise.salt_and_pepper (noise.cu) — each against the CPU operator on the same inputs
+ * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu) — each against the CPU operator on the same inputs
  * (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
@@ -8,8 +8,11 @@
  * HWC RGB / GRAY / RGBA, CHW (transpose), FHWC sequences (stack), no layout (reshape), float32
  * in [0, 1], int16 and float16 (cast), 1x1 images and batches with empty samples; per-sample
  * arguments from random.uniform nodes on the CPU.
- * Tolerance 0 for the convolutions and erase everywhere (same float32 operations in the same
- * order, --fmad=false; erase moves values). The noise operators draw the CPU's numbers from the
+ * Tolerance 0 for the convolutions, erase, sphere and jitter everywhere (same float32
+ * operations in the same order, --fmad=false; erase moves values; jitter's offsets are integers
+ * drawn as the CPU draws them). water is exact emulated; on a device its sinf / cosf are
+ * CUDA's (1 ulp apart from glibc's at most), which could move a source point across a pixel
+ * boundary — not seen, but not excluded, so a failure there names the op. The noise operators draw the CPU's numbers from the
  * same Philox streams: emulated they are bit-identical too (tolerance 0); on a device CUDA's
  * float64 log / cos / lgamma may differ from glibc's in the last ulp, so a rounded value may
  * move by 1 in rare elements (gaussian) and a Poisson rejection test may rarely flip (shot):
@@ -273,6 +276,36 @@ static void noise_salt_and_pepper_gpu(void **state)
     same("part", NULL, "\"op\": \"noise.salt_and_pepper\", \"args\": {\"prob\": 0.5}");
 }
 
+static void water_sphere_jitter_gpu(void **state)
+{
+    /* mask per sample: 0 or 1 (random.uniform over [0, 1.4] rounded by cast) */
+    char a[200], extra2[600];
+    snprintf(extra2, sizeof extra2,
+             "%s{\"name\": \"m\", \"op\": \"cast\", \"inputs\": [\"mk\"], \"args\": "
+             "{\"dtype\": \"int32\"}},",
+             uniform(a, sizeof a, "mk", 0, 1.4, 0));
+    same("rgb", NULL, "\"op\": \"water\"");
+    same("rgb", NULL,
+         "\"op\": \"water\", \"args\": {\"interp_type\": \"INTERP_LINEAR\", \"fill_value\": "
+         "42.0, \"ampl_x\": 17.0, \"phase_y\": 1.3}");
+    same("f32", extra2,
+         "\"op\": \"water\", \"args\": {\"freq_x\": 0.2, \"interp_type\": \"INTERP_LINEAR\"}, "
+         "\"arg_inputs\": {\"mask\": \"m\"}");
+    same("gray", NULL, "\"op\": \"sphere\"");
+    same("rgba", NULL, "\"op\": \"sphere\", \"args\": {\"interp_type\": \"INTERP_LINEAR\"}");
+    same("f32", extra2,
+         "\"op\": \"sphere\", \"args\": {\"fill_value\": 0.5}, \"arg_inputs\": {\"mask\": "
+         "\"m\"}");
+    same("tiny", NULL, "\"op\": \"sphere\"");
+    same("part", NULL, "\"op\": \"water\"");
+    same("rgb", NULL, "\"op\": \"jitter\"");
+    same("gray", NULL, "\"op\": \"jitter\", \"args\": {\"nDegree\": 7, \"fill_value\": 9.0}");
+    same("f32", extra2,
+         "\"op\": \"jitter\", \"args\": {\"nDegree\": 4, \"interp_type\": "
+         "\"INTERP_LINEAR\"}, \"arg_inputs\": {\"mask\": \"m\"}");
+    same("part", NULL, "\"op\": \"jitter\", \"args\": {\"nDegree\": 3}");
+}
+
 /* Bad per-sample arguments fail on the GPU as on the CPU, naming the operator. */
 static void errors_like_the_cpu(void **state)
 {
@@ -306,6 +339,7 @@ int main(void)
         cmocka_unit_test(noise_gaussian_gpu),
         cmocka_unit_test(noise_shot_gpu),
         cmocka_unit_test(noise_salt_and_pepper_gpu),
+        cmocka_unit_test(water_sphere_jitter_gpu),
         cmocka_unit_test(errors_like_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
