@@ -99,7 +99,10 @@ const sl_op_def sl_op_jitter = {
            "Offsets are integers uniform in [-floor(nDegree / 2), nDegree - 1 - floor(nDegree / "
            "2)] per axis, from the sample's own stream of the node's seed; sources outside the "
            "image take fill_value. mask = 0 leaves a sample unchanged.\n\n"
-           "Differs from DALI: DALI has jitter on the GPU only; sluice runs it on the CPU.",
+           "`device=\"gpu\"` (DALI's only backend) draws the same offsets as the CPU: pixel p "
+           "takes them from its own place in the sample's stream.\n\n"
+           "Differs from DALI: sluice also runs jitter on the CPU (DALI has it on the GPU "
+           "only).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,

@@ -91,7 +91,9 @@ const sl_op_def sl_op_sphere = {
            "With centre c = (W / 2, H / 2) and r = min(W, H) / 2, output pixel centre p samples "
            "the input at c + (p - c) * |p - c| / r with interp_type (INTERP_NN or "
            "INTERP_LINEAR); points outside the image take fill_value. mask = 0 leaves a sample "
-           "unchanged.",
+           "unchanged.\n\n"
+           "`device=\"gpu\"` warps the whole batch in one launch with the CPU's per-pixel "
+           "arithmetic.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,

@@ -113,7 +113,9 @@ const sl_op_def sl_op_water = {
            "Output pixel centre (x, y) samples the input at (x + ampl_x * sin(freq_x * y + "
            "phase_x), y + ampl_y * cos(freq_y * x + phase_y)) with interp_type (INTERP_NN or "
            "INTERP_LINEAR); points outside the image take fill_value. mask = 0 leaves a sample "
-           "unchanged.",
+           "unchanged.\n\n"
+           "`device=\"gpu\"` warps the whole batch in one launch with the CPU's per-pixel "
+           "arithmetic.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
