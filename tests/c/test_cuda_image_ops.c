@@ -1,6 +1,7 @@
 /* tests/c/test_cuda_image_ops.c: the GPU runs of issue 19's image operators — gaussian_blur and
  * laplacian (ops/image/convolution.cu), erase (erase.cu), noise.gaussian, noise.shot and
- * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu) — each against the CPU operator on the same inputs
+ * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu), grid_mask
+ * (grid_mask.cu) — each against the CPU operator on the same inputs
  * (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
@@ -8,7 +9,7 @@
  * HWC RGB / GRAY / RGBA, CHW (transpose), FHWC sequences (stack), no layout (reshape), float32
  * in [0, 1], int16 and float16 (cast), 1x1 images and batches with empty samples; per-sample
  * arguments from random.uniform nodes on the CPU.
- * Tolerance 0 for the convolutions, erase, sphere and jitter everywhere (same float32
+ * Tolerance 0 for the convolutions, erase, sphere, jitter and grid_mask everywhere (same float32
  * operations in the same order, --fmad=false; erase moves values; jitter's offsets are integers
  * drawn as the CPU draws them). water is exact emulated; on a device its sinf / cosf are
  * CUDA's (1 ulp apart from glibc's at most), which could move a source point across a pixel
@@ -306,6 +307,24 @@ static void water_sphere_jitter_gpu(void **state)
     same("part", NULL, "\"op\": \"jitter\", \"args\": {\"nDegree\": 3}");
 }
 
+static void grid_mask_gpu(void **state)
+{
+    char a[3][200], extra[600];
+    snprintf(extra, sizeof extra, "%s%s%s", uniform(a[0], 200, "an", -3.2, 3.2, 0),
+             uniform(a[1], 200, "ra", 0, 1, 0), uniform(a[2], 200, "sx", -20, 20, 0));
+    same("rgb", NULL, "\"op\": \"grid_mask\", \"args\": {\"tile\": 16}");
+    same("rgb", extra,
+         "\"op\": \"grid_mask\", \"args\": {\"tile\": 23}, \"arg_inputs\": {\"angle\": "
+         "\"an\", \"ratio\": \"ra\", \"shift_x\": \"sx\", \"shift_y\": \"sx\"}");
+    same("gray", extra,
+         "\"op\": \"grid_mask\", \"args\": {\"tile\": 7, \"ratio\": 0.3}, \"arg_inputs\": "
+         "{\"angle\": \"an\"}");
+    same("f32", extra, "\"op\": \"grid_mask\", \"arg_inputs\": {\"angle\": \"an\"}");
+    same("rgba", NULL, "\"op\": \"grid_mask\", \"args\": {\"tile\": 5, \"angle\": 0.5}");
+    same("tiny", NULL, "\"op\": \"grid_mask\", \"args\": {\"tile\": 1}");
+    same("part", NULL, "\"op\": \"grid_mask\", \"args\": {\"tile\": 2}");
+}
+
 /* Bad per-sample arguments fail on the GPU as on the CPU, naming the operator. */
 static void errors_like_the_cpu(void **state)
 {
@@ -340,6 +359,7 @@ int main(void)
         cmocka_unit_test(noise_shot_gpu),
         cmocka_unit_test(noise_salt_and_pepper_gpu),
         cmocka_unit_test(water_sphere_jitter_gpu),
+        cmocka_unit_test(grid_mask_gpu),
         cmocka_unit_test(errors_like_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
