@@ -1,7 +1,7 @@
 /* tests/c/test_cuda_image_ops.c: the GPU runs of issue 19's image operators — gaussian_blur and
  * laplacian (ops/image/convolution.cu), erase (erase.cu), noise.gaussian, noise.shot and
  * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu), grid_mask
- * (grid_mask.cu) — each against the CPU operator on the same inputs
+ * (grid_mask.cu), paste (paste.cu) — each against the CPU operator on the same inputs
  * (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
@@ -9,7 +9,7 @@
  * HWC RGB / GRAY / RGBA, CHW (transpose), FHWC sequences (stack), no layout (reshape), float32
  * in [0, 1], int16 and float16 (cast), 1x1 images and batches with empty samples; per-sample
  * arguments from random.uniform nodes on the CPU.
- * Tolerance 0 for the convolutions, erase, sphere, jitter and grid_mask everywhere (same float32
+ * Tolerance 0 for the convolutions, erase, sphere, jitter, grid_mask and paste everywhere (same float32
  * operations in the same order, --fmad=false; erase moves values; jitter's offsets are integers
  * drawn as the CPU draws them). water is exact emulated; on a device its sinf / cosf are
  * CUDA's (1 ulp apart from glibc's at most), which could move a source point across a pixel
@@ -325,6 +325,28 @@ static void grid_mask_gpu(void **state)
     same("part", NULL, "\"op\": \"grid_mask\", \"args\": {\"tile\": 2}");
 }
 
+static void paste_gpu(void **state)
+{
+    char a[3][200], extra[600];
+    snprintf(extra, sizeof extra, "%s%s%s", uniform(a[0], 200, "ra", 1, 3, 0),
+             uniform(a[1], 200, "px", 0, 1, 0), uniform(a[2], 200, "py", 0, 1, 0));
+    same("rgb", NULL, "\"op\": \"paste\", \"args\": {\"ratio\": 2.0, \"fill_value\": 7}");
+    same("rgb", extra,
+         "\"op\": \"paste\", \"args\": {\"fill_value\": [10, 200, 30], \"min_canvas_size\": "
+         "150.0}, \"arg_inputs\": {\"ratio\": \"ra\", \"paste_x\": \"px\", \"paste_y\": "
+         "\"py\"}");
+    same("gray", extra,
+         "\"op\": \"paste\", \"args\": {\"n_channels\": 1, \"fill_value\": 255}, "
+         "\"arg_inputs\": {\"ratio\": \"ra\", \"paste_x\": \"px\"}");
+    same("rgba", NULL,
+         "\"op\": \"paste\", \"args\": {\"n_channels\": 4, \"ratio\": 1.0, \"fill_value\": "
+         "[1, 2, 3, 4]}");
+    same("tiny", NULL, "\"op\": \"paste\", \"args\": {\"ratio\": 5.0, \"fill_value\": 0}");
+    same("part", NULL,
+         "\"op\": \"paste\", \"args\": {\"ratio\": 1.5, \"fill_value\": 3, "
+         "\"min_canvas_size\": 4.0}");
+}
+
 /* Bad per-sample arguments fail on the GPU as on the CPU, naming the operator. */
 static void errors_like_the_cpu(void **state)
 {
@@ -360,6 +382,7 @@ int main(void)
         cmocka_unit_test(noise_salt_and_pepper_gpu),
         cmocka_unit_test(water_sphere_jitter_gpu),
         cmocka_unit_test(grid_mask_gpu),
+        cmocka_unit_test(paste_gpu),
         cmocka_unit_test(errors_like_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
