@@ -1,7 +1,7 @@
 /* tests/c/test_cuda_image_ops.c: the GPU runs of issue 19's image operators — gaussian_blur and
  * laplacian (ops/image/convolution.cu), erase (erase.cu), noise.gaussian, noise.shot and
  * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu), grid_mask
- * (grid_mask.cu), paste (paste.cu) — each against the CPU operator on the same inputs
+ * (grid_mask.cu), paste (paste.cu) and multi_paste (multi_paste.cu) — each against the CPU operator on the same inputs
  * (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
@@ -9,7 +9,8 @@
  * HWC RGB / GRAY / RGBA, CHW (transpose), FHWC sequences (stack), no layout (reshape), float32
  * in [0, 1], int16 and float16 (cast), 1x1 images and batches with empty samples; per-sample
  * arguments from random.uniform nodes on the CPU.
- * Tolerance 0 for the convolutions, erase, sphere, jitter, grid_mask and paste everywhere (same float32
+ * Tolerance 0 for the convolutions, erase, sphere, jitter, grid_mask, paste and multi_paste
+ * everywhere (same float32
  * operations in the same order, --fmad=false; erase moves values; jitter's offsets are integers
  * drawn as the CPU draws them). water is exact emulated; on a device its sinf / cosf are
  * CUDA's (1 ulp apart from glibc's at most), which could move a source point across a pixel
@@ -347,6 +348,37 @@ static void paste_gpu(void **state)
          "\"min_canvas_size\": 4.0}");
 }
 
+static void multi_paste_gpu(void **state)
+{
+    char a[200];
+    const char *rel = uniform(a, sizeof a, "rel", 0, 0.3, 4);
+    same("rgb", NULL,
+         "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [1, 0, 3], \"in_anchors\": [0, 0, "
+         "5, 2, 1, 1], \"shapes\": [10, 12, 20, 20, 30, 9], \"out_anchors\": [3, 3, 0, 0, 10, "
+         "8], \"output_size\": [50, 60]}");
+    same("gray", rel,
+         "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [2, 2], \"shapes\": [8, 8, 9, 9], "
+         "\"output_size\": [40, 40], \"dtype\": \"float32\"}, \"arg_inputs\": "
+         "{\"out_anchors_rel\": \"rel\", \"in_anchors_rel\": \"rel\"}");
+    same("f32", NULL,
+         "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [3, 1], \"in_anchors\": [2, 2, 0, "
+         "0], \"output_size\": [200, 200], \"dtype\": \"uint8\"}");
+    same("i16", NULL,
+         "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [0], \"shapes\": [0, 3], "
+         "\"output_size\": [4, 4]}");
+    /* two inputs, no in_ids: sample i of each, in input order (the second one a flipped copy) */
+    const char *spec = tu_gpu_tree_spec(
+        BATCH, 11, 5, "\"op\"",
+        "%s, {\"name\": \"fl\", \"op\": \"flip\", \"device\": \"$GPU\", \"inputs\": "
+        "[\"in\"], \"args\": {\"horizontal\": 1}}, {\"name\": \"op\", \"op\": "
+        "\"multi_paste\", \"device\": \"$GPU\", \"inputs\": [\"in\", \"fl\"], \"args\": "
+        "{\"shapes\": [20, 20, 15, 30], \"out_anchors\": [0, 0, 10, 10], \"output_size\": "
+        "[64, 64]}}",
+        source("rgb"));
+    tu_diff d = tu_gpu_compare(spec, ITERS, 0);
+    assert_true(d.elements > 0 && d.max_abs == 0);
+}
+
 /* Bad per-sample arguments fail on the GPU as on the CPU, naming the operator. */
 static void errors_like_the_cpu(void **state)
 {
@@ -366,6 +398,10 @@ static void errors_like_the_cpu(void **state)
                         true, SL_EINVAL, "noise.gaussian", "stddev must be >= 0", "sample 0",
                         NULL);
     tu_gpu_expect_error(spec_of("rgb", NULL,
+                                "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [0], "
+                                "\"in_anchors\": [5000, 0], \"output_size\": [9, 9]}"),
+                        true, SL_EINVAL, "multi_paste", "out of bounds", NULL);
+    tu_gpu_expect_error(spec_of("rgb", NULL,
                                 "\"op\": \"laplacian\", \"args\": {\"scale\": [1, 2, 3]}"),
                         true, SL_EINVAL, "laplacian", "scale has 3 values", NULL);
 }
@@ -383,6 +419,7 @@ int main(void)
         cmocka_unit_test(water_sphere_jitter_gpu),
         cmocka_unit_test(grid_mask_gpu),
         cmocka_unit_test(paste_gpu),
+        cmocka_unit_test(multi_paste_gpu),
         cmocka_unit_test(errors_like_the_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
