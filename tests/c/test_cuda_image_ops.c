@@ -1,8 +1,8 @@
 /* tests/c/test_cuda_image_ops.c: the GPU runs of issue 19's image operators — gaussian_blur and
  * laplacian (ops/image/convolution.cu), erase (erase.cu), noise.gaussian, noise.shot and
  * noise.salt_and_pepper (noise.cu), water, sphere and jitter (warp_map.cu), grid_mask
- * (grid_mask.cu), paste (paste.cu) and multi_paste (multi_paste.cu) — each against the CPU operator on the same inputs
- * (gpuutil.h).
+ * (grid_mask.cu), paste (paste.cu) and multi_paste (multi_paste.cu) — each against the CPU operator
+ * on the same inputs (gpuutil.h).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
  * silently. Inputs: JPEGs of the class tree (batches of differently shaped samples) as uint8
@@ -14,11 +14,11 @@
  * operations in the same order, --fmad=false; erase moves values; jitter's offsets are integers
  * drawn as the CPU draws them). water is exact emulated; on a device its sinf / cosf are
  * CUDA's (1 ulp apart from glibc's at most), which could move a source point across a pixel
- * boundary — not seen, but not excluded, so a failure there names the op. The noise operators draw the CPU's numbers from the
- * same Philox streams: emulated they are bit-identical too (tolerance 0); on a device CUDA's
- * float64 log / cos / lgamma may differ from glibc's in the last ulp, so a rounded value may
- * move by 1 in rare elements (gaussian) and a Poisson rejection test may rarely flip (shot):
- * there the tolerance is 1 and, for shot, the mean difference is bounded instead.
+ * boundary — not seen, but not excluded, so a failure there names the op. The noise operators draw
+ * the CPU's numbers from the same Philox streams: emulated they are bit-identical too (tolerance
+ * 0); on a device CUDA's float64 log / cos / lgamma may differ from glibc's in the last ulp, so a
+ * rounded value may move by 1 in rare elements (gaussian) and a Poisson rejection test may rarely
+ * flip (shot): there the tolerance is 1 and, for shot, the mean difference is bounded instead.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -382,9 +382,9 @@ static void multi_paste_gpu(void **state)
 /* Bad per-sample arguments fail on the GPU as on the CPU, naming the operator. */
 static void errors_like_the_cpu(void **state)
 {
-    tu_gpu_expect_error(spec_of("rgb", NULL,
-                                "\"op\": \"gaussian_blur\", \"args\": {\"window_size\": 4}"),
-                        true, SL_EINVAL, "gaussian_blur", "window_size must be odd", NULL);
+    tu_gpu_expect_error(
+        spec_of("rgb", NULL, "\"op\": \"gaussian_blur\", \"args\": {\"window_size\": 4}"), true,
+        SL_EINVAL, "gaussian_blur", "window_size must be odd", NULL);
     tu_gpu_expect_error(spec_of("rgb", NULL,
                                 "\"op\": \"erase\", \"args\": {\"anchor\": [1, 2, 3], "
                                 "\"shape\": [1, 2, 3]}"),
@@ -393,17 +393,16 @@ static void errors_like_the_cpu(void **state)
                                 "\"op\": \"erase\", \"args\": {\"anchor\": [1, 2], \"shape\": "
                                 "[1, 2], \"fill_value\": [1, 2]}"),
                         true, SL_EINVAL, "erase", "one per channel (3)", NULL);
-    tu_gpu_expect_error(spec_of("rgb", NULL,
-                                "\"op\": \"noise.gaussian\", \"args\": {\"stddev\": -1.0}"),
-                        true, SL_EINVAL, "noise.gaussian", "stddev must be >= 0", "sample 0",
-                        NULL);
+    tu_gpu_expect_error(
+        spec_of("rgb", NULL, "\"op\": \"noise.gaussian\", \"args\": {\"stddev\": -1.0}"), true,
+        SL_EINVAL, "noise.gaussian", "stddev must be >= 0", "sample 0", NULL);
     tu_gpu_expect_error(spec_of("rgb", NULL,
                                 "\"op\": \"multi_paste\", \"args\": {\"in_ids\": [0], "
                                 "\"in_anchors\": [5000, 0], \"output_size\": [9, 9]}"),
                         true, SL_EINVAL, "multi_paste", "out of bounds", NULL);
-    tu_gpu_expect_error(spec_of("rgb", NULL,
-                                "\"op\": \"laplacian\", \"args\": {\"scale\": [1, 2, 3]}"),
-                        true, SL_EINVAL, "laplacian", "scale has 3 values", NULL);
+    tu_gpu_expect_error(
+        spec_of("rgb", NULL, "\"op\": \"laplacian\", \"args\": {\"scale\": [1, 2, 3]}"), true,
+        SL_EINVAL, "laplacian", "scale has 3 values", NULL);
 }
 
 int main(void)

@@ -140,8 +140,7 @@ static sl_status first_pass(sl_ctx *ctx, sl_dtype t, const pass *p, const float 
 static sl_status to_float(sl_ctx *ctx, sl_dtype t, const sample *s, float *dst, int n,
                           int64_t max_n)
 {
-    SL__GTYPE_SWITCH(t, T,
-                     return sl_gpu_each(ctx, n, max_n, to_float_k<T>{s, dst}, "convolution"));
+    SL__GTYPE_SWITCH(t, T, return sl_gpu_each(ctx, n, max_n, to_float_k<T>{s, dst}, "convolution"));
     return sl_fail(ctx, SL_EINTERNAL, "convolution: no GPU kernel for dtype %d", (int)t);
 }
 
@@ -166,8 +165,8 @@ extern "C" sl_status sl__conv_run_gpu(sl_ctx *ctx, sl_dtype out_t, int nfilters,
     const size_t wcap = (size_t)(nfilters > 0 ? nfilters : 1) * (size_t)(naxes > 0 ? naxes : 1) *
                         (size_t)max_window;
     sample *hs = (sample *)sl_ctx_scratch_n(ctx, 0, sizeof(sample) * (size_t)n);
-    pass *hp = (pass *)sl_ctx_scratch_n(ctx, 1, sizeof(pass) * (size_t)(npass > 0 ? npass : 1) *
-                                                    (size_t)n);
+    pass *hp = (pass *)sl_ctx_scratch_n(ctx, 1,
+                                        sizeof(pass) * (size_t)(npass > 0 ? npass : 1) * (size_t)n);
     float *hw = (float *)sl_ctx_scratch_n(ctx, 2, sizeof(float) * wcap * (size_t)n);
     float *buf = (float *)sl_ctx_scratch_n(ctx, 3, sizeof(float) * wcap);
     if (!hs || !hp || !hw || !buf)
@@ -234,9 +233,9 @@ extern "C" sl_status sl__conv_run_gpu(sl_ctx *ctx, sl_dtype out_t, int nfilters,
     sl_status st = SL_OK;
     if (naxes == 0) /* no spatial axis: the input itself is every filter's result */
         return sum ? store(ctx, out_t, ds, NULL, n, max_n)
-                   : (st = to_float(ctx, in_t, ds, dev, n, max_n)) != SL_OK
-                       ? st
-                       : store(ctx, out_t, ds, dev, n, max_n);
+               : (st = to_float(ctx, in_t, ds, dev, n, max_n)) != SL_OK
+                   ? st
+                   : store(ctx, out_t, ds, dev, n, max_n);
     for (int p = 0; p < nfilters && st == SL_OK; p++) {
         for (int a = 0; a < naxes && st == SL_OK; a++) {
             const pass *d = dp + (size_t)(p * naxes + a) * n;

@@ -204,8 +204,8 @@ static sl_status plan(sl_ctx *ctx, int i, double *scratch, int *axes, int *n, in
                            *nfill, sl_batch_layout(in));
         if (*nfill < s[*c])
             return sl_fail(ctx, SL_EINVAL,
-                           "fill_value has %d values; expected 1 or one per channel (%lld)",
-                           *nfill, (long long)s[*c]);
+                           "fill_value has %d values; expected 1 or one per channel (%lld)", *nfill,
+                           (long long)s[*c]);
     }
     if (sl_batch_sample_numel(in, i) == 0 || *n == 0)
         return SL_OK;

@@ -108,8 +108,8 @@ static sl_status per_axis(sl_ctx *ctx, int arg, int i, int n, double *v)
 
 /* Sample i's normalised Gaussian kernel per spatial axis (n of them), into buf (n * MAX_WINDOW
  * floats): kp[k], len[k]. */
-static sl_status kernels(sl_ctx *ctx, int i, int n, const int *axes, float *buf,
-                         const float **kp, int *len)
+static sl_status kernels(sl_ctx *ctx, int i, int n, const int *axes, float *buf, const float **kp,
+                         int *len)
 {
     double sigma[SL_MAX_NDIM], win[SL_MAX_NDIM];
     sl_status st;

@@ -21,8 +21,8 @@ extern "C" {
 #endif
 
 typedef struct sl__gm_params {
-    double ca, sa;     /* cos(angle) / tile, sin(angle) / tile */
-    double sx, sy;     /* shift_x, shift_y */
+    double ca, sa; /* cos(angle) / tile, sin(angle) / tile */
+    double sx, sy; /* shift_x, shift_y */
     double ratio;
 } sl__gm_params;
 

@@ -4,8 +4,9 @@
  *
  * The source of output pixel (x, y) is (x + dx, y + dy), dx and dy independent integers uniform
  * in [-floor(nDegree / 2), nDegree - 1 - floor(nDegree / 2)] (nDegree values), drawn from the
- * sample's stream (pixel p, row-major, from its words 4p ..; dx first); sampled with interp_type (default INTERP_NN), outside
- * the image: fill_value. mask 0 copies the sample. HWC uint8 or float32 images.
+ * sample's stream (pixel p, row-major, from its words 4p ..; dx first); sampled with interp_type
+ * (default INTERP_NN), outside the image: fill_value. mask 0 copies the sample. HWC uint8 or
+ * float32 images.
  */
 #include "sluice/op.h"
 

@@ -53,8 +53,7 @@ extern "C" sl_status sl__multi_paste_run_gpu(sl_ctx *ctx, const sl__mp_gpu *h, i
     if (max_n == 0)
         return SL_OK;
     const sl__mp_gpu *d = sl_gpu_params(ctx, 0, h, n);
-    const sl__mp_region *dr =
-        sl_gpu_params(ctx, 1, regions, (int)(nregions > 0 ? nregions : 1));
+    const sl__mp_region *dr = sl_gpu_params(ctx, 1, regions, (int)(nregions > 0 ? nregions : 1));
     if (!d || !dr)
         return SL_ENOMEM; /* the error is recorded */
     SL__GTYPE_SWITCH(out_t, O,

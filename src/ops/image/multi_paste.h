@@ -16,8 +16,8 @@ extern "C" {
 #endif
 
 typedef struct sl__mp_region {
-    const void *src; /* the source sample (device on the GPU) */
-    int64_t sw;      /* its width */
+    const void *src;             /* the source sample (device on the GPU) */
+    int64_t sw;                  /* its width */
     int64_t ia[2], sh[2], oa[2]; /* source anchor, extent, canvas anchor: (y, x) */
 } sl__mp_region;
 

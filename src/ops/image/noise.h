@@ -49,8 +49,8 @@ typedef struct sl__noise_gpu {
     int64_t numel;
     sl_rng r;
     double a, b; /* gaussian: mean, stddev; shot: factor; salt_and_pepper: prob, salt_vs_pepper */
-    int64_t outer, ch, inner;           /* salt_and_pepper: pixels around the channel axis */
-    unsigned char salt[8], pepper[8];   /* salt_and_pepper: values in the input's type */
+    int64_t outer, ch, inner;         /* salt_and_pepper: pixels around the channel axis */
+    unsigned char salt[8], pepper[8]; /* salt_and_pepper: values in the input's type */
 } sl__noise_gpu;
 
 /* Fills sample i's parameters (a, b, ...); SL_OK or the error recorded with sl_fail. */

@@ -186,8 +186,15 @@ static sl_status paste_run_gpu(sl_ctx *ctx)
     for (int i = 0; i < n; i++) {
         const int64_t *s = sl_batch_shape(in, i);
         const place *p = (const place *)sl_ctx_iter_data(ctx) + i;
-        h[i] = (sl__paste_gpu){sl_batch_sample_data(in, i), sl_ctx_output_data(ctx, 0, i), s[0],
-                               s[1], s[2], p->out_h, p->out_w, p->y, p->x};
+        h[i] = (sl__paste_gpu){sl_batch_sample_data(in, i),
+                               sl_ctx_output_data(ctx, 0, i),
+                               s[0],
+                               s[1],
+                               s[2],
+                               p->out_h,
+                               p->out_w,
+                               p->y,
+                               p->x};
     }
     return sl__paste_run_gpu(ctx, h, n, color, c < 1024 ? c : 1024);
 }

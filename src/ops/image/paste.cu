@@ -23,8 +23,8 @@ struct paste_k {
         const int64_t k = sl__gdivmod(e, p.c, &q);
         const int64_t ox = sl__gdivmod(q, p.out_w, &oy);
         const int64_t y = oy - p.y, x = ox - p.x;
-        p.out[e] = y >= 0 && y < p.h && x >= 0 && x < p.w ? p.in[(y * p.w + x) * p.c + k]
-                                                          : color[k];
+        p.out[e] =
+            y >= 0 && y < p.h && x >= 0 && x < p.w ? p.in[(y * p.w + x) * p.c + k] : color[k];
     }
 };
 

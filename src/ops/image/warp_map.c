@@ -76,7 +76,7 @@ sl_status sl__warp_map_gpu_sample(sl_ctx *ctx, int i, const sl__warp_args *a, sl
                        MAX_C);
     g->fill = (float)sl_ctx_arg_float(ctx, a->fill_value, i);
     g->interp = strcmp(sl_ctx_arg_str(ctx, a->interp_type), "INTERP_NN") == 0 ? SL__INTERP_NN
-                                                                               : SL__INTERP_LINEAR;
+                                                                              : SL__INTERP_LINEAR;
     return SL_OK;
 }
 #endif

@@ -49,8 +49,8 @@ SL__NR int64_t sl__wm_ifloor(float v)
     return (int64_t)floorf(v);
 }
 
-SL__NR void sl__wm_pixel(const sl__image *src, const sl__image *dst, int64_t i, int64_t j,
-                         float sx, float sy, sl__interp interp, float fill)
+SL__NR void sl__wm_pixel(const sl__image *src, const sl__image *dst, int64_t i, int64_t j, float sx,
+                         float sy, sl__interp interp, float fill)
 {
     const int64_t c = dst->c;
     size_t o = (size_t)((i * dst->w + j) * c);
