@@ -202,3 +202,52 @@ def test_gpu_bad_arguments_name_the_operator(emulated):
                 raise AssertionError("no error for " + pattern)
         print("ok")
     """, emulated)
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_warps_masks_and_pastes_gpu(emulated):
+    run_child("""
+        rng = np.random.default_rng(10)
+        imgs = [rng.integers(0, 255, s, dtype=np.uint8) for s in [(30, 40, 3), (17, 23, 3)]]
+        cpu, gpu = run(lambda x: (fn.water(x), fn.sphere(x, interp_type=types.INTERP_LINEAR),
+                                  fn.jitter(x, nDegree=3, seed=2), fn.jitter(x, nDegree=1),
+                                  fn.water(x, ampl_x=0.0, ampl_y=0.0),
+                                  fn.grid_mask(x, tile=8, ratio=0.5, angle=0.3),
+                                  fn.paste(x, ratio=2.0, fill_value=(9, 8, 7), paste_x=0.25,
+                                           paste_y=1.0),
+                                  fn.multi_paste(x, in_ids=[1, 0], shapes=[5, 6, 10, 10],
+                                                 out_anchors=[0, 0, 2, 3],
+                                                 output_size=[20, 20])), imgs)
+        assert_same(cpu, gpu, tol=0 if EMULATED else 1)
+        water, sphere, jit3, jit1, still, gm, pasted, mp = gpu[0]
+        for k, img in enumerate(imgs):
+            h, w, _ = img.shape
+            # nDegree 1 moves nothing; a wave of amplitude 0 neither
+            np.testing.assert_array_equal(jit1[k], img)
+            np.testing.assert_array_equal(still[k], img)
+            # jitter with nDegree 3 takes each pixel from within one pixel (or the fill, 0)
+            near = np.zeros(img.shape, bool)
+            pad = np.pad(img, ((1, 1), (1, 1), (0, 0)))
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    near |= jit3[k] == pad[1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
+            assert near.all() and not np.array_equal(jit3[k], img)
+            # grid_mask: NumPy's model of the rotated grid
+            y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+            ca, sa = np.cos(0.3) / 8, np.sin(0.3) / 8
+            fx, fy = x * ca - y * sa, x * sa + y * ca
+            keep = (fx - np.floor(fx) >= 0.5) | (fy - np.floor(fy) >= 0.5)
+            np.testing.assert_array_equal(gm[k], np.where(keep[..., None], img, 0))
+            # paste: the image at (int(1.0 * (2h - h)), int(0.25 * (2w - w))) on a 2h x 2w canvas
+            ref = np.empty((2 * h, 2 * w, 3), np.uint8)
+            ref[...] = (9, 8, 7)
+            ax = int(np.float32(0.25) * np.float32(w))
+            ref[h:, ax:ax + w] = img
+            np.testing.assert_array_equal(pasted[k], ref)
+            # multi_paste: sample 1's 5 x 6 corner, then sample 0's 10 x 10 corner at (2, 3)
+            ref = np.zeros((20, 20, 3), np.uint8)
+            ref[0:5, 0:6] = imgs[1][0:5, 0:6]
+            ref[2:12, 3:13] = imgs[0][0:10, 0:10]
+            np.testing.assert_array_equal(mp[k], ref)
+        print("ok")
+    """, emulated)
