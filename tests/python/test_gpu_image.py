@@ -187,9 +187,21 @@ def test_noise_gpu_draws_equal_cpu(emulated):
 
 
 @pytest.mark.parametrize("emulated", MODES)
-def test_gpu_bad_arguments_name_the_operator(emulated):
+def test_explicit_gpu_device_and_bad_arguments(emulated):
     run_child("""
         imgs = [np.zeros((6, 8, 3), np.uint8)]
+        # device="gpu" given explicitly, on GPU data: a GPU node
+        for op in (lambda x, d: fn.gaussian_blur(x, sigma=1.0, device=d),
+                   lambda x, d: fn.noise.salt_and_pepper(x, device=d),
+                   lambda x, d: fn.multi_paste(x, in_ids=[0], device=d)):
+            @pipeline_def(batch_size=1, num_threads=1, device_id=0)
+            def explicit():
+                x = fn.external_source(source=lambda: imgs, layout="HWC")
+                return op(x.gpu(), "gpu")
+            out = explicit().run()
+            out = out[0] if isinstance(out, tuple) else out
+            assert type(out).__name__ == "TensorListGPU"
+            assert out.as_cpu().at(0).shape == (6, 8, 3)
         for build, pattern in [
                 (lambda x: fn.gaussian_blur(x, window_size=4), "gaussian_blur"),
                 (lambda x: fn.erase(x, anchor=(1, 2, 3), shape=(1, 2)), "erase"),
