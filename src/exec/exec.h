@@ -118,7 +118,8 @@ typedef struct sl__slot {
     int *bad_node;
     int *bad_policy;
     int nbad;
-    atomic_bool any_bad; /* nbad > 0, read without mu */
+    atomic_bool any_bad;     /* nbad > 0, read without mu */
+    struct sl__cslot *cache; /* the sample cache's per-frame state (cache.c), NULL without */
 } sl__slot;
 
 typedef struct sl__span {
@@ -231,6 +232,8 @@ struct sl_pipeline {
     int64_t bad_total;
     sl_log_fn log_fn;
     void *log_user;
+
+    struct sl__cache *cache; /* the sample cache (cache.c): NULL when off or nothing to cache */
 };
 
 struct sl_ctx {
