@@ -202,7 +202,7 @@ static sl_status make_roots(sl_pipeline *p, sl__cache *c, const int *root)
         croot *cr = &c->roots[r];
         cr->node = j;
         cr->nkeys = m.epoch_size > 0 ? m.epoch_size : 0;
-        cr->esize = sizeof(entry);
+        cr->esize = (sizeof(entry) + 15) & ~(size_t)15; /* the parts: int64s and blobs */
         cr->table = sl__calloc((size_t)(cr->nkeys ? cr->nkeys : 1), sizeof(entry *));
         if (!cr->table)
             return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache's table");
