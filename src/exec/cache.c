@@ -618,6 +618,7 @@ void sl__cache_shapes(sl__snode *sn, int worker)
 
 void sl__cache_frame_done_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     sl__cache *c = p->cache;
     if (!c)
         return;
