@@ -65,8 +65,9 @@
  * `mu` (the pipeline lock) protects slot states, pending counts, the shared-iteration FIFO,
  * stateful ordering, the intermediate storage's turns and holders, the GPU buffer sets'
  * holders, the consumers' records, stats, the trace ring and the sample cache's publication of
- * the entries a frame filled (cache.h); per-sample progress uses atomics only. Fields marked (mu) below need it; functions named `*_locked` need it and assert it
- * (SL__ASSERT_LOCKED); others take it themselves or touch no (mu) field.
+ * the entries a frame filled (cache.h); per-sample progress uses atomics only. Fields marked (mu)
+ * below need it; functions named `*_locked` need it and assert it (SL__ASSERT_LOCKED); others take
+ * it themselves or touch no (mu) field.
  *
  * Lock order (a lock on the left may be held while one on its right is taken, never the
  * reverse):
