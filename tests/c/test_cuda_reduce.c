@@ -100,9 +100,8 @@ static void compare(const char *src, const char *kind, const char *args, double 
              "[\"in\"], \"args\": {%s}}",
              kind, args);
     print_message("reductions.%s(%s) {%s}, tol %g\n", kind, src, args, tol);
-    tu_diff d =
-        tu_gpu_compare(tu_gpu_tree_spec(BATCH, 7, 3, "\"op\"", "%s, %s", source(src), node),
-                       ITERS, tol);
+    tu_diff d = tu_gpu_compare(tu_gpu_tree_spec(BATCH, 7, 3, "\"op\"", "%s, %s", source(src), node),
+                               ITERS, tol);
     assert_true(d.elements > 0);
 }
 
@@ -124,7 +123,7 @@ static void integer_types_and_dtypes(void **state)
         compare("gray", kinds[k], "\"axes\": 1", 0);
     }
     /* wrapping integer sums in the given type, and float results */
-    static const char *const dts[] = {"uint8", "int8", "uint16", "int32", "uint32",
+    static const char *const dts[] = {"uint8", "int8",    "uint16",  "int32",  "uint32",
                                       "int64", "float16", "float32", "float64"};
     char args[128];
     for (size_t t = 0; t < N(dts); t++) {
@@ -204,7 +203,10 @@ static void deviation(const char *src, const char *kind, const char *axes_args, 
              "[\"in\", \"m\"], \"args\": {%s%s\"ddof\": %d}}",
              kind, axes_args, axes_args[0] ? ", " : "", ddof);
     print_message("reductions.%s(%s) {%s} mean %s, ddof %d, tol %g\n", kind, src, axes_args,
-                  const_mean ? "constant" : keep_mean ? "kept dims" : "reduced", ddof, tol);
+                  const_mean  ? "constant"
+                  : keep_mean ? "kept dims"
+                              : "reduced",
+                  ddof, tol);
     tu_diff d = tu_gpu_compare(tu_gpu_tree_spec(BATCH, 7, 3, "\"op\", \"m\"", "%s %s", nodes, node),
                                ITERS, tol);
     assert_true(d.elements > 0);
@@ -248,8 +250,8 @@ int main(void)
 {
     tu_gpu_require();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(uint8_all_axes),      cmocka_unit_test(integer_types_and_dtypes),
-        cmocka_unit_test(float_inputs),        cmocka_unit_test(empty_samples),
+        cmocka_unit_test(uint8_all_axes),       cmocka_unit_test(integer_types_and_dtypes),
+        cmocka_unit_test(float_inputs),         cmocka_unit_test(empty_samples),
         cmocka_unit_test(std_dev_and_variance), cmocka_unit_test(mean_mismatch_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

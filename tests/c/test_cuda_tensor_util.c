@@ -106,8 +106,7 @@ static const char *source(const char *kind)
 
 /* reader -> source(src) -> `extra` (nodes, each followed by a comma, or "") -> `node` (the GPU
  * nodes); outputs `outs`; every output compared within tol. */
-static void cmp(const char *src, const char *extra, const char *outs, double tol,
-                const char *node)
+static void cmp(const char *src, const char *extra, const char *outs, double tol, const char *node)
 {
     print_message("%s: %s\n", src, node);
     tu_diff d = tu_gpu_compare(
@@ -147,8 +146,8 @@ static void shape_only_ops(void **state)
 static void cast_like_and_shapes(void **state)
 {
     (void)state;
-    static const char *const like[][2] = {{"rgb", "f32"}, {"f32", "rgb"}, {"i16", "rgb"},
-                                          {"f32", "i16"}, {"i16", "f32"}};
+    static const char *const like[][2] = {
+        {"rgb", "f32"}, {"f32", "rgb"}, {"i16", "rgb"}, {"f32", "i16"}, {"i16", "f32"}};
     char extra[1100], node[512];
     for (size_t k = 0; k < sizeof like / sizeof like[0]; k++) {
         /* "like" made from its own source, renamed: only its type matters */
@@ -309,9 +308,8 @@ static void box_encoder(void **state)
                  extra, anchors, variants[v]);
         const bool offset = strstr(variants[v], "offset") != NULL;
         print_message("box_encoder%s\n", variants[v]);
-        tu_diff d =
-            tu_gpu_compare(tu_gpu_tree_spec(BATCH, 7, 3, "\"op:0\", \"op:1\"", "%s", node), ITERS,
-                           offset ? 1e-5 : 0);
+        tu_diff d = tu_gpu_compare(tu_gpu_tree_spec(BATCH, 7, 3, "\"op:0\", \"op:1\"", "%s", node),
+                                   ITERS, offset ? 1e-5 : 0);
         assert_true(d.elements > 0);
     }
 }
@@ -324,9 +322,8 @@ static void math_operators(void **state)
 {
     (void)state;
     static const char *const unary[] = {
-        "abs",  "fabs", "floor", "ceil",  "sqrt",  "rsqrt", "cbrt",  "exp",  "log",
-        "log2", "log10", "sin",  "cos",   "tan",   "asin",  "acos",  "atan", "sinh",
-        "cosh", "tanh",  "asinh", "atanh"};
+        "abs", "fabs", "floor", "ceil", "sqrt", "rsqrt", "cbrt", "exp",  "log",  "log2",  "log10",
+        "sin", "cos",  "tan",   "asin", "acos", "atan",  "sinh", "cosh", "tanh", "asinh", "atanh"};
     static const char *const binary[] = {"pow", "fpow", "min", "max", "atan2"};
     char node[512];
     for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++) {

@@ -62,8 +62,7 @@ struct match_k {
         float top = 0.0f;
         int64_t top_b = 0;
         for (int64_t b = 0; b < j.nb; b++) {
-            const float v =
-                best[j.best + b] == a ? 2.0f : sl__box_iou(j.boxes + 4 * b, anchor);
+            const float v = best[j.best + b] == a ? 2.0f : sl__box_iou(j.boxes + 4 * b, anchor);
             if (b == 0 || v >= top) {
                 top = v;
                 top_b = b;

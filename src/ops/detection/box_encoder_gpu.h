@@ -30,8 +30,8 @@ typedef struct sl__gboxenc {
 } sl__gboxenc;
 
 /* Runs n samples against na anchors (host, na x 4 floats) with parameters e. */
-sl_status sl__gpu_box_encode(sl_ctx *ctx, const sl__gboxenc *s, int n, const float *anchors,
-                             int na, const sl__box_enc *e);
+sl_status sl__gpu_box_encode(sl_ctx *ctx, const sl__gboxenc *s, int n, const float *anchors, int na,
+                             const sl__box_enc *e);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #ifdef __CUDACC__
 #define SL__BOX_HD __host__ __device__ __forceinline__
 #else
-#define SL__BOX_HD
+#define SL__BOX_HD inline
 #endif
 
 /* The encoding parameters (box_encoder's arguments, as float). */

@@ -220,7 +220,8 @@ const sl_op_def sl_op_coord_transform = {
            "T (out_dim values or one; default 0), or MT = [M | T] as made by transforms.*. The "
            "output has out_dim coordinates per point, in `dtype` (default float32; integers "
            "rounded and saturated). Arguments may be given per sample.\n\n"
-           "`device=\"gpu\"` transforms on the GPU with the same results (the same double arithmetic in the same order).",
+           "`device=\"gpu\"` transforms on the GPU with the same results (the same double "
+           "arithmetic in the same order).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,

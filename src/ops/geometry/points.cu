@@ -120,9 +120,9 @@ extern "C" sl_status sl__gpu_coord_transform(sl_ctx *ctx, const sl__gctrans *s, 
     const double *dm = ds ? sl_gpu_params(ctx, 1, mts, (int)nmt) : NULL;
     if (!dm)
         return SL_ENOMEM;
-    SL__GTYPE_SWITCH(out_type, O,
-                     return sl_gpu_each(ctx, n, m, ctrans_k<O>{ds, dm, in_type},
-                                        "coord_transform"));
+    SL__GTYPE_SWITCH(
+        out_type, O,
+        return sl_gpu_each(ctx, n, m, ctrans_k<O>{ds, dm, in_type}, "coord_transform"));
     return sl_fail(ctx, SL_EINTERNAL, "coord_transform: no GPU conversion to dtype %d",
                    (int)out_type);
 }

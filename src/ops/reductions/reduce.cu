@@ -144,7 +144,7 @@ template <class A> static SL_HD void red_store(void *out, int64_t p, sl_dtype t,
         default: ((uint64_t *)out)[p] = u; return; /* uint64, int64: the same bits */
         }
     }
-    SL__GTYPE_SWITCH(t, O, ((O *)out)[p] = sl__gconvert<O>(v); return);
+    SL__GTYPE_SWITCH(t, O, ((O *)out)[p] = sl__gconvert<O>(v); return );
 }
 
 template <class A> struct red_finish_k {

@@ -49,9 +49,8 @@ static sl_status cast_like_run_gpu(sl_ctx *ctx)
         total += sl_batch_sample_numel(in, i);
     if (total == 0)
         return SL_OK;
-    return sl__gpu_convert(ctx, sl_ctx_output_data(ctx, 0, 0),
-                           sl_batch_dtype(sl_ctx_input(ctx, 1)), sl_batch_data(in),
-                           sl_batch_dtype(in), total);
+    return sl__gpu_convert(ctx, sl_ctx_output_data(ctx, 0, 0), sl_batch_dtype(sl_ctx_input(ctx, 1)),
+                           sl_batch_data(in), sl_batch_dtype(in), total);
 }
 #endif
 

@@ -3,11 +3,10 @@
  * sequence_rearrange) (internal; C and CUDA C++; only in builds with CUDA, SLUICE_HAVE_CUDA).
  * Kernels in index_kernels.cu.
  *
- * Exports sl__gpu_one_hot, sl__gpu_lookup and sl__gpu_blocks. As tensor_gpu.h's: the operator's run_gpu (in its
- * .c) plans each sample on the host from shapes and argument values, these upload the plans and
- * launch one kernel for the whole batch on the node's stream.
- * Invariant: the kernels write every output element exactly once and read only inside the
- * samples and the uploaded tables.
+ * Exports sl__gpu_one_hot, sl__gpu_lookup and sl__gpu_blocks. As tensor_gpu.h's: the operator's
+ * run_gpu (in its .c) plans each sample on the host from shapes and argument values, these upload
+ * the plans and launch one kernel for the whole batch on the node's stream. Invariant: the kernels
+ * write every output element exactly once and read only inside the samples and the uploaded tables.
  */
 #ifndef SLUICE_OPS_TENSOR_INDEX_GPU_H
 #define SLUICE_OPS_TENSOR_INDEX_GPU_H

@@ -53,12 +53,9 @@ extern "C" sl_status sl__gpu_one_hot(sl_ctx *ctx, const sl__gonehot *s, int n, i
         return SL_ENOMEM; /* recorded by the upload */
     switch (sl_dtype_size(out_type)) {
     case 1: return sl_gpu_each(ctx, n, max_count, one_hot_k<uint8_t>{ds, nc, in_type}, "one_hot");
-    case 2:
-        return sl_gpu_each(ctx, n, max_count, one_hot_k<uint16_t>{ds, nc, in_type}, "one_hot");
-    case 4:
-        return sl_gpu_each(ctx, n, max_count, one_hot_k<uint32_t>{ds, nc, in_type}, "one_hot");
-    default:
-        return sl_gpu_each(ctx, n, max_count, one_hot_k<uint64_t>{ds, nc, in_type}, "one_hot");
+    case 2: return sl_gpu_each(ctx, n, max_count, one_hot_k<uint16_t>{ds, nc, in_type}, "one_hot");
+    case 4: return sl_gpu_each(ctx, n, max_count, one_hot_k<uint32_t>{ds, nc, in_type}, "one_hot");
+    default: return sl_gpu_each(ctx, n, max_count, one_hot_k<uint64_t>{ds, nc, in_type}, "one_hot");
     }
 }
 
@@ -106,8 +103,8 @@ template <class O> struct lookup_k {
 };
 
 extern "C" sl_status sl__gpu_lookup(sl_ctx *ctx, const sl__glut *s, int n, const int64_t *keys,
-                                    const double *values, int nkeys, double def,
-                                    sl_dtype in_type, sl_dtype out_type)
+                                    const double *values, int nkeys, double def, sl_dtype in_type,
+                                    sl_dtype out_type)
 {
     int64_t max_count = 0;
     for (int i = 0; i < n; i++)
@@ -123,8 +120,7 @@ extern "C" sl_status sl__gpu_lookup(sl_ctx *ctx, const sl__glut *s, int n, const
                      return sl_gpu_each(ctx, n, max_count,
                                         lookup_k<O>{ds, dk, dv, nkeys, def, in_type},
                                         "lookup_table"));
-    return sl_fail(ctx, SL_EINTERNAL, "lookup_table: no GPU conversion to dtype %d",
-                   (int)out_type);
+    return sl_fail(ctx, SL_EINTERNAL, "lookup_table: no GPU conversion to dtype %d", (int)out_type);
 }
 
 /* ---- block copies ----------------------------------------------------------------------- */
