@@ -1,5 +1,5 @@
 /* tests/c/test_cuda_tensor_util.c: the GPU runs of the tensor utilities (expand_dims, squeeze,
- * reinterpret, per_frame, cast_like, element_extract, sequence_rearrange, permute_batch,
+ * reinterpret, reshape, per_frame, cast_like, element_extract, sequence_rearrange, permute_batch,
  * one_hot, lookup_table, shapes) and of the point and box operators (coord_transform,
  * coord_flip, bb_flip, box_encoder), each against the CPU operator on the same inputs
  * (gpuutil.h).
@@ -140,6 +140,8 @@ static void shape_only_ops(void **state)
     one("rgb", "", "reinterpret", "\"args\": {\"shape\": [-1], \"layout\": \"\"}");
     one("f32", "", "reinterpret", "\"args\": {\"dtype\": \"uint16\"}"); /* innermost x 2 */
     one("rgb", "", "per_frame", "\"args\": {\"replace\": true}");
+    one("rgb", "", "reshape", "\"args\": {\"shape\": [-1, 3], \"layout\": \"XC\"}");
+    one("f32", "", "reshape", "\"args\": {\"shape\": [-1], \"layout\": \"\"}");
     one("seq", "", "per_frame", "");
 }
 
