@@ -14,7 +14,8 @@
  * (resample_simd.h). So the GPU's bytes equal the CPU's for every type. One thread per output
  * element (consecutive threads write consecutive addresses), except the horizontal pass of up to
  * 4 channels: one thread per pixel, its table row read once for all channels; a pass reads only
- * its source and its tables. Invariant (from resample.c): every tap first[o] + j lies inside the pass's source.
+ * its source and its tables. Invariant (from resample.c): every tap first[o] + j lies inside the
+ * pass's source.
  */
 #ifndef SLUICE_OPS_IMAGE_RESAMPLE_CUH
 #define SLUICE_OPS_IMAGE_RESAMPLE_CUH
