@@ -367,6 +367,12 @@ static void print_stats(const sl_pipeline *p)
                busy > 0.0 ? 100.0 * s.busy_ms / busy : 0.0, s.gpu_ms,
                s.fused_into ? s.fused_into : "-");
     }
+    sl_cache_stats c;
+    if (sl_pipeline_cache_stats(p, &c) == SL_OK && c.capacity > 0) /* the sample cache */
+        printf("\ncache: %d nodes, %lld hits, %lld misses, %lld samples held, %lld of %lld "
+               "bytes%s\n",
+               c.nodes, (long long)c.hits, (long long)c.misses, (long long)c.entries,
+               (long long)c.bytes, (long long)c.capacity, c.full ? " (full)" : "");
 }
 
 static int write_trace(const sl_pipeline *p, const char *path)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/cache.h"
 #include "exec/exec.h"
 #include "sluice/distributed.h"
 
@@ -31,6 +32,8 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->max_sample_bytes = (int64_t)1 << 30;
     o->on_bad_sample = SL_BAD_SAMPLE_RAISE;
     o->max_bad_samples = 0;
+    o->cache_bytes = 0;
+    o->cache_file[0] = '\0';
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -69,6 +72,13 @@ static sl_status check_options(const sl_pipeline_options *o)
         return sl__last_error_set(SL_EINVAL,
                                   "max_bad_samples must be 0 (no limit) or positive, got %lld",
                                   (long long)o->max_bad_samples);
+    if (o->cache_bytes < 0)
+        return sl__last_error_set(SL_EINVAL,
+                                  "cache_bytes must be 0 (no cache) or positive, got %lld",
+                                  (long long)o->cache_bytes);
+    if (!memchr(o->cache_file, '\0', sizeof o->cache_file))
+        return sl__last_error_set(SL_EINVAL, "cache_file is longer than %d bytes",
+                                  SL_CACHE_FILE_MAX - 1);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -259,6 +269,8 @@ sl_status sl_pipeline_build(sl_pipeline *p)
         st = check_bad_sample_policy(p);
     if (st == SL_OK)
         st = alloc_exec(p);
+    if (st == SL_OK)
+        st = sl__cache_create(p);
     p->built = st == SL_OK;
     return st;
 }
@@ -300,6 +312,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
         if (p->states[j] && p->plan->nodes[j].op->fini)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
+    sl__cache_destroy(p);
     sl__istore_destroy(p);
     sl__stage_fini_slots(p);
     sl__outputs_destroy(p);
