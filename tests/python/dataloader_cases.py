@@ -70,6 +70,26 @@ class ErrorDataset(Dataset):
         raise NotImplementedError(f"sample {i} is not implemented")
 
 
+class GcDataset(Dataset):
+    """Every sample: how many objects the worker's garbage collector holds frozen, and how
+    much of the worker's memory became private after a full collection (KiB)."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import gc
+
+        def private_kib():
+            with open("/proc/self/smaps_rollup") as f:
+                return sum(int(line.split()[1]) for line in f
+                           if line.startswith(("Private_Dirty", "Private_Clean")))
+
+        before = private_kib()
+        gc.collect()
+        return gc.get_freeze_count(), private_kib() - before
+
+
 class FailingDataset(Dataset):
     """Sample i is i, except that the samples in `bad` raise ValueError."""
 

@@ -382,8 +382,9 @@ class _ChunkBook:
     def buffer(self, wid, cid):
         """A memoryview of the chunk; the chunk is free again when it (and every tensor over
         it) is gone."""
-        mv = memoryview(self.maps[wid][cid])
-        weakref.finalize(mv, self.released.append, (wid, cid))
+        buf = self.maps[wid][cid]
+        mv = memoryview(buf)
+        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, (wid, cid))
         return mv
 
 
@@ -460,8 +461,9 @@ class _BatchChunks:
             self.sent[(wid, cid)] = gen
 
     def buffer(self, cid):
-        mv = memoryview(self.chunks[cid][3])
-        weakref.finalize(mv, self.released.append, cid)
+        buf = self.chunks[cid][3]
+        mv = memoryview(buf)
+        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, cid)
         return mv
 
     def close(self):

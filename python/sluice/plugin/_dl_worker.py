@@ -460,8 +460,28 @@ def _libc():
         lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                              ctypes.c_int, ctypes.c_long]
         lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         _LIBC = lib
     return _LIBC
+
+
+def release_pages(buf):
+    """Gives the memory of a chunk that is free again back to the system (madvise
+    MADV_REMOVE: the pages leave the memfd, for every process mapping it; the next batch
+    written there faults in new ones), so that idle chunks cost address space, not memory. A
+    chunk page-locked for pin_memory keeps its pages (CUDA holds them)."""
+    import ctypes
+
+    if getattr(buf, "_sluice_pinned", False):
+        return
+    _libc().madvise(ctypes.addressof(buf), ctypes.sizeof(buf), mmap.MADV_REMOVE)
+
+
+def _on_free(released, buf, key):
+    """Finalizer of a chunk's memoryview (any thread): its pages released, then the chunk
+    queued as free."""
+    release_pages(buf)
+    released.append(key)
 
 
 def map_shared(fd, size):
