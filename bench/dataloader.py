@@ -12,9 +12,10 @@ Workloads (one Dataset class each, defined here, used unchanged by both loaders)
   resizes and flips; each sample a uint8 CHW tensor and an int label;
 - **ready**: a sample is a ready 224x224x3 uint8 NumPy array (a copy of a cached one) and an
   int label: what the loader itself costs (collation, transport) without decoding;
-- **varying**: the ready sample after a CPU-bound computation whose cost varies from sample to
-  sample (a fixed amount of NumPy work: 1 unit for most samples, 24 for one in 12, chosen by a
-  hash of the index): where spreading a batch's samples over the workers should pay.
+- **varying**: the ready sample after a wait whose length varies from sample to sample (2 ms
+  for most, 100 ms for one in 32, chosen by a hash of the index: a storage read with a heavy
+  tail; a wait rather than CPU work so that the samples' scheduling is what is measured even
+  on a busy machine): where spreading a batch's samples over the workers should pay.
 
 Contenders: torch's DataLoader, sluice's with its default ``batch_assignment="batch"``
 (PyTorch's round robin) and sluice's with ``batch_assignment="sample"`` (``sluice-sample``: a
@@ -59,26 +60,17 @@ class ReadyArrays:
 
 
 class VaryingCost(ReadyArrays):
-    """ReadyArrays after a CPU-bound computation of varying cost (deterministic per index)."""
-
-    UNIT = 40  # square roots of a 16K-float array per unit of cost
-
-    def __init__(self, n):
-        import numpy as np
-
-        super().__init__(n)
-        self.work = np.linspace(1.0, 2.0, 16384)
+    """ReadyArrays after a wait whose length varies from sample to sample (deterministic per
+    index): 2 ms for most samples, 100 ms for one in 32 — a storage read with a heavy tail.
+    A wait, not CPU work, so that the scheduling of the samples is what is measured, even on
+    a machine whose CPUs other jobs use."""
 
     @staticmethod
-    def cost(i):
-        return 24 if (i * 2654435761) % 2 ** 32 % 12 == 0 else 1
+    def cost_ms(i):
+        return 100 if (i * 2654435761) % 2 ** 32 % 32 == 0 else 2
 
     def __getitem__(self, i):
-        import numpy as np
-
-        x = self.work
-        for _ in range(self.UNIT * self.cost(i)):
-            x = np.sqrt(x + 1.0)
+        time.sleep(self.cost_ms(i) / 1000)
         return self.img.copy(), i % 10
 
 

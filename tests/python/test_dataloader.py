@@ -829,23 +829,6 @@ def test_batch_assignment_argument_is_checked():
     assert DataLoader(range(4)).batch_assignment == "batch"
 
 
-def _same(a, b):
-    """Batches equal as default_collate makes them: same types, dtypes, shapes, values."""
-    assert type(a) is type(b), (type(a), type(b))
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    elif isinstance(a, dict):
-        assert list(a) == list(b)
-        for k in a:
-            _same(a[k], b[k])
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for u, v in zip(a, b):
-            _same(u, v)
-    else:
-        assert a == b
-
-
 @pytest.mark.parametrize("workers", [1, 2, 3])
 @pytest.mark.parametrize("batch_size,drop_last", [(1, False), (5, False), (7, True)])
 def test_sample_spreading_gives_pytorchs_batches(workers, batch_size, drop_last):

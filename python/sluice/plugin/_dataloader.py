@@ -15,7 +15,15 @@ kept in one place. What sluice replaces is the iteration:
   mapped here when new or grown) holding its tensors: the tensors returned are views of that
   chunk, and the chunk goes back to its worker only when every tensor over it is gone (a
   ``weakref.finalize`` on the memoryview the tensors share), so ``list(loader)`` holds valid
-  batches. Chunks are sized to the batch they carry and reused.
+  batches. Chunks are sized to the batch they carry and reused; a free chunk's pages are
+  given back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
+  frozen for the garbage collector (no copy-on-write of them by the workers' collections).
+- ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
+  worker, written into one chunk the main process created (``_BatchChunks``), assembled by
+  ``default_collate`` over row views (no copy); each sample seeded with its own seed.
+- ``pin_memory``: a chunk is page-locked once (``cudaHostRegister``, ``_Pinner``) and batches
+  are loaded and pinned by a pin thread (``_PinThread``), so the tensors are pinned where they
+  lie; PyTorch's ``pin_memory()`` rules for everything else.
 - Failures: a sample's exception is raised by the ``next()`` of its batch (PyTorch's
   ``ExceptionWrapper``, same type and "Caught X in DataLoader worker process N" message), and
   loading goes on; a dead worker raises ``RuntimeError("DataLoader worker (pid N) is killed by
