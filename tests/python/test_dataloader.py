@@ -859,6 +859,26 @@ class WorkerIdArrays(dc.WorkerIdDataset):
         return torch.tensor(i), np.array([wid]), torch.tensor(pid, dtype=torch.int32)
 
 
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_sample_spreading_with_other_start_methods(ctx):
+    ds = dc.RichDataset(12)
+    want = list(tud.DataLoader(ds, batch_size=5))
+    got = list(DataLoader(ds, batch_size=5, num_workers=2, batch_assignment="sample",
+                          multiprocessing_context=ctx))
+    assert len(got) == len(want) == 3
+    for a, b in zip(got, want):
+        _same(a, b)
+
+
+def test_sample_spreading_out_of_order_delivers_every_batch():
+    ds = dc.SlowDataset(24, 0.5, slow=(0,))
+    got = [b.tolist() for b in DataLoader(ds, batch_size=4, num_workers=2, in_order=False,
+                                          batch_assignment="sample")]
+    # every batch once (each batch has a part on every worker, so a slow sample holds back
+    # its worker's later parts too: there is little to overtake)
+    assert sorted(got) == [list(range(k, k + 4)) for k in range(0, 24, 4)]
+
+
 def test_sample_spreading_writes_one_batch_from_several_workers():
     loader = DataLoader(WorkerIdArrays(40), batch_size=8, num_workers=2,
                         batch_assignment="sample")

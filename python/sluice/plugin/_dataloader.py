@@ -639,6 +639,8 @@ class _MultiProcessIter(_BaseIter):
             index = self._next_index()
         except StopIteration:
             return
+        if self._spread:  # every worker takes a part (map-style only: every worker active)
+            return self._put_parts(index)
         for _ in range(self._num_workers):  # the next active worker, if any
             wid = next(self._worker_queue_idx_cycle)
             if self._workers_status[wid]:
@@ -648,8 +650,6 @@ class _MultiProcessIter(_BaseIter):
                     break  # out of order: a worker with room
         else:
             return  # every worker is done (IterableDataset)
-        if self._spread:
-            return self._put_parts(index)
         cid = self._book.take(wid)
         self._send(self._conns[wid], ("task", self._epoch, self._send_idx, cid, index))
         self._task_info[self._send_idx] = [wid]
@@ -703,17 +703,16 @@ class _MultiProcessIter(_BaseIter):
                 st["err"] = (start, payload)
         else:
             st["entries"] += payload
-        if not self._primed:  # the first reply: the layout is known, the window filled
-            self._primed = True
+        if not self._primed and epoch == self._epoch:  # the epoch's first reply: the layout
+            self._primed = True                          # is known, the window is filled
             sigs = {e[3] for e in payload} if kind == "part" else set()
             if len(sigs) == 1 and next(iter(sigs)):
                 self._layout = next(iter(sigs))
-            if epoch == self._epoch:
-                while self._tasks_outstanding < self._prefetch_factor * self._num_workers:
-                    before = self._send_idx
-                    self._try_put_index()
-                    if self._send_idx == before:
-                        break
+            while self._tasks_outstanding < self._prefetch_factor * self._num_workers:
+                before = self._send_idx
+                self._try_put_index()
+                if self._send_idx == before:
+                    break
         st["left"] -= 1
         if st["left"]:
             return
