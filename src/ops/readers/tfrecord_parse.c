@@ -15,10 +15,15 @@
 
 #include "ops/readers/tfrecord_parse.h"
 
-/* ---- CRC-32C ------------------------------------------------------------------------------ */
+/* ---- CRC-32C ------------------------------------------------------------------------------
+ * Every record's payload is checked, so this is on the reader's hot path: the byte-at-a-time
+ * table ran at about 0.4 GB/s and bounded readers.tfrecord at 0.12x of plain files. On x86-64
+ * with SSE4.2 (checked at run time) the crc32 instruction does 8 bytes a step; elsewhere eight
+ * tables (slicing-by-8) do. Both are checked against the bitwise definition in test_tfrecord. */
 
-static uint32_t crc_table[256];
+static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_hw;
 
 static void crc_init(void)
 {
@@ -26,17 +31,65 @@ static void crc_init(void)
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-        crc_table[i] = c;
+        crc_table[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
+
+static uint32_t crc_sliced(uint32_t c, const uint8_t *p, size_t n)
+{
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        uint32_t hi =
+            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+            crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^
+            crc_table[2][(hi >> 8) & 0xFF] ^ crc_table[1][(hi >> 16) & 0xFF] ^
+            crc_table[0][hi >> 24];
+    }
+    for (; n > 0; p++, n--)
+        c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
+    return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p, size_t n)
+{
+    uint64_t c64 = c;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; n > 0; p++, n--)
+        c = __builtin_ia32_crc32qi(c, *p);
+    return c;
+}
+#endif
 
 uint32_t sl__crc32c(const uint8_t *p, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++)
-        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (crc_hw)
+        return crc_sse42(c, p, n) ^ 0xFFFFFFFFu;
+#endif
+    return crc_sliced(c, p, n) ^ 0xFFFFFFFFu;
+}
+
+/* The portable path alone, for the tests (both paths against the bitwise definition). */
+uint32_t sl__crc32c_sliced(const uint8_t *p, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    return crc_sliced(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
 
 uint32_t sl__tfr_masked_crc(const uint8_t *p, size_t n)
@@ -83,11 +136,9 @@ bool sl__tfr_check_payload(const uint8_t *payload, uint64_t len, char *err, size
 
 /* ---- protobuf wire format ----------------------------------------------------------------- */
 
-typedef struct cur {
-    const uint8_t *p, *end;
-} cur;
+typedef sl__pb cur;
 
-static bool varint(cur *c, uint64_t *v)
+bool sl__pb_varint(sl__pb *c, uint64_t *v)
 {
     uint64_t x = 0;
     for (int s = 0; s < 70; s += 7) {
@@ -105,21 +156,13 @@ static bool varint(cur *c, uint64_t *v)
     return false;
 }
 
-/* One field: its number, wire type and, for length-delimited fields, its bytes; other wire
- * types are skipped (their value in *num_value for varints). */
-typedef struct field {
-    uint64_t number;
-    int wire;
-    const uint8_t *data;
-    size_t len;
-    uint64_t value;
-} field;
+typedef sl__pb_field field;
 
-static bool next_field(cur *c, field *f, const char *what, char *err, size_t errlen)
+bool sl__pb_next(sl__pb *c, sl__pb_field *f, const char *what, char *err, size_t errlen)
 {
     uint64_t key;
     size_t at = 0;
-    if (!varint(c, &key)) {
+    if (!sl__pb_varint(c, &key)) {
         snprintf(err, errlen, "%s: truncated or malformed field key", what);
         return false;
     }
@@ -129,7 +172,7 @@ static bool next_field(cur *c, field *f, const char *what, char *err, size_t err
     f->len = 0;
     switch (f->wire) {
     case 0:
-        if (varint(c, &f->value))
+        if (sl__pb_varint(c, &f->value))
             return true;
         break;
     case 1:
@@ -144,7 +187,7 @@ static bool next_field(cur *c, field *f, const char *what, char *err, size_t err
         break;
     case 2: {
         uint64_t len;
-        if (varint(c, &len) && len <= (uint64_t)(c->end - c->p)) {
+        if (sl__pb_varint(c, &len) && len <= (uint64_t)(c->end - c->p)) {
             f->data = c->p;
             f->len = (size_t)len;
             c->p += len;
@@ -171,7 +214,7 @@ static bool parse_entry(const uint8_t *p, size_t n, const char *name, bool *matc
     size_t key_len = 0, val_len = 0;
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Example feature map entry", err, errlen))
+        if (!sl__pb_next(&c, &f, "Example feature map entry", err, errlen))
             return false;
         if (f.number == 1 && f.wire == 2) {
             key = f.data;
@@ -187,7 +230,7 @@ static bool parse_entry(const uint8_t *p, size_t n, const char *name, bool *matc
     *value = (sl__tf_feature){SL__TF_NONE, NULL, 0};
     c = (cur){val, val ? val + val_len : NULL};
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Feature", err, errlen))
+        if (!sl__pb_next(&c, &f, "Feature", err, errlen))
             return false;
         if (f.wire == 2 && f.number >= 1 && f.number <= 3)
             *value = (sl__tf_feature){(sl__tf_kind)f.number, f.data, f.len};
@@ -202,13 +245,13 @@ bool sl__tf_example_find(const uint8_t *ex, size_t n, const char *name, sl__tf_f
     cur c = {ex, ex + n};
     field f, g;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Example", err, errlen))
+        if (!sl__pb_next(&c, &f, "Example", err, errlen))
             return false;
         if (f.number != 1 || f.wire != 2)
             continue;
         cur fs = {f.data, f.data + f.len}; /* Features */
         while (fs.p < fs.end) {
-            if (!next_field(&fs, &g, "Example features", err, errlen))
+            if (!sl__pb_next(&fs, &g, "Example features", err, errlen))
                 return false;
             bool match = false;
             sl__tf_feature v;
@@ -232,7 +275,7 @@ bool sl__tf_list_numbers(const sl__tf_feature *ft, void *out, int64_t *count, ch
     cur c = {ft->list, ft->list ? ft->list + ft->list_len : NULL};
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, what, err, errlen))
+        if (!sl__pb_next(&c, &f, what, err, errlen))
             return false;
         if (f.number != 1)
             continue;
@@ -255,7 +298,7 @@ bool sl__tf_list_numbers(const sl__tf_feature *ft, void *out, int64_t *count, ch
             cur v = {f.data, f.data + f.len};
             uint64_t x;
             while (v.p < v.end) {
-                if (!varint(&v, &x)) {
+                if (!sl__pb_varint(&v, &x)) {
                     snprintf(err, errlen, "%s: malformed packed varint", what);
                     return false;
                 }
@@ -286,7 +329,7 @@ bool sl__tf_list_bytes(const sl__tf_feature *ft, int64_t index, const uint8_t **
     cur c = {ft->list, ft->list ? ft->list + ft->list_len : NULL};
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "BytesList", err, errlen))
+        if (!sl__pb_next(&c, &f, "BytesList", err, errlen))
             return false;
         if (f.number != 1)
             continue;
