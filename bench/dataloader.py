@@ -11,7 +11,15 @@ Workloads (one Dataset class each, defined here, used unchanged by both loaders)
   RandomResizedCrop(224), RandomHorizontalFlip(), PILToTensor()]))`` — PIL decodes, crops,
   resizes and flips; each sample a uint8 CHW tensor and an int label;
 - **ready**: a sample is a ready 224x224x3 uint8 NumPy array (a copy of a cached one) and an
-  int label: what the loader itself costs (collation, transport) without decoding.
+  int label: what the loader itself costs (collation, transport) without decoding;
+- **varying**: the ready sample after a wait whose length varies from sample to sample (2 ms
+  for most, 100 ms for one in 32, chosen by a hash of the index: a storage read with a heavy
+  tail; a wait rather than CPU work so that the samples' scheduling is what is measured even
+  on a busy machine): where spreading a batch's samples over the workers should pay.
+
+Contenders: torch's DataLoader, sluice's with its default ``batch_assignment="batch"``
+(PyTorch's round robin) and sluice's with ``batch_assignment="sample"`` (``sluice-sample``: a
+batch's samples spread over the workers).
 
 Both loaders: ``DataLoader(dataset, batch_size, shuffle=True, num_workers=N, prefetch_factor=2,
 persistent_workers=True)``, fork. Each measurement is a fresh process (one warm-up epoch, then
@@ -51,9 +59,26 @@ class ReadyArrays:
         return self.img.copy(), i % 10
 
 
+class VaryingCost(ReadyArrays):
+    """ReadyArrays after a wait whose length varies from sample to sample (deterministic per
+    index): 2 ms for most samples, 100 ms for one in 32 — a storage read with a heavy tail.
+    A wait, not CPU work, so that the scheduling of the samples is what is measured, even on
+    a machine whose CPUs other jobs use."""
+
+    @staticmethod
+    def cost_ms(i):
+        return 100 if (i * 2654435761) % 2 ** 32 % 32 == 0 else 2
+
+    def __getitem__(self, i):
+        time.sleep(self.cost_ms(i) / 1000)
+        return self.img.copy(), i % 10
+
+
 def make_dataset(workload, root, n_files):
     if workload == "ready":
         return ReadyArrays(n_files)
+    if workload == "varying":
+        return VaryingCost(n_files)
     import torchvision
     from torchvision import transforms
 
@@ -66,21 +91,27 @@ def child(a):
     sys.path.insert(0, os.path.join(a.build_dir, "python"))
     import torch
 
-    if a.contender == "sluice":
+    kw = {}
+    if a.contender.startswith("sluice"):
         from sluice.plugin.pytorch import DataLoader
+
+        kw["batch_assignment"] = "sample" if a.contender == "sluice-sample" else "batch"
     else:
         from torch.utils.data import DataLoader
     n_files = sum(len(fs) for _, _, fs in os.walk(a.root) if fs) - 1  # less file_list.txt
     ds = make_dataset(a.workload, a.root, n_files)
     dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
                     prefetch_factor=2, persistent_workers=True,
-                    generator=torch.Generator().manual_seed(0))
+                    generator=torch.Generator().manual_seed(0), **kw)
 
     def epoch():
         n = 0
         for x, y in dl:
             n += x.shape[0]
             assert x.dtype == torch.uint8 and y.shape == (x.shape[0],)
+            # read one byte per page, as a training step reads the batch: its memory counts
+            # in this process's PSS for both loaders
+            int(x.reshape(-1)[::4096].sum())
         return n
 
     epoch()  # warm-up: workers started, chunks grown, files in the page cache
@@ -104,14 +135,16 @@ def measure(a, contender, workers, workload):
             "background_cpus": m["background_cores"]}
 
 
-NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader"}
+NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader",
+         "sluice-sample": "sluice, batch_assignment=sample"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.join(ROOT, "build", "bench-data", "n500-s0"))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--workloads", nargs="+", default=["imagefolder", "ready"])
+    ap.add_argument("--workloads", nargs="+", default=["imagefolder", "ready", "varying"])
+    ap.add_argument("--contenders", nargs="+", default=["sluice", "sluice-sample", "torch"])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=2)
@@ -128,7 +161,7 @@ def main():
         return child(a)
     if not os.path.isdir(a.root):
         ap.error(f"{a.root}: no such data set (bench/make_dataset.py --out {a.root} --n 500)")
-    runs = [(c, n, w) for w in a.workloads for n in a.workers for c in ("sluice", "torch")]
+    runs = [(c, n, w) for w in a.workloads for n in a.workers for c in a.contenders]
     results = {r: [] for r in runs}
     for rnd in range(a.rounds):
         for r in runs:
@@ -151,7 +184,7 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|")
     for w in a.workloads:
         for n in a.workers:
-            for c in ("sluice", "torch"):
+            for c in a.contenders:
                 m, base = med[(c, n, w)], results[("torch", n, w)]
                 ratio = statistics.median(results[(c, n, w)][i]["images_per_s"] /
                                           base[i]["images_per_s"] for i in use)

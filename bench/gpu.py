@@ -12,12 +12,15 @@ Two parts, in one run, written to OUT/gpu.json and OUT/gpu.md:
    torchvision's DataLoader (bench/peers.py), interleaved for --rounds rounds, for each number
    of CPU threads (= DataLoader workers) in --threads: images/s, median over the rounds, and
    the ratio to the DataLoader of the same round.
-2. **crop_mirror_normalize bandwidth**: a batch of --batch uint8 HWC images (--size, default
-   224x224x3) fed once per iteration, moved to the GPU, then crop_mirror_normalize (float32
-   CHW, mean/std, mirror on every other sample) and a device-to-device copy of the same input,
-   each the only gpu node of its own pipeline (depth 1). Their device times come from CUDA events
-   (executor_statistics()[node]["gpu_ms"]); bandwidth = bytes read + written / time. Goal (issue 7): cmn >= 70 % of
-   the copy's bandwidth.
+2. **GPU kernels against the copy bandwidth** (issue 21, point 3): a batch of --batch uint8
+   HWC images (--size, default 224x224x3) fed once per iteration, moved to the GPU, then
+   crop_mirror_normalize (CHW float32 and float16, mean/std, mirror on every other sample) and
+   a device-to-device copy of the same input (fn.copy: cudaMemcpyAsync), each the only gpu node
+   of its own pipeline (depth 1); and resize (--resize-batch images of --resize-in to shorter
+   side --resize-shorter, linear, antialiased, as the val pipeline) with a copy of its input.
+   Device times come from CUDA events (executor_statistics()[node]["gpu_ms"]); bandwidth =
+   bytes read + written / time. Goals: cmn >= 70 % of the copy's bandwidth; the resize's time
+   against its bound (its input read and output written at the copy's bandwidth).
 
 Needs the build's Python package (BUILD_DIR/python), NumPy, and for part 1 torch and
 torchvision. Uses whatever python3 runs it (on the device machines: their python3 with torch).
@@ -81,23 +84,31 @@ def bandwidth(a):
     rng = np.random.default_rng(0)
     batch = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for _ in range(a.batch)]
     mirror = [np.int32(i % 2) for i in range(a.batch)]
+    rh, rw = a.resize_in
+    rbatch = [rng.integers(0, 256, (rh, rw, 3), dtype=np.uint8) for _ in range(a.resize_batch)]
 
     # One gpu node per pipeline and one iteration in flight: the node's CUDA events then
     # bracket its own kernels only (the compute stream is shared by a pipeline's nodes and
     # iterations; the host-to-device copy runs on the copy stream).
     def make(kind):
-        @sluice.pipeline_def(batch_size=a.batch, num_threads=4, device_id=0,
+        images = rbatch if kind in ("resize", "d2d_resize") else batch
+
+        @sluice.pipeline_def(batch_size=len(images), num_threads=4, device_id=0,
                              prefetch_queue_depth=1)
         def pipe():
-            x = fn.external_source(source=lambda: batch, layout="HWC", name="src")
+            x = fn.external_source(source=lambda: images, layout="HWC", name="src")
             g = x.gpu()
-            if kind == "cmn":
+            if kind in ("cmn", "cmn16"):
                 m = fn.external_source(source=lambda: mirror, name="mirror")
-                return fn.crop_mirror_normalize(g, device="gpu", dtype=types.FLOAT,
-                                                output_layout="CHW", mirror=m, name="k",
+                return fn.crop_mirror_normalize(g, device="gpu", output_layout="CHW", mirror=m,
+                                                dtype=types.FLOAT if kind == "cmn"
+                                                else types.FLOAT16, name="k",
                                                 mean=[123.7, 116.3, 103.5],
                                                 std=[58.4, 57.1, 57.4])
-            return fn.copy(g, device="gpu", name="k")
+            if kind == "resize":  # the val pipeline's: shorter side to 256, antialiased linear
+                return fn.resize(g, device="gpu", resize_shorter=a.resize_shorter,
+                                 interp_type=types.INTERP_LINEAR, antialias=True, name="k")
+            return fn.copy(g, device="gpu", name="k")  # cudaMemcpyAsync device to device
         return pipe()
 
     def device_ms(kind):
@@ -113,17 +124,33 @@ def bandwidth(a):
         after = p.executor_statistics()["k"]["gpu_ms"]
         return (after - before) / a.iters, 1e3 * wall / a.iters
 
-    cmn_ms, cmn_wall = device_ms("cmn")
-    d2d_ms, d2d_wall = device_ms("d2d")
+    ms, wall = {}, {}
+    for kind in ("d2d", "cmn", "cmn16", "d2d_resize", "resize"):
+        ms[kind], wall[kind] = device_ms(kind)
     in_bytes = a.batch * h * w * 3
-    cmn_bytes = in_bytes + a.batch * 3 * h * w * 4
+    rin = a.resize_batch * rh * rw * 3
+    s = a.resize_shorter / min(rh, rw)  # resize_shorter's output extents (rounded)
+    rout = a.resize_batch * round(rh * s) * round(rw * s) * 3
+    moved = {"d2d": 2 * in_bytes, "cmn": in_bytes + a.batch * 3 * h * w * 4,
+             "cmn16": in_bytes + a.batch * 3 * h * w * 2, "d2d_resize": 2 * rin,
+             "resize": rin + rout}
+    gbps = {k: (moved[k] / ms[k] / 1e6 if ms[k] else None) for k in ms}
     res = {"batch": a.batch, "size": [h, w, 3], "iterations": a.iters,
-           "cmn_ms": cmn_ms, "d2d_ms": d2d_ms,
-           "cmn_GBps": cmn_bytes / cmn_ms / 1e6 if cmn_ms else None,
-           "d2d_GBps": 2 * in_bytes / d2d_ms / 1e6 if d2d_ms else None,
-           "pipeline_ms_per_iteration": {"cmn": cmn_wall, "d2d": d2d_wall}}
-    if res["cmn_GBps"] and res["d2d_GBps"]:
-        res["cmn_fraction_of_copy"] = res["cmn_GBps"] / res["d2d_GBps"]
+           "resize_batch": a.resize_batch, "resize_in": [rh, rw, 3],
+           "resize_shorter": a.resize_shorter, "device_ms": ms, "bytes": moved, "GBps": gbps,
+           "pipeline_ms_per_iteration": wall,
+           # kept from the first version of this report
+           "cmn_ms": ms["cmn"], "d2d_ms": ms["d2d"], "cmn_GBps": gbps["cmn"],
+           "d2d_GBps": gbps["d2d"]}
+    if gbps["d2d"]:
+        for k in ("cmn", "cmn16"):
+            if gbps[k]:
+                res[k + "_fraction_of_copy"] = gbps[k] / gbps["d2d"]
+    if gbps["d2d_resize"] and gbps["resize"]:
+        # the resize's bound: its input read and output written at the copy's bandwidth (the
+        # intermediate of its two separable passes and the tables are extra traffic)
+        res["resize_bound_ms"] = moved["resize"] / gbps["d2d_resize"] / 1e6
+        res["resize_fraction_of_bound"] = res["resize_bound_ms"] / ms["resize"]
     print(json.dumps(res), flush=True)
     return res
 
@@ -137,6 +164,9 @@ def main():
     ap.add_argument("--batch", type=int, default=256, help="bandwidth part: images per batch")
     ap.add_argument("--size", type=int, nargs=2, default=[224, 224])
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--resize-batch", type=int, default=64, help="images per resize batch")
+    ap.add_argument("--resize-in", type=int, nargs=2, default=[375, 500])
+    ap.add_argument("--resize-shorter", type=int, default=256)
     ap.add_argument("--only", choices=("train", "bandwidth"))
     ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"))
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -160,10 +190,19 @@ def main():
         b = report["bandwidth"]
         lines.append("")
         if b.get("cmn_fraction_of_copy"):
-            lines.append(f"crop_mirror_normalize: {b['cmn_GBps']:.0f} GB/s, device-to-device "
-                         f"copy {b['d2d_GBps']:.0f} GB/s: {100 * b['cmn_fraction_of_copy']:.0f} %")
+            g = b["GBps"]
+            lines.append(f"device-to-device copy (cudaMemcpyAsync) {g['d2d']:.0f} GB/s; "
+                         f"crop_mirror_normalize float32 CHW {g['cmn']:.0f} GB/s "
+                         f"({100 * b['cmn_fraction_of_copy']:.0f} %), float16 CHW "
+                         f"{g['cmn16']:.0f} GB/s ({100 * b.get('cmn16_fraction_of_copy', 0):.0f} %)")
         else:
             lines.append("crop_mirror_normalize bandwidth: no device times (emulated GPU?)")
+        if b.get("resize_bound_ms"):
+            lines.append(f"resize {b['resize_batch']} x {b['resize_in'][0]}x{b['resize_in'][1]} "
+                         f"to shorter side {b['resize_shorter']}: {b['device_ms']['resize']:.3f} "
+                         f"ms against a bound of {b['resize_bound_ms']:.3f} ms (input + output "
+                         f"at the copy's {b['GBps']['d2d_resize']:.0f} GB/s): "
+                         f"{100 * b['resize_fraction_of_bound']:.0f} %")
     with open(os.path.join(a.out, "gpu.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

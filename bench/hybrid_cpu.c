@@ -1,38 +1,53 @@
-/* bench/hybrid_cpu.c: the CPU share of the hybrid JPEG decoder (decoders.image on "mixed",
- * src/ops/decoders/hybrid.h) against a whole CPU decode, per image, on one thread.
+/* bench/hybrid_cpu.c: the CPU share of the hybrid JPEG decoder (decoders.image and
+ * decoders.image_random_crop on "mixed", src/ops/decoders/hybrid.h) against the CPU decoder,
+ * per image, on one thread.
  *
  *   bench_hybrid_cpu DIR [--reps R]
  *
  * DIR is searched recursively for *.jpg / *.jpeg (any case); the files are read into memory,
- * sorted by path. Each file is decoded R times (default 3) both ways, after one warm-up pass,
- * timed with the thread's CPU clock:
- *   full    what decoders.image does on "cpu" (jpeg.c): RGB, JDCT_ISLOW, fancy upsampling,
- *           rows read into an output buffer, jpeg_abort_decompress after the last row;
- *   hybrid  what the mixed decoder's CPU half does per sample (jpeg.c's sl__jpeg_hybrid_plan in
- *           setup_sample, sl__jpeg_hybrid_coefs in run_sample): the header parsed twice, then
- *           a single-scan file decoded in raw-data mode with an IDCT method that copies each
- *           block into a staging buffer, a multi-scan (progressive) file read with
- *           jpeg_read_coefficients and its blocks copied.
- * One line of JSON goes to stdout: files, mean megapixels, mean CPU microseconds per image of
- * each, and hybrid / full. Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file
- * fails.
+ * sorted by path. Three cases, each file decoded R times (default 3) per case and way, after
+ * one warm-up pass, timed with the thread's CPU clock:
+ *   full   the whole image;
+ *   train  a window drawn as decoders.image_random_crop draws it (torchvision's
+ *          RandomResizedCrop: area [0.08, 1], aspect ratio [3/4, 4/3]; crop_window.c), a new
+ *          one per file and repetition, the same for both ways;
+ *   val    the centre crop a validation pipeline keeps (shorter side resized to 256, centre
+ *          224 x 224): the centred square of 224/256 of the shorter side.
+ * The two ways call the library's own functions (jpeg.c):
+ *   cpu     sl__jpeg_decode, what decoders.image(_random_crop) does on "cpu" (RGB, JDCT_ISLOW,
+ *           fancy upsampling; a window through jpeg_crop_scanline and skipped rows, the rows
+ *           below it never read: a file already known whole);
+ *   hybrid  the mixed decoder's CPU half: sl__jpeg_hybrid_plan (setup_sample) and
+ *           sl__jpeg_hybrid_coefs (run_sample) for the window, a file known whole (rows below
+ *           the window not read); and hybrid_first, the same for a file not yet known whole
+ *           (SL__DECODE_TO_END: every row entropy-decoded, the first epoch's cost);
+ *   floor   (whole images only) the same for a window of the bottom-right pixel: every MCU
+ *           entropy-decoded by libjpeg and almost none kept, the floor of any split that
+ *           leaves libjpeg-turbo's Huffman decoding on the CPU.
+ * Per case one line of JSON goes to stdout: files, mean megapixels, mean CPU microseconds per
+ * image of each way, hybrid / cpu of the same case, hybrid / full cpu decode (the issue's
+ * measure; also for the single-scan files alone), and the samples the kernels would not
+ * decode (fallbacks) and the progressive ones (their whole image entropy-decoded whatever the
+ * window). Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file fails.
  */
 #include <dirent.h>
-#include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-#include <jpeglib.h>
-
-#include <jpegint.h> /* struct jpeg_inverse_dct, as jpeg.c */
+#include "ops/decoders/codec.h"
+#include "ops/decoders/hybrid.h"
+#include "ops/image/crop_window.h"
 
 typedef struct file {
     char *path;
     unsigned char *data;
     size_t size;
+    int w, h;
+    int progressive; /* a multi-scan file: its whole image entropy-decoded */
 } file;
 
 static file *files;
@@ -62,7 +77,7 @@ static void add_file(const char *path)
         capfiles = capfiles ? 2 * capfiles : 64;
         files = realloc(files, sizeof(file) * (size_t)capfiles);
     }
-    files[nfiles++] = (file){strdup(path), d, (size_t)n};
+    files[nfiles++] = (file){strdup(path), d, (size_t)n, 0, 0, 0};
 }
 
 static void walk(const char *dir)
@@ -83,22 +98,6 @@ static void walk(const char *dir)
         closedir(d);
 }
 
-typedef struct err_mgr {
-    struct jpeg_error_mgr pub;
-    jmp_buf jump;
-} err_mgr;
-
-static void on_error(j_common_ptr c)
-{
-    longjmp(((err_mgr *)(void *)c->err)->jump, 1);
-}
-
-static void quiet(j_common_ptr c, int level)
-{
-    (void)c;
-    (void)level;
-}
-
 static double cpu_us(void)
 {
     struct timespec t;
@@ -106,134 +105,114 @@ static double cpu_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
-static unsigned char *buf;
-static size_t bufcap;
-
-static unsigned char *room(size_t n)
+/* One growing buffer for the output / staging, one for the codec's scratch (as a worker's). */
+static unsigned char *room(unsigned char **buf, size_t *cap, size_t n)
 {
-    if (n > bufcap) {
-        free(buf);
-        buf = malloc(n);
-        bufcap = n;
+    if (n > *cap) {
+        free(*buf);
+        *buf = malloc(n);
+        *cap = n;
     }
-    return buf;
+    return *buf;
 }
 
-/* The single-scan path's IDCT: the block into the staging (jpeg.c's store_block). */
-static JSAMPARRAY raw_rows[4];
-static size_t comp_off[4], comp_bw[4];
+static unsigned char *out_buf, *scratch_buf;
+static size_t out_cap, scratch_cap;
 
-static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR coef,
-                        JSAMPARRAY output_buf, JDIMENSION output_col)
+static void *scratch(void *ctx, size_t bytes)
 {
-    int k = ci->component_index;
-    size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
-                (size_t)(output_buf - raw_rows[k]) / DCTSIZE;
-    memcpy(buf + comp_off[k] + (by * comp_bw[k] + output_col / DCTSIZE) * sizeof(JBLOCK), coef,
-           sizeof(JBLOCK));
+    (void)ctx;
+    return room(&scratch_buf, &scratch_cap, bytes);
 }
 
-/* Returns 0 on success. */
-static int decode(const file *f, int hybrid)
+static const sl__decode_mem mem = {scratch, NULL, SIZE_MAX};
+
+enum { CASE_FULL, CASE_TRAIN, CASE_VAL, NCASES };
+static const char *const case_names[NCASES] = {"full", "train", "val"};
+enum { WAY_CPU, WAY_HYBRID, WAY_HYBRID_FIRST, WAY_FLOOR, NWAYS };
+
+/* File k's window for case `cs`, repetition r (the whole image for CASE_FULL). */
+static sl__roi window_of(int k, int cs, int r)
 {
-    struct jpeg_decompress_struct c;
-    err_mgr m;
-    c.err = jpeg_std_error(&m.pub);
-    m.pub.error_exit = on_error;
-    m.pub.emit_message = quiet;
-    if (setjmp(m.jump)) {
-        jpeg_destroy_decompress(&c);
-        return 1;
+    const file *f = &files[k];
+    sl__roi roi = {0, 0, f->w, f->h, 0};
+    if (cs == CASE_TRAIN) {
+        static const double area[2] = {0.08, 1.0}, ratio[2] = {3.0 / 4.0, 4.0 / 3.0};
+        sl_rng g;
+        sl_rng_init(&g, 1234, (uint64_t)k, (uint64_t)r);
+        sl__window w;
+        sl__random_window(&g, f->w, f->h, area, ratio, 10, &w);
+        roi = (sl__roi){w.x, w.y, w.w, w.h, 0};
+    } else if (cs == CASE_VAL) {
+        int shorter = f->w < f->h ? f->w : f->h;
+        int side = (int)(((long long)shorter * 224 + 128) / 256);
+        side = side < 1 ? 1 : side;
+        roi = (sl__roi){(f->w - side) / 2, (f->h - side) / 2, side, side, 0};
     }
-    jpeg_create_decompress(&c);
-    if (hybrid) { /* setup_sample's plan: a header parse of its own */
-        jpeg_mem_src(&c, f->data, (unsigned long)f->size);
-        jpeg_read_header(&c, TRUE);
-        jpeg_calc_output_dimensions(&c);
-        jpeg_abort_decompress(&c);
+    return roi;
+}
+
+/* Returns 0 on success; *fallback: the kernels would not decode it; *progressive. */
+static int decode(int k, int cs, int r, int way, int *fallback)
+{
+    const file *f = &files[k];
+    sl__roi roi = window_of(k, cs, r);
+    const sl__roi *win = cs == CASE_FULL ? NULL : &roi;
+    if (way == WAY_FLOOR) { /* the bottom-right pixel: every MCU decoded, almost none kept */
+        roi = (sl__roi){f->w - 1, f->h - 1, 1, 1, 0};
+        win = &roi;
     }
-    jpeg_mem_src(&c, f->data, (unsigned long)f->size);
-    jpeg_read_header(&c, TRUE);
-    if (hybrid && !jpeg_has_multiple_scans(&c)) {
-        jpeg_calc_output_dimensions(&c);
-        size_t total = 0;
-        for (int k = 0; k < c.num_components; k++) {
-            comp_off[k] = total;
-            comp_bw[k] = c.comp_info[k].width_in_blocks;
-            total += (size_t)c.comp_info[k].width_in_blocks * c.comp_info[k].height_in_blocks *
-                     sizeof(JBLOCK);
-        }
-        room(total);
-        c.raw_data_out = TRUE;
-        c.out_color_space = c.jpeg_color_space;
-        jpeg_start_decompress(&c);
-        static JSAMPLE dummy[1];
-        static JSAMPROW rows[4][4 * DCTSIZE];
-        for (int k = 0; k < c.num_components; k++) {
-            for (int r = 0; r < 4 * DCTSIZE; r++)
-                rows[k][r] = dummy;
-            raw_rows[k] = rows[k];
-            c.idct->inverse_DCT[k] = store_block;
-        }
-        while (c.output_scanline < c.output_height)
-            jpeg_read_raw_data(&c, raw_rows, (JDIMENSION)(c.max_v_samp_factor * DCTSIZE));
-        jpeg_abort_decompress(&c);
-    } else if (hybrid) {
-        jpeg_calc_output_dimensions(&c);
-        jvirt_barray_ptr *arrays = jpeg_read_coefficients(&c);
-        size_t total = 0;
-        for (int k = 0; k < c.num_components; k++)
-            total += (size_t)c.comp_info[k].width_in_blocks * c.comp_info[k].height_in_blocks *
-                     sizeof(JBLOCK);
-        unsigned char *dst = room(total);
-        for (int k = 0; k < c.num_components; k++) {
-            const jpeg_component_info *ci = &c.comp_info[k];
-            size_t row = (size_t)ci->width_in_blocks * sizeof(JBLOCK);
-            for (JDIMENSION by = 0; by < ci->height_in_blocks; by++) {
-                JBLOCKARRAY rows =
-                    c.mem->access_virt_barray((j_common_ptr)&c, arrays[k], by, 1, FALSE);
-                memcpy(dst, rows[0], row);
-                dst += row;
-            }
-        }
+    char err[256];
+    sl_status s;
+    if (way == WAY_CPU) {
+        unsigned char *out = room(&out_buf, &out_cap, (size_t)roi.w * (size_t)roi.h * 3);
+        s = sl__jpeg_decode(f->data, f->size, SL__COLOR_RGB, 0, win, out, &mem, err, sizeof err);
     } else {
-        c.out_color_space = JCS_RGB;
-        c.dct_method = JDCT_ISLOW;
-        c.do_fancy_upsampling = TRUE;
-        jpeg_start_decompress(&c);
-        size_t stride = (size_t)c.output_width * 3;
-        unsigned char *out = room(stride * c.output_height);
-        while (c.output_scanline < c.output_height) {
-            JSAMPROW rows[16];
-            for (int i = 0; i < 16; i++)
-                rows[i] = out + (size_t)(c.output_scanline + (JDIMENSION)i < c.output_height
-                                             ? c.output_scanline + (JDIMENSION)i
-                                             : c.output_height - 1) *
-                                    stride;
-            jpeg_read_scanlines(&c, rows, 16);
+        unsigned flags = way == WAY_HYBRID_FIRST ? SL__DECODE_TO_END : 0;
+        sl__hyb_head head;
+        size_t bytes = 0;
+        const char *why = NULL;
+        s = sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, flags, win, &mem, &head, &bytes,
+                                 &why, err, sizeof err);
+        if (s == SL_OK && head.kind == SL__HYB_COEFS) {
+            unsigned char *out = room(&out_buf, &out_cap, bytes);
+            s = sl__jpeg_hybrid_coefs(f->data, f->size, SL__COLOR_RGB, flags, win, &mem, out,
+                                      bytes, &why, err, sizeof err);
+            if (s == SL_OK && ((const sl__hyb_head *)(void *)out)->kind != SL__HYB_COEFS)
+                head.kind = SL__HYB_PIXELS;
         }
-        jpeg_abort_decompress(&c);
+        if (s == SL_OK && head.kind != SL__HYB_COEFS) { /* the fallback: the CPU decode */
+            *fallback = 1;
+            unsigned char *out = room(&out_buf, &out_cap, (size_t)roi.w * (size_t)roi.h * 3);
+            s = sl__jpeg_decode(f->data, f->size, SL__COLOR_RGB, 0, win, out, &mem, err,
+                                sizeof err);
+        }
     }
-    jpeg_destroy_decompress(&c);
-    return 0;
+    if (s != SL_OK)
+        fprintf(stderr, "%s: %s\n", f->path, err);
+    return s != SL_OK;
 }
 
-static double megapixels(const file *f)
+/* A progressive (SOF2) or other multi-scan file: the first SOFn marker's type. */
+static int is_progressive(const file *f)
 {
-    struct jpeg_decompress_struct c;
-    err_mgr m;
-    c.err = jpeg_std_error(&m.pub);
-    m.pub.error_exit = on_error;
-    if (setjmp(m.jump)) {
-        jpeg_destroy_decompress(&c);
-        return 0;
+    for (size_t i = 2; i + 3 < f->size;) {
+        if (f->data[i] != 0xff) {
+            i++;
+            continue;
+        }
+        unsigned m = f->data[i + 1];
+        if (m == 0xc2 || m == 0xc6 || m == 0xca || m == 0xce)
+            return 1;
+        if ((m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) || m == 0xda)
+            return 0;
+        if (m == 0xff || m == 0xd8 || (m >= 0xd0 && m <= 0xd7)) {
+            i += m == 0xff ? 1 : 2;
+            continue;
+        }
+        i += 2 + ((size_t)f->data[i + 2] << 8 | f->data[i + 3]);
     }
-    jpeg_create_decompress(&c);
-    jpeg_mem_src(&c, f->data, (unsigned long)f->size);
-    jpeg_read_header(&c, TRUE);
-    double mp = (double)c.image_width * c.image_height / 1e6;
-    jpeg_destroy_decompress(&c);
-    return mp;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -256,22 +235,55 @@ int main(int argc, char **argv)
         return 2;
     }
     qsort(files, (size_t)nfiles, sizeof(file), by_path);
-    double t[2] = {0, 0}, mp = 0;
+    double mp = 0;
+    int progressive = 0;
     for (int k = 0; k < nfiles; k++) {
-        for (int h = 0; h < 2; h++) {
-            if (decode(&files[k], h)) { /* the warm-up */
-                fprintf(stderr, "%s: decode failed\n", files[k].path);
-                return 1;
-            }
-            double t0 = cpu_us();
-            for (int r = 0; r < reps; r++)
-                decode(&files[k], h);
-            t[h] += (cpu_us() - t0) / reps;
+        sl__image_info info;
+        char err[256];
+        if (sl__jpeg_peek(files[k].data, files[k].size, &info, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "%s: %s\n", files[k].path, err);
+            return 1;
         }
-        mp += megapixels(&files[k]);
+        files[k].w = info.width;
+        files[k].h = info.height;
+        mp += (double)info.width * info.height / 1e6;
+        files[k].progressive = is_progressive(&files[k]);
+        progressive += files[k].progressive;
     }
-    printf("{\"files\": %d, \"mean_mp\": %.4f, \"full_us\": %.1f, \"hybrid_cpu_us\": %.1f, "
-           "\"ratio\": %.3f}\n",
-           nfiles, mp / nfiles, t[0] / nfiles, t[1] / nfiles, t[1] / t[0]);
+    /* [case][way], all files and the single-scan (baseline) ones alone */
+    double t[NCASES][NWAYS] = {{0}}, tb[NCASES][NWAYS] = {{0}};
+    int nbase = nfiles - progressive;
+    for (int cs = 0; cs < NCASES; cs++) {
+        int fallbacks = 0;
+        for (int k = 0; k < nfiles; k++) {
+            for (int way = 0; way < NWAYS; way++) {
+                if (way == WAY_FLOOR && cs != CASE_FULL)
+                    continue;
+                int fb = 0;
+                if (decode(k, cs, 0, way, &fb)) /* the warm-up */
+                    return 1;
+                fallbacks += way == WAY_HYBRID && fb;
+                double t0 = cpu_us();
+                for (int r = 0; r < reps; r++)
+                    decode(k, cs, r, way, &fb);
+                double us = (cpu_us() - t0) / reps;
+                t[cs][way] += us / nfiles;
+                if (!files[k].progressive)
+                    tb[cs][way] += us / (nbase ? nbase : 1);
+            }
+        }
+        printf("{\"case\": \"%s\", \"files\": %d, \"mean_mp\": %.4f, \"progressive\": %d, "
+               "\"fallbacks\": %d, \"cpu_us\": %.1f, \"hybrid_us\": %.1f, "
+               "\"hybrid_first_us\": %.1f, \"hybrid_over_cpu\": %.3f, "
+               "\"hybrid_over_full\": %.3f, \"hybrid_first_over_full\": %.3f, "
+               "\"baseline_hybrid_over_full\": %.3f, \"entropy_floor_over_full\": %.3f}\n",
+               case_names[cs], nfiles, mp / nfiles, progressive, fallbacks, t[cs][WAY_CPU],
+               t[cs][WAY_HYBRID], t[cs][WAY_HYBRID_FIRST], t[cs][WAY_HYBRID] / t[cs][WAY_CPU],
+               t[cs][WAY_HYBRID] / t[CASE_FULL][WAY_CPU],
+               t[cs][WAY_HYBRID_FIRST] / t[CASE_FULL][WAY_CPU],
+               nbase ? tb[cs][WAY_HYBRID] / tb[CASE_FULL][WAY_CPU] : 0.0,
+               t[CASE_FULL][WAY_FLOOR] / t[CASE_FULL][WAY_CPU]);
+        fflush(stdout);
+    }
     return 0;
 }

@@ -76,7 +76,8 @@ static const char *flags_text(const sl_op_def *op, char *buf, size_t cap)
                                      {SL_OP_TRANSFER, "transfer"},
                                      {SL_OP_METADATA, "metadata only"},
                                      {SL_OP_CALLBACK, "runs the application's function"},
-                                     {SL_OP_MIXED_GPU, "mixed: finished by kernels"}};
+                                     {SL_OP_MIXED_GPU, "mixed: finished by kernels"},
+                                     {SL_OP_DETERMINISTIC, "deterministic (cacheable)"}};
     return bit_names(op->flags, flags, sizeof flags / sizeof flags[0], buf, cap);
 }
 

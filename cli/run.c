@@ -390,6 +390,12 @@ static void print_stats(const sl_pipeline *p)
     for (int k = 0; k < ps.nchanges; k++)
         printf(" %lld:%d", (long long)ps.change_iteration[k], ps.change_depth[k]);
     printf("%s\n", ps.nchanges ? " (iteration:depth)" : " none");
+    sl_cache_stats c;
+    if (sl_pipeline_cache_stats(p, &c) == SL_OK && c.capacity > 0) /* the sample cache */
+        printf("\ncache: %d nodes, %lld hits, %lld misses, %lld samples held, %lld of %lld "
+               "bytes%s\n",
+               c.nodes, (long long)c.hits, (long long)c.misses, (long long)c.entries,
+               (long long)c.bytes, (long long)c.capacity, c.full ? " (full)" : "");
 }
 
 static int write_trace(const sl_pipeline *p, const char *path)

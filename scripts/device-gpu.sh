@@ -17,9 +17,13 @@
 # against its CPU operator on the device and emulated, then the GPU tests of tests/python with
 # pytest: test_gpu.py and the held-batch loops of test_held_batches.py), bench (bench/gpu.py:
 # train with the GPU stage against the CPU pipeline and torchvision's DataLoader;
-# crop_mirror_normalize's bandwidth against a device-to-device copy), scaling (bench/run: the
-# decode bound and sluice's train and val pipelines on 1 .. all CPU threads, issue 5's 16-thread
-# goal). What comes back in $OUT (the device tool brings back at most 8 files; /tmp/sluice-out
+# crop_mirror_normalize's bandwidth against a device-to-device copy), kernels (issue 21 point
+# 3, alone and quick: `bench/gpu.py --only bandwidth`, crop_mirror_normalize float32 and
+# float16 and resize against cudaMemcpy device to device in the same run, into kernels.md/json;
+# and bench_hybrid_cpu on the data set, the hybrid decoder's CPU share, into hybrid_cpu.txt),
+# scaling (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU
+# threads, issue 5's 16-thread goal). For the kernels alone, one call with command
+# "scripts/device-gpu.sh build,kernels" (timeout_s 420). What comes back in $OUT (the device tool brings back at most 8 files; /tmp/sluice-out
 # elsewhere): steps.txt (the machine, each step and its output's tail), build.txt,
 # ctest-gpu.txt, pytest-gpu.txt, gpu.md and gpu.json (bench/gpu.py), scaling.md and
 # scaling.json (bench/run). A failed step is reported in steps.txt and the next steps still run;
@@ -93,6 +97,18 @@ if [[ $STEPS == *,bench,* ]]; then
     "$PY" bench/gpu.py --root "$DATA" --threads 4 16 --rounds 3 --build-dir "$BUILD" \
         --out "$OUT" > "$TMP/gpu.txt" 2>&1 || failed "bench/gpu.py"
     tail_to_steps 60 "$TMP/gpu.txt"
+fi
+if [[ $STEPS == *,kernels,* ]]; then
+    log "kernels: bench/gpu.py --only bandwidth; bench_hybrid_cpu on $DATA"
+    mkdir -p "$TMP/kernels"
+    "$PY" bench/gpu.py --only bandwidth --build-dir "$BUILD" --out "$TMP/kernels" \
+        > "$TMP/kernels.txt" 2>&1 || failed "bench/gpu.py --only bandwidth"
+    tail_to_steps 12 "$TMP/kernels.txt"
+    cp "$TMP/kernels/gpu.md" "$OUT/kernels.md" 2>/dev/null || true
+    cp "$TMP/kernels/gpu.json" "$OUT/kernels.json" 2>/dev/null || true
+    "$BUILD/bench_hybrid_cpu" "$DATA" --reps 3 > "$OUT/hybrid_cpu.txt" 2>&1 \
+        || failed "bench_hybrid_cpu"
+    tail_to_steps 4 "$OUT/hybrid_cpu.txt"
 fi
 if [[ $STEPS == *,scaling,* ]]; then
     log "scaling: bench/run, 1 .. $JOBS threads"

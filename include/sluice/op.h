@@ -157,6 +157,16 @@ typedef struct sl_arg_alias {
  * CPU, the rest in kernels. Without this flag a mixed node's outputs are written on the CPU
  * into pinned memory and copied as they are. */
 #define SL_OP_MIXED_GPU 0x100u
+/* Deterministic, per sample (the sample cache, sl_pipeline_options.cache_bytes): sample i of
+ * its outputs is a function of sample i of its inputs (data and argument inputs) and of its
+ * constant arguments alone — no sl_ctx_rng, no state that changes between iterations, no
+ * dependence on the other samples of the batch or on the iteration — and its setup reads only
+ * the shapes, dtypes, layouts and sources of its data inputs. It runs per sample (run_sample).
+ * A source with this flag (a reader) names each sample's identity in its setup with
+ * sl_ctx_set_sample_key, reads only in setup_sample / run_sample, and its samples are a function
+ * of that key. The executor may then, for a sample it has cached, skip the node's setup_sample
+ * and run_sample (and a reader's reading) and give the outputs their cached shapes and bytes. */
+#define SL_OP_DETERMINISTIC 0x200u
 
 typedef struct sl_op_init sl_op_init;
 typedef struct sl_ctx sl_ctx;
@@ -283,6 +293,10 @@ SL_API void sl_ctx_set_shape(sl_ctx *ctx, int o, int sample, const int64_t *shap
 /* setup/setup_sample/run: the source (file path) of sample i of output o; borrowed, must live
  * as long as the node's state. By default outputs inherit the sources of input 0. */
 SL_API void sl_ctx_set_source(sl_ctx *ctx, int o, int sample, const char *source);
+/* setup of an SL_OP_DETERMINISTIC source: the identity of sample i (its index in the data set,
+ * 0 <= key < the reader_meta epoch_size), the key of the sample cache. Samples with equal keys
+ * must be equal. Not called (or key < 0): the sample is not cached. */
+SL_API void sl_ctx_set_sample_key(sl_ctx *ctx, int sample, int64_t key);
 /* run: where sample i of output o is written (allocated by the executor after setup). */
 SL_API void *sl_ctx_output_data(sl_ctx *ctx, int o, int sample);
 SL_API const int64_t *sl_ctx_output_shape(const sl_ctx *ctx, int o, int sample);

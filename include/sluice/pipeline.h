@@ -63,6 +63,9 @@ typedef struct sl_feed {
 /* sl_pipeline_options.num_threads: the CPUs this process may run on ("auto"; default). */
 #define SL_NUM_THREADS_AUTO (-1)
 
+/* The longest cache_file path, its terminating NUL included. */
+#define SL_CACHE_FILE_MAX 1024
+
 typedef struct sl_pipeline_options {
     int batch_size; /* samples per iteration (default 1) */
     /* CPU worker threads; SL_NUM_THREADS_AUTO (-1, "auto"; default): the CPUs the process may
@@ -124,6 +127,20 @@ typedef struct sl_pipeline_options {
      * or waiting may take; the depth rises past 2 only while one more iteration fits. Default
      * 0: 1 GiB, or an eighth of the machine's memory when that is less. */
     int64_t prefetch_max_bytes;
+    /* ---- sample cache (src/exec/cache.c; docs/guide.md, "The sample cache") ----
+     * Bytes the cache of the deterministic subgraph may keep (default 0: no cache). The outputs
+     * of the nodes that hang off a reader through deterministic operators only (the trait
+     * SL_OP_DETERMINISTIC: decoders.image, resize, crop_mirror_normalize, ...; never a random
+     * operator, an external source or a Python function) are kept per sample, keyed by the
+     * sample's index in the data set, so a later epoch — shuffled, sharded, at any thread count
+     * — copies them instead of reading, decoding and transforming again: byte for byte what
+     * the work would give. Samples are admitted in the order they are first computed until the
+     * next one does not fit; nothing is evicted (see the guide for why). */
+    int64_t cache_bytes;
+    /* "" (default): the cache lives in memory. A path: the cached samples are written to this
+     * file (created or truncated at build, removed when the pipeline is destroyed) and read back
+     * with pread; cache_bytes then bounds the file's size. */
+    char cache_file[SL_CACHE_FILE_MAX];
 } sl_pipeline_options;
 
 typedef enum sl_bad_sample {
@@ -292,6 +309,20 @@ typedef struct sl_node_stats {
 SL_API int sl_pipeline_num_nodes(const sl_pipeline *p);
 /* Samples skipped or replaced so far (on_bad_sample), over the pipeline's life. */
 SL_API int64_t sl_pipeline_bad_samples(const sl_pipeline *p);
+/* What the sample cache (options.cache_bytes) did so far. */
+typedef struct sl_cache_stats {
+    int nodes;        /* nodes whose per-sample work a cached sample skips (0: nothing cacheable,
+                       * or no cache) */
+    int64_t hits;     /* samples served from the cache (their subgraph did no work) */
+    int64_t misses;   /* samples of a cacheable reader that were computed */
+    int64_t entries;  /* samples held */
+    int64_t bytes;    /* bytes they take (memory, or the file with cache_file) */
+    int64_t capacity; /* options.cache_bytes */
+    bool full;        /* a sample did not fit: no more are admitted */
+} sl_cache_stats;
+/* Fills *s (zeros, capacity 0, for a pipeline without a cache). SL_EMISUSE for NULL or a
+ * pipeline not built. Threads: any, while the pipeline runs. */
+SL_API sl_status sl_pipeline_cache_stats(const sl_pipeline *p, sl_cache_stats *s);
 /* Where the line logged for each skipped or replaced sample goes ("sluice: iteration 3, sample
  * 5 (file /data/x.jpg) skipped: decoders.image ...", no newline): fn(user, line) on the thread
  * that delivers the batch, in sample order; NULL (the default) writes it to stderr. */

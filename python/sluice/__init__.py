@@ -21,19 +21,40 @@ inside them): see sluice.parallel.
 from . import _sluice
 from . import backend_impl  # noqa: F401  (DALI's module of the tensor types)
 from . import types
-from . import fn
-from . import tfrecord  # noqa: F401  (DALI's nvidia.dali.tfrecord)
-from . import ops
-from .data_node import DataNode
 from .errors import (  # noqa: F401
     ArgumentTypeError, CallbackError, CanceledError, CorruptDataError, InternalError,
     InvalidArgumentError, MisuseError, NotFoundError, OutOfMemoryError, ReadError, SluiceError,
     UnsupportedError, WorkerError)
-from .external_source import BatchInfo, SampleInfo
 from . import distributed
-from .pipeline import Pipeline, pipeline_def
-from .worker import WorkerInfo, get_worker_info
-from .parallel import WorkerTimeoutError
+
+# Loaded on first use (PEP 562), so that a program that only uses
+# sluice.plugin.pytorch.DataLoader does not carry the operator modules (~6 MiB per process):
+# name -> (submodule, attribute or None for the module itself).
+_LAZY = {
+    "fn": ("fn", None), "ops": ("ops", None), "tfrecord": ("tfrecord", None),
+    "DataNode": ("data_node", "DataNode"),
+    "BatchInfo": ("external_source", "BatchInfo"), "SampleInfo": ("external_source", "SampleInfo"),
+    "Pipeline": ("pipeline", "Pipeline"), "pipeline_def": ("pipeline", "pipeline_def"),
+    "WorkerInfo": ("worker", "WorkerInfo"), "get_worker_info": ("worker", "get_worker_info"),
+    "WorkerTimeoutError": ("parallel", "WorkerTimeoutError"),
+}
+
+
+def __getattr__(name):
+    spec = _LAZY.get(name)
+    if spec is None:
+        raise AttributeError(f"module 'sluice' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module("." + spec[0], __name__)
+    value = module if spec[1] is None else getattr(module, spec[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 TensorListCPU = _sluice.TensorListCPU
 TensorListGPU = _sluice.TensorListGPU

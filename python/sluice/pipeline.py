@@ -53,7 +53,7 @@ _PIPELINE_ARGS = (
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
     "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes", "on_bad_sample",
-    "max_bad_samples", "prefetch_max_bytes")
+    "max_bad_samples", "prefetch_max_bytes", "cache_bytes", "cache_file")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -166,6 +166,15 @@ class Pipeline:
     max_bad_samples (sluice's addition, default 0: no limit): the most samples skipped or
     replaced over the pipeline's life; the batch that passes it raises its first bad sample's
     error.
+    cache_bytes (sluice's addition, default 0: no cache) and cache_file (default None: in
+    memory): the sample cache. The outputs of the part of the graph that hangs off a reader
+    through deterministic operators only (readers.file -> decoders.image -> resize ->
+    crop_mirror_normalize, not a random operator, an external source or a Python function) are
+    kept per sample, keyed by the sample's index in the data set, up to cache_bytes bytes (in
+    memory, or in the file cache_file, created at build and removed with the pipeline); a later
+    epoch, shuffled or not, copies a cached sample instead of reading, decoding and transforming
+    it again, byte for byte what the work gives. Samples are admitted as they are first
+    computed until one does not fit; none is evicted. cache_stats() tells hits and misses.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
     enable_checkpointing/checkpoint raise NotImplementedError.
     """
@@ -179,7 +188,7 @@ class Pipeline:
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
                  concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
                  max_sample_bytes=1 << 30, enable_conditionals=False, on_bad_sample="raise",
-                 max_bad_samples=0, prefetch_max_bytes=0):
+                 max_bad_samples=0, prefetch_max_bytes=0, cache_bytes=0, cache_file=None):
         if enable_checkpointing or checkpoint is not None:
             raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
         if py_start_method not in ("fork", "spawn"):
@@ -219,6 +228,11 @@ class Pipeline:
             raise ValueError("Pipeline: prefetch_max_bytes must be 0 (the default budget) or "
                              f"more, got {prefetch_max_bytes}")
         self._prefetch_max_bytes = int(prefetch_max_bytes)
+        if cache_bytes is None or int(cache_bytes) < 0:
+            raise ValueError(f"Pipeline: cache_bytes must be 0 (no cache) or more, got "
+                             f"{cache_bytes}")
+        self._cache_bytes = int(cache_bytes)
+        self._cache_file = "" if cache_file is None else os.fspath(cache_file)
         self._exec_pipelined, self._exec_async = bool(exec_pipelined), bool(exec_async)
         self._prefetch_queue_depth = prefetch_queue_depth
         self._depth, self._cpu_queue, self._gpu_queue = _queues(prefetch_queue_depth,
@@ -348,7 +362,8 @@ class Pipeline:
                 "max_held_bytes": self._max_held_bytes,
                 "max_sample_bytes": self._max_sample_bytes,
                 "on_bad_sample": self._on_bad_sample, "max_bad_samples": self._max_bad_samples,
-                "prefetch_max_bytes": self._prefetch_max_bytes}
+                "prefetch_max_bytes": self._prefetch_max_bytes,
+                "cache_bytes": self._cache_bytes, "cache_file": self._cache_file}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -706,6 +721,14 @@ class Pipeline:
         """sluice's addition: the samples skipped or replaced so far (on_bad_sample)."""
         return sum(s["bad_samples"] for s in self._built().stats())
 
+    def cache_stats(self):
+        """sluice's addition: what the sample cache (cache_bytes) did so far, a dict: nodes
+        (nodes whose work a cached sample skips; 0: nothing to cache), hits (samples copied from
+        the cache), misses (samples of a cacheable reader that were computed), entries (samples
+        held), bytes (what they take), capacity (cache_bytes), full (a sample did not fit, no
+        more are admitted)."""
+        return self._built().cache_stats()
+
     def graph(self, path=None):
         """A picture of the pipeline: its graph as Graphviz DOT text, the same text as
         ``sluice graph`` writes for serialize()'s spec. One box per node the build keeps (name,
@@ -779,6 +802,7 @@ class Pipeline:
         self._on_bad_sample = o["on_bad_sample"]
         self._max_bad_samples = o["max_bad_samples"]
         self._prefetch_max_bytes = o["prefetch_max_bytes"]
+        self._cache_bytes, self._cache_file = o["cache_bytes"], o["cache_file"]
         self._adopt_spec(serialized_pipeline)
         self.build()
 

@@ -64,9 +64,10 @@
  * ---- Locking -----------------------------------------------------------------------------------
  * `mu` (the pipeline lock) protects slot states, pending counts, the shared-iteration FIFO,
  * stateful ordering, the intermediate storage's turns and holders, the GPU buffer sets'
- * holders, the consumers' records, stats and the trace ring; per-sample progress uses atomics
- * only. Fields marked (mu) below need it; functions named `*_locked` need it and assert it
- * (SL__ASSERT_LOCKED); others take it themselves or touch no (mu) field.
+ * holders, the consumers' records, stats, the trace ring and the sample cache's publication of
+ * the entries a frame filled (cache.h); per-sample progress uses atomics only. Fields marked (mu)
+ * below need it; functions named `*_locked` need it and assert it (SL__ASSERT_LOCKED); others take
+ * it themselves or touch no (mu) field.
  *
  * Lock order (a lock on the left may be held while one on its right is taken, never the
  * reverse):
@@ -195,7 +196,8 @@ typedef struct sl__slot {
     int *bad_node;
     int *bad_policy;
     int nbad;
-    atomic_bool any_bad; /* nbad > 0, read without mu */
+    atomic_bool any_bad;     /* nbad > 0, read without mu */
+    struct sl__cslot *cache; /* the sample cache's per-frame state (cache.c), NULL without */
 } sl__slot;
 
 typedef struct sl__span {
@@ -362,6 +364,8 @@ struct sl_pipeline {
     int64_t bad_total;
     sl_log_fn log_fn;
     void *log_user;
+
+    struct sl__cache *cache; /* the sample cache (cache.c): NULL when off or nothing to cache */
 };
 
 struct sl_ctx {

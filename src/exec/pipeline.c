@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/cache.h"
 #include "exec/exec.h"
 #include "sluice/distributed.h"
 
@@ -32,6 +33,8 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->on_bad_sample = SL_BAD_SAMPLE_RAISE;
     o->max_bad_samples = 0;
     o->prefetch_max_bytes = 0;
+    o->cache_bytes = 0;
+    o->cache_file[0] = '\0';
 }
 
 /* num_threads "auto": the CPUs this process may run on (its affinity mask: a container's or
@@ -89,6 +92,13 @@ static sl_status check_options(const sl_pipeline_options *o)
         return sl__last_error_set(SL_EINVAL,
                                   "max_bad_samples must be 0 (no limit) or positive, got %lld",
                                   (long long)o->max_bad_samples);
+    if (o->cache_bytes < 0)
+        return sl__last_error_set(SL_EINVAL,
+                                  "cache_bytes must be 0 (no cache) or positive, got %lld",
+                                  (long long)o->cache_bytes);
+    if (!memchr(o->cache_file, '\0', sizeof o->cache_file))
+        return sl__last_error_set(SL_EINVAL, "cache_file is longer than %d bytes",
+                                  SL_CACHE_FILE_MAX - 1);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -309,6 +319,8 @@ sl_status sl_pipeline_build(sl_pipeline *p)
         resolve_depth(p);
         st = alloc_exec(p);
     }
+    if (st == SL_OK)
+        st = sl__cache_create(p);
     p->built = st == SL_OK;
     return st;
 }
@@ -351,6 +363,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
         if (p->states[j] && p->plan->nodes[j].op->fini)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
+    sl__cache_destroy(p);
     sl__istore_destroy(p);
     sl__stage_fini_slots(p);
     sl__outputs_destroy(p);

@@ -21,6 +21,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "exec/cache.h"
 #include "exec/exec.h"
 
 static void node_task(void *arg, int64_t i, int worker);
@@ -206,6 +207,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     if (pn->op->flags & SL_OP_STATEFUL)
         release_stateful_successor_locked(p, sn->node, sn->slot->iteration);
     if (--sn->slot->nodes_left == 0) {
+        sl__cache_frame_done_locked(p, sn->slot); /* sample cache: fills complete or dropped */
         sl__stage_frame_done_locked(p, sn->slot);
         sn->slot->state = SLOT_READY;
         pthread_cond_broadcast(&p->cv);
@@ -340,6 +342,8 @@ static void fused_setup_done(sl__snode *sn, int worker)
 static void alloc_and_run(sl__snode *sn, int worker)
 {
     sl_pipeline *p = sn->p;
+    if (p->cache) /* sample cache: cached samples take their cached shapes */
+        sl__cache_shapes(sn, worker);
     if (p->plan->nodes[sn->node].fuse_into >= 0) {
         fused_setup_done(sn, worker);
         return;
@@ -394,6 +398,8 @@ static void node_task(void *arg, int64_t i, int worker)
             st = sl_fail(&ctx, ctx.oom, "out of memory declaring outputs");
         if (st != SL_OK)
             op_failed(&ctx, st, "setup");
+        else if (sn->p->cache) /* sample cache: a reader's samples, hit or not */
+            sl__cache_root_setup(&ctx);
     }
     add_busy(sn, sn->t_start);
     int n = sl_ctx_batch_size(&ctx);
@@ -434,7 +440,9 @@ static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(s
         !sl__bad_is(sn->slot, sample_index(sn, sample))) {
         sl_ctx ctx = make_ctx(sn, sample, worker);
         t0 = sl__now_ns();
-        sl_status st = fn(&ctx, sample);
+        sl_status st = sn->p->cache /* sample cache: a cached sample skips fn */
+                           ? sl__cache_run(&ctx, sample, fn, sn->phase == PHASE_RUN_SAMPLE)
+                           : fn(&ctx, sample);
         add_busy(sn, t0);
         if (st != SL_OK)
             op_failed(&ctx, st, what);
@@ -494,7 +502,10 @@ static bool run_chain_sample(sl__snode *tail, const int *chain, int len, int sam
             }
             b->sample_ptrs[sample] = buf;
         }
-        sl_status st = p->plan->nodes[chain[k]].op->run_sample(&ctx, sample);
+        sl_status (*fn)(sl_ctx *, int) = p->plan->nodes[chain[k]].op->run_sample;
+        /* sample cache: a cached node's sample comes from the cache (a fused one's output may
+         * then point into it), a sample being filled is stored */
+        sl_status st = p->cache ? sl__cache_run(&ctx, sample, fn, true) : fn(&ctx, sample);
         add_busy(sn, t0);
         if (st != SL_OK) {
             op_failed(&ctx, st, "run_sample");
@@ -513,10 +524,13 @@ static bool chain_rois(sl__snode *tail, const int *chain, int len, int sample, i
     sl_pipeline *p = tail->p;
     for (int k = 1; k < len; k++)
         tail->slot->nodes[chain[k]].roi_set[sample] = false;
-    for (int k = 0; k < len - 1; k++) { /* the head's inputs are whole batches */
+    for (int k = 0; k < len; k++) {
         sl__snode *sn = &tail->slot->nodes[chain[k]];
         const sl_op_def *op = p->plan->nodes[chain[k]].op;
-        if (!op->roi_sample)
+        /* sample cache: a cached node does not run; one being stored computes all its output */
+        if (p->cache && sl__cache_roi(sn, sample))
+            continue;
+        if (k == len - 1 || !op->roi_sample) /* the head's inputs are whole batches */
             continue;
         sl_ctx ctx = make_ctx(sn, sample, worker);
         int64_t t0 = sl__now_ns();
@@ -538,11 +552,13 @@ static void fused_run_task(void *arg, int64_t i, int worker)
     int chain[SL__MAX_CHAIN], len = 0; /* the tail first */
     for (int j = sn->node; j >= 0; j = plan->nodes[j].fused_from)
         chain[len++] = j;
+    sl_pipeline *p = sn->p;
     int64_t t0 = 0;
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
         !sl__bad_is(sn->slot, sample_index(sn, (int)i))) {
         t0 = sl__now_ns();
-        if (chain_rois(sn, chain, len, (int)i, worker))
+        if (!(p->cache && sl__cache_chain(sn, (int)i, worker)) && /* sample cache: a hit */
+            chain_rois(sn, chain, len, (int)i, worker))
             run_chain_sample(sn, chain, len, (int)i, worker);
     }
     sample_span(sn, (int)i, worker, t0);

@@ -183,10 +183,17 @@ typedef struct sl__option {
     /* An enumeration's values by name (value k: names[k]), NULL-terminated; NULL for numbers.
      * A spec and Python give and show such an option by name. */
     const char *const *names;
+    /* A string (a char array of SL_CACHE_FILE_MAX bytes: cache_file): read and written with
+     * sl__option_str / sl__option_set_str, never as a number; "" is its default. */
+    bool str;
     /* A number that a spec and Python may also give as "auto": the value auto_v. */
     bool has_auto;
     int64_t auto_v;
 } sl__option;
+/* A string option's value, and setting it (SL_EINVAL with err when it is too long). */
+const char *sl__option_str(const sl_pipeline_options *o, const sl__option *opt);
+sl_status sl__option_set_str(sl_pipeline_options *o, const sl__option *opt, const char *v,
+                             char *err, size_t errlen);
 extern const sl__option sl__options[];
 extern const int sl__num_options;
 const sl__option *sl__option_find(const char *key); /* NULL when unknown */

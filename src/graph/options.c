@@ -15,16 +15,21 @@
 
 #define OPT(name, wide, sparse)                                                                    \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, 0                   \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, false, 0            \
     }
 /* A number that may also be "auto" (the value auto_v). */
 #define OPT_AUTO(name, wide, sparse, auto_v)                                                       \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, true, auto_v               \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, true, auto_v        \
     }
 #define OPT_NAMED(name, sparse, names)                                                             \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), false, sparse, names, false, 0                 \
+#name, offsetof(sl_pipeline_options, name), false, sparse, names, false, false, 0          \
+    }
+
+#define OPT_STR(name)                                                                              \
+    {                                                                                              \
+#name, offsetof(sl_pipeline_options, name), false, true, NULL, true, false, 0              \
     }
 
 /* sl_bad_sample's values by name, in enum order. */
@@ -44,6 +49,8 @@ const sl__option sl__options[] = {
     OPT_NAMED(on_bad_sample, true, bad_sample_names),
     OPT(max_bad_samples, true, true),
     OPT(prefetch_max_bytes, true, true),
+    OPT(cache_bytes, true, true),
+    OPT_STR(cache_file),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 
@@ -56,8 +63,28 @@ const sl__option *sl__option_find(const char *key)
     return NULL;
 }
 
+const char *sl__option_str(const sl_pipeline_options *o, const sl__option *opt)
+{
+    return opt->str ? (const char *)o + opt->offset : NULL;
+}
+
+sl_status sl__option_set_str(sl_pipeline_options *o, const sl__option *opt, const char *v,
+                             char *err, size_t errlen)
+{
+    size_t n = strlen(v);
+    if (!opt->str || n >= SL_CACHE_FILE_MAX) {
+        snprintf(err, errlen, "\"%s\" is %s", opt->key,
+                 opt->str ? "too long (at most 1023 bytes)" : "not a string option");
+        return SL_EINVAL;
+    }
+    memcpy((char *)o + opt->offset, v, n + 1);
+    return SL_OK;
+}
+
 int64_t sl__option_get(const sl_pipeline_options *o, const sl__option *opt)
 {
+    if (opt->str) /* a string: "set or not", for the writers' default check */
+        return *((const char *)o + opt->offset) != '\0';
     const char *field = (const char *)o + opt->offset;
     return opt->wide ? *(const int64_t *)(const void *)field : *(const int *)(const void *)field;
 }

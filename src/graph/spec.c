@@ -345,6 +345,13 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
                         json_string_value(val));
         return sl__option_set(o, opt, opt->auto_v, err, sizeof err);
     }
+    if (opt->str) { /* a string (cache_file) */
+        if (!json_is_string(val))
+            return fail(SL_EINVAL, where, "\"%s\" must be a string, got %s", key, kind_name(val));
+        if (sl__option_set_str(o, opt, json_string_value(val), err, sizeof err) != SL_OK)
+            return fail(SL_EINVAL, where, "%s", err);
+        return SL_OK;
+    }
     if (opt->names) { /* an enumeration: by name only */
         int64_t v;
         const char *name = json_is_string(val) ? json_string_value(val) : "";
@@ -591,6 +598,16 @@ static void put_node(text *t, const sl__gnode *n)
     put(t, "\n    }");
 }
 
+/* "key": "value" with the value escaped as JSON (jansson writes it). */
+static void put_string_option(text *t, const char *sep, const char *key, const char *v)
+{
+    json_t *s = json_string(v);
+    char *enc = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+    put(t, "%s    \"%s\": %s", sep, key, enc ? enc : "\"\"");
+    free(enc);
+    json_decref(s);
+}
+
 static void put_options(text *t, const sl_pipeline_options *o)
 {
     sl_pipeline_options def;
@@ -602,7 +619,9 @@ static void put_options(text *t, const sl_pipeline_options *o)
         int64_t v = sl__option_get(o, opt);
         if (opt->if_not_default && v == sl__option_get(&def, opt))
             continue;
-        if (opt->has_auto && v == opt->auto_v)
+        if (opt->str)
+            put_string_option(t, sep, opt->key, sl__option_str(o, opt));
+        else if (opt->has_auto && v == opt->auto_v)
             put(t, "%s    \"%s\": \"auto\"", sep, opt->key);
         else if (sl__option_name(opt, v))
             put(t, "%s    \"%s\": \"%s\"", sep, opt->key, sl__option_name(opt, v));

@@ -233,6 +233,35 @@ static void test_run_epoch_set_stats_trace(void **state)
     expect(&r, 0, "seed                 77\n");
 }
 
+/* The sample cache from a spec: --stats ends with its line (the coin feeding cmn's mirror
+ * leaves reader and decoder cached: 2 nodes; two epochs of 100 images, all held). */
+static void test_run_sample_cache(void **state)
+{
+    fixture *f = *state;
+    static result r;
+    const char *spec = write_spec(f, "cached.json", tree(f), "\"output_type\": \"RGB\"");
+    size_t n = 0;
+    char *text = (char *)tu_read_file(spec, &n);
+    assert_non_null(text);
+    const char *key = "\"seed\": 1}";
+    text = realloc(text, n + 1); /* the file's bytes, as a string */
+    assert_non_null(text);
+    text[n] = '\0';
+    char *at = strstr(text, key);
+    assert_non_null(at);
+    FILE *o = fopen(spec, "w");
+    assert_non_null(o);
+    fprintf(o, "%.*s\"seed\": 1, \"cache_bytes\": 67108864}%s", (int)(at - text), text,
+            at + strlen(key));
+    fclose(o);
+    free(text);
+    run(&r, "run '%s' --batch 20 --epochs 2 --stats", spec);
+    expect(&r, 0, "iterations           10\n");
+    expect(&r, 0, "cache: 2 nodes, ");
+    expect(&r, 0, " 100 samples held, ");
+    expect(&r, 0, " of 67108864 bytes\n");
+}
+
 static void test_run_bad_argument(void **state)
 {
     fixture *f = *state;
@@ -521,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_help_version_usage),
         cmocka_unit_test_setup_teardown(test_run_iters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_epoch_set_stats_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_sample_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_bad_argument, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_bad_spec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_markdown, setup, teardown),

@@ -11,7 +11,9 @@
  * — is decoded on the CPU, counted as fallbacks in the node's statistics, with the same bytes;
  * hybrid=false decodes everything on the CPU without counting; a truncated file fails its
  * iteration naming the file, as on "cpu"; decoders.image_random_crop on "mixed" gives the CPU's
- * windows (the kernels decode the window; with `size` the CPU decodes and resamples, counted).
+ * windows (the kernels decode the window; with `size` the CPU decodes and resamples, counted):
+ * windows at the edges, bands and whole images on every variant, and a file truncated below
+ * its window fails as on "cpu" while it is not known whole.
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -242,12 +244,14 @@ static void test_fallbacks_counted(void **state)
 /* decoders.image_random_crop on mixed: the window of the kernels' decode; windows are drawn on
  * the CPU from the node's seed, so both pipelines crop the same ones. With `size` the CPU
  * decodes and resamples (a fallback per sample). */
-static const char *crop_spec(const char *root, int batch, const char *type, const char *extra)
+static const char *crop_files_spec(const char *root, const char *const *files, int n, int batch,
+                                   const char *type, const char *extra)
 {
     char list[8192];
     size_t at = 0;
-    for (int k = 0; k < NVARIANTS; k++)
-        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"", k ? ", " : "", variants[k]);
+    for (int k = 0; k < n; k++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s\"%s\"", k ? ", " : "", files[k]);
+    assert_true(at < sizeof list);
     int len = snprintf(spec, sizeof spec,
                        "{\"pipeline\": {\"batch_size\": %d, \"num_threads\": 2, \"seed\": 5},"
                        " \"nodes\": ["
@@ -261,6 +265,11 @@ static const char *crop_spec(const char *root, int batch, const char *type, cons
                        batch, root, list, type, extra);
     assert_true(len > 0 && (size_t)len < sizeof spec);
     return spec;
+}
+
+static const char *crop_spec(const char *root, int batch, const char *type, const char *extra)
+{
+    return crop_files_spec(root, variants, NVARIANTS, batch, type, extra);
 }
 
 static void test_random_crop_equal_cpu(void **state)
@@ -291,13 +300,74 @@ static void test_corrupt_named(void **state)
     free(gs);
 }
 
+/* The window's part of the CPU half (jpeg.c): only the blocks a window's pixels read are kept,
+ * and a single-scan file is entropy-decoded down to the window's last row of blocks only.
+ * Windows of every size and place — small ones (many at the image's edges and corners over
+ * eight epochs), bands of the full width and of the full height (the central-crop fallback of
+ * an aspect ratio no window of the image has), the whole image — over every variant (4:4:4,
+ * 4:2:2, 4:2:0, 4:4:0, 4:1:1, gray, progressive, restart intervals), in RGB and GRAY (whose
+ * chroma blocks are not kept): the CPU decoder's bytes, none a fallback. The first epoch reads
+ * each file to its end (not yet known whole), the later ones stop below the window. */
+static void test_random_crop_windows(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const extras[] = {
+        ", \"random_area\": [0.01, 0.2]",
+        ", \"random_area\": [0.5, 1.0], \"random_aspect_ratio\": [10.0, 10.0]",
+        ", \"random_area\": [0.5, 1.0], \"random_aspect_ratio\": [0.1, 0.1]",
+        ", \"random_area\": [1.0, 1.0], \"random_aspect_ratio\": [0.1, 10.0]",
+    };
+    for (int e = 0; e < 4; e++) {
+        int iters = e == 0 ? 8 : 2; /* batch = all variants: one epoch per iteration */
+        tu_diff d = tu_gpu_compare(crop_spec(root, NVARIANTS, "RGB", extras[e]), iters, 0);
+        assert_true(d.elements > 0);
+        assert_int_equal(fallbacks_after(crop_spec(root, NVARIANTS, "RGB", extras[e]), 2), 0);
+    }
+    tu_gpu_compare(crop_spec(root, NVARIANTS, "GRAY", extras[0]), 4, 0);
+    tu_gpu_compare(crop_spec(root, NVARIANTS, "BGR", extras[1]), 1, 0);
+}
+
+/* A file whose last fifth is missing, cropped to a band in its middle (intact rows): the
+ * hybrid decoder reads it to its end while it is not known whole, so it fails as the CPU
+ * decoder does, naming the file, in every epoch. */
+static void test_random_crop_truncated_below_window(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/jpeg_420_q90.jpg", root);
+    snprintf(dst, sizeof dst, "%s/cut.jpg", dir);
+    size_t n = 0;
+    unsigned char *buf = tu_read_file(src, &n);
+    assert_non_null(buf);
+    free(buf);
+    assert_int_equal(tu_copy_prefix(src, dst, n * 8 / 10), 0);
+    static const char *const files[] = {"cut.jpg"};
+    const char *band = ", \"random_aspect_ratio\": [10.0, 10.0]"; /* central, full width */
+    for (int gpu = 0; gpu < 2; gpu++) {
+        char *gs = tu_gpu_spec(crop_files_spec(dir, files, 1, 1, "RGB", band), gpu != 0);
+        tu_gpu_expect_error(gs, gpu != 0, SL_ECORRUPT, "cut.jpg", "decoders.image_random_crop",
+                            NULL);
+        free(gs);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     tu_gpu_require();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_variants_equal_cpu), cmocka_unit_test(test_variants_equal_pil),
-        cmocka_unit_test(test_fallbacks_counted),  cmocka_unit_test(test_random_crop_equal_cpu),
+        cmocka_unit_test(test_variants_equal_cpu),
+        cmocka_unit_test(test_variants_equal_pil),
+        cmocka_unit_test(test_fallbacks_counted),
+        cmocka_unit_test(test_random_crop_equal_cpu),
         cmocka_unit_test(test_corrupt_named),
+        cmocka_unit_test(test_random_crop_windows),
+        cmocka_unit_test(test_random_crop_truncated_below_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,34 @@ static void cmn_chw_float32_mirror(void **state)
                             "\"mean3\", \"std\": \"std1\"}") > 0);
 }
 
+static void cmn_chw_rows_of_4(void **state)
+{
+    /* rows a multiple of 4 pixels wide: 4 pixels per thread, vector loads and stores (the
+     * ImageNet case), mirrored or not, inside the images */
+    assert_true(same("rgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [31, 36], "
+                            "\"mean\": [123.675, 116.28, 103.53], \"std\": [58.395, 57.12, "
+                            "57.375]}, \"arg_inputs\": {\"mirror\": \"coin\", \"crop_pos_x\": "
+                            "\"px\", \"crop_pos_y\": \"py\"}") > 0);
+    /* float16, windows reaching out of the images (the 4 pixels straddle the edge), 4 output
+     * channels (pad_output) */
+    assert_true(same("rgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [130, 84], "
+                            "\"dtype\": \"float16\", \"pad_output\": true, "
+                            "\"out_of_bounds_policy\": \"pad\", \"fill_values\": [1.5, -2, 3.25, "
+                            "70000], \"mean\": [128], \"std\": [0.37]}, \"arg_inputs\": "
+                            "{\"mirror\": \"coin\", \"crop_pos_x\": \"px\", \"crop_pos_y\": "
+                            "\"py\"}") > 0);
+    /* uint8 and int8 CHW, float32 input */
+    assert_true(same("rgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [33, 44], "
+                            "\"dtype\": \"uint8\", \"out_of_bounds_policy\": \"pad\", \"mean\": "
+                            "[64], \"std\": [0.5], "
+                            "\"shift\": 0.5}, \"arg_inputs\": {\"mirror\": \"coin3\", "
+                            "\"crop_pos_x\": \"px\", \"crop_pos_y\": \"py\"}") > 0);
+    assert_true(same("frgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [29, 40], "
+                             "\"dtype\": \"int8\", \"mean\": [300], \"std\": [2.5], "
+                             "\"out_of_bounds_policy\": \"pad\"}, \"arg_inputs\": {\"mirror\": "
+                             "\"coin\", \"crop_pos_x\": \"px\", \"crop_pos_y\": \"py\"}") > 0);
+}
+
 static void cmn_float16_pad_outside(void **state)
 {
     /* windows larger than the images: padded with per-channel fill values (70000 saturates to
@@ -319,6 +347,7 @@ int main(void)
     tu_gpu_require();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cmn_chw_float32_mirror),
+        cmocka_unit_test(cmn_chw_rows_of_4),
         cmocka_unit_test(cmn_float16_pad_outside),
         cmocka_unit_test(cmn_integer_outputs_gray),
         cmocka_unit_test(cmn_float_and_4_channel_inputs),

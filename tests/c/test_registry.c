@@ -323,8 +323,15 @@ static void check_op(const sl_op_def *op)
         problem(op, NULL, "devices 0x%x", op->devices);
     if (op->flags & ~(unsigned)(SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_RANDOM | SL_OP_SIDE_EFFECTS |
                                 SL_OP_TRANSFER | SL_OP_SAMPLEWISE | SL_OP_METADATA |
-                                SL_OP_CALLBACK | SL_OP_MIXED_GPU))
+                                SL_OP_CALLBACK | SL_OP_MIXED_GPU | SL_OP_DETERMINISTIC))
         problem(op, NULL, "unknown flags 0x%x", op->flags);
+    /* op.h: the sample cache skips a deterministic node sample by sample; a reader names keys */
+    if ((op->flags & SL_OP_DETERMINISTIC) &&
+        ((op->flags & (SL_OP_RANDOM | SL_OP_CALLBACK)) || !op->run_sample ||
+         ((op->flags & SL_OP_SOURCE) && !op->reader_meta)))
+        problem(op, NULL,
+                "SL_OP_DETERMINISTIC on a random, callback or batch-wise operator, or "
+                "a source that is not a reader");
     /* op.h: an operator finishing its mixed work on the device runs there, with run_gpu */
     if ((op->flags & SL_OP_MIXED_GPU) && !(op->devices & SL_OP_MIXED))
         problem(op, NULL, "SL_OP_MIXED_GPU without device mixed");

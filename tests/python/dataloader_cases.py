@@ -70,6 +70,41 @@ class ErrorDataset(Dataset):
         raise NotImplementedError(f"sample {i} is not implemented")
 
 
+class GcDataset(Dataset):
+    """Every sample: how many objects the worker's garbage collector holds frozen, and how
+    much of the worker's memory became private after a full collection (KiB)."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import gc
+
+        def private_kib():
+            with open("/proc/self/smaps_rollup") as f:
+                return sum(int(line.split()[1]) for line in f
+                           if line.startswith(("Private_Dirty", "Private_Clean")))
+
+        before = private_kib()
+        gc.collect()
+        return gc.get_freeze_count(), private_kib() - before
+
+
+class FailingDataset(Dataset):
+    """Sample i is i, except that the samples in `bad` raise ValueError."""
+
+    def __init__(self, n, bad):
+        self.n, self.bad = n, bad
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i in self.bad:
+            raise ValueError(f"sample {i} is bad")
+        return i
+
+
 class WorkerIdDataset(Dataset):
     """Sample i: (i, the id of the worker that computed it, its pid)."""
 
@@ -155,6 +190,52 @@ class ArraysDataset(Dataset):
 
     def __getitem__(self, i):
         return image_like(i)
+
+
+Pair = __import__("collections").namedtuple("Pair", "a b")
+
+
+class RichDataset(Dataset):
+    """Samples of every kind default_collate handles: a dict of a NumPy image, a tensor, a
+    0-d tensor, an int, a float, a string, a NumPy scalar and a namedtuple."""
+
+    def __init__(self, n=23):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        img, label = image_like(i)
+        return {"img": img, "t": torch.arange(6, dtype=torch.float32).view(2, 3) * i,
+                "z": torch.tensor(i, dtype=torch.int16), "label": label, "w": i / 4,
+                "name": f"s{i}", "np": np.float32(i) / 2, "pair": Pair(i, np.int64(-i))}
+
+
+class RandomSampleDataset(Dataset):
+    """Every sample: torch's, Python's and NumPy's next draws (what a random transform uses)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import random
+
+        return torch.rand(2), random.random(), float(np.random.rand())
+
+
+def sample_seed(base_seed, epoch, number):
+    """docs/python.md's per-sample seed (batch_assignment="sample"), written out again here:
+    SplitMix64's finaliser over base_seed * golden + (epoch + 1) * c1 + (number + 1) * c2."""
+    m = (1 << 64) - 1
+    z = (base_seed * 0x9E3779B97F4A7C15 + (epoch + 1) * 0xBF58476D1CE4E5B9
+         + (number + 1) * 0x94D049BB133111EB) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
 
 
 # ---- child processes of the failure cases ------------------------------------------------------

@@ -29,7 +29,7 @@ import torch.utils.data as tud
 
 import dataloader_cases as dc
 from sluice.plugin import pytorch as sp
-from sluice.plugin.pytorch import DataLoader, TensorDataset
+from sluice.plugin.pytorch import DataLoader, TensorDataset, get_worker_info
 
 CASES = pathlib.Path(__file__).with_name("dataloader_cases.py")
 LIMIT_S = 90
@@ -378,6 +378,45 @@ def test_list_of_loader_keeps_every_batch_valid():
     assert np.array_equal(held[1][0][0].numpy(), dc.image_like(4)[0])
 
 
+def _private_shmem_kib(buf):
+    """Resident pages of the chunk mapping `buf`, from /proc/self/smaps (KiB)."""
+    import ctypes
+
+    start = "%x-" % ctypes.addressof(buf)
+    with open("/proc/self/smaps") as f:
+        lines = f.read().splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith(start):
+            for field in lines[k + 1:k + 25]:
+                if field.startswith("Rss:"):
+                    return int(field.split()[1])
+    raise AssertionError("chunk mapping not found")
+
+
+@pytest.mark.parametrize("assignment", ["batch", "sample"])
+def test_released_chunks_give_their_memory_back(assignment):
+    loader = DataLoader(dc.ArraysDataset(), batch_size=8, num_workers=2,
+                        persistent_workers=True, batch_assignment=assignment)
+    held = list(loader)
+    assert sum(int(img.sum()) for img, _ in held) == sum(
+        int(dc.image_like(i)[0].sum()) for i in range(40))  # read here: resident here
+    it = loader._iterator
+    bufs = (list(it._book.maps[0].values()) + list(it._book.maps[1].values())
+            if assignment == "batch" else [c[3] for c in it._batch_chunks.chunks.values()])
+    live = [b for b in bufs if _private_shmem_kib(b) > 0]
+    assert len(live) >= 3  # the held batches' chunks
+    del held
+    import gc
+
+    gc.collect()
+    # free again: their pages left the memfd (the chunks stay mapped for reuse)
+    assert [_private_shmem_kib(b) for b in bufs] == [0] * len(bufs)
+    again = [b[0].clone() for b in loader]
+    assert [a.shape for a in again] == [(8, 3, 8, 8)] * 5
+    assert np.array_equal(again[4].numpy(), np.stack([dc.image_like(i)[0]
+                                                      for i in range(32, 40)]))
+
+
 def test_chunks_are_reused_when_batches_are_released():
     loader = DataLoader(dc.ArraysDataset(), batch_size=4, num_workers=2, prefetch_factor=2,
                         persistent_workers=True)
@@ -388,6 +427,21 @@ def test_chunks_are_reused_when_batches_are_released():
     # 4 batches in flight at most, one held by the loop: at most 5 chunks over 3 epochs
     assert sum(it._book.next_id) <= 6
     del b, it, loader
+
+
+def test_forked_workers_start_with_the_inherited_objects_frozen():
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    (frozen, grown), = DataLoader(dc.GcDataset(), batch_size=2, num_workers=1)
+    # the worker's collector skips what it inherited: a full collection there copies no page
+    # of the main process's objects (without the freeze: ~30 MiB with torch imported)
+    assert frozen.tolist() == [frozen[0]] * 2 and frozen[0] > 10000
+    assert grown.max() < 8 * 1024, grown
+    assert gc.get_freeze_count() == 0  # the main process collects its objects as before
+    spawned, _ = next(iter(DataLoader(dc.GcDataset(), batch_size=2, num_workers=1,
+                                      multiprocessing_context="spawn")))
+    assert spawned.tolist() == [0, 0]  # nothing inherited, nothing frozen
 
 
 # ---- workers: assignment, seeds, init, info --------------------------------------------------
@@ -588,7 +642,8 @@ def test_pin_memory_without_cuda_warns_and_does_nothing(data):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_pin_memory_with_cuda(data):
+@pytest.mark.parametrize("assignment", ["batch", "sample"])
+def test_pin_memory_with_cuda(data, assignment):
     _, _, ds = data
 
     class Custom:
@@ -600,11 +655,320 @@ def test_pin_memory_with_cuda(data):
             return self
 
     for workers in WORKERS:
-        s, t = next(iter(DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers)))
-        assert s.is_pinned() and t.is_pinned()
+        loader = DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers,
+                            batch_assignment=assignment)
+        batches = list(loader)
+        for s, t in batches:
+            assert s.is_pinned() and t.is_pinned()
+        if workers:  # collated into a chunk (>= 64 KiB), pinned where it lies: no copy (a
+            # pinned copy of a 240-byte batch would have a 240-byte storage)
+            assert all(s.storage().size() * s.element_size() >= 65536
+                       for s, _ in batches[1:])
         c = next(iter(DataLoader(ds, batch_size=2, pin_memory=True, num_workers=workers,
                                  collate_fn=Custom)))
         assert c.x.is_pinned()
+
+
+class FakeCudart:
+    """Stands in for torch.cuda.cudart() on a machine without CUDA: records which mappings
+    the DataLoader page-locks and releases (what the real driver would be asked to do)."""
+
+    def __init__(self):
+        self.live, self.registered, self.unregistered = {}, [], []
+
+    def cudaHostRegister(self, addr, size, flags):
+        assert addr not in self.live, "a chunk registered twice"
+        self.live[addr] = size
+        self.registered.append(addr)
+        return 0
+
+    def cudaHostUnregister(self, addr):
+        assert addr in self.live
+        del self.live[addr]
+        self.unregistered.append(addr)
+        return 0
+
+    def holds(self, t):
+        p = t.data_ptr()
+        return any(a <= p and p + t.numel() * t.element_size() <= a + n
+                   for a, n in self.live.items())
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """torch.cuda made to look available (this machine's torch has no CUDA). Real pinning is
+    the CUDA test above; this checks sluice's own part: which tensors are pinned in place (a
+    registered chunk), which are copied (Tensor.pin_memory, recorded here) and which objects
+    are asked to pin themselves."""
+    from sluice.plugin import _dataloader
+
+    rt = FakeCudart()
+    copies = []
+
+    def pin_memory(self, device=None):
+        copies.append(tuple(self.shape))
+        return self.clone()
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda d: None)
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    monkeypatch.setattr(_dataloader, "_cudart", lambda: rt)
+    rt.copies = copies
+    return rt
+
+
+@pytest.mark.parametrize("assignment", ["batch", "sample"])
+def test_pin_memory_registers_each_chunk_once_and_copies_nothing(fake_cuda, data, assignment):
+    import gc
+
+    x, y, ds = data
+    loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True, prefetch_factor=2,
+                        persistent_workers=True, batch_assignment=assignment)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # CUDA "available": no warning
+        for epoch in range(3):
+            for i, (s, t) in enumerate(loader):
+                assert torch.equal(s, x[4 * i:4 * i + 4]) and torch.equal(t, y[4 * i:4 * i + 4])
+                if assignment == "batch" or epoch or i:
+                    assert fake_cuda.holds(s) and fake_cuda.holds(t)
+    if assignment == "batch":
+        assert fake_cuda.copies == []
+        assert loader._iterator._pin_thread.thread.is_alive()
+    else:  # the epoch's first batch, before the rows' layout is known, is copied
+        assert fake_cuda.copies == [(4, 2, 3, 5), (4,)]
+    # 75 batches, each chunk page-locked once: 4 batches in flight, the one the loop holds,
+    # the one being returned, and across an epoch's end the last one of the epoch before
+    assert 1 <= len(fake_cuda.registered) <= 7
+    assert len(set(fake_cuda.registered)) == len(fake_cuda.registered)
+    thread = loader._iterator._pin_thread
+    del loader, s, t
+    gc.collect()
+    # every mapping is unregistered before it is unmapped, and the pin thread ends
+    assert fake_cuda.live == {} and sorted(fake_cuda.unregistered) == \
+        sorted(fake_cuda.registered)
+    assert thread is None or not thread.thread.is_alive()
+
+
+class PinRecord:
+    """A custom batch type: pin_memory() records the call and returns a new object."""
+
+    def __init__(self, batch):
+        self.items = [int(v) for v, _ in batch]
+        self.pinned = False
+
+    def pin_memory(self):
+        out = PinRecord([])
+        out.items, out.pinned = self.items, True
+        return out
+
+
+class BadPin(PinRecord):
+    def pin_memory(self):
+        if self.items[0] == 4:
+            raise ValueError("cannot pin batch 4")
+        return super().pin_memory()
+
+
+def _pair_collate(batch):
+    return {"custom": PinRecord(batch), "pair": dc.Pair(PinRecord(batch), "label"),
+            "seq": (PinRecord(batch), b"raw")}
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_pin_memory_honours_custom_types_and_containers(fake_cuda, workers):
+    ds = [(i, 0) for i in range(12)]
+    got = list(DataLoader(ds, batch_size=4, num_workers=workers, pin_memory=True,
+                          collate_fn=PinRecord))
+    assert [(b.items, b.pinned) for b in got] == [([0, 1, 2, 3], True), ([4, 5, 6, 7], True),
+                                                  ([8, 9, 10, 11], True)]
+    b = next(iter(DataLoader(ds, batch_size=2, num_workers=workers, pin_memory=True,
+                             collate_fn=_pair_collate)))
+    # PyTorch's pin_memory: mappings and namedtuples keep their type, a tuple becomes a list
+    assert type(b) is dict and type(b["pair"]) is dc.Pair and type(b["seq"]) is list
+    assert b["custom"].pinned and b["pair"].a.pinned and b["pair"].b == "label"
+    assert b["seq"][0].pinned and b["seq"][1] == b"raw"
+    assert fake_cuda.copies == []
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_pin_memory_error_is_raised_by_its_batch(fake_cuda, workers):
+    ds = [(i, 0) for i in range(12)]
+    it = iter(DataLoader(ds, batch_size=4, num_workers=workers, pin_memory=True,
+                         collate_fn=BadPin))
+    assert next(it).items == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="cannot pin batch 4") as e:
+        next(it)
+    if workers:  # PyTorch's pin thread wraps it
+        assert "in pin memory thread for device 0" in str(e.value)
+    assert next(it).items == [8, 9, 10, 11]
+
+
+def test_pin_memory_device_is_passed_to_tensor_pin_memory(fake_cuda, monkeypatch):
+    seen = []
+
+    def pin_memory(self, device=None):
+        seen.append(device)
+        return self.clone()
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    with pytest.warns(UserWarning, match="pin_memory_device is deprecated"):
+        b = next(iter(DataLoader([1, 2], batch_size=2, pin_memory=True,
+                                 pin_memory_device="cuda")))
+    assert b.tolist() == [1, 2] and seen == ["cuda"]
+
+
+# ---- batch_assignment="sample": one batch's samples spread over the workers ---------------------
+
+def test_batch_assignment_argument_is_checked():
+    with pytest.raises(ValueError, match="batch_assignment should be 'batch'"):
+        DataLoader(range(4), batch_assignment="worker")
+    with pytest.raises(ValueError, match="needs a map-style dataset.*IterableDataset"):
+        DataLoader(dc.CountingIterable(4), batch_assignment="sample", num_workers=2)
+    with pytest.raises(ValueError, match="batch_size=None"):
+        DataLoader(range(4), batch_size=None, batch_assignment="sample", num_workers=2)
+    assert DataLoader(range(4)).batch_assignment == "batch"
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("batch_size,drop_last", [(1, False), (5, False), (7, True)])
+def test_sample_spreading_gives_pytorchs_batches(workers, batch_size, drop_last):
+    ds = dc.RichDataset(23)
+    kw = dict(batch_size=batch_size, shuffle=True, drop_last=drop_last)
+    want = list(tud.DataLoader(ds, generator=torch.Generator().manual_seed(5), **kw))
+
+    def epochs(assignment):
+        loader = DataLoader(ds, num_workers=workers, batch_assignment=assignment,
+                            persistent_workers=True, generator=torch.Generator().manual_seed(5),
+                            **kw)
+        return [list(loader) for _ in range(2)], len(loader)
+
+    (first, second), n = epochs("sample")
+    assert len(first) == len(want) == n
+    for a, b in zip(first, want):
+        _same(a, b)
+    (_, default_second), _ = epochs("batch")  # the next epoch: a new order, the same batches
+    assert len(second) == len(default_second) == n
+    for a, b in zip(second, default_second):
+        _same(a, b)
+    assert not torch.equal(second[0]["z"], first[0]["z"])
+
+
+class WorkerIdArrays(dc.WorkerIdDataset):
+    def __getitem__(self, i):
+        i, wid, pid = super().__getitem__(i)
+        return torch.tensor(i), np.array([wid]), torch.tensor(pid, dtype=torch.int32)
+
+
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_sample_spreading_with_other_start_methods(ctx):
+    ds = dc.RichDataset(12)
+    want = list(tud.DataLoader(ds, batch_size=5))
+    got = list(DataLoader(ds, batch_size=5, num_workers=2, batch_assignment="sample",
+                          multiprocessing_context=ctx))
+    assert len(got) == len(want) == 3
+    for a, b in zip(got, want):
+        _same(a, b)
+
+
+def test_sample_spreading_out_of_order_delivers_every_batch():
+    ds = dc.SlowDataset(24, 0.5, slow=(0,))
+    got = [b.tolist() for b in DataLoader(ds, batch_size=4, num_workers=2, in_order=False,
+                                          batch_assignment="sample")]
+    # every batch once (each batch has a part on every worker, so a slow sample holds back
+    # its worker's later parts too: there is little to overtake)
+    assert sorted(got) == [list(range(k, k + 4)) for k in range(0, 24, 4)]
+
+
+def test_sample_spreading_writes_one_batch_from_several_workers():
+    loader = DataLoader(WorkerIdArrays(40), batch_size=8, num_workers=2,
+                        batch_assignment="sample")
+    for i, (idx, wid, pid) in enumerate(loader):
+        wid = wid[:, 0]
+        assert idx.tolist() == list(range(8 * i, 8 * i + 8))
+        # two parts of 4 samples, one per worker
+        assert len(set(wid[:4].tolist())) == 1 and len(set(wid[4:].tolist())) == 1
+        assert set(wid.tolist()) == {0, 1}
+        if i:  # the epoch's first batch shows the layout; the others are rows of one chunk
+            ptr = idx.storage().data_ptr()  # views of one storage: the chunk
+            assert wid.storage().data_ptr() == pid.storage().data_ptr() == ptr
+            assert wid.data_ptr() != ptr or idx.data_ptr() != ptr
+
+
+def test_sample_spreading_keeps_chunks_to_what_is_in_flight():
+    loader = DataLoader(dc.ArraysDataset(), batch_size=4, num_workers=2, prefetch_factor=2,
+                        persistent_workers=True, batch_assignment="sample")
+    held = []
+    for _ in range(3):
+        for k, (img, label) in enumerate(loader):
+            want = [dc.image_like(i) for i in range(4 * k, 4 * k + 4)]
+            assert np.array_equal(img.numpy(), np.stack([w[0] for w in want]))
+            assert label.tolist() == [w[1] for w in want]
+            if k < 2:
+                held.append(img)  # held batches keep their chunks: never overwritten
+    for j, img in enumerate(held):
+        k = j % 2
+        assert np.array_equal(img.numpy(), np.stack([dc.image_like(i)[0]
+                                                     for i in range(4 * k, 4 * k + 4)]))
+    chunks = loader._iterator._batch_chunks
+    # 5 held (the first batch of the first epoch was a copy), 4 in flight, the one the loop
+    # holds, and across an epoch's end the last one of the epoch before
+    assert len(chunks.chunks) <= 11
+
+
+def test_sample_spreading_seeds_each_sample_the_same_whatever_the_worker():
+    def run(workers, epochs=2):
+        loader = DataLoader(dc.RandomSampleDataset(12), batch_size=4, num_workers=workers,
+                            batch_assignment="sample", persistent_workers=True,
+                            generator=torch.Generator().manual_seed(3))
+        return [[(t.tolist(), r.tolist(), n.tolist()) for t, r, n in loader]
+                for _ in range(epochs)]
+
+    one, three = run(1), run(3)
+    assert one == three  # sample n of an epoch draws the same numbers in any worker
+    assert one[0] != one[1]  # a new epoch, new draws
+    import random
+
+    base = torch.empty((), dtype=torch.int64).random_(
+        generator=torch.Generator().manual_seed(3)).item()
+    for epoch in (0, 1):
+        for n in range(12):
+            seed = dc.sample_seed(base, epoch, n)
+            random.seed(seed)
+            torch.manual_seed(seed)
+            np.random.seed([seed & 0xFFFFFFFF, seed >> 32])
+            t, r, v = one[epoch][n // 4]
+            assert t[n % 4] == torch.rand(2).tolist()
+            assert r[n % 4] == random.random() and v[n % 4] == float(np.random.rand())
+
+
+def test_sample_spreading_error_is_raised_by_its_batch_and_loading_goes_on():
+    # batch 1 fails in both halves: its first failing sample (5) is reported, as PyTorch does
+    ds = dc.FailingDataset(16, {5, 7, 14})
+    it = iter(DataLoader(ds, batch_size=4, num_workers=2, batch_assignment="sample"))
+    assert next(it).tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="sample 5 is bad") as e:
+        next(it)
+    assert re.search(r"Caught ValueError in DataLoader worker process [01]", str(e.value))
+    assert next(it).tolist() == [8, 9, 10, 11]
+    with pytest.raises(ValueError, match="sample 14 is bad"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def _sum_collate(batch):
+    return {"sum": sum(int(i) for i, _, _ in batch), "in_worker": get_worker_info() is not None,
+            "items": [int(i) for i, _, _ in batch]}
+
+
+def test_sample_spreading_with_a_user_collate_fn():
+    got = list(DataLoader(dc.WorkerIdDataset(10), batch_size=4, num_workers=2,
+                          batch_assignment="sample", collate_fn=_sum_collate))
+    # the collate_fn sees the samples in order; it runs in the main process (documented)
+    assert got == [{"sum": 6, "in_worker": False, "items": [0, 1, 2, 3]},
+                   {"sum": 22, "in_worker": False, "items": [4, 5, 6, 7]},
+                   {"sum": 17, "in_worker": False, "items": [8, 9]}]
 
 
 # ---- errors ----------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ import os
 import pathlib
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -217,6 +219,21 @@ def check_job(out, root, world, source):
     check_cover([r["epochs"] for r in results], world)
 
 
+def free_port():
+    """A TCP port free now: torchrun's --standalone always takes 29400, which fails when two
+    test runs (two build trees, CI next to a developer) launch jobs at the same time."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(nproc):
+    """torchrun on this machine alone, as --standalone but on a free rendezvous port."""
+    return [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--rdzv_backend=c10d",
+            f"--rdzv_endpoint=localhost:{free_port()}", f"--rdzv_id={uuid.uuid4().hex}",
+            f"--nproc_per_node={nproc}"]
+
+
 def run_job(cmd, out):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=child_env(),
                           cwd=str(out))
@@ -226,8 +243,7 @@ def run_job(cmd, out):
 def test_torchrun(env, id_tree, tmp_path):
     # Debian's torch 1.13 on Python 3.11 needs --redirects/--tee (its default log handling
     # fails with AttributeError: 'NoneType' object has no attribute 'get')
-    run_job([sys.executable, "-m", "torch.distributed.run", "--standalone",
-             "--nproc_per_node=4", "--redirects", "1", "--tee", "2",
+    run_job([*torchrun(4), "--redirects", "1", "--tee", "2",
              str(HERE / "dist_rank.py"), str(tmp_path), str(id_tree), "torch"], tmp_path)
     check_job(tmp_path, id_tree, 4, "torch.distributed")
 
@@ -265,15 +281,14 @@ def test_ddp_example(env, tree, tmp_path, launcher):
     example = [str(HERE.parents[1] / "examples" / "ddp_train.py"), str(tree.resolve()), "--steps", "3",
                "--batch-size", "8", "--image-size", "32"]
     if launcher == "torchrun":
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", "--redirects", "1", "--tee", "1", *example]  # stdout
+        cmd = [*torchrun(2), "--redirects", "1", "--tee", "1", *example]  # stdout
     else:
         mpirun = shutil.which("mpirun")
         if mpirun is None:
             pytest.skip("mpirun not found (Debian's openmpi-bin; scripts/setup.sh installs it)")
         as_root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
         cmd = [mpirun, *as_root, "--oversubscribe", "-np", "2", "-x", "PYTHONPATH",
-               "-x", "MASTER_PORT=29517", sys.executable, *example]
+               "-x", f"MASTER_PORT={free_port()}", sys.executable, *example]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=child_env(),
                           cwd=str(tmp_path))
     out = proc.stdout

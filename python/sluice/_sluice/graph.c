@@ -368,6 +368,25 @@ int slpy_options_from_dict(PyObject *d, sl_pipeline_options *o)
         if (value == Py_None)
             continue;
         char err[160];
+        if (opt->str) { /* a string (cache_file): a str or an os.PathLike */
+            PyObject *path = PyOS_FSPath(value);
+            PyObject *b = path && PyUnicode_Check(path) ? PyUnicode_EncodeFSDefault(path) : NULL;
+            if (path && !PyUnicode_Check(path) && !PyBytes_Check(path))
+                PyErr_Format(PyExc_TypeError, "pipeline option \"%s\" must be a path, got %s", name,
+                             Py_TYPE(value)->tp_name);
+            const char *s = b                             ? PyBytes_AsString(b)
+                            : path && PyBytes_Check(path) ? PyBytes_AsString(path)
+                                                          : NULL;
+            int rc = !s ? -1
+                     : sl__option_set_str(o, opt, s, err, sizeof err) != SL_OK
+                         ? (PyErr_Format(PyExc_ValueError, "%s", err), -1)
+                         : 0;
+            Py_XDECREF(b);
+            Py_XDECREF(path);
+            if (rc < 0)
+                return -1;
+            continue;
+        }
         if (opt->names) { /* an enumeration: by name */
             const char *s = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
             if (!s)
@@ -498,7 +517,8 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
     for (int k = 0; d && k < sl__num_options; k++) {
         const sl__option *opt = &sl__options[k];
         long long x = sl__option_get(&o, opt);
-        PyObject *v = opt->names && sl__option_name(opt, x)
+        PyObject *v = opt->str ? PyUnicode_DecodeFSDefault(sl__option_str(&o, opt))
+                      : opt->names && sl__option_name(opt, x)
                           ? PyUnicode_FromString(sl__option_name(opt, x))
                       : opt->has_auto && x == opt->auto_v && strcmp(opt->key, "device_id") != 0
                           ? PyUnicode_FromString("auto")

@@ -242,6 +242,19 @@ static PyObject *pipeline_prefetch_stats(PyObject *self, PyObject *unused)
                          s.consumer_wait, "reason", s.reason, "changes", changes);
 }
 
+/* cache_stats() -> dict(nodes, hits, misses, entries, bytes, capacity, full): the sample
+ * cache's counters (sl_pipeline_cache_stats). */
+static PyObject *pipeline_cache_stats(PyObject *self, PyObject *unused)
+{
+    sl_cache_stats s;
+    if (sl_pipeline_cache_stats(((slpy_pipeline *)self)->p, &s) != SL_OK)
+        return PyErr_Format(PyExc_RuntimeError, "%s", sl_last_error());
+    return Py_BuildValue("{s:i,s:L,s:L,s:L,s:L,s:L,s:O}", "nodes", s.nodes, "hits",
+                         (long long)s.hits, "misses", (long long)s.misses, "entries",
+                         (long long)s.entries, "bytes", (long long)s.bytes, "capacity",
+                         (long long)s.capacity, "full", s.full ? Py_True : Py_False);
+}
+
 /* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
  * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
  * kept; the busy guard still keeps it off a pipeline another thread is building. */
@@ -318,6 +331,8 @@ static PyMethodDef pipeline_methods[] = {
     {"stats", pipeline_stats, METH_NOARGS, "stats() -> per-node timing, execution order."},
     {"prefetch_stats", pipeline_prefetch_stats, METH_NOARGS,
      "prefetch_stats() -> dict: the prefetch depth and what \"auto\" decided."},
+    {"cache_stats", pipeline_cache_stats, METH_NOARGS,
+     "cache_stats() -> the sample cache's counters."},
     {"dot", pipeline_dot, METH_NOARGS,
      "dot() -> str: the graph as Graphviz DOT text (the plan the build makes; no build)."},
     {NULL, NULL, 0, NULL}};

@@ -120,8 +120,9 @@ static PyObject *names_of_bits(unsigned bits, const char *const *names, int n)
 static PyObject *op_dict(const sl_op_def *op)
 {
     static const char *const devices[] = {"cpu", "mixed", "gpu"};
-    static const char *const flags[] = {"source",   "stateful",   "random",   "side_effects",
-                                        "transfer", "samplewise", "metadata", "callback"};
+    static const char *const flags[] = {"source",    "stateful",     "random",   "side_effects",
+                                        "transfer",  "samplewise",   "metadata", "callback",
+                                        "mixed_gpu", "deterministic"};
     PyObject *d = PyDict_New(), *args = PyList_New(sl_op_num_args(op));
     if (!d || !args)
         goto fail;
@@ -141,7 +142,7 @@ static PyObject *op_dict(const sl_op_def *op)
         set_item(d, "aliases", slpy_alias_list(op)) < 0 ||
         set_item(d, "outputs", io_list(op->outputs, op->output_when, op->num_outputs)) < 0 ||
         set_item(d, "devices", names_of_bits(op->devices, devices, 3)) < 0 ||
-        set_item(d, "flags", names_of_bits(op->flags, flags, 8)) < 0 ||
+        set_item(d, "flags", names_of_bits(op->flags, flags, 10)) < 0 ||
         set_item(d, "num_outputs_arg", str_or_none(op->num_outputs_arg)) < 0 ||
         set_item(d, "args", Py_NewRef(args)) < 0)
         goto fail;

@@ -15,7 +15,15 @@ kept in one place. What sluice replaces is the iteration:
   mapped here when new or grown) holding its tensors: the tensors returned are views of that
   chunk, and the chunk goes back to its worker only when every tensor over it is gone (a
   ``weakref.finalize`` on the memoryview the tensors share), so ``list(loader)`` holds valid
-  batches. Chunks are sized to the batch they carry and reused.
+  batches. Chunks are sized to the batch they carry and reused; a free chunk's pages are
+  given back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
+  frozen for the garbage collector (no copy-on-write of them by the workers' collections).
+- ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
+  worker, written into one chunk the main process created (``_BatchChunks``), assembled by
+  ``default_collate`` over row views (no copy); each sample seeded with its own seed.
+- ``pin_memory``: a chunk is page-locked once (``cudaHostRegister``, ``_Pinner``) and batches
+  are loaded and pinned by a pin thread (``_PinThread``), so the tensors are pinned where they
+  lie; PyTorch's ``pin_memory()`` rules for everything else.
 - Failures: a sample's exception is raised by the ``next()`` of its batch (PyTorch's
   ``ExceptionWrapper``, same type and "Caught X in DataLoader worker process N" message), and
   loading goes on; a dead worker raises ``RuntimeError("DataLoader worker (pid N) is killed by
@@ -39,6 +47,7 @@ from multiprocessing import connection, reduction
 
 import torch
 import torch.utils.data as tud
+from torch._utils import ExceptionWrapper
 from torch.utils.data.dataloader import _DatasetKind
 
 from . import _dl_worker
@@ -52,13 +61,20 @@ _LIVE = weakref.WeakSet()  # iterators with workers: a forked worker closes thei
 class DataLoader(tud.DataLoader):
     """``torch.utils.data.DataLoader`` with sluice's workers: same signature, defaults, errors
     and semantics (see PyTorch's documentation), plus ``in_order`` (False: batches are returned
-    as workers finish them)."""
+    as workers finish them) and sluice's ``batch_assignment``: "batch" (default, PyTorch's:
+    each batch computed by one worker, round robin) or "sample" (a batch's samples spread over
+    the workers, written into one shared-memory batch; each sample seeded with its own seed,
+    see docs/python.md)."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True):
+                 in_order=True, batch_assignment="batch"):
+        if batch_assignment not in ("batch", "sample"):
+            raise ValueError("batch_assignment should be 'batch' (each batch computed by one "
+                             "worker, PyTorch's round robin) or 'sample' (the samples of a "
+                             f"batch spread over the workers), but got {batch_assignment!r}")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in "
                              "multiprocessing.let num_workers > 0 to enable multiprocessing, "
@@ -77,6 +93,14 @@ class DataLoader(tud.DataLoader):
                          pin_memory_device=pin_memory_device)
         self.prefetch_factor = prefetch_factor
         self.in_order = in_order
+        if batch_assignment == "sample" and (self._dataset_kind == _DatasetKind.Iterable
+                                             or not self._auto_collation):
+            raise ValueError("batch_assignment='sample' spreads the samples of a batch over the "
+                             "workers: it needs a map-style dataset and automatic batching "
+                             "(batch_size or batch_sampler), not "
+                             + ("an IterableDataset" if self._dataset_kind ==
+                                _DatasetKind.Iterable else "batch_size=None"))
+        self.batch_assignment = batch_assignment
 
     def _get_iterator(self):
         if self.num_workers == 0:
@@ -100,13 +124,139 @@ def _new_shared_seed(generator):
     return tdl._share_dist_seed(generator, None)
 
 
-def _pin(data, device):
-    from torch.utils.data._utils.pin_memory import pin_memory
+def _cudart():
+    """CUDA's runtime as torch binds it (cudaHostRegister / cudaHostUnregister)."""
+    return torch.cuda.cudart()
 
-    try:
-        return pin_memory(data, device)
-    except TypeError:  # torch before pin_memory_device
-        return pin_memory(data)
+
+def _error_code(err):
+    return int(getattr(err, "value", err))
+
+
+class _Pinner:
+    """PyTorch's ``pin_memory(data, device)`` semantics, with one difference: a tensor that is a
+    view of a worker's shared-memory chunk is not copied: the chunk itself is page-locked, once
+    (``cudaHostRegister`` of the main process's mapping, undone just before it is unmapped), so
+    the view is pinned where it lies (``is_pinned()`` is True) and later batches in the same
+    chunk cost nothing. Any other tensor is copied into pinned memory (``Tensor.pin_memory``),
+    objects with a ``pin_memory()`` method are asked to pin themselves, containers are rebuilt
+    as PyTorch rebuilds them."""
+
+    def __init__(self, device):
+        self.device = device or None
+
+    def register(self, buf):
+        """Page-locks the chunk mapping `buf` (a ctypes array from _dl_worker.map_shared)
+        unless it already is."""
+        if getattr(buf, "_sluice_pinned", False):
+            return
+        import ctypes
+
+        rt = _cudart()
+        addr, size = ctypes.addressof(buf), ctypes.sizeof(buf)
+        err = _error_code(rt.cudaHostRegister(addr, size, 0))
+        if err != 0:
+            raise RuntimeError(f"pin_memory: cudaHostRegister of a {size}-byte shared-memory "
+                               f"batch chunk failed with CUDA error {err}")
+        buf._unmap.before = functools.partial(rt.cudaHostUnregister, addr)
+        buf._sluice_pinned = True
+
+    def pin(self, data, in_place=()):
+        """`data` pinned; tensors whose id() is in `in_place` lie in registered chunks."""
+        import copy
+
+        if isinstance(data, torch.Tensor):
+            if id(data) in in_place:
+                return data
+            return data.pin_memory(self.device) if self.device else data.pin_memory()
+        if isinstance(data, (str, bytes)):
+            return data
+        if isinstance(data, collections.abc.Mapping):
+            out = {k: self.pin(v, in_place) for k, v in data.items()}
+            try:
+                if isinstance(data, collections.abc.MutableMapping):
+                    clone = copy.copy(data)
+                    clone.update(out)
+                    return clone
+                return type(data)(out)
+            except TypeError:  # the mapping type does not take a dict
+                return out
+        if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+            return type(data)(*(self.pin(v, in_place) for v in data))
+        if isinstance(data, tuple):
+            return [self.pin(v, in_place) for v in data]  # PyTorch's backwards compatibility
+        if isinstance(data, collections.abc.Sequence):
+            out = [self.pin(v, in_place) for v in data]
+            try:
+                if isinstance(data, collections.abc.MutableSequence):
+                    clone = copy.copy(data)
+                    for i, v in enumerate(out):
+                        clone[i] = v
+                    return clone
+                return type(data)(out)
+            except TypeError:  # the sequence type does not take a list (range)
+                return out
+        if hasattr(data, "pin_memory"):
+            return data.pin_memory()
+        return data
+
+
+class _PinThread:
+    """PyTorch's pin-memory thread: batches are loaded from their chunks and pinned here, in
+    the order they arrive, while the main thread hands earlier ones to the program. A job's
+    result (or its error, as PyTorch's ExceptionWrapper "in pin memory thread for device N")
+    is a Future."""
+
+    def __init__(self, pinner):
+        import queue
+
+        self.device_id = torch.cuda.current_device()
+        self.jobs = queue.SimpleQueue()
+        self.thread = threading.Thread(target=_pin_loop, args=(self.jobs, pinner,
+                                                                self.device_id),
+                                       name="sluice-dl-pin", daemon=True)
+        self.thread.start()
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        f = Future()
+        self.jobs.put((f, fn, args))
+        return f
+
+    def stop(self):
+        self.jobs.put(None)
+        if self.thread is not threading.current_thread():
+            self.thread.join(CLOSE_GRACE_S)
+
+
+def _pin_loop(jobs, pinner, device_id):
+    from torch._utils import ExceptionWrapper
+
+    torch.set_num_threads(1)  # as PyTorch: the copies must not take every core
+    torch.cuda.set_device(device_id)
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        f, fn, args = job
+        try:
+            f.set_result(fn(pinner, *args))
+        except Exception:  # noqa: BLE001 - raised by the next() of that batch
+            f.set_result(ExceptionWrapper(where=f"in pin memory thread for device {device_id}"))
+        del f, fn, args, job
+
+
+def _load_and_pin(pinner, blob, mv):
+    """In the pin thread: a batch loaded over its chunk (`mv`: a memoryview of the chunk, or
+    None), the chunk registered, the rest pinned."""
+    if mv is None:
+        return pinner.pin(_dl_worker.load_batch(blob, None))
+    pinner.register(mv.obj)
+    views = []
+    data = _dl_worker.load_batch(blob, mv, views)
+    del mv
+    return pinner.pin(data, {id(v) for v in views})
 
 
 class _BaseIter:
@@ -133,6 +283,7 @@ class _BaseIter:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.")
         self._pin_memory = loader.pin_memory and torch.cuda.is_available()
+        self._pinner = _Pinner(self._pin_memory_device) if self._pin_memory else None
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -202,8 +353,8 @@ class _SingleProcessIter(_BaseIter):
     def _next_data(self):
         index = self._next_index()
         data = self._dataset_fetcher.fetch(index)
-        if self._pin_memory:
-            data = _pin(data, self._pin_memory_device)
+        if self._pin_memory:  # PyTorch pins in the main thread without workers, too
+            data = self._pinner.pin(data)
         return data
 
 
@@ -239,9 +390,97 @@ class _ChunkBook:
     def buffer(self, wid, cid):
         """A memoryview of the chunk; the chunk is free again when it (and every tensor over
         it) is gone."""
-        mv = memoryview(self.maps[wid][cid])
-        weakref.finalize(mv, self.released.append, (wid, cid))
+        buf = self.maps[wid][cid]
+        mv = memoryview(buf)
+        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, (wid, cid))
         return mv
+
+
+class _FdCloser:
+    """An inherited fd a forked worker closes (sluice.worker._setup_process closes objects)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def close(self):
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+class _BatchChunks:
+    """batch_assignment="sample": the batch chunks, memfds created here, mapped here and in each
+    worker that writes into them (its fd sent to a worker before its first part there, and again
+    when the chunk was replaced by a bigger one). A chunk is free again when every tensor over
+    it is gone (as _ChunkBook). `fds`: the open fds (closed at shutdown)."""
+
+    def __init__(self):
+        self.chunks = {}  # id -> [generation, size, fd, buffer]
+        self.free = []
+        self.released = collections.deque()
+        self.sent = {}    # (worker, id) -> generation mapped there
+        self.next_id = 0
+
+    def fds(self):
+        return [c[2] for c in self.chunks.values()]
+
+    def take(self, need):
+        while self.released:
+            self.free.append(self.released.popleft())
+        fits = [c for c in self.free if self.chunks[c][1] >= need]
+        if fits:
+            cid = min(fits, key=lambda c: self.chunks[c][1])
+            self.free.remove(cid)
+            return cid
+        if self.free:  # the biggest free chunk is replaced by one that fits, with headroom
+            cid = max(self.free, key=lambda c: self.chunks[c][1])
+            self.free.remove(cid)
+            size = int(need * _dl_worker.GROWTH)
+        else:
+            cid, size = self.next_id, need
+            self.next_id += 1
+        self._make(cid, size)
+        return cid
+
+    def _make(self, cid, size):
+        step = _dl_worker.MIN_CHUNK
+        size = (max(size, step) + step - 1) // step * step
+        old = self.chunks.pop(cid, None)
+        if old is not None:
+            os.close(old[2])
+        fd = os.memfd_create(f"sluice-dl-batch{cid}", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, size)
+            buf = _dl_worker.map_shared(fd, size)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.chunks[cid] = [(old[0] + 1) if old else 0, size, fd, buf]
+
+    def give_back(self, cid):
+        self.free.append(cid)
+
+    def send_to(self, conn, wid, pid, cid):
+        gen, size, fd, _ = self.chunks[cid]
+        if self.sent.get((wid, cid)) != gen:
+            conn.send(("chunk", cid, gen, size))
+            reduction.send_handle(conn, fd, pid)
+            self.sent[(wid, cid)] = gen
+
+    def buffer(self, cid):
+        buf = self.chunks[cid][3]
+        mv = memoryview(buf)
+        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, cid)
+        return mv
+
+    def close(self):
+        for c in self.chunks.values():
+            try:
+                os.close(c[2])
+            except OSError:
+                pass
+        self.chunks.clear()
 
 
 def _signal_text(sig):
@@ -256,6 +495,10 @@ def _shutdown(state):
     if state.closed or os.getpid() != state.owner:
         return
     state.closed = True
+    if state.pin_thread is not None:
+        state.pin_thread.stop()
+    if state.batch_chunks is not None:
+        state.batch_chunks.close()
     for conn in state.conns:
         try:
             os.set_blocking(conn.fileno(), False)
@@ -285,6 +528,8 @@ class _WorkerSet:
     def __init__(self):
         self.procs, self.conns, self.closed, self.owner = [], [], False, os.getpid()
         self.grace = CLOSE_GRACE_S
+        self.pin_thread = None
+        self.batch_chunks = None
 
 
 class _MultiProcessIter(_BaseIter):
@@ -308,8 +553,18 @@ class _MultiProcessIter(_BaseIter):
         self._ws = _WorkerSet()
         self._workers, self._conns = self._ws.procs, self._ws.conns
         self._book = _ChunkBook(self._num_workers)
+        self._spread = getattr(loader, "batch_assignment", "batch") == "sample"
+        self._batch_chunks = None
+        if self._spread:
+            self._batch_chunks = self._ws.batch_chunks = _BatchChunks()
+            self._use_default_collate = _dl_worker.is_default_collate(self._collate_fn)
+        self._layout = None  # the signature samples are expected to have (sample mode)
+        self._parts = {}     # (epoch, batch index) -> the state of a spread batch
         self._epoch = 0
         self._dead = None
+        self._pin_thread = None
+        if self._pin_memory:
+            self._pin_thread = self._ws.pin_thread = _PinThread(self._pinner)
         self._finalizer = weakref.finalize(self, _shutdown, self._ws)
         method = ctx.get_start_method()
         fork = method == "fork"
@@ -324,12 +579,14 @@ class _MultiProcessIter(_BaseIter):
                 close = []
                 if fork:
                     close = [c for it in list(_LIVE) for c in it._conns if not c.closed]
+                    close += [_FdCloser(fd) for it in list(_LIVE) if it._batch_chunks
+                              for fd in it._batch_chunks.fds()]
                     close += _sluice_pool_conns() + [main_end]
                 w = ctx.Process(target=_dl_worker.dl_worker_main, daemon=True,
                                 args=(worker_end, wid, self._num_workers, self._base_seed,
                                       parent, pdeathsig, close, cfg))
                 try:
-                    w.start()
+                    _start(w, fork)
                 finally:
                     worker_end.close()
                 self._workers.append(w)
@@ -354,12 +611,17 @@ class _MultiProcessIter(_BaseIter):
         self._workers_status = [True] * self._num_workers
         self._workers_num_tasks = [0] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        self._sample_no = 0  # samples sent this epoch (sample mode: each one's seed)
+        self._primed = not self._spread or self._layout is not None
         if not first_iter:
             self._check_alive()
             self._epoch += 1
             for conn in self._conns:
                 self._send(conn, ("resume", self._epoch, self._shared_seed))
-        for _ in range(self._prefetch_factor * self._num_workers):
+        ahead = self._prefetch_factor * self._num_workers
+        if self._spread and self._layout is None:
+            ahead = 1  # the others once the first samples have shown how rows are laid out
+        for _ in range(ahead):
             self._try_put_index()
 
     # ---- sending -----------------------------------------------------------------------
@@ -377,6 +639,8 @@ class _MultiProcessIter(_BaseIter):
             index = self._next_index()
         except StopIteration:
             return
+        if self._spread:  # every worker takes a part (map-style only: every worker active)
+            return self._put_parts(index)
         for _ in range(self._num_workers):  # the next active worker, if any
             wid = next(self._worker_queue_idx_cycle)
             if self._workers_status[wid]:
@@ -392,6 +656,105 @@ class _MultiProcessIter(_BaseIter):
         self._tasks_outstanding += 1
         self._workers_num_tasks[wid] += 1
         self._send_idx += 1
+
+    def _put_parts(self, index):
+        """batch_assignment="sample": the batch split into up to N contiguous parts, one per
+        worker (those with the fewest samples outstanding first, when the batch has fewer
+        samples than there are workers), all written into one chunk."""
+        index = list(index)
+        rows, n = len(index), self._num_workers
+        sig = self._layout
+        cid = None
+        if sig is not None:
+            cid = self._batch_chunks.take(_dl_worker.row_layout(sig, rows)[1])
+        nparts = max(1, min(n, rows))
+        bounds = [rows * k // nparts for k in range(nparts + 1)]
+        load = self._workers_num_tasks
+        start_w = self._send_idx % n  # ties: round robin from this batch's worker
+        order = sorted(range(n), key=lambda w: (load[w], (w - start_w) % n))
+        for k in range(nparts):  # one part per worker: the least loaded ones first
+            lo, hi = bounds[k], bounds[k + 1]
+            wid = order[k]
+            conn = self._conns[wid]
+            if cid is not None:
+                try:
+                    self._batch_chunks.send_to(conn, wid, self._workers[wid].pid, cid)
+                except (OSError, ValueError):
+                    self._check_workers(wait=True)
+                    raise
+            self._send(conn, ("part", self._epoch, self._send_idx, cid, sig, rows, lo,
+                              index[lo:hi], self._sample_no + lo))
+            load[wid] += hi - lo
+        self._parts[(self._epoch, self._send_idx)] = {
+            "left": nparts, "entries": [], "err": None, "cid": cid, "sig": sig, "rows": rows}
+        self._task_info[self._send_idx] = [0]
+        self._tasks_outstanding += 1
+        self._sample_no += rows
+        self._send_idx += 1
+
+    def _on_part(self, wid, msg):
+        kind, epoch, idx, cid, (count, start, payload) = msg
+        self._workers_num_tasks[wid] -= count
+        st = self._parts.get((epoch, idx))
+        if st is None:
+            return
+        if kind == "perr":  # the batch raises its first failing sample's error, as PyTorch
+            if st["err"] is None or st["err"][0] > start:
+                st["err"] = (start, payload)
+        else:
+            st["entries"] += payload
+        if not self._primed and epoch == self._epoch:  # the epoch's first reply: the layout
+            self._primed = True                          # is known, the window is filled
+            sigs = {e[3] for e in payload} if kind == "part" else set()
+            if len(sigs) == 1 and next(iter(sigs)):
+                self._layout = next(iter(sigs))
+            while self._tasks_outstanding < self._prefetch_factor * self._num_workers:
+                before = self._send_idx
+                self._try_put_index()
+                if self._send_idx == before:
+                    break
+        st["left"] -= 1
+        if st["left"]:
+            return
+        del self._parts[(epoch, idx)]  # every part is in: the chunk is written
+        if epoch != self._epoch or idx not in self._task_info:
+            if st["cid"] is not None:
+                self._batch_chunks.give_back(st["cid"])  # a batch of an epoch that was reset
+            return
+        self._tasks_outstanding -= 1
+        self._task_info[idx].append(("spread", st))
+
+    def _assemble(self, st):
+        """A spread batch: its samples read (rows as views of its chunk) and collated; the
+        default collate stacks consecutive rows as views, no copy."""
+        cid = st["cid"]
+        if st["err"] is not None:
+            if cid is not None:
+                self._batch_chunks.give_back(cid)
+            st["err"][1].reraise()
+        rows_used = cid is not None and any(e[1] == "row" for e in st["entries"])
+        if cid is not None and not rows_used:
+            self._batch_chunks.give_back(cid)
+        mv = self._batch_chunks.buffer(cid) if rows_used else None
+        if mv is not None and self._pin_memory:
+            self._pinner.register(mv.obj)
+        samples, base = _dl_worker.load_samples(st["entries"], st["sig"], st["rows"], mv)
+        del mv
+        sigs = {e[3] for e in st["entries"]}
+        if len(sigs) == 1:  # the next batches' rows are laid out for what these samples were
+            only = next(iter(sigs))
+            if only and only != self._layout:
+                self._layout = only
+        if self._use_default_collate:
+            stack = _dl_worker.RowStack(base)
+            data = _dl_worker.collate(samples, stack)
+            views = stack.views
+        else:
+            data, views = self._collate_fn(samples), ()
+        del samples, base
+        if self._pin_memory:  # in this thread: the rows are pinned where they lie
+            data = self._pinner.pin(data, views)
+        return data
 
     # ---- receiving ---------------------------------------------------------------------
     def _check_alive(self):
@@ -423,6 +786,8 @@ class _MultiProcessIter(_BaseIter):
 
     def _on_reply(self, wid, msg):
         kind, epoch, idx, cid, payload = msg
+        if kind in ("part", "perr"):
+            return self._on_part(wid, msg)
         grown = 0
         if kind == "ok":
             grown = payload[1]
@@ -447,6 +812,11 @@ class _MultiProcessIter(_BaseIter):
             return
         if not payload[2]:
             self._book.give_back(wid, cid)  # nothing written into the chunk
+        if self._pin_thread is not None:  # loaded and pinned there while the program works
+            mv = self._book.buffer(wid, cid) if payload[2] else None
+            self._task_info[idx].append(("pin", self._pin_thread.submit(_load_and_pin,
+                                                                        payload[0], mv)))
+            return
         self._task_info[idx].append(("ok", payload[0], cid if payload[2] else None))
 
     def _receive(self):
@@ -507,15 +877,20 @@ class _MultiProcessIter(_BaseIter):
             self._receive()
 
     def _process_data(self, wid, reply):
+        if reply[0] == "spread":
+            self._try_put_index()
+            return self._assemble(reply[1])
         self._workers_num_tasks[wid] -= 1
         self._try_put_index()
         if reply[0] == "err":
             reply[1].reraise()
+        if reply[0] == "pin":
+            data = reply[1].result()
+            if isinstance(data, ExceptionWrapper):
+                data.reraise()
+            return data
         _, blob, cid = reply
-        data = _dl_worker.load_batch(blob, None if cid is None else self._book.buffer(wid, cid))
-        if self._pin_memory:
-            data = _pin(data, self._pin_memory_device)
-        return data
+        return _dl_worker.load_batch(blob, None if cid is None else self._book.buffer(wid, cid))
 
     def _shutdown_workers(self):
         _LIVE.discard(self)
@@ -525,6 +900,23 @@ class _MultiProcessIter(_BaseIter):
         ws = getattr(self, "_ws", None)
         if ws is not None:
             _shutdown(ws)
+
+
+def _start(proc, fork):
+    """Starts a worker. A forked one inherits the main process's objects with the garbage
+    collector's record of them frozen (gc.freeze), so that its collections never write to
+    the pages those objects share with the main process: each such write would copy a page
+    (copy-on-write) and cost memory in every worker (PyTorch's workers pay it)."""
+    import gc
+
+    freeze = fork and gc.isenabled() and not gc.get_freeze_count()  # (not a program's own)
+    if freeze:
+        gc.freeze()
+    try:
+        proc.start()
+    finally:
+        if freeze:
+            gc.unfreeze()  # the main process collects them as before
 
 
 def _sluice_pool_conns():

@@ -250,10 +250,10 @@ def _view(base, off, nbytes, dtype, shape):
     return base[off:off + nbytes].view(dtype).view(shape)
 
 
-def load_batch(blob, buffer):
+def load_batch(blob, buffer, views=None):
     """The batch a worker sent: `blob` unpickled over `buffer` (a memoryview of the chunk, or
     None when the batch has no tensors). The tensors and arrays are views of the chunk (they
-    keep `buffer` alive)."""
+    keep `buffer` alive); the tensors are appended to `views` when it is a list."""
     base = [None]
 
     def persistent_load(pid):
@@ -261,7 +261,10 @@ def load_batch(blob, buffer):
         if base[0] is None:
             base[0] = torch.frombuffer(buffer, dtype=torch.uint8)
         if kind != "n":
-            return _view(base[0], off, nbytes, _TORCH_DTYPES[dtype], shape)
+            t = _view(base[0], off, nbytes, _TORCH_DTYPES[dtype], shape)
+            if views is not None and nbytes:
+                views.append(t)
+            return t
         dt = np.dtype(dtype)
         if nbytes == 0:
             return np.empty(shape, dt)
@@ -272,17 +275,175 @@ def load_batch(blob, buffer):
     return up.load()
 
 
+# ---- per-sample spreading (batch_assignment="sample") -------------------------------------
+#
+# The samples of one batch are computed by several workers straight into one chunk that the
+# main process created: leaf k of the samples (their plain CPU tensors and numeric NumPy
+# arrays, in pickling order) is a region of B rows, row p holding sample p's leaf. The layout
+# is a pure function of the samples' signature (each leaf's kind, dtype and shape) and B, so
+# every worker computes the same one; a sample whose signature differs from the one the main
+# process expects travels pickled instead (the first batch of an epoch, ragged samples).
+
+def _itemsize(kind, dtype):
+    if kind == "n":
+        return np.dtype(dtype).itemsize
+    return torch.empty((), dtype=_TORCH_DTYPES[dtype]).element_size()
+
+
+def row_layout(sig, rows):
+    """[(offset, bytes per row)] of each leaf of signature `sig` for a batch of `rows`
+    samples, and the chunk size needed."""
+    out, size = [], 0
+    for kind, dtype, shape in sig:
+        n = 1
+        for d in shape:
+            n *= d
+        off = (size + ALIGN - 1) // ALIGN * ALIGN
+        rb = n * _itemsize(kind, dtype)
+        out.append((off, rb))
+        size = off + rb * rows
+    return out, size
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def sample_seed(base_seed, epoch, number):
+    """The seed of sample `number` (its place in the epoch's sample order) of epoch `epoch` of an
+    iterator with `base_seed`: SplitMix64 of the three, the same whichever worker computes it."""
+    z = (base_seed * 0x9E3779B97F4A7C15 + (epoch + 1) * 0xBF58476D1CE4E5B9
+         + (number + 1) * 0x94D049BB133111EB) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def seed_sample(seed):
+    """`random`, torch and NumPy's global generators seeded for one sample."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    np.random.seed([seed & 0xFFFFFFFF, seed >> 32])
+
+
+class _RowPickler(pickle.Pickler):
+    """Pickles one sample, leaving out its leaves (`self.leaves`: (kind, object))."""
+
+    def __init__(self, buf):
+        super().__init__(buf, pickle.HIGHEST_PROTOCOL)
+        self.leaves = []
+
+    def persistent_id(self, obj):
+        if _plain_tensor(obj) and str(obj.dtype) in _TORCH_DTYPES:
+            kind = "t"
+        elif type(obj) is np.ndarray and obj.dtype.kind in "biufc" and not obj.dtype.hasobject:
+            kind = "n"
+        else:
+            return None
+        self.leaves.append((kind, obj))
+        return ("L", len(self.leaves) - 1)
+
+    def signature(self):
+        return tuple((k, str(o.dtype) if k == "t" else o.dtype.str, tuple(o.shape))
+                     for k, o in self.leaves)
+
+
+def _fill_part(samples, start, rows, sig, chunk):
+    """[(position, "row" or "val", pickle, signature)] of a part of a batch; the samples that
+    match `sig` are written into their rows of `chunk` ((mapping, uint8 tensor) or None)."""
+    offs = row_layout(sig, rows)[0] if sig is not None and chunk is not None else None
+    out = []
+    for j, sample in enumerate(samples):
+        pos = start + j
+        buf = io.BytesIO()
+        p = _RowPickler(buf)
+        p.dump(sample)
+        mine = p.signature()
+        if offs is not None and mine == sig and mine:
+            mm, base = chunk
+            for (off, rb), (kind, obj), (_, dtype, shape) in zip(offs, p.leaves, sig):
+                if not rb:
+                    continue
+                at = off + pos * rb
+                if kind == "n":
+                    np.copyto(np.frombuffer(mm, obj.dtype, obj.size, at).reshape(shape), obj)
+                else:
+                    _view(base, at, rb, obj.dtype, shape).copy_(obj)
+            out.append((pos, "row", buf.getvalue(), mine))
+        else:
+            out.append((pos, "val", pickle.dumps(sample, pickle.HIGHEST_PROTOCOL), mine))
+    return out
+
+
+class RowStack:
+    """The `stack` of collate() in the main process: tensors that are consecutive rows of
+    the chunk (`base`, a uint8 tensor over it) become a view of those rows, no copy; anything
+    else is stacked as torch.stack does. `self.views`: the ids of the views returned."""
+
+    def __init__(self, base):
+        self.base, self.views = base, set()
+
+    def __call__(self, tensors):
+        t0 = tensors[0]
+        base = self.base
+        if base is not None and t0.is_contiguous():
+            rb = t0.numel() * t0.element_size()
+            p0 = t0.data_ptr() - base.data_ptr()
+            n = len(tensors)
+            if rb and 0 <= p0 and p0 + n * rb <= base.numel() and all(
+                    t.dtype == t0.dtype and t.shape == t0.shape and t.is_contiguous()
+                    and t.data_ptr() == t0.data_ptr() + i * rb for i, t in enumerate(tensors)):
+                v = base[p0:p0 + n * rb].view(t0.dtype).view((n,) + tuple(t0.shape))
+                self.views.add(id(v))
+                return v
+        return torch.stack(tensors, 0)
+
+
+def load_samples(entries, sig, rows, buffer):
+    """The samples of a batch in position order: `entries` from _fill_part, rows of `buffer`
+    (a memoryview of the chunk, or None) read as views."""
+    base = torch.frombuffer(buffer, dtype=torch.uint8) if buffer is not None else None
+    offs = row_layout(sig, rows)[0] if base is not None else None
+    out = []
+    for pos, kind, blob, _ in sorted(entries, key=lambda e: e[0]):
+        if kind == "val":
+            out.append(pickle.loads(blob))
+            continue
+
+        def persistent_load(pid, pos=pos):
+            k = pid[1]
+            off, rb = offs[k]
+            leaf, dtype, shape = sig[k]
+            at = off + pos * rb
+            if leaf == "n":
+                dt = np.dtype(dtype)
+                if not rb:
+                    return np.empty(shape, dt)
+                return np.frombuffer(buffer, dt, rb // dt.itemsize, at).reshape(shape)
+            return _view(base, at, rb, _TORCH_DTYPES[dtype], shape)
+
+        up = pickle.Unpickler(io.BytesIO(blob))
+        up.persistent_load = persistent_load
+        out.append(up.load())
+    return out, base
+
+
 # ---- the worker ----------------------------------------------------------------------------
 
 class _Unmap:
-    """Unmaps a mapping when the buffer that owns it is collected."""
+    """Unmaps a mapping when the buffer that owns it is collected (`before`, when set, is
+    called first: the main process's pin_memory un-registers a page-locked chunk)."""
 
-    __slots__ = ("addr", "size")
+    __slots__ = ("addr", "size", "before")
 
     def __init__(self, addr, size):
-        self.addr, self.size = addr, size
+        self.addr, self.size, self.before = addr, size, None
 
     def __del__(self):
+        if self.before is not None:
+            try:
+                self.before()
+            except Exception:  # noqa: BLE001 - CUDA torn down at exit: the unmap still counts
+                pass
         _libc().munmap(self.addr, self.size)
 
 
@@ -299,8 +460,28 @@ def _libc():
         lib.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                              ctypes.c_int, ctypes.c_long]
         lib.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         _LIBC = lib
     return _LIBC
+
+
+def release_pages(buf):
+    """Gives the memory of a chunk that is free again back to the system (madvise
+    MADV_REMOVE: the pages leave the memfd, for every process mapping it; the next batch
+    written there faults in new ones), so that idle chunks cost address space, not memory. A
+    chunk page-locked for pin_memory keeps its pages (CUDA holds them)."""
+    import ctypes
+
+    if getattr(buf, "_sluice_pinned", False):
+        return
+    _libc().madvise(ctypes.addressof(buf), ctypes.sizeof(buf), mmap.MADV_REMOVE)
+
+
+def _on_free(released, buf, key):
+    """Finalizer of a chunk's memoryview (any thread): its pages released, then the chunk
+    queued as free."""
+    release_pages(buf)
+    released.append(key)
 
 
 def map_shared(fd, size):
@@ -448,7 +629,7 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
         init_error = init_error or _wrap_exception(wid)
     try:
         _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
-                                               drop_last])
+                                               drop_last], base_seed)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass  # the main process closed the loader (or is gone) while this worker worked
     finally:
@@ -488,10 +669,19 @@ def _seed_datapipe(dataset, shared_seed):
 def _reader(conn, inbox):
     """Reads the main process's messages as they come, so that the main process never blocks
     sending tasks to a worker that is itself blocked sending a result (PyTorch's queues have
-    feeder threads for the same reason)."""
+    feeder threads for the same reason). A ("chunk", id, generation, size) message is followed
+    by the chunk's fd: mapped here, the mapping queued instead."""
+    from multiprocessing import reduction
+
     while True:
         try:
             msg = conn.recv()
+            if msg is not None and msg[0] == "chunk":
+                fd = reduction.recv_handle(conn)
+                try:
+                    msg = ("chunk", msg[1], msg[2], map_shared(fd, msg[3]))
+                finally:
+                    os.close(fd)
         except (EOFError, OSError):
             msg = None
         inbox.put(msg)
@@ -499,7 +689,28 @@ def _reader(conn, inbox):
             return
 
 
-def _serve(conn, wid, fetcher, init_error, fetch_args):
+def _serve_part(msg, wid, dataset, base_seed, shared):
+    """A part of a batch (batch_assignment="sample"): its samples computed, each seeded with
+    its own seed, and written into the batch's chunk. The reply."""
+    _, t_epoch, idx, cid, sig, rows, start, indices, first = msg
+    try:
+        getitems = getattr(dataset, "__getitems__", None)
+        if getitems:  # one call for the part: seeded with its first sample's seed
+            seed_sample(sample_seed(base_seed, t_epoch, first))
+            samples = getitems(indices)
+        else:
+            samples = []
+            for j, i in enumerate(indices):
+                seed_sample(sample_seed(base_seed, t_epoch, first + j))
+                samples.append(dataset[i])
+        chunk = shared.get(cid)
+        entries = _fill_part(samples, start, rows, sig, None if chunk is None else chunk[1:])
+    except Exception:  # noqa: BLE001 - raised by the next() of that batch
+        return ("perr", t_epoch, idx, cid, (len(indices), start, _wrap_exception(wid)))
+    return ("part", t_epoch, idx, cid, (len(indices), start, entries))
+
+
+def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0):
     import queue
     import threading
     from multiprocessing import reduction
@@ -508,11 +719,22 @@ def _serve(conn, wid, fetcher, init_error, fetch_args):
     threading.Thread(target=_reader, args=(conn, inbox), name="sluice-dl-reader",
                      daemon=True).start()
     chunks = _Chunks(wid)
+    shared = {}  # batch chunks of the main process (sample mode): id -> (gen, mapping, tensor)
     epoch = 0
     while True:
         msg = inbox.get()
         if msg is None:
             return
+        if msg[0] == "chunk":
+            shared[msg[1]] = (msg[2], msg[3], torch.frombuffer(msg[3], dtype=torch.uint8))
+            continue
+        if msg[0] == "part":
+            if init_error is not None:
+                conn.send(("perr", msg[1], msg[2], msg[3], (len(msg[7]), msg[6], init_error)))
+                init_error = None
+                continue
+            conn.send(_serve_part(msg, wid, fetch_args[1], base_seed, shared))
+            continue
         if msg[0] == "resume":
             epoch = msg[1]
             fetch_args[1] = _seed_datapipe(fetch_args[1], msg[2])

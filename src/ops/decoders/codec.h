@@ -115,16 +115,21 @@ sl_status sl__png_decode(const uint8_t *data, size_t size, sl__color color, unsi
 
 /* The hybrid decoder's CPU half (hybrid.h; JPEG only). plan: from the header, *head (kind
  * SL__HYB_COEFS when the kernels decode it exactly, else SL__HYB_PIXELS with the reason in
- * *why) and *bytes, the staging it needs. coefs: fills the staging `out` (cap bytes): the head
- * and the blocks; a progressive file found incomplete turns the head into SL__HYB_PIXELS (*why
- * set) and the caller decodes its pixels. Errors as sl__image_decode. */
+ * *why) and *bytes, the staging it needs. window: the output's part of the image (NULL: all of
+ * it); only the blocks its pixels need are kept. coefs: fills the staging `out` (cap bytes):
+ * the head and those blocks, given the same color, flags and window as the plan; a
+ * single-scan file is read down to the window's last iMCU row, or to its end with
+ * SL__DECODE_TO_END (the rest entropy-decoded, nothing kept). A progressive file found
+ * incomplete turns the head into SL__HYB_PIXELS (*why set) and the caller decodes its pixels.
+ * Errors as sl__image_decode. */
 struct sl__hyb_head;
 sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                               const sl__decode_mem *mem, struct sl__hyb_head *head, size_t *bytes,
-                               const char **why, char *err, size_t errlen);
+                               const sl__roi *window, const sl__decode_mem *mem,
+                               struct sl__hyb_head *head, size_t *bytes, const char **why,
+                               char *err, size_t errlen);
 sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                                const sl__decode_mem *mem, uint8_t *out, size_t cap,
-                                const char **why, char *err, size_t errlen);
+                                const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
+                                size_t cap, const char **why, char *err, size_t errlen);
 
 /* Shared helpers (codec.c). */
 /* Pillow's ITU-R 601 luma, as ImageMath's L24: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16. */

@@ -194,12 +194,10 @@ sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__ro
         size_t bytes = 0;
         char err[256];
         s = sl__jpeg_hybrid_plan(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
-                                 color, flags, &mem, &head, &bytes, &why, err, sizeof err);
+                                 color, flags, window, &mem, &head, &bytes, &why, err, sizeof err);
         if (s != SL_OK)
             return sl_fail(ctx, s, "%s", err);
-        bool fits = !window || ((int64_t)window->x + window->w <= head.width &&
-                                (int64_t)window->y + window->h <= head.height);
-        if (head.kind == SL__HYB_COEFS && fits) {
+        if (head.kind == SL__HYB_COEFS) { /* a window outside the image is SL__HYB_PIXELS */
             st->bytes = bytes > st->bytes ? bytes : st->bytes;
             st->coefs = true;
         }
@@ -227,15 +225,18 @@ sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi 
         const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
         const char *why = NULL;
         char err[256];
+        /* a window: the rows below it are read (entropy-decoded, not kept) until the file is
+         * known whole, as the CPU decoder does (sl__decoder_decode) */
+        verdicts *v = sl_ctx_state(ctx);
+        uint64_t key = window ? file_key(in, i) : 0;
+        if (window && !(key && known_whole(v, key)))
+            flags |= SL__DECODE_TO_END;
         s = sl__jpeg_hybrid_coefs(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
-                                  color, flags, &mem, buf, st->bytes, &why, err, sizeof err);
+                                  color, flags, window, &mem, buf, st->bytes, &why, err,
+                                  sizeof err);
         if (s == SL_OK && h->kind == SL__HYB_COEFS) {
-            if (window) {
-                h->x0 = window->x;
-                h->y0 = window->y;
-                h->width = window->w;
-                h->height = window->h;
-            }
+            if (key && (flags & SL__DECODE_TO_END))
+                add_whole(v, key);
             return SL_OK;
         }
         /* anything else (incomplete progressive, or a file libjpeg's coefficient reader

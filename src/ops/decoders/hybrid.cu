@@ -170,31 +170,36 @@ static SL_HD int clampi(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Component q's sample (sx, sy), in the component's own coordinates, from its plane p, which
+ * starts at its sample (bx0 * 8, by0 * 8) and holds every sample a pixel of the window reads
+ * (jpeg.c's window_axis). */
+static SL_HD int at(const sl__hyb_comp &q, const uint8_t *p, int sx, int sy)
+{
+    return p[((int64_t)sy - (int64_t)q.by0 * 8) * ((int64_t)q.bw * 8) + sx - q.bx0 * 8];
+}
+
 /* Component q's sample at output pixel (x, y), as jdsample.c's method for it makes it. */
 static SL_HD int upsampled(const sl__hyb_comp &q, const uint8_t *p, int x, int y)
 {
-    const int64_t pw = (int64_t)q.bw * 8;
     switch (q.method) {
-    case SL__UP_FULL: return p[y * pw + x];
-    case SL__UP_INT: return p[(y / q.vexp) * pw + x / q.hexp];
+    case SL__UP_FULL: return at(q, p, x, y);
+    case SL__UP_INT: return at(q, p, x / q.hexp, y / q.vexp);
     case SL__UP_H2V1: {
-        const uint8_t *row = p + y * pw;
-        int k = x >> 1, a = row[k] * 3;
-        return (x & 1) ? (a + row[clampi(k + 1, 0, q.dw - 1)] + 2) >> 2
-                       : (a + row[clampi(k - 1, 0, q.dw - 1)] + 1) >> 2;
+        int k = x >> 1, a = at(q, p, k, y) * 3;
+        return (x & 1) ? (a + at(q, p, clampi(k + 1, 0, q.dw - 1), y) + 2) >> 2
+                       : (a + at(q, p, clampi(k - 1, 0, q.dw - 1), y) + 1) >> 2;
     }
     case SL__UP_H1V2: {
         int r = y >> 1, v = y & 1;
         int r1 = clampi(v ? r + 1 : r - 1, 0, q.dh - 1);
-        return (p[r * pw + x] * 3 + p[r1 * pw + x] + (v ? 2 : 1)) >> 2;
+        return (at(q, p, x, r) * 3 + at(q, p, x, r1) + (v ? 2 : 1)) >> 2;
     }
     default: { /* SL__UP_H2V2 */
         int r = y >> 1, v = y & 1;
         int r1 = clampi(v ? r + 1 : r - 1, 0, q.dh - 1);
-        const uint8_t *in0 = p + r * pw, *in1 = p + r1 * pw;
         int k = x >> 1;
         int kn = clampi((x & 1) ? k + 1 : k - 1, 0, q.dw - 1);
-        int cs = in0[k] * 3 + in1[k], cn = in0[kn] * 3 + in1[kn];
+        int cs = at(q, p, k, r) * 3 + at(q, p, k, r1), cn = at(q, p, kn, r) * 3 + at(q, p, kn, r1);
         return (x & 1) ? (cs * 3 + cn + 7) >> 4 : (cs * 3 + cn + 8) >> 4;
     }
     }

@@ -4,7 +4,12 @@
  * JPEG (jpeg.c: a single-scan file in libjpeg's raw-data mode with an IDCT method that stores
  * the blocks, a multi-scan one with jpeg_read_coefficients) into the sample's pinned staging — a
  * sl__hyb_head, then each component's quantised DCT blocks (int16, natural order, rows of
- * blocks) — and the executor copies the batch's staging to the device in one copy; there the
+ * blocks) — and the executor copies the batch's staging to the device in one copy. With a
+ * window (decoders.image_random_crop) only the blocks its pixels read are kept, packed — the
+ * samples under it and one on each side for the fancy upsampling's neighbours — and a
+ * single-scan file is entropy-decoded only down to the iMCU row of its last block (the rows
+ * above it decoded without keeping anything); a progressive file needs all its scans, so the
+ * whole image is entropy-decoded and the window's blocks copied out. There the
  * kernels (hybrid.cu) dequantise, run libjpeg's accurate integer IDCT (jidctint.c,
  * jpeg_idct_islow) into one 8-bit plane per component, upsample the chroma as libjpeg's fancy
  * upsampler does (jdsample.c: h2v1, h1v2, h2v2; integral replication otherwise) and convert
@@ -44,13 +49,15 @@ enum {
 #define SL__HYB_MAX_COMPS 3
 
 typedef struct sl__hyb_comp {
-    int32_t bw, bh;     /* blocks per row and rows of blocks (width/height_in_blocks) */
+    int32_t bx0, by0;   /* the first block kept: column and row in the component's blocks */
+    int32_t bw, bh;     /* blocks kept per row and rows of them (the window's, packed) */
     int32_t dw, dh;     /* downsampled_width / height: its real samples */
     int32_t method;     /* SL__UP_* */
     int32_t hexp, vexp; /* SL__UP_INT: the replication factors */
     int32_t needed;     /* 0: not read (chroma of a YCbCr JPEG decoded to GRAY) */
     uint64_t coef_off;  /* bytes from the head's start to its first block */
-    uint64_t plane_off; /* bytes from the sample's plane memory to its plane (bw*8 x bh*8) */
+    uint64_t plane_off; /* bytes from the sample's plane memory to its plane (bw*8 x bh*8, whose
+                           first sample is the component's (bx0*8, by0*8)) */
     uint16_t quant[64]; /* its quantisation table, natural order (as libjpeg latched it) */
 } sl__hyb_comp;
 

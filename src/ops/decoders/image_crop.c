@@ -92,9 +92,10 @@ static const sl_arg_alias aliases[] = {SL__DECODER_ALIASES};
         .name = NAME, .doc = DOC, .inputs = sl__decoder_inputs, .min_inputs = 1, .max_inputs = 1,  \
         .outputs = outputs, .num_outputs = 1, .args = args, .num_args = NUM_ARGS,                  \
         .aliases = aliases, .num_aliases = (int)(sizeof aliases / sizeof aliases[0]),              \
-        .devices = SL_OP_CPU | SL_OP_MIXED, .iter_bytes_per_sample = sizeof(sl__crop_window),      \
-        .init = crop_init, .fini = sl__decoder_fini, .setup = sl__decoder_setup,                   \
-        .setup_sample = setup_sample, .run_sample = run_sample,                                    \
+        .devices = SL_OP_CPU | SL_OP_MIXED, .flags = SL_OP_DETERMINISTIC,                          \
+        .iter_bytes_per_sample = sizeof(sl__crop_window), .init = crop_init,                       \
+        .fini = sl__decoder_fini, .setup = sl__decoder_setup, .setup_sample = setup_sample,        \
+        .run_sample = run_sample,                                                                  \
     }
 
 const sl_op_def sl_op_decoders_image_crop =

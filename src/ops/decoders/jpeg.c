@@ -31,8 +31,8 @@
 #include <jpeglib.h>
 
 #include <jerror.h> /* after jpeglib.h: the JERR_ and JWRN_ codes */
-/* struct jpeg_inverse_dct, whose per-component method the hybrid decoder replaces (see
- * store_block): part of the libjpeg ABI since jpeg 6b, installed with the headers */
+/* struct jpeg_entropy_decoder, whose decode_mcu the hybrid decoder drives (see
+ * hybrid_single_scan): part of the libjpeg ABI since jpeg 6b, installed with the headers */
 #include <jpegint.h>
 
 #include "ops/decoders/codec.h"
@@ -58,10 +58,11 @@ typedef struct job {
     uint8_t *row; /* one scratch row of output_width pixels, taken once (scratch_row) */
     /* the hybrid decoder's (hybrid.h) */
     sl__hyb_head *head;
-    const char *why;                        /* why the kernels cannot decode it: SL__HYB_PIXELS */
-    size_t bytes;                           /* the staging's size */
-    size_t cap;                             /* the staging's room (out) */
-    JSAMPARRAY raw_rows[SL__HYB_MAX_COMPS]; /* store_block: the rows given jpeg_read_raw_data */
+    const char *why;           /* why the kernels cannot decode it: SL__HYB_PIXELS */
+    size_t bytes;              /* the staging's size */
+    size_t cap;                /* the staging's room (out) */
+    const sl__roi *window;     /* the hybrid decoder's window (NULL: the image) */
+    int first_imcu, last_imcu; /* the iMCU rows holding the window's blocks */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -467,10 +468,26 @@ sl_status sl__jpeg_decode(const uint8_t *data, size_t size, sl__color color, uns
 
 /* ---- the hybrid decoder's CPU half (hybrid.h) ---------------------------------------------- */
 
+/* The blocks of a component that the pixels of the window [x0, x1) x [y0, y1) read, as the
+ * kernels upsample them (hybrid.cu's `upsampled`): the samples under the window, one more on
+ * each side for the fancy (triangle) filters, clamped into the real samples; first block and
+ * count along one axis. f: output pixels per sample (max / own sampling factor). */
+static void window_axis(int a0, int a1, int f, bool fancy, int samples, int32_t *first,
+                        int32_t *count)
+{
+    int s0 = a0 / f - (fancy ? 1 : 0), s1 = (a1 - 1) / f + (fancy ? 1 : 0);
+    s0 = s0 < 0 ? 0 : s0;
+    s1 = s1 > samples - 1 ? samples - 1 : s1;
+    *first = (int32_t)(s0 / DCTSIZE);
+    *count = (int32_t)(s1 / DCTSIZE - s0 / DCTSIZE + 1);
+}
+
 /* Fills j->head from the header (after jpeg_calc_output_dimensions at full scale, fancy
  * upsampling on): kind SL__HYB_COEFS with the layout when the kernels reproduce libjpeg's
- * decode exactly, else SL__HYB_PIXELS with the reason in *why. Sets *bytes to the staging's
- * size: the head and the larger of the blocks and the pixels, so that a sample found
+ * decode exactly, else SL__HYB_PIXELS with the reason in *why. The layout holds only the
+ * blocks the window's pixels need (j->window; NULL: the whole image), packed per component,
+ * and j->first_imcu / last_imcu the iMCU rows that hold them. Sets *bytes to the staging's
+ * size: the head and the larger of the blocks and the window's pixels, so that a sample found
  * incomplete only once its coefficients are read still fits its pixels. */
 static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *bytes)
 {
@@ -478,8 +495,12 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
     memset(h, 0, sizeof(*h));
     h->magic = SL__HYB_MAGIC;
     h->kind = SL__HYB_PIXELS;
-    h->width = (int32_t)c->output_width;
-    h->height = (int32_t)c->output_height;
+    const sl__roi image = {0, 0, (int)c->output_width, (int)c->output_height, 0};
+    const sl__roi *w = j->window ? j->window : &image;
+    h->x0 = w->x;
+    h->y0 = w->y;
+    h->width = w->w;
+    h->height = w->h;
     h->out_c = j->color == SL__COLOR_GRAY ? 1 : 3;
     h->bgr = j->color == SL__COLOR_BGR;
     size_t pixels = (size_t)h->width * (size_t)h->height * (size_t)h->out_c;
@@ -498,15 +519,20 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
         *why = "the fast IDCT or DCT scaling";
         return;
     }
+    if (w->w <= 0 || w->h <= 0 || w->x < 0 || w->y < 0 || w->x + w->w > (int)c->output_width ||
+        w->y + w->h > (int)c->output_height) {
+        *why = "a window outside the image";
+        return;
+    }
     size_t off = SL__HYB_HEAD_BYTES, planes = 0;
     h->ncomp = c->num_components;
+    j->first_imcu = INT_MAX;
+    j->last_imcu = -1;
     for (int k = 0; k < c->num_components; k++) {
         const jpeg_component_info *ci = &c->comp_info[k];
         sl__hyb_comp *q = &h->comp[k];
         int hs = ci->h_samp_factor, vs = ci->v_samp_factor;
         int mh = c->max_h_samp_factor, mv = c->max_v_samp_factor;
-        q->bw = (int32_t)ci->width_in_blocks;
-        q->bh = (int32_t)ci->height_in_blocks;
         q->dw = (int32_t)ci->downsampled_width;
         q->dh = (int32_t)ci->downsampled_height;
         q->needed = !(k > 0 && h->space == SL__HYB_YCC && h->out_c == 1);
@@ -530,6 +556,17 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
             q->hexp = mh / hs;
             q->vexp = mv / vs;
         }
+        if (q->needed) {
+            window_axis(w->x, w->x + w->w, mh / hs,
+                        q->method == SL__UP_H2V1 || q->method == SL__UP_H2V2, q->dw, &q->bx0,
+                        &q->bw);
+            window_axis(w->y, w->y + w->h, mv / vs,
+                        q->method == SL__UP_H1V2 || q->method == SL__UP_H2V2, q->dh, &q->by0,
+                        &q->bh);
+            int first = q->by0 / vs, last = (q->by0 + q->bh - 1) / vs;
+            j->first_imcu = first < j->first_imcu ? first : j->first_imcu;
+            j->last_imcu = last > j->last_imcu ? last : j->last_imcu;
+        } /* else no block: bw = bh = 0 */
         q->coef_off = off;
         q->plane_off = planes;
         off += (size_t)q->bw * (size_t)q->bh * sizeof(JBLOCK);
@@ -540,11 +577,11 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
     size_t whole = 0;
     for (int k = 0; k < c->num_components; k++) {
         const jpeg_component_info *ci = &c->comp_info[k];
-        size_t w = (ci->width_in_blocks + (unsigned)ci->h_samp_factor - 1) /
-                   (unsigned)ci->h_samp_factor * (unsigned)ci->h_samp_factor;
-        size_t hh = (ci->height_in_blocks + (unsigned)ci->v_samp_factor - 1) /
+        size_t bw = (ci->width_in_blocks + (unsigned)ci->h_samp_factor - 1) /
+                    (unsigned)ci->h_samp_factor * (unsigned)ci->h_samp_factor;
+        size_t bh = (ci->height_in_blocks + (unsigned)ci->v_samp_factor - 1) /
                     (unsigned)ci->v_samp_factor * (unsigned)ci->v_samp_factor;
-        whole += w * hh * sizeof(JBLOCK);
+        whole += bw * bh * sizeof(JBLOCK);
     }
     if (whole > j->mem->limit || off - SL__HYB_HEAD_BYTES > j->mem->limit) {
         *why = "more working memory than max_sample_bytes";
@@ -571,11 +608,12 @@ static sl_status hybrid_plan_body(job *j)
 }
 
 sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                               const sl__decode_mem *mem, sl__hyb_head *head, size_t *bytes,
-                               const char **why, char *err, size_t errlen)
+                               const sl__roi *window, const sl__decode_mem *mem, sl__hyb_head *head,
+                               size_t *bytes, const char **why, char *err, size_t errlen)
 {
     job j;
     memset(&j, 0, sizeof j);
+    j.window = window;
     j.err = err;
     j.errlen = errlen;
     j.color = color;
@@ -589,59 +627,108 @@ sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color
     return s;
 }
 
-/* The IDCT method the single-scan path puts in libjpeg's place: it stores the block's
- * quantised coefficients (natural order, as the entropy decoder left them) into the staging.
- * decompress_onepass (jdcoefct.c) calls it for every real block of an iMCU row, with the
- * block's column in output_col (in samples) and output_buf pointing at its first row among the
- * component's rows that jpeg_read_raw_data was given, so the row of blocks within the iMCU row
- * is (output_buf - raw_rows[component]) / 8. */
-static void store_block(j_decompress_ptr c, jpeg_component_info *ci, JCOEFPTR coef,
-                        JSAMPARRAY output_buf, JDIMENSION output_col)
+/* The MCU columns [*x0, *x1] holding a block the window keeps (*x1 < *x0: none). */
+static void window_mcu_cols(const struct jpeg_decompress_struct *c, const sl__hyb_head *h, int *x0,
+                            int *x1)
 {
-    job *j = c->client_data;
-    const sl__hyb_comp *q = &j->head->comp[ci->component_index];
-    size_t by = (size_t)c->input_iMCU_row * (size_t)ci->v_samp_factor +
-                (size_t)(output_buf - j->raw_rows[ci->component_index]) / DCTSIZE;
-    size_t bx = output_col / DCTSIZE;
-    if (bx >= (size_t)q->bw || by >= (size_t)q->bh) /* never: only real blocks get here */
-        return;
-    memcpy(j->out + q->coef_off + (by * (size_t)q->bw + bx) * sizeof(JBLOCK), coef, sizeof(JBLOCK));
+    *x0 = INT_MAX;
+    *x1 = -1;
+    for (int ci = 0; ci < c->comps_in_scan; ci++) {
+        const jpeg_component_info *cp = c->cur_comp_info[ci];
+        const sl__hyb_comp *q = &h->comp[cp->component_index];
+        if (q->bw == 0 || q->bh == 0)
+            continue;
+        int a = q->bx0 / cp->MCU_width, b = (q->bx0 + q->bw - 1) / cp->MCU_width;
+        *x0 = a < *x0 ? a : *x0;
+        *x1 = b > *x1 ? b : *x1;
+    }
 }
 
-/* A single-scan file: decoded as libjpeg decodes it, an iMCU row at a time with a one-MCU
- * buffer (jdcoefct.c's decompress_onepass), in raw-data mode (no upsampling nor color
- * conversion) and with store_block as the IDCT: the CPU pays the entropy decoding and a copy
- * of each block, and never keeps the whole image's blocks as jpeg_read_coefficients does. */
+/* Points mcu[] at the staging's block for each block of the MCU at column x, MCU row y of
+ * iMCU row `row` that the window keeps, and at a block of `dummy` for the others (outside the
+ * window, or padding past the image's edge): the entropy decoder then writes the coefficients
+ * in place. The layout of an MCU's blocks is jdcoefct.c's decompress_onepass's. */
+static void point_mcu(const job *j, int row, int y, int x, JBLOCKROW *mcu, JBLOCK *dummy)
+{
+    const struct jpeg_decompress_struct *c = &j->cinfo;
+    int n = 0;
+    for (int ci = 0; ci < c->comps_in_scan; ci++) {
+        const jpeg_component_info *cp = c->cur_comp_info[ci];
+        const sl__hyb_comp *q = &j->head->comp[cp->component_index];
+        JBLOCK *base = (JBLOCK *)(void *)(j->out + q->coef_off);
+        for (int yi = 0; yi < cp->MCU_height; yi++) {
+            long by = (long)row * cp->v_samp_factor + (long)y * cp->MCU_height + yi - q->by0;
+            for (int xi = 0; xi < cp->MCU_width; xi++, n++) {
+                long bx = (long)x * cp->MCU_width + xi - q->bx0;
+                mcu[n] = bx >= 0 && bx < q->bw && by >= 0 && by < q->bh ? base + by * q->bw + bx
+                                                                        : dummy + n;
+            }
+        }
+    }
+}
+
+/* A single-scan file: the scan's entropy-coded data decoded MCU by MCU with libjpeg's own
+ * entropy decoder (cinfo->entropy->decode_mcu, as jdcoefct.c's decompress_onepass and
+ * jpeg_skip_scanlines drive it), after jpeg_start_decompress in raw-data mode has read the
+ * tables and set the scan up. The decoder writes each block the window keeps straight into
+ * the staging (zeroed first: it writes only the nonzero coefficients, in natural order); an
+ * MCU with no such block is decoded with no buffer (nothing stored: jpeg_skip_scanlines's
+ * way; an arithmetic-coded file gets a dummy buffer instead); nothing is upsampled, converted
+ * or kept for the whole image. The iMCU rows below the window are not read at all unless
+ * SL__DECODE_TO_END asks for them (the file not yet known whole: decoded, nothing stored). */
 static sl_status hybrid_single_scan(job *j)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
+    sl__hyb_head *h = j->head;
     c->raw_data_out = TRUE;
     c->out_color_space = c->jpeg_color_space; /* no conversion: raw data */
     jpeg_start_decompress(c);
-    static JSAMPLE dummy[1]; /* store_block never writes a sample */
-    JSAMPROW rows[SL__HYB_MAX_COMPS][4 * DCTSIZE];
-    int lines = c->max_v_samp_factor * DCTSIZE;
-    for (int k = 0; k < c->num_components; k++) {
-        for (int r = 0; r < 4 * DCTSIZE; r++)
-            rows[k][r] = dummy;
-        j->raw_rows[k] = rows[k];
-        c->idct->inverse_DCT[k] = store_block;
-    }
-    c->client_data = j;
-    while (c->output_scanline < c->output_height) {
-        if (jpeg_read_raw_data(c, j->raw_rows, (JDIMENSION)lines) == 0)
-            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+    if (c->blocks_in_MCU > D_MAX_BLOCKS_IN_MCU || c->comps_in_scan < 1)
+        return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
+                              "JPEG: bad MCU"); /* libjpeg's check */
+    memset(j->out + SL__HYB_HEAD_BYTES, 0, (size_t)h->nblocks * sizeof(JBLOCK));
+    JBLOCK dummy[D_MAX_BLOCKS_IN_MCU];
+    JBLOCKROW mcu[D_MAX_BLOCKS_IN_MCU], dummies[D_MAX_BLOCKS_IN_MCU];
+    for (int n = 0; n < D_MAX_BLOCKS_IN_MCU; n++)
+        dummies[n] = dummy + n;
+    int x0, x1;
+    window_mcu_cols(c, h, &x0, &x1);
+    const int total = (int)c->total_iMCU_rows;
+    const int rows =
+        (j->flags & SL__DECODE_TO_END) || j->last_imcu >= total ? total : j->last_imcu + 1;
+    const jpeg_component_info *only = c->cur_comp_info[0];
+    for (int row = 0; row < rows; row++) {
+        bool inside = row >= j->first_imcu && row <= j->last_imcu;
+        /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
+        int mcu_rows = c->comps_in_scan > 1 ? 1
+                       : row < total - 1    ? only->v_samp_factor
+                                            : only->last_row_height;
+        for (int y = 0; y < mcu_rows; y++) {
+            for (int x = 0; x < (int)c->MCUs_per_row; x++) {
+                JBLOCKROW *buf = c->arith_code ? dummies : NULL;
+                if (inside && x >= x0 && x <= x1) {
+                    point_mcu(j, row, y, x, mcu, dummy);
+                    buf = mcu;
+                }
+                if (!(*c->entropy->decode_mcu)(c, buf)) /* only a suspending source returns 0 */
+                    return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
+                                          "JPEG: decoder suspended");
+            }
+        }
     }
     /* the tables libjpeg latched for the scan (freed by the abort) */
     for (int k = 0; k < c->num_components; k++)
         for (int t = 0; t < DCTSIZE2; t++)
-            j->head->comp[k].quant[t] = c->comp_info[k].quant_table->quantval[t];
+            h->comp[k].quant[t] = c->comp_info[k].quant_table->quantval[t];
     jpeg_abort_decompress(c);
     return SL_OK;
 }
 
-/* Reads the coefficients into j->out after the head; a progressive file whose coefficients
- * are incomplete turns the head into SL__HYB_PIXELS (why set). */
+/* Reads the window's coefficients into j->out after the head. A single-scan file is decoded
+ * down to the window's last iMCU row only (hybrid_single_scan); a multi-scan (progressive) one
+ * needs every scan, so its whole image is entropy-decoded (jpeg_read_coefficients) and the
+ * window's blocks copied out — the rule for progressive files, whatever the window. One whose
+ * coefficients are incomplete turns the head into SL__HYB_PIXELS (why set). */
 static sl_status hybrid_coefs_body(job *j)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
@@ -685,21 +772,22 @@ static sl_status hybrid_coefs_body(job *j)
             q->quant[t] = ci->quant_table->quantval[t];
         JBLOCK *dst = (JBLOCK *)(void *)(j->out + q->coef_off);
         size_t row = (size_t)q->bw * sizeof(JBLOCK);
-        for (int by = 0; by < q->bh; by++) {
-            JBLOCKARRAY rows =
-                c->mem->access_virt_barray((j_common_ptr)c, arrays[k], (JDIMENSION)by, 1, FALSE);
-            memcpy(dst + (size_t)by * (size_t)q->bw, rows[0], row);
+        for (int by = 0; by < q->bh; by++) { /* the window's blocks */
+            JBLOCKARRAY rows = c->mem->access_virt_barray((j_common_ptr)c, arrays[k],
+                                                          (JDIMENSION)(q->by0 + by), 1, FALSE);
+            memcpy(dst + (size_t)by * (size_t)q->bw, rows[0] + q->bx0, row);
         }
     }
     return SL_OK;
 }
 
 sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color color, unsigned flags,
-                                const sl__decode_mem *mem, uint8_t *out, size_t cap,
-                                const char **why, char *err, size_t errlen)
+                                const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
+                                size_t cap, const char **why, char *err, size_t errlen)
 {
     job j;
     memset(&j, 0, sizeof j);
+    j.window = window;
     j.err = err;
     j.errlen = errlen;
     j.color = color;

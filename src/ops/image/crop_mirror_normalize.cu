@@ -5,12 +5,12 @@
  *
  * One thread per output pixel: it reads the pixel's C input channels once and writes all OC
  * output channels, so in CHW consecutive threads write consecutive addresses of each plane and
- * in HWC consecutive runs of OC values. Instantiated per input type (uint8, float32), output
- * type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any C.
- * Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation
- * rounded (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of
- * crop_mirror_normalize.c written for host and device, and convert.h's sl__cv_u8 itself): so
- * every output equals the CPU's.
+ * in HWC consecutive runs of OC values; CHW output of 3 channels, rows a multiple of 4 wide,
+ * 4 pixels per thread with vector loads and stores (cmn_k). Instantiated per input type (uint8,
+ * float32), output type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any
+ * C. Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation rounded
+ * (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of crop_mirror_normalize.c
+ * written for host and device, and convert.h's sl__cv_u8 itself): so every output equals the CPU's.
  */
 #include <cuda_fp16.h>
 
@@ -45,19 +45,89 @@ static SL_HD void cmn_store(int8_t *p, float v)
     *p = (int8_t)(int32_t)(fabsf(v - t) >= 0.5f ? t + copysignf(1.0f, v) : t);
 }
 
-/* NC: the channel count when known at compile time (3), else 0 (read from the sample). */
+/* A vector of 4 elements of O for one store: 16, 8 or 4 bytes. */
+template <int BYTES> struct cmn_vec;
+template <> struct cmn_vec<16> {
+    typedef uint4 type;
+};
+template <> struct cmn_vec<8> {
+    typedef uint2 type;
+};
+template <> struct cmn_vec<4> {
+    typedef uint32_t type;
+};
+
+/* Stores 4 consecutive outputs: one vector store on the device when p is aligned to it (it is
+ * in CHW with ow % 4 == 0: every run of 4 starts at a multiple of 4 elements of the sample),
+ * else element by element; the values are converted exactly as cmn_store does one. */
+template <class O> static SL_HD void cmn_store4(O *p, const float v[4])
+{
+    O t[4];
+    for (int k = 0; k < 4; k++)
+        cmn_store(t + k, v[k]);
+#ifdef __CUDA_ARCH__
+    typedef typename cmn_vec<(int)sizeof(O) * 4>::type V;
+    if (((uintptr_t)p & (sizeof(V) - 1)) == 0) {
+        V w;
+        memcpy(&w, t, sizeof w);
+        *(V *)(void *)p = w;
+        return;
+    }
+#endif
+    memcpy(p, t, sizeof t);
+}
+
+/* The 4 pixels' 3 channels from 12 contiguous input values at src (the first pixel in memory
+ * first): one to three 4-byte loads for uint8 when aligned, else element by element. */
+static SL_HD void cmn_load12(const uint8_t *src, float v[12])
+{
+    uint8_t b[12];
+#ifdef __CUDA_ARCH__
+    if (((uintptr_t)src & 3) == 0) {
+        const uint32_t *w = (const uint32_t *)(const void *)src;
+        uint32_t w3[3] = {w[0], w[1], w[2]};
+        memcpy(b, w3, sizeof b);
+    } else
+#endif
+        memcpy(b, src, sizeof b);
+    for (int k = 0; k < 12; k++)
+        v[k] = (float)b[k];
+}
+
+static SL_HD void cmn_load12(const float *src, float v[12])
+{
+    for (int k = 0; k < 12; k++)
+        v[k] = src[k];
+}
+
+/* NC: the channel count when known at compile time (3), else 0 (read from the sample).
+ * Two shapes of work per sample: one output pixel per element (all outputs), or, for CHW
+ * output of 3-channel input (NC = 3) whose rows are a multiple of 4 pixels wide (ow % 4 ==
+ * 0: the ImageNet crops), 4 consecutive pixels of a row per element (`quad`): their 12 input
+ * values read at once (4-byte loads of uint8) and each output plane written with one 16-byte
+ * (float32), 8-byte (float16) or 4-byte (8-bit) store, so that a warp reads 384 contiguous
+ * bytes and writes 512 contiguous bytes per plane. The values are the same expressions either
+ * way. */
 template <class I, class O, int NC> struct cmn_k {
     const sl__cmn_gsample *s; /* device */
     const float *coef;        /* device */
     bool chw;
 
+    SL_HD bool quad(const sl__cmn_gsample &p) const
+    {
+        return NC == 3 && chw && (p.ow & 3) == 0 && p.OC <= 4;
+    }
     SL_HD int64_t count(int i) const
     {
-        return s[i].OC > 0 ? s[i].oh * s[i].ow : 0;
+        return s[i].OC > 0 ? s[i].oh * (quad(s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
     }
     SL_HD void operator()(int si, int64_t i) const
     {
         const sl__cmn_gsample &p = s[si];
+        if (quad(p)) {
+            run4(p, i);
+            return;
+        }
         const int64_t C = NC ? NC : p.C, OC = p.OC;
         int64_t y, x = sl__gdivmod(i, p.ow, &y);
         const int64_t iy = p.y0 + y, ix = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
@@ -72,6 +142,42 @@ template <class I, class O, int NC> struct cmn_k {
         }
         for (; c < OC; c++)
             cmn_store(o + c * cs, fill[c]);
+    }
+    /* Pixels x .. x + 3 of row y (element q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
+    SL_HD void run4(const sl__cmn_gsample &p, int64_t q) const
+    {
+        int64_t y, x = 4 * sl__gdivmod(q, p.ow / 4, &y);
+        const int64_t iy = p.y0 + y;
+        /* input column of output pixel x + k: ix0 + k, or ix0 - k mirrored */
+        const int64_t ix0 = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
+        const int64_t lo = p.mirror ? ix0 - 3 : ix0; /* the 4 columns [lo, lo + 3] */
+        const float *mean = coef + p.coef, *mul = mean + 3, *fill = mul + 3;
+        const int64_t cs = p.oh * p.ow;
+        O *o = (O *)p.out + y * p.ow + x;
+        const bool row = (uint64_t)iy < (uint64_t)p.H;
+        float in[12];
+        bool inside[4];
+        if (row && lo >= 0 && lo + 3 < p.W) {
+            cmn_load12((const I *)p.in + (iy * p.W + lo) * 3, in);
+            for (int k = 0; k < 4; k++)
+                inside[k] = true;
+        } else { /* at the image's edge or outside it: pixel by pixel */
+            for (int k = 0; k < 4; k++) {
+                const int64_t ix = lo + k;
+                inside[k] = row && (uint64_t)ix < (uint64_t)p.W;
+                for (int c = 0; c < 3; c++)
+                    in[k * 3 + c] =
+                        inside[k] ? (float)((const I *)p.in)[(iy * p.W + ix) * 3 + c] : 0.0f;
+            }
+        }
+        for (int c = 0; c < (int)p.OC; c++) {
+            float v[4];
+            for (int k = 0; k < 4; k++) {
+                const int m = p.mirror ? 3 - k : k; /* output pixel k is input column lo + m */
+                v[k] = c < 3 && inside[m] ? (in[m * 3 + c] - mean[c]) * mul[c] + p.shift : fill[c];
+            }
+            cmn_store4(o + c * cs, v);
+        }
     }
 };
 

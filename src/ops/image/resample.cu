@@ -92,7 +92,7 @@ sl__rsg_pass pass_of(const planned *q, const sl__resample_pass_plan &s, const vo
     a.rows = s.rows;
     a.n = s.n;
     a.c = p->c;
-    a.count = s.rows * s.n * (s.horizontal ? p->c : 1);
+    a.count = s.rows * s.n * (s.horizontal && p->c > SL__RSG_PIXEL_C ? p->c : 1);
     a.first = (const int32_t *)(tab + (s.horizontal ? q->fx : q->fy));
     a.w = tab + (s.horizontal ? q->wx : q->wy);
     return a;

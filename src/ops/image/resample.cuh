@@ -12,8 +12,10 @@
  * products accumulated tap by tap from 0 (built with --fmad=false, so nothing is contracted
  * into an FMA), uint8 outputs clamped and rounded by the CPU's own sl__rs_clip8 / sl__rs_cvt8
  * (resample_simd.h). So the GPU's bytes equal the CPU's for every type. One thread per output
- * element (consecutive threads write consecutive addresses); a pass reads only its source and its
- * tables. Invariant (from resample.c): every tap first[o] + j lies inside the pass's source.
+ * element (consecutive threads write consecutive addresses), except the horizontal pass of up to
+ * 4 channels: one thread per pixel, its table row read once for all channels; a pass reads only
+ * its source and its tables. Invariant (from resample.c): every tap first[o] + j lies inside the
+ * pass's source.
  */
 #ifndef SLUICE_OPS_IMAGE_RESAMPLE_CUH
 #define SLUICE_OPS_IMAGE_RESAMPLE_CUH
@@ -47,7 +49,8 @@ typedef struct sl__rsg_pass {
     void *dst; /* device */
     int64_t dstride;
     int64_t rows, n, c;
-    int64_t count;        /* elements written: rows * n (* c for H and GATHER); 0: none */
+    int64_t count;        /* work items: rows * n (* c for GATHER, and for H when c >
+                             SL__RSG_PIXEL_C: else a pixel's c channels per item); 0: none */
     const int32_t *first; /* device: per output pixel (H), row (V, GATHER) */
     const void *w;        /* device: k weights per output pixel / row (int32 or float) */
     const int32_t *col;   /* device, GATHER: source column per output column */
@@ -94,6 +97,41 @@ static SL_HD void sl__rsg_h(const sl__rsg_pass &p, int64_t i)
     sl__rsg_taps<TI, TO, FIXED>(p, o, s, p.c, (TO *)p.dst + r * p.dstride + o * p.c + ch);
 }
 
+/* Horizontal, pixel i = r * n + o, all its c <= SL__RSG_PIXEL_C channels in one thread: the
+ * table row (first[o], k weights) read once for them, the taps' channels contiguous, each
+ * channel accumulated tap by tap from the same start as sl__rsg_taps (the same values). */
+#define SL__RSG_PIXEL_C 4
+template <class TI, class TO, bool FIXED>
+static SL_HD void sl__rsg_h_pixel(const sl__rsg_pass &p, int64_t i)
+{
+    int64_t r;
+    const int64_t o = sl__gdivmod(i, p.n, &r);
+    const int c = (int)p.c;
+    const TI *s = (const TI *)p.src + r * p.sstride + (int64_t)p.first[o] * c;
+    TO *d = (TO *)p.dst + r * p.dstride + o * c;
+    if constexpr (FIXED) {
+        const int32_t *w = (const int32_t *)p.w + o * p.k;
+        int32_t a[SL__RSG_PIXEL_C] = {SL__RS_HALF, SL__RS_HALF, SL__RS_HALF, SL__RS_HALF};
+        for (int j = 0; j < p.k; j++, s += c) {
+            const int32_t wj = w[j];
+            for (int ch = 0; ch < c; ch++)
+                a[ch] += (int32_t)s[ch] * wj;
+        }
+        for (int ch = 0; ch < c; ch++)
+            d[ch] = sl__rs_clip8(a[ch]);
+    } else {
+        const float *w = (const float *)p.w + o * p.k;
+        float a[SL__RSG_PIXEL_C] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int j = 0; j < p.k; j++, s += c) {
+            const float wj = w[j];
+            for (int ch = 0; ch < c; ch++)
+                a[ch] += (float)s[ch] * wj;
+        }
+        for (int ch = 0; ch < c; ch++)
+            sl__rsg_st(d + ch, a[ch]);
+    }
+}
+
 /* Vertical, element i = o * n + e. */
 template <class TI, class TO, bool FIXED>
 static SL_HD void sl__rsg_v(const sl__rsg_pass &p, int64_t i)
@@ -136,6 +174,15 @@ struct sl__rsg_kernel {
             return;
         }
         const bool h = p.kind == SL__RSG_H;
+        if (h && p.c <= SL__RSG_PIXEL_C) { /* a pixel per element (count: rows * n) */
+            switch (p.types) {
+            case SL__RSG_FIXED: sl__rsg_h_pixel<uint8_t, uint8_t, true>(p, i); break;
+            case SL__RSG_U8_F32: sl__rsg_h_pixel<uint8_t, float, false>(p, i); break;
+            case SL__RSG_F32_U8: sl__rsg_h_pixel<float, uint8_t, false>(p, i); break;
+            default: sl__rsg_h_pixel<float, float, false>(p, i); break;
+            }
+            return;
+        }
         switch (p.types) {
         case SL__RSG_FIXED:
             h ? sl__rsg_h<uint8_t, uint8_t, true>(p, i) : sl__rsg_v<uint8_t, uint8_t, true>(p, i);

@@ -144,9 +144,10 @@ static sl_status rcm_run_sample(sl_ctx *ctx, int i)
     {                                                                                              \
         .name = NAME, .doc = DOC, .inputs = inputs, .min_inputs = 1, .max_inputs = 1,              \
         .outputs = outputs, .num_outputs = 1, .args = ARGS, .num_args = NUM_ARGS,                  \
-        .devices = SL_OP_CPU, .flags = SL_OP_SAMPLEWISE, .iter_bytes_per_sample = sizeof(geom),    \
-        .init = rcm_init, .setup = rcm_setup, .setup_sample = rcm_setup_sample,                    \
-        .run_sample = rcm_run_sample, .roi_sample = rcm_roi_sample,                                \
+        .devices = SL_OP_CPU, .flags = SL_OP_SAMPLEWISE | SL_OP_DETERMINISTIC,                     \
+        .iter_bytes_per_sample = sizeof(geom), .init = rcm_init, .setup = rcm_setup,               \
+        .setup_sample = rcm_setup_sample, .run_sample = rcm_run_sample,                            \
+        .roi_sample = rcm_roi_sample,                                                              \
     }
 
 const sl_op_def sl_op_resize_crop_mirror =

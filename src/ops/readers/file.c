@@ -468,6 +468,7 @@ static sl_status setup(sl_ctx *ctx)
     sl_ctx_set_output(ctx, 1, SL_DTYPE_INT32, 1, "");
     for (int i = 0, bs = sl_ctx_batch_size(ctx); i < bs; i++) {
         idx[i] = sl__cursor_next(&r->cur);
+        sl_ctx_set_sample_key(ctx, i, idx[i]); /* the sample cache's key: its index */
         sl_ctx_set_shape(ctx, 1, i, label_shape);
         sl_ctx_set_source(ctx, 0, i, r->paths.v[idx[i]]);
         sl_ctx_set_source(ctx, 1, i, r->paths.v[idx[i]]);
@@ -633,7 +634,7 @@ const sl_op_def sl_op_readers_file = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU,
-    .flags = SL_OP_SOURCE | SL_OP_STATEFUL,
+    .flags = SL_OP_SOURCE | SL_OP_STATEFUL | SL_OP_DETERMINISTIC,
     .iter_bytes_per_sample = sizeof(int64_t),
     .init = init,
     .fini = fini,

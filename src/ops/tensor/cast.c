@@ -87,7 +87,7 @@ const sl_op_def sl_op_cast = {
     .args = args,
     .num_args = NUM_ARGS,
     .devices = SL_OP_CPU | SL_OP_GPU,
-    .flags = SL_OP_SAMPLEWISE,
+    .flags = SL_OP_SAMPLEWISE | SL_OP_DETERMINISTIC,
     .setup = cast_setup,
     .run_sample = cast_run_sample,
 #ifdef SLUICE_HAVE_CUDA
