@@ -72,6 +72,13 @@ typedef struct sl__snode {
      * task only. NULL for other nodes. */
     int64_t *roi;
     bool *roi_set;
+    /* Checkpointing (ckpt.c), nodes with a checkpoint function: the node's state before the
+     * setup of iteration ckpt_iter (-1: none recorded), ckpt_n values (-1: it could not be
+     * saved, why in ckpt_err) in ckpt (ckpt_cap entries). (ckpt_mu) */
+    int64_t *ckpt;
+    int ckpt_n, ckpt_cap;
+    int64_t ckpt_iter;
+    char ckpt_err[160];
 } sl__snode;
 
 /* What the consumer sees of one iteration (pipeline.h's sl_outputs; outputs.c). Each slot has
@@ -231,6 +238,13 @@ struct sl_pipeline {
     int64_t bad_total;
     sl_log_fn log_fn;
     void *log_user;
+
+    /* Checkpointing (ckpt.c): orders the stateful nodes' snapshots and checkpoint(); the graph's
+     * hash (16 hex digits, at build with enable_checkpointing or a checkpoint to restore); the
+     * checkpoint to restore (a jansson json_t, parsed at create, applied and dropped at build). */
+    pthread_mutex_t ckpt_mu;
+    char ckpt_graph[17];
+    void *ckpt_restore;
 };
 
 struct sl_ctx {
@@ -384,6 +398,18 @@ void sl__bad_zero(sl_ctx *ctx, sl_batch *b); /* after the allocation: bad sample
  * rewrites the pipeline outputs without (skip) or with replacements for (replace) the bad
  * samples. Not SL_OK: the frame failed (its error recorded). Takes mu. */
 sl_status sl__bad_deliver(struct sl_pipeline *p, sl__slot *slot);
+
+/* ckpt.c: checkpoints (see ckpt.c for the rules). */
+/* At create, the options' checkpoint text: checked and kept; the pipeline takes its seed (a
+ * different seed given is an error). Errors in sl_last_error(). */
+sl_status sl__ckpt_parse(struct sl_pipeline *p, const char *text);
+/* At build, after the slots: the graph's hash; restores the kept checkpoint (the operators'
+ * states, the iteration counters), or fails saying what differs. */
+sl_status sl__ckpt_build(struct sl_pipeline *p);
+sl_status sl__ckpt_restore(struct sl_pipeline *p);
+/* A stateful node with a checkpoint function, before its setup: records its state. */
+void sl__ckpt_snapshot(sl__snode *sn);
+void sl__ckpt_fini(struct sl_pipeline *p); /* before the slots are freed */
 
 /* stats.c */
 void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,

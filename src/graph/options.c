@@ -38,6 +38,7 @@ const sl__option sl__options[] = {
     OPT(max_sample_bytes, true, true),
     OPT_NAMED(on_bad_sample, true, bad_sample_names),
     OPT(max_bad_samples, true, true),
+    OPT(enable_checkpointing, false, true),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 
