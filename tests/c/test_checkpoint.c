@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sluice/op.h"
+#include "sluice/registry.h"
 #include "sluice/sluice.h"
 
 #define N 23
@@ -427,6 +429,26 @@ static void test_corrupt_state(void **state)
     free(ckpt);
 }
 
+/* Every reader (a source with reader metadata: they all share the cursor, reader.h) saves and
+ * restores its state; a reader added without SL__CURSOR_CHECKPOINT fails here by name. */
+static void test_every_reader_checkpoints(void **state)
+{
+    (void)state;
+    int readers = 0;
+    for (int i = 0; i < sl_registry_count(); i++) {
+        const sl_op_def *op = sl_registry_get(i);
+        if (!op->reader_meta)
+            continue;
+        readers++;
+        if (!op->checkpoint || !op->restore)
+            fail_msg("%s has no checkpoint/restore functions (SL__CURSOR_CHECKPOINT)", op->name);
+    }
+    assert_true(readers >= 6); /* file, coco, tfrecord, webdataset, numpy, mxnet, ... */
+    const sl_op_def *es = sl_registry_find("external_source");
+    assert_non_null(es);
+    assert_non_null(es->restore); /* it restarts its numbering at the restored iteration */
+}
+
 static void test_not_enabled(void **state)
 {
     (void)state;
@@ -492,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_mismatch_errors),
         cmocka_unit_test(test_corrupt_state),
         cmocka_unit_test(test_not_enabled),
+        cmocka_unit_test(test_every_reader_checkpoints),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
