@@ -117,9 +117,12 @@ static int numeric_opt(int argc, char **argv, int *i, run_args *ra)
     const struct {
         const char *name;
         long *dst, min, max;
-    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX}, {"--epochs", &ra->epochs, 1, 1000000},
-                {"--batch", &ra->batch, 1, INT_MAX},  {"--threads", &ra->threads, 1, 1024},
-                {"--prefetch", &ra->prefetch, 1, 64}, {"--seed", &ra->seed, LONG_MIN, LONG_MAX},
+    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX},
+                {"--epochs", &ra->epochs, 1, 1000000},
+                {"--batch", &ra->batch, 1, INT_MAX},
+                {"--threads", &ra->threads, 1, 1024},
+                {"--prefetch", &ra->prefetch, 1, 64},
+                {"--seed", &ra->seed, LONG_MIN, LONG_MAX},
                 {"--checkpoint-every", &ra->checkpoint_every, 1, LONG_MAX}};
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
         if (!is_opt(argv[*i], nums[k].name))
@@ -338,8 +341,7 @@ static int write_checkpoint(sl_pipeline *p, const char *path)
     ok = f && fclose(f) == 0 && ok;
     ok = ok && rename(tmp, path) == 0;
     if (!ok)
-        fprintf(stderr, "sluice: --checkpoint: cannot write \"%s\": %s\n", path,
-                strerror(errno));
+        fprintf(stderr, "sluice: --checkpoint: cannot write \"%s\": %s\n", path, strerror(errno));
     sl_checkpoint_free(text);
     return ok ? CLI_OK : CLI_FAIL;
 }
