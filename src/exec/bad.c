@@ -41,6 +41,7 @@ void sl__bad_slot_fini(sl__slot *slot)
 
 void sl__bad_frame_start_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     for (int i = 0; i < p->opt.batch_size; i++)
         atomic_store_explicit(&slot->bad[i], 0, memory_order_relaxed);
     slot->nbad = 0;
@@ -67,7 +68,7 @@ bool sl__bad_mark(sl_ctx *ctx, const sl__error *e)
     if (whole < 0 || whole >= slot->batch_size || ctx->pn->stage != SL__STAGE_CPU ||
         node_policy(p, ctx->sn->node) == SL_BAD_SAMPLE_RAISE)
         return false;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     if (!atomic_load(&slot->bad[whole])) {
         slot->bad_err[whole] = *e;
         slot->bad_node[whole] = ctx->sn->node;
@@ -76,7 +77,7 @@ bool sl__bad_mark(sl_ctx *ctx, const sl__error *e)
         atomic_store_explicit(&slot->bad[whole], 1, memory_order_release);
         atomic_store(&slot->any_bad, true);
     }
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
     return true;
 }
 
@@ -103,6 +104,7 @@ static const sl__error *first_error(const sl__slot *slot)
 
 static void fail_no_good_locked(sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(slot->p);
     const sl__error *first = first_error(slot);
     sl__error e = *first;
     sl__error_set(
@@ -130,9 +132,9 @@ sl_status sl__bad_shapes(sl_ctx *ctx, sl_batch *b)
                 d = j;
         }
         if (d < 0) {
-            pthread_mutex_lock(&ctx->p->mu);
+            sl__exec_lock(ctx->p);
             fail_no_good_locked(slot);
-            pthread_mutex_unlock(&ctx->p->mu);
+            sl__exec_unlock(ctx->p);
             return SL_ECORRUPT;
         }
         memcpy(sl__batch_shape_mut(b, i), sl__batch_shape_mut(b, d), sizeof(int64_t) * SL_MAX_NDIM);
@@ -195,10 +197,10 @@ static void log_line(sl_pipeline *p, const char *line)
 
 sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
 {
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     int nbad = slot->nbad;
     if (nbad == 0 || atomic_load(&slot->failed)) {
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
         return SL_OK;
     }
     p->bad_total += nbad;
@@ -215,18 +217,18 @@ sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
                       "%s (%lld bad samples so far, more than max_bad_samples=%lld)", first->detail,
                       (long long)p->bad_total, (long long)p->opt.max_bad_samples);
         sl__exec_frame_fail_locked(slot, &e);
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
         return e.code;
     }
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
 
     /* READY: only share_outputs moves the slot on, so its outputs are rewritten unlocked */
     int n = slot->batch_size, m = 0;
     int *src = sl__calloc((size_t)n, sizeof(int));
     if (!src) {
-        pthread_mutex_lock(&p->mu);
+        sl__exec_lock(p);
         sl__exec_frame_failf_locked(slot, SL_ENOMEM, NULL, NULL, -1, NULL, "out of memory");
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
         return SL_ENOMEM;
     }
     for (int i = 0; i < n; i++) {
@@ -255,10 +257,10 @@ sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
     }
     sl__free(src);
     if (st != SL_OK) {
-        pthread_mutex_lock(&p->mu);
+        sl__exec_lock(p);
         sl__exec_frame_failf_locked(slot, st, NULL, NULL, -1, NULL,
                                     "out of memory rewriting the outputs without bad samples");
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
     }
     return st;
 }
@@ -284,9 +286,9 @@ int64_t sl_pipeline_bad_samples(const sl_pipeline *p)
     if (!p)
         return 0;
     sl_pipeline *mp = (sl_pipeline *)p; /* the lock is not part of the logical state */
-    pthread_mutex_lock(&mp->mu);
+    sl__exec_lock(mp);
     int64_t n = p->bad_total;
-    pthread_mutex_unlock(&mp->mu);
+    sl__exec_unlock(mp);
     return n;
 }
 
@@ -294,8 +296,8 @@ void sl_pipeline_set_log(sl_pipeline *p, sl_log_fn fn, void *user)
 {
     if (!p)
         return;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     p->log_fn = fn;
     p->log_user = user;
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
 }

@@ -2,14 +2,15 @@
  *
  * The pipeline owns `depth` iteration slots. Iteration k runs in slot k % depth as a frame: a
  * pending-producer count per node; a node whose count reaches zero runs its phases (setup,
- * per-sample setup, allocation, per-sample run) as tasks on the thread pool, the last task of a
- * phase starting the next, and its completion decrements its consumers' counts. A stateful
- * node's iteration k also waits for its own iteration k-1. No task ever waits for another.
- * Pipeline outputs have one batch per slot; intermediate outputs have one storage for all
- * slots (pool.c), which a node takes in iteration order at its allocation phase (parking,
- * without a waiting thread, until the previous iteration's consumers are done). The mixed and
- * gpu nodes' outputs live in `gdepth` GPU buffer sets (stage.c) that iterations take in order;
- * a mixed/gpu node whose iteration holds no set yet waits, parked, until one is given back.
+ * per-sample setup, allocation, per-sample run) as tasks on the thread pool (`p->pool`,
+ * src/core/tpool.c), the last task of a phase starting the next, and its completion decrements
+ * its consumers' counts. A stateful node's iteration k also waits for its own iteration k-1. No
+ * task ever waits for another. Pipeline outputs have one batch per slot; intermediate outputs
+ * have one intermediate storage for all slots (istore.c), which a node takes in iteration order
+ * at its allocation phase (parking, without a waiting thread, until the previous iteration's
+ * consumers are done). The mixed and gpu nodes' outputs live in `gdepth` GPU buffer sets
+ * (stage_sets.c) that iterations take in order; a mixed/gpu node whose iteration holds no set
+ * yet waits, parked, until one is given back.
  *
  * Conditionals (plan scopes, src/graph/cond.c): a node runs on its scope's samples — the slot's
  * scope_n[scope] of them, each mapped to its index in the whole batch by scope_idx — which the
@@ -17,15 +18,77 @@
  * all wait for it through the plan's edges). sl_ctx_batch_size, sl_ctx_rng and errors read
  * them; scope 0 is the whole batch (slot->batch_size, identity map).
  *
- * Locking: `mu` protects slot states, pending counts, the shared-iteration FIFO, stateful
- * ordering, the pools' turns and holders, stats and the trace ring; per-sample progress uses
- * atomics only. Lock order:
- * pipeline mu, then the thread pool's own lock (submitting under mu is allowed).
+ * ---- The state machines -------------------------------------------------------------------
+ * A slot (sl__slot.state, slot_state below; all moves under mu):
+ *   FREE    -> RUNNING  start_frame_locked (sched.c): schedule_run, or the slot freed, when the
+ *                       iteration that maps to it is scheduled
+ *   RUNNING -> READY    complete_node_locked (sched.c), the frame's last node
+ *   READY   -> SHARED   share_outputs (pipeline.c), the frame not failed
+ *   READY   -> FREE     share_outputs delivering the frame's error (sl__exec_slot_free_locked)
+ *   SHARED  -> FREE     release_outputs / run (sl__outputs_release_locked), no view pinned, or
+ *                       its pinned views set aside (outputs.c)
+ *   SHARED  -> HELD     the same, views pinned that cannot be set aside (max_held_bytes, memory)
+ *   HELD    -> FREE     the last unpin (sl_outputs_unpin), or share_outputs setting the views
+ *                       aside once the budget allows (wait_ready_locked, pipeline.c)
+ *
+ * A node of a running frame (sl__snode; the state is spread over the fields named):
+ *   state            fields                 moved out by                    lock
+ *   WAITING          pending > 0            producers' complete_node_locked, mu
+ *                                           release_fused_consumer_locked,
+ *                                           release_stateful_successor_locked
+ *                                           (pending -> 0: submit_node_locked)
+ *   GPU_PARKED       gpu_parked             sl__exec_gpu_resume_locked, when mu
+ *                                           stage_sets.c hands the frame a
+ *                                           buffer set -> QUEUED
+ *   QUEUED           submitted, !done       a thread of the pool takes          (pool's own)
+ *                                           node_task -> SETUP
+ *   SETUP            phase tasks running    node_task (setup) submits the       none: the node's
+ *   SETUP_SAMPLE     (phase, remaining)     setup_sample tasks; the last task   tasks only, and
+ *                                           (atomic `remaining`) -> ALLOCATING  atomics
+ *   ALLOCATING       (task)                 alloc_and_run: sl__istore_acquire_  mu for the turn
+ *                                           locked -> RUN, or -> STORE_PARKED
+ *   STORE_PARKED     parked                 sl__istore_node_done_locked (the    mu
+ *                                           storage freed) -> resume_task -> RUN
+ *   FUSED            (fuse_into >= 0)       after setup, release_fused_          mu
+ *                                           consumer_locked; completes with its
+ *                                           chain's tail (complete_node_locked)
+ *   RUN / RUN_SAMPLE phase tasks running    run_allocated / the last run_sample none, atomics
+ *                                           task -> finish_node -> DONE
+ *   DONE             done                   complete_node_locked: stats, the    mu
+ *                                           consumers' pending, istore, frame
+ *                                           nodes_left (0: slot READY)
+ * A failed frame (slot->failed) skips the work but not the moves: every node still passes
+ * ALLOCATING (its storage turn) and reaches DONE, so the frame completes and its error is
+ * delivered in order. start_frame_locked resets every node to WAITING (or QUEUED, pending 0).
+ *
+ * ---- Locking -----------------------------------------------------------------------------------
+ * `mu` (the pipeline lock) protects slot states, pending counts, the shared-iteration FIFO,
+ * stateful ordering, the intermediate storage's turns and holders, the GPU buffer sets'
+ * holders, the consumers' records, stats and the trace ring; per-sample progress uses atomics
+ * only. Fields marked (mu) below need it; functions named `*_locked` need it and assert it
+ * (SL__ASSERT_LOCKED); others take it themselves or touch no (mu) field.
+ *
+ * Lock order (a lock on the left may be held while one on its right is taken, never the
+ * reverse):
+ *   pipeline mu  ->  the thread pool's lock (sl__tpool_submit under mu)
+ *                ->  an operator's own lock (op->batch_size runs under mu: external_source's
+ *                    state lock; operators never call into the executor holding their lock)
+ *                ->  the GPU allocators' locks (src/cuda: batches grown or freed under mu when
+ *                    outputs are set aside) and, below them, the GPU emulation's lock (an
+ *                    emulated device block mapped or unmapped; it also brackets each emulated
+ *                    kernel or copy, inside which nothing takes mu)
+ * Under mu the executor only enqueues device work (event records, stream waits); it never
+ * waits for the device: share_outputs syncs the frame unlocked (sl__stage_frame_sync), a
+ * to_host node waits on its worker, and an unpin that cannot order the storage's reuse on the
+ * device waits for it unlocked (sl__stage_wait_device, which asserts that).
  */
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
 
+#include <assert.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "graph/graph.h"
@@ -48,23 +111,23 @@ struct sl__slot;
 typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
-    int node;                    /* plan index */
-    sl_batch *outs;              /* pn->nout batches, storage reused across iterations */
-    sl_batch *wouts;             /* what the op's context writes: outs, or host_outs (mixed) */
-    sl_batch *host_outs;         /* mixed nodes: pinned staging of outs (stage.c), else NULL */
-    struct sl__gpunode *gn;      /* mixed and gpu nodes: events and upload buffers (stage.c) */
-    void *iter_data;             /* op->iter_bytes_per_sample * batch_size bytes */
-    int pending;                 /* (mu) producers not yet finished, +1 waiting for own k-1 */
-    bool done;                   /* (mu) */
-    bool submitted;              /* (mu) its setup task was queued in this frame */
-    node_phase phase;            /* written before the phase's tasks are submitted */
-    atomic_int remaining;        /* tasks of the current phase not yet finished */
+    int node;               /* plan index */
+    sl_batch *outs;         /* pn->nout batches, storage reused across iterations */
+    sl_batch *wouts;        /* what the op's context writes: outs, or host_outs (mixed) */
+    sl_batch *host_outs;    /* mixed nodes: pinned staging of outs (stage_phases.c), else NULL */
+    struct sl__gpunode *gn; /* mixed and gpu nodes: events and upload buffers (stage.h) */
+    void *iter_data;        /* op->iter_bytes_per_sample * batch_size bytes */
+    int pending;            /* (mu) producers not yet finished, +1 waiting for own k-1 */
+    bool done;              /* (mu) */
+    bool submitted;         /* (mu) its setup task was queued in this frame */
+    node_phase phase;       /* written before the phase's tasks are submitted */
+    atomic_int remaining;   /* tasks of the current phase not yet finished */
     atomic_int_fast64_t busy_ns; /* thread time in the op's functions this iteration */
     atomic_int fallbacks;        /* sl_ctx_count_fallback calls this iteration */
     int64_t t_start;             /* ns, set by the setup task */
     int consumers_left;          /* (mu) consumer nodes of this frame not yet done */
-    bool holds;                  /* (mu) its pooled outputs borrow the node's storage */
-    bool parked;                 /* (mu) waits for the node's storage (pool.c) */
+    bool holds;                  /* (mu) its stored outputs borrow the node's storage */
+    bool parked;                 /* (mu) waits for the node's storage (istore.c) */
     bool gpu_parked;             /* (mu) mixed/gpu node ready, waiting for a GPU buffer set */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
     /* Fused nodes: per sample, the box of output 0 its consumer reads (sl_ctx_input_roi), 2 *
@@ -95,11 +158,12 @@ struct sl_outputs {
      * slot owns their storage). Set aside or spare: the storage itself, owned here. */
     sl_batch *view;
     size_t bytes[2];                /* set aside: host and device bytes of `view` */
-    struct sl__gpurec *gr;          /* GPU pipelines: the consumers' streams (stage.c) */
+    struct sl__gpurec *gr;          /* GPU pipelines: the consumers' streams (stage_sets.c) */
     struct sl_outputs *prev, *next; /* (mu) in p->held or p->spares */
 };
 
 typedef struct sl__slot {
+    struct sl_pipeline *p;
     int index;
     struct sl_outputs *out; /* (mu) its record: what sl_pipeline_outputs_pin returns */
     int64_t iteration;      /* (mu) iteration held, -1 when never used */
@@ -115,8 +179,8 @@ typedef struct sl__slot {
      * iteration's whole batch (scope 0 maps nothing: identity). */
     int *scope_n;
     int *scope_idx;
-    struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage.c) */
-    int gset;               /* (mu) the GPU buffer set its iteration holds (stage.c), -1 none */
+    struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage_phases.c) */
+    int gset; /* (mu) the GPU buffer set its iteration holds (stage_sets.c), -1 none */
     /* Bad samples (bad.c), opt.batch_size entries indexed in the whole batch: the flag (set
      * once per frame, under mu), the sample's first error, the node that failed it and the
      * policy (sl_bad_sample) that applies; nbad of them in this frame (mu). */
@@ -148,22 +212,22 @@ typedef struct sl__node_stat {
     int64_t bad_samples; /* samples it failed that were skipped or replaced (bad.c) */
 } sl__node_stat;
 
-/* Storage of one intermediate (node, output), shared by the slots (pool.c). */
-typedef struct sl__store {
+/* Storage of one intermediate (node, output), shared by the slots (istore.c). */
+typedef struct sl__istore_buf {
     uint8_t *data; /* 64-byte aligned, as sl__batch_alloc leaves it */
     size_t cap;
-} sl__store;
+} sl__istore_buf;
 
 /* Per node: which outputs share storage across slots, and whose turn it is. */
-typedef struct sl__pool {
-    bool *pooled;     /* per output: not a pipeline output, CPU: one storage for all slots */
-    sl__store *store; /* per output */
-    int npooled;
+typedef struct sl__istore {
+    bool *stored;          /* per output: not a pipeline output, CPU: one storage for all slots */
+    sl__istore_buf *store; /* per output */
+    int nstored;
     int *pred; /* distinct producer nodes (this node counts down their consumers_left) */
     int npred;
     int64_t holder; /* (mu) iteration whose batches borrow the storage, -1 none */
     int64_t next;   /* (mu) the next iteration that may take it */
-} sl__pool;
+} sl__istore;
 
 typedef struct sl__scratch {
     void *buf;
@@ -184,7 +248,8 @@ struct sl_pipeline {
     sl__plan *plan;
     void **states; /* per plan node, from op init */
     int depth;     /* iteration slots: iterations in flight or waiting for the consumer */
-    int gdepth;    /* GPU buffer sets (stage.c): depth, or gpu_queue_depth with separated queues */
+    int gdepth; /* GPU buffer sets (stage_sets.c): depth, or gpu_queue_depth with separated queues
+                 */
     sl__slot *slots;
     sl__tpool *pool;
     sl__scratch *scratch;      /* SL_SCRATCH_BUFFERS per worker */
@@ -195,26 +260,31 @@ struct sl_pipeline {
      * instead of growing the worker's scratch, which every worker would then keep. */
     size_t fuse_keep;
 
-    pthread_mutex_t mu;
-    pthread_cond_t cv;        /* a slot became READY or FREE, or stopping */
-    bool stopping;            /* (mu) */
-    bool prefetched;          /* (mu) the first schedule_run asked for `depth` iterations */
-    int64_t scheduled;        /* (mu) iterations asked for */
-    int64_t started;          /* (mu) iterations whose frame started */
-    int64_t next_share;       /* (mu) next iteration to deliver */
-    int *shared;              /* (mu) FIFO of shared slot indices (capacity depth) */
-    int shared_head, nshared; /* (mu) */
-    int current;              /* slot whose outputs sl_pipeline_output shows, -1 none */
-    int64_t *stateful_next;   /* (mu) per node: next iteration a stateful node may run */
-    sl__pool *pools;          /* per node: shared intermediate storage (pool.c) */
+    pthread_mutex_t mu;        /* the pipeline lock: take it with sl__exec_lock (below) */
+    atomic_uintptr_t mu_owner; /* the holder's sl__exec_thread_tag address (lock checks), 0 */
+    pthread_cond_t cv;         /* a slot became READY or FREE, or stopping */
+    bool stopping;             /* (mu) */
+    bool prefetched;           /* (mu) the first schedule_run asked for `depth` iterations */
+    int64_t scheduled;         /* (mu) iterations asked for */
+    int64_t started;           /* (mu) iterations whose frame started */
+    int64_t next_share;        /* (mu) next iteration to deliver */
+    int *shared;               /* (mu) FIFO of shared slot indices (capacity depth) */
+    int shared_head, nshared;  /* (mu) */
+    int current;               /* slot whose outputs sl_pipeline_output shows, -1 none */
+    int64_t *stateful_next;    /* (mu) per node: next iteration a stateful node may run */
+    sl__istore *istores;       /* per node: its intermediate storage (istore.c) */
 
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
 
-    struct sl__gpu *gpu;    /* streams and pools when the plan has mixed or gpu nodes, else NULL */
-    struct sl__gset *gsets; /* gdepth buffer sets of the GPU stage (stage.c), with gpu */
+    struct sl__gpu
+        *gpu; /* streams and allocators when the plan has mixed or gpu nodes, else NULL */
+    struct sl__gset *gsets; /* gdepth buffer sets of the GPU stage (stage_sets.c), with gpu */
     int64_t gset_next;      /* (mu) the next iteration that may take a GPU buffer set */
+    bool gpu_unordered;     /* (mu) a storage reuse could not be ordered after its consumers
+                             * (stage_sets.c): every later frame fails */
+    char gpu_unordered_why[160];
 
     /* Pipeline outputs as the consumer sees them (outputs.c). */
     int nviews;                /* distinct (node, output) batches among the pipeline outputs */
@@ -265,9 +335,71 @@ struct sl_op_init {
     bool failed;
 };
 
+/* ---- the pipeline lock ----------------------------------------------------------------------
+ * Every function whose name ends in `_locked` needs p->mu held by its caller and asserts it on
+ * entry (SL__ASSERT_LOCKED). With assert() compiled in (every make configuration: SLUICE_ASSERT
+ * drops NDEBUG; the sanitizer builds too) the lock records its holder, one relaxed atomic store
+ * per lock and unlock, so the check is exact: a thread that does not hold mu fails it. */
+extern _Thread_local char sl__exec_thread_tag; /* its address names the calling thread */
+
+static inline void sl__exec_lock(const struct sl_pipeline *cp)
+{
+    struct sl_pipeline *p = (struct sl_pipeline *)cp; /* stats calls lock a const pipeline */
+    pthread_mutex_lock(&p->mu);
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, (uintptr_t)&sl__exec_thread_tag, memory_order_relaxed);
+#endif
+}
+
+static inline void sl__exec_unlock(const struct sl_pipeline *cp)
+{
+    struct sl_pipeline *p = (struct sl_pipeline *)cp;
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, 0, memory_order_relaxed);
+#endif
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* pthread_cond_wait / timedwait on p->cv, the holder recorded again after the wait. */
+static inline void sl__exec_wait(struct sl_pipeline *p)
+{
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, 0, memory_order_relaxed);
+#endif
+    pthread_cond_wait(&p->cv, &p->mu);
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, (uintptr_t)&sl__exec_thread_tag, memory_order_relaxed);
+#endif
+}
+
+static inline void sl__exec_timedwait(struct sl_pipeline *p, const struct timespec *ts)
+{
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, 0, memory_order_relaxed);
+#endif
+    pthread_cond_timedwait(&p->cv, &p->mu, ts);
+#ifndef NDEBUG
+    atomic_store_explicit(&p->mu_owner, (uintptr_t)&sl__exec_thread_tag, memory_order_relaxed);
+#endif
+}
+
+/* Whether the calling thread holds p->mu (always true without lock checks). */
+static inline bool sl__exec_holds_lock(const struct sl_pipeline *p)
+{
+#ifndef NDEBUG
+    return atomic_load_explicit(&((struct sl_pipeline *)p)->mu_owner, memory_order_relaxed) ==
+           (uintptr_t)&sl__exec_thread_tag;
+#else
+    (void)p;
+    return true;
+#endif
+}
+
+#define SL__ASSERT_LOCKED(p) assert(sl__exec_holds_lock(p))
+
 /* sched.c */
 /* Starts the frames that are scheduled and whose slot is free. Needs mu. */
-void sl__exec_start_frames(struct sl_pipeline *p);
+void sl__exec_start_frames_locked(struct sl_pipeline *p);
 /* Records an error for the frame (first one wins). Takes mu. */
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, struct sl_pipeline *p);
 /* The same with mu held: error e, or one made from the arguments (the slot's iteration). */
@@ -287,17 +419,17 @@ void sl__exec_gpu_resume_locked(struct sl_pipeline *p, sl__slot *slot);
  * frame and completes the node. Needs mu. */
 void sl__exec_resume_locked(struct sl_pipeline *p, sl__snode *sn);
 
-/* pool.c: intermediate outputs stored once for all slots (see pool.c for the rules). */
-sl_status sl__pool_create(struct sl_pipeline *p); /* at build, after the slots */
-void sl__pool_destroy(struct sl_pipeline *p);     /* before the slots are freed */
+/* istore.c: intermediate outputs stored once for all slots (see istore.c for the rules). */
+sl_status sl__istore_create(struct sl_pipeline *p); /* at build, after the slots */
+void sl__istore_destroy(struct sl_pipeline *p);     /* before the slots are freed */
 /* Takes node sn's storage for its iteration, or marks it parked (false). Needs mu. */
-bool sl__pool_acquire_locked(struct sl_pipeline *p, sl__snode *sn);
-/* sl__batch_alloc of output o, in the shared storage when the output is pooled. Called by the
+bool sl__istore_acquire_locked(struct sl_pipeline *p, sl__snode *sn);
+/* sl__batch_alloc of output o, in the shared storage when the output is stored. Called by the
  * holder only, without mu. */
-sl_status sl__pool_alloc(sl__snode *sn, int o);
+sl_status sl__istore_alloc(sl__snode *sn, int o);
 /* Bookkeeping of node sn's completion: releases the storage of producers whose consumers are
  * all done, hands storage on to parked nodes. Needs mu. */
-void sl__pool_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
+void sl__istore_node_done_locked(struct sl_pipeline *p, sl__snode *sn);
 
 /* ctx.c: conditionals. The index in the iteration's whole batch of sample `sample` of ctx's
  * node (of its scope); the samples output o of ctx's node has (a split's outputs: its branches'
@@ -318,7 +450,7 @@ sl_status sl__ctx_check_sizes(sl_ctx *ctx, const sl_batch *b, int o);
  * whatever the next epoch's schedule. NULL when out of memory. */
 void *sl__scratch_get(sl__scratch *s, size_t bytes, atomic_size_t *hw);
 
-/* stage.c: the mixed and gpu stages (stubs without CUDA). */
+/* stage_*.c: the mixed and gpu stages (stage.h; stage_stubs.c without CUDA). */
 /* At build, after the slots: the GPU context, device batches, events. */
 sl_status sl__stage_create(struct sl_pipeline *p, char *err, size_t errlen);
 void sl__stage_fini_slots(struct sl_pipeline *p); /* before the slots' batches are freed */
@@ -355,8 +487,13 @@ void sl__stage_frame_finish_locked(struct sl_pipeline *p, sl__slot *slot);
  * a pipeline without a GPU stage. */
 sl_status sl__stage_rec_init(struct sl_pipeline *p, struct sl_outputs *o);
 void sl__stage_rec_fini(struct sl_pipeline *p, struct sl_outputs *o);
-/* The record's last view died: `released` is recorded after its consumers' streams. Needs mu. */
-void sl__stage_unpinned_locked(struct sl_pipeline *p, struct sl_outputs *o);
+/* The record's last view is dying: `released` is recorded after its consumers' streams. True
+ * when the device cannot order that (a consumer stream it cannot wait on, or more than 16
+ * streams): the caller then releases mu, keeps the record pinned, calls sl__stage_wait_device
+ * and asks again. Needs mu. */
+bool sl__stage_unpinned_locked(struct sl_pipeline *p, struct sl_outputs *o);
+/* Waits for all work on the device. Never with mu held (asserted). */
+void sl__stage_wait_device(struct sl_pipeline *p);
 /* The record's storage goes back to the pipeline's writers: their streams wait (on the device)
  * for its consumers' `released`, so kernels queued on the outputs finish first. Needs mu. */
 void sl__stage_reclaim_locked(struct sl_pipeline *p, struct sl_outputs *o);
@@ -412,7 +549,7 @@ void sl__ckpt_snapshot(sl__snode *sn);
 void sl__ckpt_fini(struct sl_pipeline *p); /* before the slots are freed */
 
 /* stats.c */
-void sl__stats_record(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,
-                      int64_t end, int64_t busy); /* needs mu */
+void sl__stats_record_locked(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,
+                             int64_t end, int64_t busy); /* needs mu */
 
 #endif

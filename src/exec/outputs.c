@@ -134,8 +134,9 @@ void sl__outputs_destroy(sl_pipeline *p)
 
 /* ---- lists (mu) ------------------------------------------------------------------------ */
 
-static void push(sl_outputs **list, sl_outputs *o)
+static void push_locked(sl_outputs **list, sl_outputs *o)
 {
+    SL__ASSERT_LOCKED(o->p);
     o->prev = NULL;
     o->next = *list;
     if (*list)
@@ -143,8 +144,9 @@ static void push(sl_outputs **list, sl_outputs *o)
     *list = o;
 }
 
-static void unlink_from(sl_outputs **list, sl_outputs *o)
+static void unlink_from_locked(sl_outputs **list, sl_outputs *o)
 {
+    SL__ASSERT_LOCKED(o->p);
     if (o->prev)
         o->prev->next = o->next;
     else
@@ -158,6 +160,7 @@ static void unlink_from(sl_outputs **list, sl_outputs *o)
 
 void sl__outputs_share_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     sl_outputs *o = slot->out;
     o->iteration = slot->iteration;
     for (int v = 0; v < p->nviews; v++)
@@ -166,6 +169,7 @@ void sl__outputs_share_locked(sl_pipeline *p, sl__slot *slot)
 
 sl_status sl__outputs_set_aside_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     sl_outputs *r = slot->out;
     size_t bytes[2] = {0, 0};
     for (int v = 0; v < p->nviews; v++) {
@@ -178,7 +182,7 @@ sl_status sl__outputs_set_aside_locked(sl_pipeline *p, sl__slot *slot)
     /* the storage the slot goes on with: a spare's, or empty batches */
     sl_outputs *s = p->spares;
     if (s) {
-        unlink_from(&p->spares, s);
+        unlink_from_locked(&p->spares, s);
         p->nspares--;
         sl__stage_reclaim_locked(p, s); /* its last consumers' kernels come first */
     } else if (!(s = new_record(p)) || fresh_storage(p, slot, s) != SL_OK) {
@@ -193,7 +197,7 @@ sl_status sl__outputs_set_aside_locked(sl_pipeline *p, sl__slot *slot)
     r->slot = NULL;
     r->bytes[HOST] = bytes[HOST];
     r->bytes[DEVICE] = bytes[DEVICE];
-    push(&p->held, r);
+    push_locked(&p->held, r);
     p->nheld++;
     p->held_bytes[HOST] += bytes[HOST];
     p->held_bytes[DEVICE] += bytes[DEVICE];
@@ -206,6 +210,7 @@ sl_status sl__outputs_set_aside_locked(sl_pipeline *p, sl__slot *slot)
 
 void sl__outputs_release_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     if (slot->out->pins == 0)
         sl__exec_slot_free_locked(p, slot);
     else if (sl__outputs_set_aside_locked(p, slot) != SL_OK)
@@ -213,18 +218,19 @@ void sl__outputs_release_locked(sl_pipeline *p, sl__slot *slot)
 }
 
 /* A set-aside record's last view died: keep its storage as a spare, or free it. */
-static void retire(sl_pipeline *p, sl_outputs *o)
+static void retire_locked(sl_pipeline *p, sl_outputs *o)
 {
-    unlink_from(&p->held, o);
+    SL__ASSERT_LOCKED(p);
+    unlink_from_locked(&p->held, o);
     p->nheld--;
     p->held_bytes[HOST] -= o->bytes[HOST];
     p->held_bytes[DEVICE] -= o->bytes[DEVICE];
     if (p->nspares < p->depth) {
-        push(&p->spares, o);
+        push_locked(&p->spares, o);
         p->nspares++;
         return;
     }
-    sl__stage_reclaim_locked(p, o); /* device blocks go back to the pipeline's pool */
+    sl__stage_reclaim_locked(p, o); /* device blocks go back to the pipeline's allocator */
     free_record(p, o, true);
 }
 
@@ -240,6 +246,7 @@ static void size_text(char *buf, size_t len, size_t bytes)
 
 void sl__outputs_describe_held_locked(const sl_pipeline *p, char *buf, size_t len)
 {
+    SL__ASSERT_LOCKED(p);
     size_t n = (size_t)snprintf(buf, len, "views of iteration%s", p->nheld == 1 ? "" : "s");
     const sl_outputs *oldest = p->held; /* the list is newest first: list it backwards */
     while (oldest && oldest->next)
@@ -275,13 +282,13 @@ sl_outputs *sl_pipeline_outputs_pin(sl_pipeline *p)
 {
     if (!p || !p->built)
         return NULL;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     sl_outputs *o = NULL;
     if (p->current >= 0) {
         o = p->slots[p->current].out;
         o->pins++;
     }
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
     return o;
 }
 
@@ -302,18 +309,23 @@ void sl_outputs_unpin(sl_outputs *o)
     if (!o)
         return;
     sl_pipeline *p = o->p;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     assert(o->pins > 0);
-    if (o->pins == 1)
-        sl__stage_unpinned_locked(p, o);
+    /* the last view: order the storage's reuse after its consumers' streams, or wait for the
+     * device without the lock, still pinned (a view pinned meanwhile may add streams: again) */
+    while (o->pins == 1 && sl__stage_unpinned_locked(p, o)) {
+        sl__exec_unlock(p);
+        sl__stage_wait_device(p);
+        sl__exec_lock(p);
+    }
     if (--o->pins == 0) {
         if (!o->slot)
-            retire(p, o);
+            retire_locked(p, o);
         else if (o->slot->state == SLOT_HELD)
             sl__exec_slot_free_locked(p, o->slot);
         pthread_cond_broadcast(&p->cv); /* a share_outputs may wait for the memory */
     }
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
 }
 
 const sl_batch *sl_pipeline_output(const sl_pipeline *p, int i)

@@ -14,6 +14,8 @@
 #include "exec/exec.h"
 #include "sluice/distributed.h"
 
+_Thread_local char sl__exec_thread_tag;
+
 void sl_pipeline_options_init(sl_pipeline_options *o)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -115,7 +117,7 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
     if (p->opt.seed < 0) /* DALI's rule: no seed given, a fresh one for this pipeline */
         p->opt.seed = sl__seed_fresh();
     /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
-     * sets (stage.c) only gpu_queue_depth of them */
+     * sets (stage_sets.c) only gpu_queue_depth of them */
     bool separated = o->cpu_queue_depth > 0;
     p->depth = separated ? o->cpu_queue_depth + o->gpu_queue_depth : o->prefetch_queue_depth;
     p->gdepth = separated ? o->gpu_queue_depth : p->depth;
@@ -168,6 +170,7 @@ static sl_status init_ops(sl_pipeline *p)
 
 static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
 {
+    slot->p = p;
     slot->index = index;
     slot->iteration = -1;
     slot->gset = -1;
@@ -226,7 +229,7 @@ static sl_status alloc_exec(sl_pipeline *p)
         if (init_slot(p, &p->slots[s], s) != SL_OK)
             return fail(p, SL_ENOMEM, "out of memory for iteration slots");
     }
-    if (sl__pool_create(p) != SL_OK)
+    if (sl__istore_create(p) != SL_OK)
         return fail(p, SL_ENOMEM, "out of memory");
     char err[512] = "";
     sl_status st = sl__stage_create(p, err, sizeof err);
@@ -304,16 +307,16 @@ void sl_pipeline_destroy(sl_pipeline *p)
 {
     if (!p)
         return;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     p->stopping = true;
     pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
     sl__tpool_destroy(p->pool); /* drops queued tasks, joins the workers */
     for (int j = 0; p->plan && p->states && j < p->plan->n; j++) {
         if (p->states[j] && p->plan->nodes[j].op->fini)
             p->plan->nodes[j].op->fini(p->states[j]);
     }
-    sl__pool_destroy(p);
+    sl__istore_destroy(p);
     sl__stage_fini_slots(p);
     sl__outputs_destroy(p);
     sl__ckpt_fini(p);
@@ -402,17 +405,18 @@ sl_status sl_pipeline_schedule_run(sl_pipeline *p)
     sl_status st = need_built(p, "sl_pipeline_schedule_run");
     if (st != SL_OK)
         return st;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     p->scheduled += p->prefetched ? 1 : p->depth;
     p->prefetched = true;
-    sl__exec_start_frames(p);
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_start_frames_locked(p);
+    sl__exec_unlock(p);
     return SL_OK;
 }
 
 /* Frees the slot of the oldest shared iteration. Needs mu. */
-static void release_oldest(sl_pipeline *p)
+static void release_oldest_locked(sl_pipeline *p)
 {
+    SL__ASSERT_LOCKED(p);
     int s = p->shared[p->shared_head];
     p->shared_head = (p->shared_head + 1) % p->depth;
     p->nshared--;
@@ -427,8 +431,10 @@ static void release_oldest(sl_pipeline *p)
 
 /* The error of a share_outputs that waited PIN_WAIT_NS for views of iteration b's slot to die:
  * they could not be set aside (sl__outputs_set_aside_locked said `why`). Needs mu. */
-static sl_status fail_held(sl_pipeline *p, int64_t it, const sl__slot *b, bool gpu, sl_status why)
+static sl_status fail_held_locked(sl_pipeline *p, int64_t it, const sl__slot *b, bool gpu,
+                                  sl_status why)
 {
+    SL__ASSERT_LOCKED(p);
     if (why == SL_ENOMEM)
         return fail(p, SL_ENOMEM,
                     "share_outputs: iteration %lld needs the %sbuffers of iteration %lld, which "
@@ -446,8 +452,9 @@ static sl_status fail_held(sl_pipeline *p, int64_t it, const sl__slot *b, bool g
 }
 
 /* Waits until iteration `it` is READY in its slot. Needs mu. */
-static sl_status wait_ready(sl_pipeline *p, int64_t it)
+static sl_status wait_ready_locked(sl_pipeline *p, int64_t it)
 {
+    SL__ASSERT_LOCKED(p);
     sl__slot *slot = &p->slots[it % p->depth];
     int64_t deadline = 0;
     for (;;) {
@@ -455,7 +462,7 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
             return fail(p, SL_ECANCELED, "the pipeline is being destroyed");
         if (slot->iteration == it && slot->state == SLOT_READY)
             return SL_OK;
-        /* an older iteration it waits for: its slot's, or its GPU buffer set's (stage.c) */
+        /* an older iteration it waits for: its slot's, or its GPU buffer set's (stage_sets.c) */
         sl__slot *b = slot->iteration < it ? slot : sl__stage_set_blocker_locked(p, it);
         bool gpu = b != slot;
         if (b && b->state == SLOT_SHARED)
@@ -464,7 +471,7 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
                         "still shared for iteration %lld; call release_outputs first",
                         (long long)it, gpu ? "GPU " : "", (long long)b->iteration);
         if (!b || b->state != SLOT_HELD) {
-            pthread_cond_wait(&p->cv, &p->mu);
+            sl__exec_wait(p);
             continue;
         }
         /* released while its views live: set them aside now if the memory allows (views of
@@ -476,7 +483,7 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
         if (!deadline)
             deadline = now + PIN_WAIT_NS;
         if (why == SL_ENOMEM || now >= deadline)
-            return fail_held(p, it, b, gpu, why);
+            return fail_held_locked(p, it, b, gpu, why);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 50000000; /* re-check every 50 ms */
@@ -484,7 +491,7 @@ static sl_status wait_ready(sl_pipeline *p, int64_t it)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        sl__exec_timedwait(p, &ts);
     }
 }
 
@@ -493,17 +500,17 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
     sl_status st = need_built(p, "sl_pipeline_share_outputs");
     if (st != SL_OK)
         return st;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     int64_t it = p->next_share;
     if (it >= p->scheduled)
         st = fail(p, SL_EMISUSE, "share_outputs: no iteration is scheduled (call schedule_run)");
     if (st == SL_OK)
-        st = wait_ready(p, it);
+        st = wait_ready_locked(p, it);
     if (st == SL_OK && p->gpu) {
         /* READY: only this call moves the slot on, so its GPU work can be awaited unlocked */
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
         sl_status gst = sl__stage_frame_sync(p, &p->slots[it % p->depth]);
-        pthread_mutex_lock(&p->mu);
+        sl__exec_lock(p);
         sl__slot *slot = &p->slots[it % p->depth];
         sl__stage_frame_finish_locked(p, slot);
         if (gst != SL_OK)
@@ -511,9 +518,9 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
     }
     if (st == SL_OK && atomic_load(&p->slots[it % p->depth].any_bad)) {
         /* READY: only this call moves the slot on, so its outputs are rewritten unlocked */
-        pthread_mutex_unlock(&p->mu);
+        sl__exec_unlock(p);
         sl__bad_deliver(p, &p->slots[it % p->depth]);
-        pthread_mutex_lock(&p->mu);
+        sl__exec_lock(p);
     }
     if (st == SL_OK) {
         sl__slot *slot = &p->slots[it % p->depth];
@@ -531,7 +538,7 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
             p->current = slot->index;
         }
     }
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
     return st;
 }
 
@@ -540,12 +547,12 @@ sl_status sl_pipeline_release_outputs(sl_pipeline *p)
     sl_status st = need_built(p, "sl_pipeline_release_outputs");
     if (st != SL_OK)
         return st;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     if (p->nshared == 0)
         st = fail(p, SL_EMISUSE, "release_outputs: no outputs are shared");
     else
-        release_oldest(p);
-    pthread_mutex_unlock(&p->mu);
+        release_oldest_locked(p);
+    sl__exec_unlock(p);
     return st;
 }
 
@@ -554,10 +561,10 @@ sl_status sl_pipeline_run(sl_pipeline *p)
     sl_status st = need_built(p, "sl_pipeline_run");
     if (st != SL_OK)
         return st;
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     if (p->nshared > 0)
-        release_oldest(p);
-    pthread_mutex_unlock(&p->mu);
+        release_oldest_locked(p);
+    sl__exec_unlock(p);
     st = sl_pipeline_schedule_run(p);
     return st == SL_OK ? sl_pipeline_share_outputs(p) : st;
 }

@@ -1,10 +1,10 @@
 /* src/exec/sched.c: frames and node tasks — the dataflow scheduler.
  *
- * Exports sl__exec_start_frames and sl__exec_frame_fail. A node runs as a chain of tasks:
+ * Exports sl__exec_start_frames_locked and sl__exec_frame_fail. A node runs as a chain of tasks:
  *   node_task (setup, serial) -> setup_sample tasks (parallel) -> alloc (by the last of them)
  *   -> run_sample tasks (parallel) or run_batch -> complete (by the last of them).
  * Completion decrements the consumers' pending counts under mu and submits those that reach
- * zero. A node whose outputs use storage shared by the slots (pool.c) may park between
+ * zero. A node whose outputs use storage shared by the slots (istore.c) may park between
  * per-sample setup and allocation; the completion that frees the storage resumes it. Once a frame
  * has failed, the remaining work of that frame is skipped (not its bookkeeping), so the frame still
  * completes and the error is delivered in order.
@@ -44,6 +44,7 @@ static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn);
  * mu. Returns sn's plan node. */
 static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
 {
+    SL__ASSERT_LOCKED(p);
     const sl__pnode *pn = &p->plan->nodes[sn->node];
     sl__exec_frame_failf_locked(sn->slot, SL_ENOMEM, pn->op->name, pn->name, -1, NULL,
                                 "out of memory while queueing work");
@@ -52,13 +53,14 @@ static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
 
 /* Queues node sn's setup task. Needs mu. If the queue cannot grow, the frame fails here and
  * the node completes without running, so the frame still finishes and the error is delivered. */
-static void submit_node(sl_pipeline *p, sl__snode *sn)
+static void submit_node_locked(sl_pipeline *p, sl__snode *sn)
 {
+    SL__ASSERT_LOCKED(p);
     sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn)};
     if (sn->submitted)
         return;
     if (sn->slot->gset < 0 && p->gsets && p->plan->nodes[sn->node].stage != SL__STAGE_CPU) {
-        sn->gpu_parked = true; /* its outputs are in the buffer set it waits for (stage.c) */
+        sn->gpu_parked = true; /* its outputs are in the buffer set it waits for (stage_sets.c) */
         return;
     }
     sn->submitted = true;
@@ -74,33 +76,36 @@ static void submit_node(sl_pipeline *p, sl__snode *sn)
     }
     /* its turn on shared output storage must still pass in order: parked, it completes when
      * resumed (run_allocated sees the failed frame) */
-    if (sl__pool_acquire_locked(p, sn))
+    if (sl__istore_acquire_locked(p, sn))
         complete_node_locked(sn, sn->t_start);
 }
 
 void sl__exec_gpu_resume_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     for (int j = 0; j < p->plan->n; j++) {
         sl__snode *sn = &slot->nodes[j];
         if (sn->gpu_parked) {
             sn->gpu_parked = false;
-            submit_node(p, sn);
+            submit_node_locked(p, sn);
         }
     }
 }
 
 void sl__exec_slot_free_locked(sl_pipeline *p, sl__slot *slot)
 {
+    SL__ASSERT_LOCKED(p);
     slot->state = SLOT_FREE;
     sl__stage_slot_free_locked(p, slot);
-    sl__exec_start_frames(p);
+    sl__exec_start_frames_locked(p);
 }
 
 static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn)
 {
+    SL__ASSERT_LOCKED(p);
     sl__snode *c = &sn->slot->nodes[p->plan->nodes[sn->node].fuse_into];
     if (--c->pending == 0)
-        submit_node(p, c);
+        submit_node_locked(p, c);
 }
 
 /* Submits `n` per-sample tasks of fn for node sn, all or none (one pool call on the node's
@@ -115,6 +120,7 @@ static sl_status submit_samples(sl_pipeline *p, sl__snode *sn, sl__task_fn fn, i
 
 void sl__exec_frame_fail_locked(sl__slot *slot, const sl__error *e)
 {
+    SL__ASSERT_LOCKED(slot->p);
     if (atomic_load(&slot->failed))
         return;
     slot->err = *e;
@@ -124,6 +130,7 @@ void sl__exec_frame_fail_locked(sl__slot *slot, const sl__error *e)
 void sl__exec_frame_failf_locked(sl__slot *slot, sl_status code, const char *op, const char *node,
                                  int sample, const char *source, const char *fmt, ...)
 {
+    SL__ASSERT_LOCKED(slot->p);
     if (atomic_load(&slot->failed))
         return;
     va_list ap;
@@ -135,9 +142,9 @@ void sl__exec_frame_failf_locked(sl__slot *slot, sl_status code, const char *op,
 
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, sl_pipeline *p)
 {
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     sl__exec_frame_fail_locked(slot, e);
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
 }
 
 /* Records a failure of the op's function that returned st without calling sl_fail. */
@@ -150,36 +157,39 @@ static void op_failed(sl_ctx *ctx, sl_status st, const char *what)
 
 /* ---- completion ------------------------------------------------------------------------ */
 
-static void release_stateful_successor(sl_pipeline *p, int node, int64_t iteration)
+static void release_stateful_successor_locked(sl_pipeline *p, int node, int64_t iteration)
 {
+    SL__ASSERT_LOCKED(p);
     p->stateful_next[node] = iteration + 1;
     sl__slot *next = &p->slots[(iteration + 1) % p->depth];
     if (next->state != SLOT_RUNNING || next->iteration != iteration + 1)
         return; /* that frame starts later and will see stateful_next */
     sl__snode *sn = &next->nodes[node];
     if (--sn->pending == 0)
-        submit_node(p, sn);
+        submit_node_locked(p, sn);
 }
 
 /* Marks sn done: stats, consumers' pending counts, the stateful successor, frame readiness.
  * The tail of a fused chain completes the chain's nodes first (head first). Needs mu. */
 static void complete_node_locked(sl__snode *sn, int64_t end)
 {
+    SL__ASSERT_LOCKED(sn->p);
     sl_pipeline *p = sn->p;
     const sl__pnode *pn = &p->plan->nodes[sn->node];
     if (pn->fused_from >= 0)
         complete_node_locked(&sn->slot->nodes[pn->fused_from], end);
-    sl__stats_record(p, sn->node, sn->slot->iteration, sn->t_start, end, atomic_load(&sn->busy_ns));
+    sl__stats_record_locked(p, sn->node, sn->slot->iteration, sn->t_start, end,
+                            atomic_load(&sn->busy_ns));
     p->stats[sn->node].fallbacks += atomic_exchange(&sn->fallbacks, 0);
     sn->done = true;
-    sl__pool_node_done_locked(p, sn); /* before the slot can become READY and be reused */
+    sl__istore_node_done_locked(p, sn); /* before the slot can become READY and be reused */
     for (int k = 0; pn->fuse_into < 0 && k < pn->nsucc; k++) { /* fused: released at setup */
         sl__snode *s = &sn->slot->nodes[pn->succ[k]];
         if (--s->pending == 0)
-            submit_node(p, s);
+            submit_node_locked(p, s);
     }
     if (pn->op->flags & SL_OP_STATEFUL)
-        release_stateful_successor(p, sn->node, sn->slot->iteration);
+        release_stateful_successor_locked(p, sn->node, sn->slot->iteration);
     if (--sn->slot->nodes_left == 0) {
         sl__stage_frame_done_locked(p, sn->slot);
         sn->slot->state = SLOT_READY;
@@ -190,9 +200,9 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
 static void complete_node(sl__snode *sn)
 {
     int64_t end = sl__now_ns();
-    pthread_mutex_lock(&sn->p->mu);
+    sl__exec_lock(sn->p);
     complete_node_locked(sn, end);
-    pthread_mutex_unlock(&sn->p->mu);
+    sl__exec_unlock(sn->p);
 }
 
 /* ---- phases ---------------------------------------------------------------------------- */
@@ -225,7 +235,7 @@ static sl_status alloc_outputs(sl_ctx *ctx)
     if (ctx->pn->stage == SL__STAGE_MIXED)
         return sl__stage_alloc_mixed(ctx);
     for (int o = 0; o < ctx->pn->nout; o++) {
-        if (sl__pool_alloc(ctx->sn, o) != SL_OK)
+        if (sl__istore_alloc(ctx->sn, o) != SL_OK)
             return sl_fail(ctx, SL_ENOMEM, "out of memory for output %d (%zu bytes)", o,
                            ctx->sn->outs[o].offsets[ctx->sn->outs[o].size]);
         if (atomic_load(&ctx->slot->any_bad))
@@ -304,12 +314,12 @@ static void fused_setup_done(sl__snode *sn, int worker)
         ;                                     /* the frame failed: no good sample */
     else if (!atomic_load(&sn->slot->failed)) /* its samples go to scratch: the same limit */
         sl__ctx_check_sizes(&ctx, &sn->outs[0], 0);
-    pthread_mutex_lock(&p->mu);
+    sl__exec_lock(p);
     release_fused_consumer_locked(p, sn);
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_unlock(p);
 }
 
-/* After setup (and per-sample setup): takes the node's shared output storage (pool.c), or
+/* After setup (and per-sample setup): takes the node's shared output storage (istore.c), or
  * parks the node until the completion that frees it resumes it (resume_task), then goes on. */
 static void alloc_and_run(sl__snode *sn, int worker)
 {
@@ -318,10 +328,10 @@ static void alloc_and_run(sl__snode *sn, int worker)
         fused_setup_done(sn, worker);
         return;
     }
-    if (p->pools[sn->node].npooled) {
-        pthread_mutex_lock(&p->mu);
-        bool go = sl__pool_acquire_locked(p, sn);
-        pthread_mutex_unlock(&p->mu);
+    if (p->istores[sn->node].nstored) {
+        sl__exec_lock(p);
+        bool go = sl__istore_acquire_locked(p, sn);
+        sl__exec_unlock(p);
         if (!go)
             return;
     }
@@ -335,6 +345,7 @@ static void resume_task(void *arg, int64_t i, int worker)
 
 void sl__exec_resume_locked(sl_pipeline *p, sl__snode *sn)
 {
+    SL__ASSERT_LOCKED(p);
     sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn)};
     if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
         return;
@@ -356,7 +367,7 @@ static void node_task(void *arg, int64_t i, int worker)
     bool stateful_source = (ctx.pn->op->flags & SL_OP_STATEFUL) && ctx.pn->npred == 0;
     if (atomic_load(&sn->slot->failed) && !stateful_source) {
         /* Still through the allocation phase: a node with shared output storage must pass its
-         * turn in iteration order (pool.c), even when it does nothing. */
+         * turn in iteration order (istore.c), even when it does nothing. */
         alloc_and_run(sn, worker);
         return;
     }
@@ -511,8 +522,9 @@ static void fused_run_task(void *arg, int64_t i, int worker)
 
 /* The batch size of iteration `it`: what the sources that decide it say (they must agree), else
  * the pipeline's. A disagreement fails the frame. Needs mu. */
-static int frame_batch_size(sl_pipeline *p, sl__slot *slot, int64_t it)
+static int frame_batch_size_locked(sl_pipeline *p, sl__slot *slot, int64_t it)
 {
+    SL__ASSERT_LOCKED(p);
     int bs = 0, first = -1;
     for (int j = 0; j < p->plan->n; j++) {
         const sl__pnode *pn = &p->plan->nodes[j];
@@ -533,8 +545,9 @@ static int frame_batch_size(sl_pipeline *p, sl__slot *slot, int64_t it)
 }
 
 /* Starts iteration `it` in its (free) slot. Needs mu. */
-static void start_frame(sl_pipeline *p, int64_t it)
+static void start_frame_locked(sl_pipeline *p, int64_t it)
 {
+    SL__ASSERT_LOCKED(p);
     sl__slot *slot = &p->slots[it % p->depth];
     slot->iteration = it;
     slot->state = SLOT_RUNNING;
@@ -543,7 +556,7 @@ static void start_frame(sl_pipeline *p, int64_t it)
     sl__error_clear(&slot->err);
     sl__bad_frame_start_locked(p, slot);
     sl__stage_frame_start_locked(p, slot);
-    slot->batch_size = frame_batch_size(p, slot, it);
+    slot->batch_size = frame_batch_size_locked(p, slot, it);
     slot->scope_n[0] = slot->batch_size;
     for (int s = 1; s < p->plan->nscopes; s++)
         slot->scope_n[s] = 0; /* its split sets it */
@@ -562,16 +575,17 @@ static void start_frame(sl_pipeline *p, int64_t it)
     }
     for (int j = 0; j < p->plan->n; j++) {
         if (slot->nodes[j].pending == 0)
-            submit_node(p, &slot->nodes[j]);
+            submit_node_locked(p, &slot->nodes[j]);
     }
 }
 
-void sl__exec_start_frames(sl_pipeline *p)
+void sl__exec_start_frames_locked(sl_pipeline *p)
 {
+    SL__ASSERT_LOCKED(p);
     while (!p->stopping && p->started < p->scheduled) {
         sl__slot *slot = &p->slots[p->started % p->depth];
         if (slot->state != SLOT_FREE)
             break;
-        start_frame(p, p->started++);
+        start_frame_locked(p, p->started++);
     }
 }

@@ -1,7 +1,7 @@
 /* src/exec/stats.c: what a pipeline tells about itself: per-node timing, the Chrome/Perfetto
  * trace, the picture of its graph.
  *
- * Exports sl__stats_record (called under mu when a node completes an iteration),
+ * Exports sl__stats_record_locked (called under mu when a node completes an iteration),
  * sl_pipeline_num_nodes, sl_pipeline_node_stats, sl_pipeline_write_trace and
  * sl_pipeline_write_dot (the picture itself is the graph module's: dot.c). The trace keeps the
  * last SL__TRACE_SPANS node spans in a ring; nothing here allocates but the plan that
@@ -11,9 +11,10 @@
 
 #include "exec/exec.h"
 
-void sl__stats_record(sl_pipeline *p, int node, int64_t iteration, int64_t start, int64_t end,
-                      int64_t busy)
+void sl__stats_record_locked(sl_pipeline *p, int node, int64_t iteration, int64_t start,
+                             int64_t end, int64_t busy)
 {
+    SL__ASSERT_LOCKED(p);
     sl__node_stat *s = &p->stats[node];
     s->iterations++;
     s->total_ns += end - start;
@@ -40,7 +41,7 @@ sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
                                                   : "node index out of range");
     sl_pipeline *mp = (sl_pipeline *)p; /* the lock is not part of the logical state */
     const sl__pnode *pn = &p->plan->nodes[i];
-    pthread_mutex_lock(&mp->mu);
+    sl__exec_lock(mp);
     s->name = pn->name;
     s->op = pn->op->name;
     s->device = sl__stage_name(pn->stage);
@@ -51,7 +52,7 @@ sl_status sl_pipeline_node_stats(const sl_pipeline *p, int i, sl_node_stats *s)
     s->fallbacks = p->stats[i].fallbacks;
     s->bad_samples = p->stats[i].bad_samples;
     s->fused_into = pn->fuse_into >= 0 ? p->plan->nodes[pn->fuse_into].name : NULL;
-    pthread_mutex_unlock(&mp->mu);
+    sl__exec_unlock(mp);
     return SL_OK;
 }
 
@@ -60,7 +61,7 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
     if (!p || !f || !p->built)
         return sl__last_error_set(SL_EMISUSE, "sl_pipeline_write_trace: bad pipeline or file");
     sl_pipeline *mp = (sl_pipeline *)p;
-    pthread_mutex_lock(&mp->mu);
+    sl__exec_lock(mp);
     int64_t n = p->trace_count < SL__TRACE_SPANS ? p->trace_count : SL__TRACE_SPANS;
     int64_t first = p->trace_count - n;
     fprintf(f, "{\"traceEvents\": [\n");
@@ -76,7 +77,7 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
                 k + 1 < n ? "," : "");
     }
     fprintf(f, "]}\n");
-    pthread_mutex_unlock(&mp->mu);
+    sl__exec_unlock(mp);
     if (ferror(f))
         return sl__error_set(&mp->error, SL_EIO, NULL, NULL, -1, -1, NULL,
                              "sl_pipeline_write_trace: writing the trace failed");

@@ -1,4 +1,4 @@
-/* tests/c/test_cuda_exec.c: the executor's mixed and gpu stages (exec/stage.c, src/cuda).
+/* tests/c/test_cuda_exec.c: the executor's mixed and gpu stages (exec/stage_*.c, src/cuda).
  *
  * Runs on the device, or emulated on the host (the .emulated ctest entry), never skipped
  * silently (gpuutil.h). Checks: decoders.image on "mixed" and copy on "gpu" give the CPU
@@ -278,6 +278,39 @@ static void pinned_gpu_outputs_stay_unchanged(void **state)
     free(first);
     free(again);
     sl_pipeline_destroy(p);
+}
+
+/* More consumer streams than a record can order its reuse after (16): the last unpin waits for
+ * the whole device, without the pipeline lock (stage_sets.c: sl__stage_wait_device asserts it),
+ * the views unchanged until then, and the pipeline goes on with the same outputs. */
+static void many_consumer_streams_wait_unlocked(void **state)
+{
+    sl_pipeline *p = tu_gpu_build(reader_spec(5, 2), true);
+    sl_pipeline *ref = tu_gpu_build(reader_spec(5, 2), true);
+    assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_run(ref), SL_OK);
+    sl_outputs *o = sl_pipeline_outputs_pin(p);
+    assert_non_null(o);
+    static char fake[17]; /* distinct stream handles: past 16 none is used, the device waits */
+    for (int k = 0; k < 17; k++)
+        sl_outputs_set_stream(o, &fake[k]);
+    void *first = tu_batch_to_host(sl_outputs_get(o, 1));
+    sl_outputs_unpin(o);
+    void *want = tu_batch_to_host(sl_pipeline_output(ref, 1));
+    assert_memory_equal(first, want, sl_batch_nbytes(sl_pipeline_output(ref, 1)));
+    free(first);
+    free(want);
+    for (int k = 1; k < 4; k++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        assert_int_equal(sl_pipeline_run(ref), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 1);
+        void *got = tu_batch_to_host(b), *exp = tu_batch_to_host(sl_pipeline_output(ref, 1));
+        assert_memory_equal(got, exp, sl_batch_nbytes(b));
+        free(got);
+        free(exp);
+    }
+    sl_pipeline_destroy(p);
+    sl_pipeline_destroy(ref);
 }
 
 /* Held GPU outputs are set aside (exec/outputs.c): with one queue at depth 1 and with separated
@@ -693,6 +726,7 @@ int main(void)
         cmocka_unit_test(gpu_data_back_to_the_cpu),
         cmocka_unit_test(steady_state_allocates_no_device_memory),
         cmocka_unit_test(pinned_gpu_outputs_stay_unchanged),
+        cmocka_unit_test(many_consumer_streams_wait_unlocked),
         cmocka_unit_test(separated_queues_give_the_same_outputs),
         cmocka_unit_test(gpu_outputs_live_in_gpu_queue_depth_sets),
         cmocka_unit_test(cpu_stage_runs_ahead_of_the_gpu_sets),

@@ -3,7 +3,7 @@
  * In-order delivery, determinism across threads and prefetch depths, an error delivered at the
  * iteration it belongs to (and the pipeline usable afterwards), shutdown with work in flight,
  * DALI's run-API misuse cases, no allocation in steady state, stats and the trace, and one
- * storage per intermediate output whatever the prefetch depth (exec/pool.c, white-box).
+ * storage per intermediate output whatever the prefetch depth (exec/istore.c, white-box).
  * Data: the JPEG class tree made by tests/data/make_tree.py (env SLUICE_TEST_TREE).
  */
 #include <stdarg.h>
@@ -13,6 +13,10 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "exec/exec.h"
@@ -378,9 +382,9 @@ static void test_intermediates_share_storage(void **state)
         reader = strcmp(plan->nodes[j].name, "reader") == 0 ? j : reader;
     }
     assert_true(dec >= 0 && cmn >= 0 && reader >= 0);
-    assert_true(p->pools[dec].pooled[0]);
-    assert_false(p->pools[reader].pooled[0] || p->pools[reader].pooled[1] ||
-                 p->pools[cmn].pooled[0]);
+    assert_true(p->istores[dec].stored[0]);
+    assert_false(p->istores[reader].stored[0] || p->istores[reader].stored[1] ||
+                 p->istores[cmn].stored[0]);
     for (int it = 0; it < 12; it++) {
         assert_int_equal(sl_pipeline_run(p), SL_OK); /* later iterations are in flight */
         pthread_mutex_lock(&p->mu);
@@ -754,6 +758,48 @@ static void test_pinned_outputs(void **state)
     sl_graph_destroy(g);
 }
 
+static void *holds_lock_thread(void *arg)
+{
+    return (void *)(uintptr_t)sl__exec_holds_lock(arg);
+}
+
+/* The pipeline lock's owner check (exec.h): exact per thread, and a `_locked` function called
+ * without the lock aborts (in a child: assert() is on in every configuration of this build). */
+static void test_lock_checks(void **state)
+{
+#ifdef NDEBUG
+    skip(); /* the checks are compiled out */
+#else
+    sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), -1);
+    sl_pipeline *p = make_pipeline(g, 2, 2, 2);
+    assert_false(sl__exec_holds_lock(p));
+    sl__exec_lock(p);
+    assert_true(sl__exec_holds_lock(p));
+    pthread_t t;
+    void *other = (void *)1;
+    assert_int_equal(pthread_create(&t, NULL, holds_lock_thread, p), 0);
+    assert_int_equal(pthread_join(t, &other), 0);
+    assert_null(other); /* another thread does not hold it */
+    sl__exec_unlock(p);
+    assert_false(sl__exec_holds_lock(p));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGABRT, SIG_DFL);
+        sl__exec_start_frames_locked(p); /* without the lock: the assertion fires */
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status))
+        fail_msg("the child exited with %d instead of aborting", WEXITSTATUS(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    assert_int_equal(sl_pipeline_run(p), SL_OK); /* the lock works as before */
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_intermediates_share_storage),
         cmocka_unit_test(test_sample_fusion),
         cmocka_unit_test(test_sample_fusion_errors),
+        cmocka_unit_test(test_lock_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,8 +83,14 @@ def exits_at_5(si):
 
 
 def slow_first(si):
+    """Sample 0 is held until the main process has seen its timeout (the file named by
+    SLUICE_TEST_RELEASE exists), at most 30 s: a sleep of fixed length raced a slow pipe.build()
+    on a loaded machine (spawned workers starting) and could end before run() began waiting."""
     if si.idx_in_epoch == 0:
-        time.sleep(3)
+        release = os.environ["SLUICE_TEST_RELEASE"]
+        end = time.monotonic() + 30
+        while not os.path.exists(release) and time.monotonic() < end:
+            time.sleep(0.02)
     return np.array([si.idx_in_epoch], np.int32)
 
 
@@ -307,6 +313,8 @@ def case_sigkill(method):
 
 
 def case_timeout(method):
+    release = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sluice-release-{os.getpid()}")
+    os.environ["SLUICE_TEST_RELEASE"] = release  # inherited by the workers, however started
     pipe = make(slow_first, method, batch=False, timeout=1)
     t = time.monotonic()
     try:
@@ -315,8 +323,12 @@ def case_timeout(method):
     except sluice.WorkerTimeoutError as e:
         took = time.monotonic() - t
         msg, is_timeout = str(e), isinstance(e, TimeoutError)
-    time.sleep(2.5)
-    first = values(pipe.run()[0])  # the batch came later: the next call has it
+    finally:
+        open(release, "w").close()
+    try:
+        first = values(pipe.run()[0])  # the batch came later: the next call has it
+    finally:
+        os.unlink(release)
     return {"message": msg, "took": took, "timeout_error": is_timeout, "then": first}
 
 

@@ -297,7 +297,8 @@ template <int KIND, int CT> struct ew_k {
         if constexpr (KIND == SL__EW_GPU_ARITH) {
             const T y = arg<T>(g, 1, off1);
             if constexpr (!ew_ops<CT>::is_float && !ew_ops<CT>::is_bool) {
-                if (y == 0 && job.flag) /* div, floordiv, mod: the sample fails (stage.c) */
+                if (y == 0 &&
+                    job.flag) /* div, floordiv, mod: the sample fails (exec/stage_phases.c) */
                     sl_gpu_flag_sample(job.flag, i);
             }
             store(g.out, e, ew_ops<CT>::arith(job.op, arg<T>(g, 0, off0), y));

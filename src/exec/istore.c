@@ -1,7 +1,7 @@
-/* src/exec/pool.c: storage of intermediate node outputs, shared by the iteration slots.
+/* src/exec/istore.c: storage of intermediate node outputs, shared by the iteration slots.
  *
- * Exports sl__pool_create / sl__pool_destroy (build, destroy), sl__pool_acquire_locked and
- * sl__pool_alloc (a node's allocation phase) and sl__pool_node_done_locked (node completion).
+ * Exports sl__istore_create / sl__istore_destroy (build, destroy), sl__istore_acquire_locked and
+ * sl__istore_alloc (a node's allocation phase) and sl__istore_node_done_locked (node completion).
  *
  * An output that is not a pipeline output (nor a source's, nor fused, nor read by a GPU stage
  * that waits for buffer sets: see is_source, feeds_parked_gpu_stage and sched.c) is dead once
@@ -19,14 +19,14 @@
  * k+1 cannot run a node until iteration k's consumers of it are done; with the scheduler's
  * oldest-first priorities that is how the work runs anyway.
  *
- * Invariant (mu): pool[j].holder >= 0 iff the batches of node j in that iteration's slot borrow
- * the storage (slot node `holds`); every other slot's batch of a pooled output has data NULL.
+ * Invariant (mu): istores[j].holder >= 0 iff the batches of node j in that iteration's slot borrow
+ * the storage (slot node `holds`); every other slot's batch of a stored output has data NULL.
  */
 #include <string.h>
 
 #include "exec/exec.h"
 
-/* A source (a reader) keeps its outputs per slot: pooled, iteration k+1's reader would wait
+/* A source (a reader) keeps its outputs per slot: stored, iteration k+1's reader would wait
  * for iteration k's last consumer of the files (with sample fusion, the whole decode chain),
  * and the threads would idle while it reads; per slot it runs ahead, for one batch of files
  * (6.6 MiB in the ImageNet pipelines) per extra slot: +1.4-1.7 % images/s measured. */
@@ -36,7 +36,7 @@ static bool is_source(const sl__pnode *pn)
 }
 
 /* With separated queues a mixed or gpu consumer waits for its iteration's GPU buffer set
- * (stage.c), i.e. for the consumer to release an older iteration: a pooled output it reads
+ * (stage_sets.c), i.e. for the consumer to release an older iteration: a stored output it reads
  * would keep every later iteration of the producer waiting too, and the CPU stage could not
  * run ahead. Such outputs stay per slot (one batch per CPU-stage iteration in flight). */
 static bool feeds_parked_gpu_stage(const sl_pipeline *p, const sl__pnode *pn)
@@ -49,7 +49,7 @@ static bool feeds_parked_gpu_stage(const sl_pipeline *p, const sl__pnode *pn)
 }
 
 /* Adds producer j to node s's list of producers. */
-static sl_status add_pred(sl__pool *s, int j)
+static sl_status add_pred(sl__istore *s, int j)
 {
     int *pred = sl__realloc(s->pred, sizeof(int) * (size_t)(s->npred + 1));
     if (!pred)
@@ -59,88 +59,89 @@ static sl_status add_pred(sl__pool *s, int j)
     return SL_OK;
 }
 
-sl_status sl__pool_create(sl_pipeline *p)
+sl_status sl__istore_create(sl_pipeline *p)
 {
     const sl__plan *plan = p->plan;
-    p->pools = sl__calloc((size_t)plan->n, sizeof(sl__pool));
-    if (!p->pools)
+    p->istores = sl__calloc((size_t)plan->n, sizeof(sl__istore));
+    if (!p->istores)
         return SL_ENOMEM;
     for (int j = 0; j < plan->n; j++) {
         const sl__pnode *pn = &plan->nodes[j];
-        sl__pool *pl = &p->pools[j];
+        sl__istore *is = &p->istores[j];
         int nout = pn->nout;
-        pl->holder = -1;
-        pl->pooled = sl__calloc((size_t)(nout ? nout : 1), sizeof(bool));
-        pl->store = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl__store));
-        if (!pl->pooled || !pl->store)
+        is->holder = -1;
+        is->stored = sl__calloc((size_t)(nout ? nout : 1), sizeof(bool));
+        is->store = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl__istore_buf));
+        if (!is->stored || !is->store)
             return SL_ENOMEM;
         for (int o = 0; o < nout; o++) {
             /* CPU memory only; GPU-stage outputs keep their own storage, a fused node's
              * output has none (its samples live in the threads' scratch, sched.c) */
-            pl->pooled[o] = pn->stage == SL__STAGE_CPU && pn->fuse_into < 0 && !is_source(pn) &&
+            is->stored[o] = pn->stage == SL__STAGE_CPU && pn->fuse_into < 0 && !is_source(pn) &&
                             !feeds_parked_gpu_stage(p, pn) && !sl__plan_is_output(plan, j, o);
-            pl->npooled += pl->pooled[o];
+            is->nstored += is->stored[o];
         }
         for (int k = 0; k < pn->nsucc; k++)
-            if (add_pred(&p->pools[pn->succ[k]], j) != SL_OK)
+            if (add_pred(&p->istores[pn->succ[k]], j) != SL_OK)
                 return SL_ENOMEM;
     }
     return SL_OK;
 }
 
-void sl__pool_destroy(sl_pipeline *p)
+void sl__istore_destroy(sl_pipeline *p)
 {
-    if (!p->pools)
+    if (!p->istores)
         return;
     for (int j = 0; j < p->plan->n; j++) {
-        sl__pool *pl = &p->pools[j];
-        for (int o = 0; pl->pooled && pl->store && o < p->plan->nodes[j].nout; o++) {
-            if (!pl->pooled[o])
+        sl__istore *is = &p->istores[j];
+        for (int o = 0; is->stored && is->store && o < p->plan->nodes[j].nout; o++) {
+            if (!is->stored[o])
                 continue;
             /* the slots' batches may still borrow it (destroyed mid-iteration): unbind them */
             for (int s = 0; p->slots && s < p->depth; s++) {
                 if (!p->slots[s].nodes || !p->slots[s].nodes[j].outs)
                     continue;
                 sl_batch *b = &p->slots[s].nodes[j].outs[o];
-                if (b->data == pl->store[o].data) {
+                if (b->data == is->store[o].data) {
                     b->data = NULL;
                     b->bytes_cap = 0;
                 }
             }
-            sl__free(pl->store[o].data);
+            sl__free(is->store[o].data);
         }
-        sl__free(pl->pooled);
-        sl__free(pl->store);
-        sl__free(pl->pred);
+        sl__free(is->stored);
+        sl__free(is->store);
+        sl__free(is->pred);
     }
-    sl__free(p->pools);
-    p->pools = NULL;
+    sl__free(p->istores);
+    p->istores = NULL;
 }
 
-bool sl__pool_acquire_locked(sl_pipeline *p, sl__snode *sn)
+bool sl__istore_acquire_locked(sl_pipeline *p, sl__snode *sn)
 {
-    sl__pool *pl = &p->pools[sn->node];
-    if (!pl->npooled)
+    SL__ASSERT_LOCKED(p);
+    sl__istore *is = &p->istores[sn->node];
+    if (!is->nstored)
         return true;
-    if (pl->next != sn->slot->iteration || pl->holder >= 0) {
+    if (is->next != sn->slot->iteration || is->holder >= 0) {
         sn->parked = true;
         return false;
     }
-    pl->holder = sn->slot->iteration;
-    pl->next = pl->holder + 1;
+    is->holder = sn->slot->iteration;
+    is->next = is->holder + 1;
     sn->holds = true;
     sn->parked = false;
     return true;
 }
 
-sl_status sl__pool_alloc(sl__snode *sn, int o)
+sl_status sl__istore_alloc(sl__snode *sn, int o)
 {
     sl_batch *b = &sn->outs[o];
-    sl__pool *pl = &sn->p->pools[sn->node];
-    if (!pl->pooled[o])
+    sl__istore *is = &sn->p->istores[sn->node];
+    if (!is->stored[o])
         return sl__batch_alloc(b);
     /* only the holder touches the storage, so no lock: borrow, grow if needed, give back */
-    sl__store *st = &pl->store[o];
+    sl__istore_buf *st = &is->store[o];
     b->data = st->data;
     b->bytes_cap = st->cap;
     sl_status s = sl__batch_alloc(b);
@@ -151,51 +152,54 @@ sl_status sl__pool_alloc(sl__snode *sn, int o)
 
 /* Gives node j's storage back (its consumers in the holder's iteration are done) and lets the
  * next iteration have it. */
-static void release(sl_pipeline *p, sl__snode *sn)
+static void release_locked(sl_pipeline *p, sl__snode *sn)
 {
-    sl__pool *pl = &p->pools[sn->node];
+    SL__ASSERT_LOCKED(p);
+    sl__istore *is = &p->istores[sn->node];
     for (int o = 0; o < p->plan->nodes[sn->node].nout; o++) {
-        if (pl->pooled[o]) {
+        if (is->stored[o]) {
             sn->outs[o].data = NULL;
             sn->outs[o].bytes_cap = 0;
         }
     }
     sn->holds = false;
-    pl->holder = -1;
+    is->holder = -1;
 }
 
-/* Resumes node j of iteration pl->next if it is parked and the storage is free. */
-static void wake(sl_pipeline *p, int j)
+/* Resumes node j of iteration is->next if it is parked and the storage is free. */
+static void wake_locked(sl_pipeline *p, int j)
 {
-    sl__pool *pl = &p->pools[j];
-    sl__slot *slot = &p->slots[pl->next % p->depth];
+    SL__ASSERT_LOCKED(p);
+    sl__istore *is = &p->istores[j];
+    sl__slot *slot = &p->slots[is->next % p->depth];
     sl__snode *sn = &slot->nodes[j];
-    if (pl->holder >= 0 || slot->state != SLOT_RUNNING || slot->iteration != pl->next ||
+    if (is->holder >= 0 || slot->state != SLOT_RUNNING || slot->iteration != is->next ||
         !sn->parked)
         return;
-    sl__pool_acquire_locked(p, sn);
+    sl__istore_acquire_locked(p, sn);
     sl__exec_resume_locked(p, sn);
 }
 
-void sl__pool_node_done_locked(sl_pipeline *p, sl__snode *sn)
+void sl__istore_node_done_locked(sl_pipeline *p, sl__snode *sn)
 {
+    SL__ASSERT_LOCKED(p);
     const int j = sn->node;
-    sl__pool *pl = &p->pools[j];
+    sl__istore *is = &p->istores[j];
     sn->parked = false;
     /* passed its allocation without taking the storage (skipped, failed): let the next go */
-    if (pl->npooled && pl->next == sn->slot->iteration && !sn->holds) {
-        pl->next++;
-        wake(p, j);
+    if (is->nstored && is->next == sn->slot->iteration && !sn->holds) {
+        is->next++;
+        wake_locked(p, j);
     }
     if (sn->holds && sn->consumers_left == 0) { /* no consumers at all */
-        release(p, sn);
-        wake(p, j);
+        release_locked(p, sn);
+        wake_locked(p, j);
     }
-    for (int k = 0; k < pl->npred; k++) {
-        sl__snode *pr = &sn->slot->nodes[pl->pred[k]];
+    for (int k = 0; k < is->npred; k++) {
+        sl__snode *pr = &sn->slot->nodes[is->pred[k]];
         if (--pr->consumers_left == 0 && pr->holds) {
-            release(p, pr);
-            wake(p, pr->node);
+            release_locked(p, pr);
+            wake_locked(p, pr->node);
         }
     }
 }
