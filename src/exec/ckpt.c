@@ -248,14 +248,17 @@ sl_status sl__ckpt_restore(sl_pipeline *p)
         if (st != SL_OK)
             return st;
     }
-    /* every counter keyed by the iteration starts at `it`, as if `it` iterations had run */
+    /* every counter keyed by the iteration starts at `it`, as if `it` iterations had run
+     * (nothing is scheduled yet: the lock only keeps the (mu) fields' rule) */
+    sl__exec_lock(p);
     p->scheduled = p->started = p->next_share = it;
     for (int j = 0; j < p->plan->n; j++) {
         p->stateful_next[j] = it;
-        p->pools[j].next = it;
+        p->istores[j].next = it;
     }
     p->gset_next = it;
     p->bad_total = bad;
+    sl__exec_unlock(p);
     json_decref(p->ckpt_restore);
     p->ckpt_restore = NULL;
     return SL_OK;
@@ -296,7 +299,7 @@ void sl__ckpt_snapshot(sl__snode *sn)
 
 /* The checkpoint's entry for node j at iteration it (needs mu and ckpt_mu), or NULL with the
  * error recorded. */
-static json_t *node_entry(sl_pipeline *p, int j, int64_t it)
+static json_t *node_entry_locked(sl_pipeline *p, int j, int64_t it)
 {
     const sl__pnode *pn = &p->plan->nodes[j];
     sl__snode *sn = &p->slots[it % p->depth].nodes[j];
@@ -331,8 +334,9 @@ static json_t *node_entry(sl_pipeline *p, int j, int64_t it)
 }
 
 /* The checkpoint as a JSON object (needs mu), or NULL with the error recorded. */
-static json_t *make_checkpoint(sl_pipeline *p)
+static json_t *make_checkpoint_locked(sl_pipeline *p)
 {
+    SL__ASSERT_LOCKED(p);
     int64_t it = p->next_share;
     json_t *nodes = json_array();
     json_t *root =
@@ -351,7 +355,7 @@ static json_t *make_checkpoint(sl_pipeline *p)
         const sl_op_def *op = p->plan->nodes[j].op;
         if (!op->restore)
             continue;
-        json_t *e = op->checkpoint ? node_entry(p, j, it)
+        json_t *e = op->checkpoint ? node_entry_locked(p, j, it)
                                    : json_pack("{s:s, s:s, s:[]}", "name", p->plan->nodes[j].name,
                                                "op", op->name, "state");
         ok = e && json_array_append_new(nodes, e) == 0;
@@ -382,9 +386,9 @@ sl_status sl_pipeline_checkpoint(sl_pipeline *p, char **out, size_t *len)
     sl_status st = p->built ? SL_OK : sl_pipeline_build(p);
     if (st != SL_OK)
         return st;
-    pthread_mutex_lock(&p->mu);
-    json_t *root = make_checkpoint(p);
-    pthread_mutex_unlock(&p->mu);
+    sl__exec_lock(p);
+    json_t *root = make_checkpoint_locked(p);
+    sl__exec_unlock(p);
     if (!root)
         return p->error.code;
     char *text = json_dumps(root, JSON_COMPACT);

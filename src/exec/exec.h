@@ -71,8 +71,11 @@
  * Lock order (a lock on the left may be held while one on its right is taken, never the
  * reverse):
  *   pipeline mu  ->  the thread pool's lock (sl__tpool_submit under mu)
+ *                ->  ckpt_mu (ckpt.c: sl_pipeline_checkpoint holds both; a stateful node's
+ *                    setup task takes ckpt_mu alone to record its state)
  *                ->  an operator's own lock (op->batch_size runs under mu: external_source's
- *                    state lock; operators never call into the executor holding their lock)
+ *                    state lock; operators never call into the executor holding their lock;
+ *                    op->checkpoint runs under ckpt_mu)
  *                ->  the GPU allocators' locks (src/cuda: batches grown or freed under mu when
  *                    outputs are set aside) and, below them, the GPU emulation's lock (an
  *                    emulated device block mapped or unmapped; it also brackets each emulated
