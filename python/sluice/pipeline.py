@@ -173,6 +173,7 @@ class Pipeline:
                  max_sample_bytes=1 << 30, enable_conditionals=False, on_bad_sample="raise",
                  max_bad_samples=0):
         self._enable_checkpointing = bool(enable_checkpointing)
+        self._adopted_sources = []  # sources made outside the definition (sluice.node.adopt)
         self._restore_text, self._restored_app = None, {}
         if checkpoint is not None:
             self._restore_text, self._restored_app = _split_checkpoint(checkpoint)
@@ -352,6 +353,7 @@ class Pipeline:
             raise _sluice.UnsupportedError(
                 f"Pipeline(device_id={self._device_id}): sluice was built without CUDA "
                 "support; pass device_id=None for a CPU-only pipeline")
+        self._check_checkpointable()
         pipe = self._c_pipeline()
         self.start_py_workers()  # before the pipeline's threads exist (fork)
         try:
@@ -700,6 +702,26 @@ class Pipeline:
         pipe.build()
         self._pipe = pipe
         self._restore_sources()
+
+    def _check_checkpointable(self):
+        """With enable_checkpointing, at build: a source made outside the definition is an
+        error, and a Python source whose position only it knows is warned of (DALI's rules;
+        checkpoint() then refuses the pipeline, naming it)."""
+        if not self._enable_checkpointing:
+            return
+        if self._adopted_sources:
+            raise _sluice.MisuseError(
+                "The pipeline does not support checkpointing, because it contains operator "
+                f'"{self._adopted_sources[0]}" made outside the pipeline\'s definition (its state '
+                "is not the pipeline's): create it inside the definition")
+        for s in self._sources:
+            why = s.checkpoint_state() if hasattr(s, "checkpoint_state") else None
+            if isinstance(why, str):
+                warnings.warn(f'external_source (node "{s.nodes[0]}"): {why}, and checkpoint() '
+                              "will refuse this pipeline (pass a callable taking the "
+                              "iteration, BatchInfo or SampleInfo). In DALI's words: DALI "
+                              "doesn't capture state of such 'source'.", UserWarning,
+                              stacklevel=3)
 
     def _snapshot_sources(self):
         """Each source's position before its next batch (None for one that cannot say)."""

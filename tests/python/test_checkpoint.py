@@ -168,9 +168,39 @@ def test_unrestorable_source_says_which():
         return fn.external_source(gen, batch=False, name="frames")
 
     p = pipe()
+    with pytest.warns(UserWarning, match="doesn't capture state of such 'source'"):
+        p.build()  # warned at build, as DALI
     p.run()
     with pytest.raises(NotImplementedError, match='node "frames".*generator'):
         p.checkpoint()
+
+
+@pytest.mark.parametrize("kind", ["list", "iterator", "no-argument callable"])
+def test_sources_without_position_are_warned_of(kind):
+    source = {"list": [np.array(1)] * 3, "iterator": iter([np.array(1)] * 3),
+              "no-argument callable": lambda: np.array(42)}[kind]
+
+    @pipeline_def(batch_size=1, num_threads=1, seed=1, enable_checkpointing=True)
+    def pipe():
+        return fn.external_source(source=source, batch=False)
+
+    with pytest.warns(UserWarning, match="capture state of such 'source'"):
+        pipe().build()
+
+
+def test_source_made_outside_the_definition_is_refused():
+    es = fn.external_source("outside")
+
+    @pipeline_def(batch_size=1, num_threads=1, seed=1, enable_checkpointing=True)
+    def pipe(x):
+        return x + 1
+
+    p = pipe(es)
+    with pytest.raises(RuntimeError, match="does not support checkpointing.*outside the "
+                                           "pipeline"):
+        p.build()
+    q = pipe(fn.external_source("outside"), enable_checkpointing=False)
+    q.build()  # without checkpointing it is adopted as usual
 
 
 # ---- the DALI-style iterator ------------------------------------------------------------------
