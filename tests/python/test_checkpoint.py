@@ -366,3 +366,32 @@ def test_other_readers_resume(shards, reader):
         ckpt = p.checkpoint()
         assert json.loads(ckpt)["nodes"][0]["op"] == f"readers.{reader}"
         assert ckpt_cases.run(pipe(checkpoint=ckpt), 9 - k) == ref[k:]
+
+
+def test_iterator_checkpoint_at_epoch_end_and_after_reset(files):
+    """At the end of an epoch (StopIteration, no auto_reset) the restored iterator is at the
+    end too; after reset() it starts the next epoch."""
+    from sluice.plugin.pytorch import SluiceGenericIterator
+
+    @pipeline_def(batch_size=5, num_threads=2, seed=3, enable_checkpointing=True)
+    def pipe():
+        data, label = fn.readers.file(files=files[:MISSING], labels=list(range(MISSING)),
+                                      random_shuffle=True, name="Reader")
+        return label
+
+    def make(p):
+        return SluiceGenericIterator(p, ["label"], reader_name="Reader")
+
+    def labels(it):
+        return [b[0]["label"].numpy().ravel().tolist() for b in it]
+
+    it = make(pipe())
+    first = labels(it)
+    assert set(sum(first, [])) == set(range(MISSING))  # 13 samples (FILL pads to 15)
+    at_end = it.checkpoints()[0]
+    it.reset()
+    after_reset = it.checkpoints()[0]
+    second = labels(it)
+    assert labels(make(pipe(checkpoint=at_end))) == []
+    assert labels(make(pipe(checkpoint=after_reset))) == second
+    assert second != first  # a fresh permutation
