@@ -85,7 +85,7 @@ def test_resume_in_fresh_process(files, tmp_path, threads, prefetch, conditional
     # the reference is not trivially repetitive, and the missing file was replaced
     assert len({str(r) for r in ref}) == T
     assert (json.loads(ref_ckpts[-1])["bad_samples"] >= 2) != conditional
-    for k in (0, 1, 3, 5, 6, 7, 11, 12):
+    for k in (0, 3, 6, 7, 12):  # inside the first epoch, at and across its end
         ckpt = checkpoint_after("reader", params, k)
         assert ckpt == ref_ckpts[k]  # the same state however far the prefetch ran
         got, end = restore_elsewhere("reader", params, ckpt, T - k, tmp_path)
