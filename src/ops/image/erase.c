@@ -1,6 +1,6 @@
 /* erase: fills one or more boxes of each sample with a value (DALI's fn.erase).
  *
- * Exports: const sl_op_def sl_op_erase ("erase", CPU).
+ * Exports: const sl_op_def sl_op_erase ("erase", CPU and GPU).
  *
  * Per sample, `anchor` and `shape` hold R regions of n values each, n the number of axes
  * (`axis_names`, default "HW", or `axes`; the other axes are covered whole). Per region and
@@ -9,6 +9,8 @@
  * [round(a), round(a) + round(s)) (halves away from zero) clipped to the sample. The output is
  * the input with every box set to fill_value: one value, or one per channel along the layout's
  * C axis, converted to the input type (DALI's saturating cast).
+ * GPU (erase.cu, builds with CUDA): the same regions (plan()) for every sample, uploaded; one
+ * thread per element writes the fill value when the element lies in any region, else the input.
  * Invariant: run_sample copies the input, then fills each box; nothing is kept between calls.
  */
 #include <math.h>
@@ -16,6 +18,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/image/erase.h"
 #include "ops/tensor/tensor.h"
 
 enum {
@@ -168,61 +171,55 @@ static void fill_box(unsigned char *data, int ndim, const int64_t *shape, const 
     }
 }
 
-static sl_status erase_run_sample(sl_ctx *ctx, int i)
+/* Sample i's regions, clipped to the sample: boxes[2 * (r * n + k)] and [... + 1] are region
+ * r's start and end along axes[k] (k < *n), for *nbox regions (those that erase nothing are
+ * left out); fill: *nfill values of the input type, one per index along axis *c when *nfill >
+ * 1. scratch: 2 * MAX_COORDS doubles; boxes: room for MAX_COORDS * 2 values. Checks as the CPU
+ * operator always did, in its order. */
+static sl_status plan(sl_ctx *ctx, int i, double *scratch, int *axes, int *n, int64_t *boxes,
+                      int *nbox, unsigned char *fill, int *nfill, int *c)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
-    const int ndim = sl_batch_ndim(in);
     const int64_t *s = sl_batch_shape(in, i);
     const sl_dtype t = sl_batch_dtype(in);
-    const size_t es = sl_dtype_size(t);
-    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
-    int64_t numel = sl_batch_sample_numel(in, i);
-    if (numel > 0)
-        memcpy(out, sl_batch_sample_data(in, i), (size_t)numel * es);
-
-    int axes[SL_MAX_NDIM];
-    int n = erase_axes(ctx, in, axes);
-    if (n < 0)
+    *nbox = 0;
+    *n = erase_axes(ctx, in, axes);
+    if (*n < 0)
         return SL_EINVAL;
-    double *anchor = sl_ctx_scratch(ctx, 2 * MAX_COORDS * sizeof(double) + SL__MAX_FILL * 8);
-    if (!anchor)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions");
-    double *shape = anchor + MAX_COORDS;
-    unsigned char *fill = (unsigned char *)(shape + MAX_COORDS);
+    double *anchor = scratch, *shape = scratch + MAX_COORDS;
     int na = sl_ctx_arg_floats(ctx, A_ANCHOR, i, anchor, MAX_COORDS);
     int ns = sl_ctx_arg_floats(ctx, A_SHAPE, i, shape, MAX_COORDS);
-    if (na != ns || (n > 0 && na % n != 0))
+    if (na != ns || (*n > 0 && na % *n != 0))
         return sl_fail(ctx, SL_EINVAL,
                        "anchor has %d values and shape %d; both must hold the same number of "
                        "regions of %d values (one per erased axis)",
-                       na, ns, n);
-    int c = sl__layout_find(sl_batch_layout(in), 'C');
-    int nfill = sl__fill_read(ctx, A_FILL, i, t, fill, SL__MAX_FILL);
-    if (nfill != 1) {
-        if (c < 0)
+                       na, ns, *n);
+    *c = sl__layout_find(sl_batch_layout(in), 'C');
+    *nfill = sl__fill_read(ctx, A_FILL, i, t, fill, SL__MAX_FILL);
+    if (*nfill != 1) {
+        if (*c < 0)
             return sl_fail(ctx, SL_EINVAL,
                            "fill_value has %d values; one per channel needs a C axis in the "
                            "layout (\"%s\")",
-                           nfill, sl_batch_layout(in));
-        if (nfill < s[c])
+                           *nfill, sl_batch_layout(in));
+        if (*nfill < s[*c])
             return sl_fail(ctx, SL_EINVAL,
-                           "fill_value has %d values; expected 1 or one per channel (%lld)", nfill,
-                           (long long)s[c]);
+                           "fill_value has %d values; expected 1 or one per channel (%lld)", *nfill,
+                           (long long)s[*c]);
     }
-    if (numel == 0 || n == 0)
+    if (sl_batch_sample_numel(in, i) == 0 || *n == 0)
         return SL_OK;
     bool norm = sl_ctx_arg_bool(ctx, A_NORMALIZED, i);
     bool norm_a = norm || sl_ctx_arg_bool(ctx, A_NORM_ANCHOR, i);
     bool norm_s = norm || sl_ctx_arg_bool(ctx, A_NORM_SHAPE, i);
     bool centered = sl_ctx_arg_bool(ctx, A_CENTERED, i);
-    for (int r = 0; r < na / n; r++) {
-        int64_t lo[SL_MAX_NDIM], hi[SL_MAX_NDIM];
-        for (int d = 0; d < ndim; d++)
-            lo[d] = 0, hi[d] = s[d];
-        for (int k = 0; k < n; k++) {
+    for (int r = 0; r < na / *n; r++) {
+        int64_t *box = boxes + (size_t)*nbox * 2 * (size_t)*n;
+        bool empty = false;
+        for (int k = 0; k < *n; k++) {
             int d = axes[k];
             float ext = (float)s[d];
-            float a = (float)anchor[r * n + k], l = (float)shape[r * n + k];
+            float a = (float)anchor[r * *n + k], l = (float)shape[r * *n + k];
             if (norm_a)
                 a *= ext;
             if (norm_s)
@@ -236,13 +233,103 @@ static sl_status erase_run_sample(sl_ctx *ctx, int i)
                 return sl_fail(ctx, SL_EINVAL, "region %d: negative shape %g along axis %d", r,
                                (double)l, d);
             int64_t st = llroundf(a), en = st + llroundf(l);
-            lo[d] = st < 0 ? 0 : st > s[d] ? s[d] : st;
-            hi[d] = en < 0 ? 0 : en > s[d] ? s[d] : en;
+            box[2 * k] = st < 0 ? 0 : st > s[d] ? s[d] : st;
+            box[2 * k + 1] = en < 0 ? 0 : en > s[d] ? s[d] : en;
+            empty = empty || box[2 * k + 1] <= box[2 * k];
+        }
+        if (!empty)
+            (*nbox)++;
+    }
+    return SL_OK;
+}
+
+static sl_status erase_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int ndim = sl_batch_ndim(in);
+    const int64_t *s = sl_batch_shape(in, i);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
+    int64_t numel = sl_batch_sample_numel(in, i);
+    if (numel > 0)
+        memcpy(out, sl_batch_sample_data(in, i), (size_t)numel * es);
+
+    double *scratch = sl_ctx_scratch(ctx, 2 * MAX_COORDS * sizeof(double));
+    int64_t *boxes = sl_ctx_scratch_n(ctx, 1, 2 * MAX_COORDS * sizeof(int64_t));
+    unsigned char *fill = sl_ctx_scratch_n(ctx, 2, SL__MAX_FILL * 8);
+    if (!scratch || !boxes || !fill)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions");
+    int axes[SL_MAX_NDIM], n, nbox, nfill, c;
+    sl_status st = plan(ctx, i, scratch, axes, &n, boxes, &nbox, fill, &nfill, &c);
+    if (st != SL_OK)
+        return st;
+    for (int r = 0; r < nbox; r++) {
+        int64_t lo[SL_MAX_NDIM], hi[SL_MAX_NDIM];
+        for (int d = 0; d < ndim; d++)
+            lo[d] = 0, hi[d] = s[d];
+        for (int k = 0; k < n; k++) {
+            lo[axes[k]] = boxes[(size_t)(r * n + k) * 2];
+            hi[axes[k]] = boxes[(size_t)(r * n + k) * 2 + 1];
         }
         fill_box(out, ndim, s, lo, hi, es, fill, nfill, c);
     }
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* Everything the GPU run (erase.cu) needs of a batch, planned on the host by plan(). */
+static sl_status erase_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int nsamples = sl_ctx_batch_size(ctx), ndim = sl_batch_ndim(in);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    if (nsamples <= 0)
+        return SL_OK;
+    int64_t coords = 0;
+    for (int i = 0; i < nsamples; i++) {
+        int na = sl_ctx_arg_floats(ctx, A_ANCHOR, i, NULL, 0);
+        coords += na < MAX_COORDS ? na : MAX_COORDS;
+    }
+    sl__erase_gpu *h = sl_ctx_scratch_n(ctx, 0, sizeof(*h) * (size_t)nsamples);
+    double *scratch = sl_ctx_scratch_n(ctx, 1, 2 * MAX_COORDS * sizeof(double));
+    int64_t *boxes = sl_ctx_scratch_n(ctx, 2, 2 * (size_t)(coords + 1) * sizeof(int64_t));
+    unsigned char *fills = sl_ctx_scratch_n(ctx, 3, (size_t)nsamples * SL__MAX_FILL * es);
+    if (!h || !scratch || !boxes || !fills)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions of %d samples", nsamples);
+    int64_t used = 0;
+    for (int i = 0; i < nsamples; i++) {
+        sl__erase_gpu *g = &h[i];
+        memset(g, 0, sizeof *g);
+        sl_ctx_focus_sample(ctx, i);
+        int axes[SL_MAX_NDIM], n, nbox, nfill, c;
+        unsigned char *fill = fills + (size_t)i * SL__MAX_FILL * es;
+        sl_status st = plan(ctx, i, scratch, axes, &n, boxes + 2 * used, &nbox, fill, &nfill, &c);
+        if (st != SL_OK)
+            return st;
+        const int64_t *s = sl_batch_shape(in, i);
+        g->in = sl_batch_sample_data(in, i);
+        g->out = sl_ctx_output_data(ctx, 0, i);
+        g->numel = sl_batch_sample_numel(in, i);
+        g->naxes = n;
+        g->nbox = nbox;
+        g->box_off = used;
+        g->fill_off = (int64_t)i * SL__MAX_FILL;
+        g->nfill = nfill;
+        int64_t stride = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            for (int k = 0; k < n; k++)
+                if (axes[k] == d)
+                    g->stride[k] = stride, g->extent[k] = s[d];
+            if (d == c)
+                g->cstride = stride, g->cextent = s[d];
+            stride *= s[d];
+        }
+        used += (int64_t)nbox * n;
+    }
+    sl_ctx_focus_sample(ctx, -1);
+    return sl__erase_run_gpu(ctx, h, nsamples, boxes, used, fills, (size_t)nsamples * SL__MAX_FILL);
+}
+#endif
 
 const sl_op_def sl_op_erase = {
     .name = "erase",
@@ -255,6 +342,7 @@ const sl_op_def sl_op_erase = {
            "centre. Coordinates are rounded half away from zero and regions clipped to the "
            "sample (a region wholly outside erases nothing). fill_value is one value or one per "
            "channel along the layout's C axis.\n\n"
+           "`device=\"gpu\"` erases the whole batch in one launch, with the same regions.\n\n"
            "Differs from DALI: an input without a layout uses axes [1, 0] by default.",
     .inputs = inputs,
     .min_inputs = 1,
@@ -263,10 +351,13 @@ const sl_op_def sl_op_erase = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = erase_init,
     .setup = erase_setup,
     .setup_sample = erase_setup_sample,
     .run_sample = erase_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = erase_run_gpu,
+#endif
 };

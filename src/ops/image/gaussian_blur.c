@@ -1,13 +1,15 @@
 /* gaussian_blur: separable Gaussian blur of images, volumes and sequences (DALI's
  * fn.gaussian_blur).
  *
- * Exports: const sl_op_def sl_op_gaussian_blur ("gaussian_blur", CPU).
+ * Exports: const sl_op_def sl_op_gaussian_blur ("gaussian_blur", CPU and GPU).
  *
  * Per spatial axis (every axis but C and F, ops/image/convolution.h) a normalised Gaussian
  * kernel: DALI's rules, window = 2 * ceil(3 * sigma) + 1 when only sigma is given, sigma =
  * (r - 1) * 0.3 + 0.8 (r = (window - 1) / 2, OpenCV's rule) when only window_size is; weights
  * exp(-x^2 / (2 sigma^2)) scaled to sum 1. Borders reflect-101, arithmetic float32, the output
  * converted to dtype (default: the input type) with rounding and saturation.
+ * GPU (builds with CUDA): the same kernels (kernels()) given to convolution.cu's
+ * sl__conv_run_gpu, bit-identical results.
  * Invariant: a pure function of the sample and its arguments; nothing kept between calls.
  */
 #include <math.h>
@@ -104,29 +106,16 @@ static sl_status per_axis(sl_ctx *ctx, int arg, int i, int n, double *v)
     return SL_OK;
 }
 
-static sl_status blur_run_sample(sl_ctx *ctx, int i)
+/* Sample i's normalised Gaussian kernel per spatial axis (n of them), into buf (n * MAX_WINDOW
+ * floats): kp[k], len[k]. */
+static sl_status kernels(sl_ctx *ctx, int i, int n, const int *axes, float *buf, const float **kp,
+                         int *len)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const int ndim = sl_batch_ndim(in);
-    const int64_t *s = sl_batch_shape(in, i);
-    int axes[SL_MAX_NDIM];
-    int n = sl__conv_axes(sl_batch_layout(in), ndim, axes);
     double sigma[SL_MAX_NDIM], win[SL_MAX_NDIM];
     sl_status st;
     if ((st = per_axis(ctx, A_SIGMA, i, n, sigma)) != SL_OK ||
         (st = per_axis(ctx, A_WINDOW_SIZE, i, n, win)) != SL_OK)
         return st;
-    int len[SL_MAX_NDIM];
-    const float *kp[SL_MAX_NDIM];
-    int64_t numel = sl_batch_sample_numel(in, i);
-    size_t kbytes = (size_t)n * MAX_WINDOW * sizeof(float);
-    size_t need = kbytes + 3 * (size_t)numel * sizeof(float);
-    if ((size_t)numel * sizeof(float) > sl_ctx_max_sample_bytes(ctx))
-        return sl_fail(ctx, SL_EUNSUPPORTED, "a sample of %lld elements is too large to filter",
-                       (long long)numel);
-    float *buf = sl_ctx_scratch(ctx, need);
-    if (!buf)
-        return sl_fail(ctx, SL_ENOMEM, "out of memory for the filter");
     for (int k = 0; k < n; k++) {
         float sg = (float)sigma[k];
         int w = (int)win[k];
@@ -155,6 +144,30 @@ static sl_status blur_run_sample(sl_ctx *ctx, int i)
         kp[k] = kk;
         len[k] = w;
     }
+    return SL_OK;
+}
+
+static sl_status blur_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int ndim = sl_batch_ndim(in);
+    const int64_t *s = sl_batch_shape(in, i);
+    int axes[SL_MAX_NDIM];
+    int n = sl__conv_axes(sl_batch_layout(in), ndim, axes);
+    int len[SL_MAX_NDIM];
+    const float *kp[SL_MAX_NDIM];
+    int64_t numel = sl_batch_sample_numel(in, i);
+    size_t kbytes = (size_t)n * MAX_WINDOW * sizeof(float);
+    size_t need = kbytes + 3 * (size_t)numel * sizeof(float);
+    if ((size_t)numel * sizeof(float) > sl_ctx_max_sample_bytes(ctx))
+        return sl_fail(ctx, SL_EUNSUPPORTED, "a sample of %lld elements is too large to filter",
+                       (long long)numel);
+    float *buf = sl_ctx_scratch(ctx, need);
+    if (!buf)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the filter");
+    sl_status st = kernels(ctx, i, n, axes, buf, kp, len);
+    if (st != SL_OK)
+        return st;
     if (numel == 0)
         return SL_OK;
     float *sum = buf + (size_t)n * MAX_WINDOW, *scratch = sum + numel;
@@ -163,6 +176,24 @@ static sl_status blur_run_sample(sl_ctx *ctx, int i)
     sl__conv_store(sum, numel, 1.0f, out_type(ctx), sl_ctx_output_data(ctx, 0, i));
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* The one filter of sample i for convolution.cu. */
+static sl_status gpu_filters(sl_ctx *ctx, int i, float *buf, sl__conv_filter *f)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    int axes[SL_MAX_NDIM];
+    int n = sl__conv_axes(sl_batch_layout(in), sl_batch_ndim(in), axes);
+    f[0].scale = 1.0f;
+    return kernels(ctx, i, n, axes, buf, f[0].k, f[0].len);
+}
+
+/* One launch per spatial axis for the whole batch, bit-identical to blur_run_sample. */
+static sl_status blur_run_gpu(sl_ctx *ctx)
+{
+    return sl__conv_run_gpu(ctx, out_type(ctx), 1, false, MAX_WINDOW, gpu_filters);
+}
+#endif
 
 const sl_op_def sl_op_gaussian_blur = {
     .name = "gaussian_blur",
@@ -173,7 +204,9 @@ const sl_op_def sl_op_gaussian_blur = {
            "sigma) + 1; only window_size: sigma = (r - 1) * 0.3 + 0.8 with r = (window - 1) / 2 "
            "(OpenCV's rule, so the result matches cv2.GaussianBlur(ksize=window, sigma=0)). "
            "Borders reflect-101 (cv2.BORDER_REFLECT_101); float32 arithmetic; the output in "
-           "`dtype` (default: the input's), integers rounded and saturated.",
+           "`dtype` (default: the input's), integers rounded and saturated.\n\n"
+           "`device=\"gpu\"` filters the whole batch on the GPU, one launch per axis, with the "
+           "same float32 arithmetic: results identical to the CPU's.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -181,10 +214,13 @@ const sl_op_def sl_op_gaussian_blur = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = blur_init,
     .setup = blur_setup,
     .setup_sample = blur_setup_sample,
     .run_sample = blur_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = blur_run_gpu,
+#endif
 };

@@ -1,7 +1,7 @@
 /* laplacian: the Laplacian (sum of second derivatives) of images, volumes and sequences
  * (DALI's fn.laplacian), with OpenCV's derivative and smoothing windows.
  *
- * Exports: const sl_op_def sl_op_laplacian ("laplacian", CPU).
+ * Exports: const sl_op_def sl_op_laplacian ("laplacian", CPU and GPU).
  *
  * For each spatial axis i (every axis but C and F, ops/image/convolution.h) the partial
  * d2/dx_i^2 is a separable filter: the derivative window of window_size[i] along i (size 3:
@@ -11,6 +11,8 @@
  * normalized_kernel sets scale[i] = 2^-(sum_j size[i][j] - naxes - 2). Borders reflect-101,
  * float32 arithmetic, the output converted to dtype (default: the input type) with rounding and
  * saturation — for window_size 3 that is cv2.Laplacian(ksize=3).
+ * GPU (builds with CUDA): the same filters (filters()) given to convolution.cu's
+ * sl__conv_run_gpu, bit-identical results.
  * Invariant: a pure function of the sample and its arguments; nothing kept between calls.
  */
 #include <math.h>
@@ -147,26 +149,52 @@ static void derivative(float *w, int s)
     }
 }
 
-static sl_status lap_run_sample(sl_ctx *ctx, int i)
+/* Sample i's filters, one per spatial axis p (n of them): the partial d2 / d axes[p]^2's
+ * windows and factor, the windows in buf (n * n * MAX_WINDOW floats). */
+static sl_status filters(sl_ctx *ctx, int i, int n, float *buf, sl__conv_filter *f)
 {
-    const sl_batch *in = sl_ctx_input(ctx, 0);
-    const int ndim = sl_batch_ndim(in);
-    const int64_t *s = sl_batch_shape(in, i);
-    int axes[SL_MAX_NDIM], win[SL_MAX_NDIM], smooth[SL_MAX_NDIM];
-    int n = sl__conv_axes(sl_batch_layout(in), ndim, axes);
+    int win[SL_MAX_NDIM], smooth[SL_MAX_NDIM];
     bool has_smooth = sl_ctx_arg_is_set(ctx, A_SMOOTHING_SIZE);
     sl_status st = ints_per_axis(ctx, A_WINDOW_SIZE, i, n, win, 3);
     if (st == SL_OK && has_smooth)
         st = ints_per_axis(ctx, A_SMOOTHING_SIZE, i, n, smooth, 1);
     if (st != SL_OK)
         return st;
-    double scale[SL_MAX_NDIM], sc[SL_MAX_NDIM];
+    double sc[SL_MAX_NDIM];
     int m = sl_ctx_arg_floats(ctx, A_SCALE, i, sc, SL_MAX_NDIM);
     if (m != 1 && m != n)
         return sl_fail(ctx, SL_EINVAL,
                        "scale has %d values; expected 1 or one per spatial axis (%d)", m, n);
-    for (int k = 0; k < n; k++)
-        scale[k] = sc[m == 1 ? 0 : k];
+    bool norm = sl_ctx_arg_bool(ctx, A_NORMALIZED, i);
+    for (int p = 0; p < n; p++) { /* partial d2 / d axes[p]^2 */
+        int total = 0;
+        for (int k = 0; k < n; k++) {
+            float *w = buf + (size_t)(p * n + k) * MAX_WINDOW;
+            f[p].len[k] = k == p ? win[p] : has_smooth ? smooth[k] : win[p];
+            if (k == p)
+                derivative(w, f[p].len[k]);
+            else
+                smoothing(w, f[p].len[k]);
+            f[p].k[k] = w;
+            total += f[p].len[k];
+        }
+        f[p].scale = (float)(norm ? exp2(-(double)(total - n - 2)) : sc[m == 1 ? 0 : p]);
+    }
+    return SL_OK;
+}
+
+static sl_status lap_run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int ndim = sl_batch_ndim(in);
+    const int64_t *s = sl_batch_shape(in, i);
+    int axes[SL_MAX_NDIM];
+    int n = sl__conv_axes(sl_batch_layout(in), ndim, axes);
+    float kern[SL_MAX_NDIM * SL_MAX_NDIM * MAX_WINDOW];
+    sl__conv_filter f[SL_MAX_NDIM];
+    sl_status st = filters(ctx, i, n, kern, f);
+    if (st != SL_OK)
+        return st;
     int64_t numel = sl_batch_sample_numel(in, i);
     if (numel == 0 || n == 0) {
         if (numel > 0) /* no spatial axis: the second derivative of nothing is 0 */
@@ -180,30 +208,35 @@ static sl_status lap_run_sample(sl_ctx *ctx, int i)
     if (!sum)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for the filter");
     float *part = sum + numel, *scratch = part + numel;
-    float kern[SL_MAX_NDIM][MAX_WINDOW];
-    const float *kp[SL_MAX_NDIM];
-    int len[SL_MAX_NDIM];
-    bool norm = sl_ctx_arg_bool(ctx, A_NORMALIZED, i);
-    for (int p = 0; p < n; p++) { /* partial d2 / d axes[p]^2 */
-        int total = 0;
-        for (int k = 0; k < n; k++) {
-            len[k] = k == p ? win[p] : has_smooth ? smooth[k] : win[p];
-            if (k == p)
-                derivative(kern[k], len[k]);
-            else
-                smoothing(kern[k], len[k]);
-            kp[k] = kern[k];
-            total += len[k];
-        }
-        double f = norm ? exp2(-(double)(total - n - 2)) : scale[p];
-        sl__conv_run(sl_batch_sample_data(in, i), sl_batch_dtype(in), ndim, s, n, axes, kp, len,
-                     part, false, scratch);
+    for (int p = 0; p < n; p++) {
+        sl__conv_run(sl_batch_sample_data(in, i), sl_batch_dtype(in), ndim, s, n, axes, f[p].k,
+                     f[p].len, part, false, scratch);
+        const float fp = f[p].scale;
         for (int64_t e = 0; e < numel; e++)
-            sum[e] = p == 0 ? (float)f * part[e] : sum[e] + (float)f * part[e];
+            sum[e] = p == 0 ? fp * part[e] : sum[e] + fp * part[e];
     }
     sl__conv_store(sum, numel, 1.0f, out_type(ctx), sl_ctx_output_data(ctx, 0, i));
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* Sample i's filters for convolution.cu. */
+static sl_status gpu_filters(sl_ctx *ctx, int i, float *buf, sl__conv_filter *f)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    int axes[SL_MAX_NDIM];
+    return filters(ctx, i, sl__conv_axes(sl_batch_layout(in), sl_batch_ndim(in), axes), buf, f);
+}
+
+/* The partials summed on the GPU, one launch per axis pass, bit-identical to lap_run_sample. */
+static sl_status lap_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    int axes[SL_MAX_NDIM];
+    int n = sl__conv_axes(sl_batch_layout(in), sl_batch_ndim(in), axes);
+    return sl__conv_run_gpu(ctx, out_type(ctx), n, true, MAX_WINDOW, gpu_filters);
+}
+#endif
 
 const sl_op_def sl_op_laplacian = {
     .name = "laplacian",
@@ -216,7 +249,9 @@ const sl_op_def sl_op_laplacian = {
            "normalized_kernel, by 2^-(sum of the partial's window sizes - axes - 2)) and summed. "
            "Borders reflect-101; float32 arithmetic; the output in `dtype` (default: the "
            "input's), integers rounded and saturated, as cv2.Laplacian(ksize=window_size) for "
-           "2-D images.",
+           "2-D images.\n\n"
+           "`device=\"gpu\"` computes the whole batch on the GPU with the same float32 "
+           "arithmetic: results identical to the CPU's.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -224,10 +259,13 @@ const sl_op_def sl_op_laplacian = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = lap_init,
     .setup = lap_setup,
     .setup_sample = lap_setup_sample,
     .run_sample = lap_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = lap_run_gpu,
+#endif
 };

@@ -1,7 +1,7 @@
 /* multi_paste: pastes several regions of input images onto a zeroed canvas per output sample
  * (DALI's fn.multi_paste).
  *
- * Exports: const sl_op_def sl_op_multi_paste ("multi_paste", CPU).
+ * Exports: const sl_op_def sl_op_multi_paste ("multi_paste", CPU and GPU).
  *
  * Two modes, as DALI:
  *   in_ids given    one input; output sample i receives, in order, the regions of input samples
@@ -16,6 +16,8 @@
  * is output_size (H, W; a third value, the channels, is ignored) or, unset, the shape of the
  * samples when they are all equal; channels are the sources' (they must agree). Values are
  * converted to dtype (default: the input type) with DALI's saturating cast.
+ * GPU (multi_paste.cu, builds with CUDA): the same regions (plan()), one thread per output
+ * element taking the last region that covers it.
  * Invariant: setup_sample fixes the canvas; run_sample reads sample i's regions only.
  */
 #include <math.h>
@@ -23,6 +25,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/image/multi_paste.h"
 #include "ops/tensor/tensor.h"
 
 enum {
@@ -196,20 +199,15 @@ static void pair(sl_ctx *ctx, int i, int abs_arg, int rel_arg, int k, const int6
     }
 }
 
-static sl_status mp_run_sample(sl_ctx *ctx, int i)
+/* Output sample i's regions, checked, into r (*nr of them; those of zero area left out). */
+static sl_status plan(sl_ctx *ctx, int i, sl__mp_region *r, int *nr)
 {
     int64_t ids[MAX_REGIONS];
     bool by_id = sl_ctx_arg_is_set(ctx, A_IN_IDS);
     int n = regions(ctx, i, ids);
     const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
-    sl_dtype ot = out_type(ctx), it = sl_batch_dtype(sl_ctx_input(ctx, 0));
-    size_t oes = sl_dtype_size(ot), ies = sl_dtype_size(it);
-    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
-    const int64_t c = os[2];
-    if (os[0] * os[1] * c > 0)
-        memset(out, 0, (size_t)(os[0] * os[1] * c) * oes);
-    sl__convert_fn conv = sl__convert_get(ot, it);
     const int64_t zero[2] = {0, 0};
+    *nr = 0;
     for (int k = 0; k < n; k++) {
         const int64_t *ss = source_shape(ctx, i, k, ids, by_id);
         const sl_batch *b = by_id ? sl_ctx_input(ctx, 0) : sl_ctx_input(ctx, k);
@@ -238,14 +236,79 @@ static sl_status mp_run_sample(sl_ctx *ctx, int i)
                                (long long)sh[1], (long long)oa[0], (long long)oa[1],
                                (long long)ss[0], (long long)ss[1], (long long)os[0],
                                (long long)os[1]);
-        for (int64_t y = 0; y < sh[0]; y++) {
-            const unsigned char *s = src + (size_t)(((ia[0] + y) * ss[1] + ia[1]) * c) * ies;
-            unsigned char *d = out + (size_t)(((oa[0] + y) * os[1] + oa[1]) * c) * oes;
-            conv(d, s, sh[1] * c);
+        if (sh[0] == 0 || sh[1] == 0)
+            continue;
+        r[*nr] = (sl__mp_region){src, ss[1], {ia[0], ia[1]}, {sh[0], sh[1]}, {oa[0], oa[1]}};
+        (*nr)++;
+    }
+    return SL_OK;
+}
+
+static sl_status mp_run_sample(sl_ctx *ctx, int i)
+{
+    const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
+    sl_dtype ot = out_type(ctx), it = sl_batch_dtype(sl_ctx_input(ctx, 0));
+    size_t oes = sl_dtype_size(ot), ies = sl_dtype_size(it);
+    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
+    const int64_t c = os[2];
+    if (os[0] * os[1] * c > 0)
+        memset(out, 0, (size_t)(os[0] * os[1] * c) * oes);
+    sl__mp_region *r = sl_ctx_scratch(ctx, sizeof(*r) * MAX_REGIONS);
+    if (!r)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions");
+    int nr;
+    sl_status st = plan(ctx, i, r, &nr);
+    if (st != SL_OK)
+        return st;
+    sl__convert_fn conv = sl__convert_get(ot, it);
+    for (int k = 0; k < nr; k++) {
+        const sl__mp_region *g = &r[k];
+        const unsigned char *src = g->src;
+        for (int64_t y = 0; y < g->sh[0]; y++) {
+            const unsigned char *s = src + (size_t)(((g->ia[0] + y) * g->sw + g->ia[1]) * c) * ies;
+            unsigned char *d = out + (size_t)(((g->oa[0] + y) * os[1] + g->oa[1]) * c) * oes;
+            conv(d, s, g->sh[1] * c);
         }
     }
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+/* Every sample's regions planned on the host (errors name the sample), then one launch
+ * (multi_paste.cu). */
+static sl_status mp_run_gpu(sl_ctx *ctx)
+{
+    const int n = sl_ctx_batch_size(ctx);
+    if (n <= 0)
+        return SL_OK;
+    int64_t total = 0;
+    int64_t *ids = sl_ctx_scratch_n(ctx, 2, sizeof(int64_t) * MAX_REGIONS);
+    if (!ids)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions of %d samples", n);
+    for (int i = 0; i < n; i++) {
+        int m = regions(ctx, i, ids);
+        total += m < MAX_REGIONS ? m : MAX_REGIONS;
+    }
+    sl__mp_gpu *h = sl_ctx_scratch_n(ctx, 0, sizeof(*h) * (size_t)n);
+    sl__mp_region *r = sl_ctx_scratch_n(ctx, 1, sizeof(*r) * (size_t)(total + 1));
+    if (!h || !r)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for the regions of %d samples", n);
+    int64_t used = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t *os = sl_ctx_output_shape(ctx, 0, i);
+        int nr;
+        sl_ctx_focus_sample(ctx, i);
+        sl_status st = plan(ctx, i, r + used, &nr);
+        if (st != SL_OK)
+            return st;
+        h[i] = (sl__mp_gpu){sl_ctx_output_data(ctx, 0, i), os[0], os[1], os[2], used, nr};
+        used += nr;
+    }
+    sl_ctx_focus_sample(ctx, -1);
+    return sl__multi_paste_run_gpu(ctx, h, n, r, used, out_type(ctx),
+                                   sl_batch_dtype(sl_ctx_input(ctx, 0)));
+}
+#endif
 
 const sl_op_def sl_op_multi_paste = {
     .name = "multi_paste",
@@ -258,7 +321,8 @@ const sl_op_def sl_op_multi_paste = {
            "a region outside its source or the canvas fails the sample. The canvas is "
            "output_size (H, W) or the uniform input shape; `dtype` converts.\n\n"
            "Differs from DALI: coordinate lists are flat (DALI takes 2-D tensors), and given as "
-           "argument inputs they hold at most 32 values (16 regions).",
+           "argument inputs they hold at most 32 values (16 regions).\n\n"
+           "`device=\"gpu\"` pastes the whole batch in one launch, with the same regions.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = SL_INPUTS_ANY,
@@ -266,9 +330,12 @@ const sl_op_def sl_op_multi_paste = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = mp_init,
     .setup = mp_setup,
     .setup_sample = mp_setup_sample,
     .run_sample = mp_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = mp_run_gpu,
+#endif
 };

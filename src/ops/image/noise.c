@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "ops/image/noise.h"
+#include "ops/image/noise_rng.h"
 #include "ops/tensor/tensor.h"
 
 #define CHUNK 1024
@@ -36,7 +37,7 @@ sl_status sl__noise_map(sl_ctx *ctx, int i, sl__noise_fn fn, const void *params)
     for (int64_t e = 0; e < numel; e += CHUNK) {
         int64_t n = numel - e < CHUNK ? numel - e : CHUNK;
         to(buf, src + (size_t)e * es, n);
-        fn(buf, n, &r, params);
+        fn(buf, n, e, &r, params);
         from(dst + (size_t)e * es, buf, n);
     }
     return SL_OK;
@@ -44,30 +45,5 @@ sl_status sl__noise_map(sl_ctx *ctx, int i, sl__noise_fn fn, const void *params)
 
 double sl__rng_poisson(sl_rng *r, double lam)
 {
-    if (!(lam > 0))
-        return 0;
-    if (lam < 10) {
-        double l = exp(-lam), p = 1.0;
-        double k = 0;
-        for (;;) {
-            p *= sl_rng_uniform(r);
-            if (p <= l)
-                return k;
-            k += 1;
-        }
-    }
-    double slam = sqrt(lam), loglam = log(lam);
-    double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-    double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
-    for (;;) {
-        double u = sl_rng_uniform(r) - 0.5, v = sl_rng_uniform(r);
-        double us = 0.5 - fabs(u);
-        double k = floor((2 * a / us + b) * u + lam + 0.43);
-        if (us >= 0.07 && v <= vr)
-            return k;
-        if (k < 0 || (us < 0.013 && v > us))
-            continue;
-        if (log(v) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - lgamma(k + 1))
-            return k;
-    }
+    return sl__nr_poisson(r, lam);
 }

@@ -1,7 +1,7 @@
 /* noise.salt_and_pepper: sets random pixels to a "salt" or a "pepper" value (DALI's
  * fn.noise.salt_and_pepper).
  *
- * Exports: const sl_op_def sl_op_noise_salt_and_pepper ("noise.salt_and_pepper", CPU).
+ * Exports: const sl_op_def sl_op_noise_salt_and_pepper ("noise.salt_and_pepper", CPU and GPU).
  *
  * Per pixel of sample i (per element with per_channel), in element order, one uniform u from
  * the sample's stream: u < prob * salt_vs_pepper gives salt, else u < prob gives pepper, else
@@ -9,7 +9,8 @@
  * along the channel axis (the layout's C, or the last axis when the layout is empty; no C in a
  * non-empty layout: each element is a pixel) and all its channels take the same value. salt
  * defaults to 1.0 for floating-point types and the type's maximum otherwise, pepper to -1.0 and
- * the minimum; both are converted to the input type with saturation.
+ * the minimum; both are converted to the input type with saturation. Each pixel takes two
+ * words of the stream, so the GPU run (noise.cu) starts pixel p at word 2p: the same draws.
  */
 #include <string.h>
 
@@ -56,6 +57,13 @@ static const sl_arg_def args[NUM_ARGS] = {
 static const sl_io_def inputs[] = {{"input", "Data of any numeric type and layout."}};
 static const sl_io_def outputs[] = {{"output", "The noisy data, of the input's type and shape."}};
 
+/* A sample's draw parameters. */
+typedef struct sp_draw {
+    double prob, svp;
+    unsigned char sv[8], pv[8];
+    int64_t outer, ch, inner;
+} sp_draw;
+
 static bool is_float(sl_dtype t)
 {
     return t == SL_DTYPE_FLOAT16 || t == SL_DTYPE_FLOAT32 || t == SL_DTYPE_FLOAT64;
@@ -76,56 +84,89 @@ static double type_limit(sl_dtype t, bool max)
     }
 }
 
-static sl_status run_sample(sl_ctx *ctx, int i)
+/* Sample i's parameters: probabilities, salt and pepper in the input's type (sv, pv) and the
+ * pixel structure: outer x ch x inner around the channel axis (ch = 1: every element a pixel). */
+static void sp_params(sl_ctx *ctx, int i, sp_draw *p)
 {
     const sl_batch *in = sl_ctx_input(ctx, 0);
     const sl_dtype t = sl_batch_dtype(in);
-    const size_t es = sl_dtype_size(t);
     const int ndim = sl_batch_ndim(in);
     const int64_t *s = sl_batch_shape(in, i);
-    int64_t numel = sl_batch_sample_numel(in, i);
-    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
-    if (numel == 0)
-        return SL_OK;
-    memcpy(out, sl_batch_sample_data(in, i), (size_t)numel * es);
-    double prob = sl_ctx_arg_float(ctx, A_PROB, i),
-           svp = sl_ctx_arg_float(ctx, A_SALT_VS_PEPPER, i);
+    p->prob = sl_ctx_arg_float(ctx, A_PROB, i);
+    p->svp = sl_ctx_arg_float(ctx, A_SALT_VS_PEPPER, i);
     double salt = sl_ctx_arg_is_set(ctx, A_SALT_VAL) ? sl_ctx_arg_float(ctx, A_SALT_VAL, i)
                   : is_float(t)                      ? 1.0
                                                      : type_limit(t, true);
     double pepper = sl_ctx_arg_is_set(ctx, A_PEPPER_VAL) ? sl_ctx_arg_float(ctx, A_PEPPER_VAL, i)
                     : is_float(t)                        ? -1.0
                                                          : type_limit(t, false);
-    unsigned char sv[8], pv[8];
-    sl__convert_scalar(t, salt, sv);
-    sl__convert_scalar(t, pepper, pv);
+    memset(p->sv, 0, sizeof p->sv);
+    memset(p->pv, 0, sizeof p->pv);
+    sl__convert_scalar(t, salt, p->sv);
+    sl__convert_scalar(t, pepper, p->pv);
     /* outer x C x inner around the channel axis c (none: C = 1) */
     const char *layout = sl_batch_layout(in);
     int c = sl_ctx_arg_bool(ctx, A_PER_CHANNEL, i) ? -1
             : layout[0]                            ? sl__layout_find(layout, 'C')
                                                    : ndim - 1;
-    int64_t outer = 1, ch = 1, inner = 1;
+    p->outer = 1, p->ch = 1, p->inner = 1;
     for (int d = 0; d < ndim; d++) {
         if (c < 0 || d < c)
-            outer *= s[d];
+            p->outer *= s[d];
         else if (d == c)
-            ch = s[d];
+            p->ch = s[d];
         else
-            inner *= s[d];
+            p->inner *= s[d];
     }
+}
+
+static sl_status run_sample(sl_ctx *ctx, int i)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    int64_t numel = sl_batch_sample_numel(in, i);
+    unsigned char *out = sl_ctx_output_data(ctx, 0, i);
+    if (numel == 0)
+        return SL_OK;
+    memcpy(out, sl_batch_sample_data(in, i), (size_t)numel * es);
+    sp_draw p;
+    sp_params(ctx, i, &p);
     sl_rng r = sl_ctx_rng(ctx, i);
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t j = 0; j < inner; j++) {
+    for (int64_t o = 0; o < p.outer; o++) {
+        for (int64_t j = 0; j < p.inner; j++) {
             double u = sl_rng_uniform(&r);
-            if (u >= prob)
+            if (u >= p.prob)
                 continue;
-            const unsigned char *v = u < prob * svp ? sv : pv;
-            for (int64_t k = 0; k < ch; k++)
-                memcpy(out + (size_t)((o * ch + k) * inner + j) * es, v, es);
+            const unsigned char *v = u < p.prob * p.svp ? p.sv : p.pv;
+            for (int64_t k = 0; k < p.ch; k++)
+                memcpy(out + (size_t)((o * p.ch + k) * p.inner + j) * es, v, es);
         }
     }
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status gpu_params(sl_ctx *ctx, int i, sl__noise_gpu *g)
+{
+    sp_draw p;
+    sp_params(ctx, i, &p);
+    g->a = p.prob;
+    g->b = p.svp;
+    g->outer = p.outer;
+    g->ch = p.ch;
+    g->inner = p.inner;
+    memcpy(g->salt, p.sv, sizeof g->salt);
+    memcpy(g->pepper, p.pv, sizeof g->pepper);
+    return SL_OK;
+}
+
+/* One thread per pixel; pixel p draws its uniform from words 2p, 2p + 1 of the sample's stream,
+ * as the CPU's pixel loop does (noise.cu). */
+static sl_status run_gpu(sl_ctx *ctx)
+{
+    return sl__noise_run_gpu(ctx, SL__NOISE_SALT_AND_PEPPER, gpu_params);
+}
+#endif
 
 const sl_op_def sl_op_noise_salt_and_pepper = {
     .name = "noise.salt_and_pepper",
@@ -135,7 +176,8 @@ const sl_op_def sl_op_noise_salt_and_pepper = {
            "among those. Without per_channel all channels of a pixel (along the layout's C, or "
            "the last axis for an empty layout) change together. Defaults: salt 1.0 / pepper "
            "-1.0 for floating-point data, the type's maximum / minimum otherwise. Each sample "
-           "draws from its own stream of the node's seed.",
+           "draws from its own stream of the node's seed; `device=\"gpu\"` draws the same "
+           "numbers.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -143,9 +185,12 @@ const sl_op_def sl_op_noise_salt_and_pepper = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_RANDOM | SL_OP_SAMPLEWISE,
     .setup = sl__noise_setup,
     .setup_sample = sl__noise_setup_sample,
     .run_sample = run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = run_gpu,
+#endif
 };

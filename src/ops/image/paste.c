@@ -1,6 +1,6 @@
 /* paste: places each image on a larger canvas filled with a color (DALI's fn.paste).
  *
- * Exports: const sl_op_def sl_op_paste ("paste", CPU).
+ * Exports: const sl_op_def sl_op_paste ("paste", CPU and GPU).
  *
  * Per sample, with an H x W x C uint8 image (layout HWC or none), DALI's geometry in float32
  * with truncation toward zero:
@@ -8,6 +8,7 @@
  *   anchor   y = int(paste_y * (H' - H)), x = int(paste_x * (W' - W))
  * The canvas is fill_value (one value for every channel, or n_channels values, one per
  * channel) outside the image. The image's channel count must equal n_channels.
+ * GPU (paste.cu, builds with CUDA): the same placements, one thread per output element.
  * Invariant: setup_sample computes the placement once into the iteration data.
  */
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "sluice/op.h"
 
 #include "ops/image/hwc.h"
+#include "ops/image/paste.h"
 
 enum { A_RATIO, A_FILL_VALUE, A_N_CHANNELS, A_PASTE_X, A_PASTE_Y, A_MIN_CANVAS, NUM_ARGS };
 
@@ -164,13 +166,48 @@ static sl_status paste_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* The placements of setup_sample and the fill color, then one launch (paste.cu). */
+static sl_status paste_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    if (n <= 0)
+        return SL_OK;
+    sl__paste_gpu *h = sl_ctx_scratch(ctx, sizeof(*h) * (size_t)n);
+    if (!h)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    const int64_t c = sl_ctx_arg_int(ctx, A_N_CHANNELS, 0);
+    uint8_t color[1024];
+    int64_t vals[1024];
+    int nv = sl_ctx_arg_ints(ctx, A_FILL_VALUE, 0, vals, 1024);
+    for (int64_t k = 0; k < c && k < 1024; k++)
+        color[k] = (uint8_t)vals[nv == 1 ? 0 : k];
+    for (int i = 0; i < n; i++) {
+        const int64_t *s = sl_batch_shape(in, i);
+        const place *p = (const place *)sl_ctx_iter_data(ctx) + i;
+        h[i] = (sl__paste_gpu){sl_batch_sample_data(in, i),
+                               sl_ctx_output_data(ctx, 0, i),
+                               s[0],
+                               s[1],
+                               s[2],
+                               p->out_h,
+                               p->out_w,
+                               p->y,
+                               p->x};
+    }
+    return sl__paste_run_gpu(ctx, h, n, color, c < 1024 ? c : 1024);
+}
+#endif
+
 const sl_op_def sl_op_paste = {
     .name = "paste",
     .doc = "Pastes each image on a larger canvas filled with a color (DALI's paste).\n\n"
            "The canvas is max(int(ratio * H), int(min_canvas_size)) x max(int(ratio * W), "
            "int(min_canvas_size)) (float32, truncated), the image's top-left corner at "
            "(int(paste_y * (H' - H)), int(paste_x * (W' - W))); the rest is `fill_value` (one "
-           "value, or one per channel). uint8 HWC images with n_channels channels.",
+           "value, or one per channel). uint8 HWC images with n_channels channels.\n\n"
+           "`device=\"gpu\"` pastes the whole batch in one launch, with the same placement.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -178,11 +215,14 @@ const sl_op_def sl_op_paste = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .iter_bytes_per_sample = sizeof(place),
     .init = paste_init,
     .setup = paste_setup,
     .setup_sample = paste_setup_sample,
     .run_sample = paste_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = paste_run_gpu,
+#endif
 };

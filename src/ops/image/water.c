@@ -1,11 +1,12 @@
 /* water: a wave distortion that makes images look under water (DALI's fn.water).
  *
- * Exports: const sl_op_def sl_op_water ("water", CPU).
+ * Exports: const sl_op_def sl_op_water ("water", CPU and GPU).
  *
  * The source of output point (x, y) (pixel centres, ops/image/warp_map.h) is DALI's
  *   sx = x + ampl_x * sin(freq_x * y + phase_x),   sy = y + ampl_y * cos(freq_y * x + phase_y)
  * sampled with interp_type (default INTERP_NN); outside the image: fill_value. mask 0 copies
- * the sample. HWC uint8 or float32 images.
+ * the sample. HWC uint8 or float32 images. The GPU run (warp_map.cu) uses the same per-pixel
+ * code (warp_map_px.h).
  */
 #include <math.h>
 
@@ -13,6 +14,7 @@
 
 #include "ops/image/hwc.h"
 #include "ops/image/warp_map.h"
+#include "ops/image/warp_map_px.h"
 
 enum {
     A_AMPL_X,
@@ -54,15 +56,17 @@ static const sl_io_def outputs[] = {{"output", "The distorted images."}};
 
 static const sl__warp_args wargs = {.interp_type = A_INTERP, .fill_value = A_FILL, .mask = A_MASK};
 
-typedef struct wave {
-    float ax, ay, fx, fy, px, py;
-} wave;
-
+/* p: ampl_x, ampl_y, freq_x, freq_y, phase_x, phase_y (warp_map_px.h's sl__wm_water). */
 static void map(void *state, float x, float y, float *sx, float *sy)
 {
-    const wave *w = state;
-    *sx = x + w->ax * sinf(w->fx * y + w->px);
-    *sy = y + w->ay * cosf(w->fy * x + w->py);
+    sl__wm_water(state, x, y, sx, sy);
+}
+
+static void wave(sl_ctx *ctx, int i, float *p)
+{
+    static const int a[6] = {A_AMPL_X, A_AMPL_Y, A_FREQ_X, A_FREQ_Y, A_PHASE_X, A_PHASE_Y};
+    for (int k = 0; k < 6; k++)
+        p[k] = (float)sl_ctx_arg_float(ctx, a[k], i);
 }
 
 static sl_status water_init(sl_op_init *ini, void **state)
@@ -84,12 +88,24 @@ static sl_status water_setup_sample(sl_ctx *ctx, int i)
 
 static sl_status water_run_sample(sl_ctx *ctx, int i)
 {
-    wave w = {
-        (float)sl_ctx_arg_float(ctx, A_AMPL_X, i),  (float)sl_ctx_arg_float(ctx, A_AMPL_Y, i),
-        (float)sl_ctx_arg_float(ctx, A_FREQ_X, i),  (float)sl_ctx_arg_float(ctx, A_FREQ_Y, i),
-        (float)sl_ctx_arg_float(ctx, A_PHASE_X, i), (float)sl_ctx_arg_float(ctx, A_PHASE_Y, i)};
-    return sl__warp_map_sample(ctx, i, &wargs, map, &w);
+    float p[6];
+    wave(ctx, i, p);
+    return sl__warp_map_sample(ctx, i, &wargs, map, p);
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status gpu_params(sl_ctx *ctx, int i, sl__warp_gpu *g)
+{
+    wave(ctx, i, g->p);
+    return SL_OK;
+}
+
+/* One launch for the batch, one thread per pixel (warp_map.cu). */
+static sl_status water_run_gpu(sl_ctx *ctx)
+{
+    return sl__warp_map_run_gpu(ctx, &wargs, SL__WARP_WATER, gpu_params);
+}
+#endif
 
 const sl_op_def sl_op_water = {
     .name = "water",
@@ -97,7 +113,9 @@ const sl_op_def sl_op_water = {
            "Output pixel centre (x, y) samples the input at (x + ampl_x * sin(freq_x * y + "
            "phase_x), y + ampl_y * cos(freq_y * x + phase_y)) with interp_type (INTERP_NN or "
            "INTERP_LINEAR); points outside the image take fill_value. mask = 0 leaves a sample "
-           "unchanged.",
+           "unchanged.\n\n"
+           "`device=\"gpu\"` warps the whole batch in one launch with the CPU's per-pixel "
+           "arithmetic.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -105,10 +123,13 @@ const sl_op_def sl_op_water = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = water_init,
     .setup = water_setup,
     .setup_sample = water_setup_sample,
     .run_sample = water_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = water_run_gpu,
+#endif
 };
