@@ -40,6 +40,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <lmdb.h>
 #include <sluice/sluice.h>
 
 /* What a case's "in" node is fed (IN_NONE / IN_FILES: no external_source). */
@@ -94,10 +95,14 @@ static const bench_case cases[] = {
     {"experimental.decoders.image_random_crop", "window only (alias)", IN_ENCODED, 1, ""},
     {"experimental.decoders.image_slice", "centre 50% (alias)", IN_ENCODED, 1,
      "rel_start=[0.25,0.25];rel_shape=[0.5,0.5]"},
+    {"readers.caffe", "the class folders' JPEGs as Datum in LMDB", IN_FILES, 0, ""},
+    {"readers.caffe2", "the class folders' JPEGs as TensorProtos in LMDB", IN_FILES, 0, ""},
     {"readers.coco", "the class folders as COCO, 2 boxes each", IN_FILES, 0, ""},
     {"readers.file", "class folders, page cache", IN_FILES, 0, ""},
     {"readers.mxnet", "the class folders' JPEGs as one .rec, page cache", IN_FILES, 0, ""},
     {"readers.numpy", "32 u8 256x256x3 .npy, page cache", IN_FILES, 0, ""},
+    {"readers.sequence", "class folders as streams, 1-frame sequences, decoded", IN_FILES, 0,
+     "sequence_length=1"},
     {"readers.numpy", "same, centre 50% ROI (pread)", IN_FILES, 0,
      "rel_roi_start=[0.25,0.25];rel_roi_shape=[0.5,0.5];roi_axes=[0,1]"},
     {"readers.webdataset", "the class folders tarred (tar -cf), jpg", IN_NONE, 0,
@@ -832,6 +837,132 @@ static const char *recordio_file(const char *dir)
     return ok && n ? rec_file : NULL;
 }
 
+/* readers.caffe's and readers.caffe2's cases: every *.jpg one folder below DIR as an LMDB
+ * entry (key: its number), its value a Datum (data = the file, label k % 10, encoded) or
+ * TensorProtos (a STRING tensor holding the file, an INT32 tensor holding k % 10), written once
+ * per kind to a temporary database (removed at exit). Returns the database's folder or NULL. */
+static char lmdb_dirs[2][64];
+static void remove_lmdb(void)
+{
+    for (int k = 0; k < 2; k++) {
+        char p[160];
+        if (!lmdb_dirs[k][0])
+            continue;
+        snprintf(p, sizeof p, "%s/data.mdb", lmdb_dirs[k]);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/lock.mdb", lmdb_dirs[k]);
+        unlink(p);
+        rmdir(lmdb_dirs[k]);
+    }
+}
+
+static size_t pb_varint(uint8_t *b, uint64_t x)
+{
+    size_t n = 0;
+    do {
+        b[n++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        x >>= 7;
+    } while (x);
+    return n;
+}
+
+/* field `num` length-delimited: key, length, then (when data) the bytes */
+static size_t pb_bytes_head(uint8_t *b, unsigned num, size_t len)
+{
+    size_t n = pb_varint(b, num << 3 | 2);
+    return n + pb_varint(b + n, len);
+}
+
+static bool lmdb_put(MDB_txn *txn, MDB_dbi dbi, bool caffe2, int k, const char *path)
+{
+    static uint8_t data[1 << 22], val[(1 << 22) + 64];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(data, 1, sizeof data, f) : 0, v = 0;
+    if (f)
+        fclose(f);
+    if (!n || n == sizeof data)
+        return true; /* unreadable or too large for the case: left out */
+    if (!caffe2) {
+        v += pb_bytes_head(val + v, 4, n);
+        memcpy(val + v, data, n);
+        v += n;
+        v += pb_varint(val + v, 5 << 3);
+        v += pb_varint(val + v, (uint64_t)(k % 10));
+        v += pb_varint(val + v, 7 << 3);
+        v += pb_varint(val + v, 1);
+    } else {
+        uint8_t img[16], lab[16];
+        size_t ih = pb_varint(img, 2 << 3);
+        ih += pb_varint(img + ih, 4); /* data_type STRING */
+        ih += pb_bytes_head(img + ih, 6, n);
+        v += pb_bytes_head(val + v, 1, ih + n);
+        memcpy(val + v, img, ih);
+        v += ih;
+        memcpy(val + v, data, n);
+        v += n;
+        size_t lh = pb_varint(lab, 2 << 3);
+        lh += pb_varint(lab + lh, 2); /* data_type INT32 */
+        lh += pb_varint(lab + lh, 4 << 3);
+        lh += pb_varint(lab + lh, (uint64_t)(k % 10));
+        v += pb_bytes_head(val + v, 1, lh);
+        memcpy(val + v, lab, lh);
+        v += lh;
+    }
+    char key[16];
+    snprintf(key, sizeof key, "%08d", k);
+    MDB_val mk = {.mv_size = strlen(key), .mv_data = key}, mv = {.mv_size = v, .mv_data = val};
+    return mdb_put(txn, dbi, &mk, &mv, 0) == 0;
+}
+
+static const char *lmdb_db(const char *dir, bool caffe2)
+{
+    char *out = lmdb_dirs[caffe2];
+    if (out[0])
+        return out;
+    snprintf(out, 64, "/tmp/sluice-bench-lmdb-XXXXXX");
+    if (!mkdtemp(out)) {
+        out[0] = '\0';
+        return NULL;
+    }
+    atexit(remove_lmdb);
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    MDB_dbi dbi;
+    bool ok = mdb_env_create(&env) == 0 && mdb_env_set_mapsize(env, (size_t)1 << 32) == 0 &&
+              mdb_env_open(env, out, 0, 0600) == 0 && mdb_txn_begin(env, NULL, 0, &txn) == 0 &&
+              mdb_dbi_open(txn, NULL, 0, &dbi) == 0;
+    DIR *top = ok ? opendir(dir) : NULL;
+    ok = ok && top;
+    int n = 0;
+    struct dirent *e;
+    while (ok && (e = readdir(top))) {
+        char sub[4096], path[8192];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        DIR *d = opendir(sub);
+        struct dirent *g;
+        while (ok && d && (g = readdir(d))) {
+            size_t len = strlen(g->d_name);
+            if (len < 4 || strcmp(g->d_name + len - 4, ".jpg") != 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", sub, g->d_name);
+            ok = lmdb_put(txn, dbi, caffe2, n++, path);
+        }
+        if (d)
+            closedir(d);
+    }
+    if (top)
+        closedir(top);
+    if (txn && ok)
+        ok = mdb_txn_commit(txn) == 0;
+    else if (txn)
+        mdb_txn_abort(txn);
+    if (env)
+        mdb_env_close(env);
+    return ok && n ? out : NULL;
+}
+
 static sl_status make_graph(const bench_case *c, const options *o, sl_graph **out)
 {
     sl_graph *g = NULL;
@@ -875,7 +1006,11 @@ static sl_status make_graph(const bench_case *c, const options *o, sl_graph **ou
             st = sl_graph_arg_json(g, "boxes", "shape", "[1,4]");
     }
     bool npy = strcmp(c->op, "readers.numpy") == 0, mx = strcmp(c->op, "readers.mxnet") == 0;
-    if (st == SL_OK && mx) {
+    bool caffe = strcmp(c->op, "readers.caffe") == 0, caffe2 = strcmp(c->op, "readers.caffe2") == 0;
+    if (st == SL_OK && (caffe || caffe2)) {
+        const char *db = lmdb_db(o->data, caffe2);
+        st = db ? sl_graph_arg_str(g, "op", "path", db) : SL_EIO;
+    } else if (st == SL_OK && mx) {
         const char *rec = recordio_file(o->data);
         st = rec ? sl_graph_arg_str(g, "op", "path", rec) : SL_EIO;
         if (st == SL_OK)

@@ -25,6 +25,7 @@ int cli_graph(int argc, char **argv);
 int cli_tfrecord_index(int argc, char **argv);
 /* sluice wds-index TAR INDEX (index.c). */
 int cli_wds_index(int argc, char **argv);
+int cli_rec_index(int argc, char **argv);
 /* Reads the JSON spec at path ("-": standard input): its graph into *g (owned:
  * sl_graph_destroy; NULL on failure) and its "pipeline" object into *o over the defaults.
  * Returns: CLI_OK, or CLI_FAIL after a message on stderr naming the file. */

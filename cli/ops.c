@@ -204,6 +204,11 @@ static const char *when_text(const sl_output_when *w, char *buf, size_t cap)
         snprintf(buf, cap, " (only with %d inputs or more and %s=true)", w->inputs, w->arg);
     else if (w && w->inputs > 0)
         snprintf(buf, cap, " (only with %d inputs or more)", w->inputs);
+    else if (w && w->arg && w->in_range && w->hi == INT64_MAX)
+        snprintf(buf, cap, " (only when %s >= %lld)", w->arg, (long long)w->lo);
+    else if (w && w->arg && w->in_range)
+        snprintf(buf, cap, " (only when %lld <= %s <= %lld)", (long long)w->lo, w->arg,
+                 (long long)w->hi);
     else if (w && w->arg && w->unless)
         snprintf(buf, cap, " (unless %s=\"%s\")", w->arg, w->unless);
     else if (w && w->arg)

@@ -6,6 +6,7 @@
  *   sluice graph SPEC.json [-o FILE]  draw the pipeline a spec describes (graph.c)
  *   sluice tfrecord-index FILE INDEX  write a TFRecord file's index (index.c)
  *   sluice wds-index TAR INDEX        write a WebDataset shard's index (index.c)
+ *   sluice rec-index FILE.rec FILE.idx  write a RecordIO file's index (index.c)
  *   sluice help | --version
  *
  * Exit status: 0 success, 1 failure, 2 bad usage (the usage text then goes to stderr).
@@ -34,6 +35,9 @@ void cli_usage(FILE *f)
           "                       format) for readers.tfrecord's index_path\n"
           "  wds-index TAR INDEX  write the index of a WebDataset tar shard (DALI's wds2idx\n"
           "                       format) for readers.webdataset's index_paths\n"
+          "  rec-index FILE.rec FILE.idx\n"
+          "                       write the index of an MXNet RecordIO file (DALI's rec2idx\n"
+          "                       format) for readers.mxnet's index_path\n"
           "  help                 show this text\n"
           "  --version            print the version\n"
           "\n"
@@ -91,6 +95,8 @@ int main(int argc, char **argv)
         return cli_graph(argc - 2, argv + 2);
     if (strcmp(cmd, "wds-index") == 0)
         return cli_wds_index(argc - 2, argv + 2);
+    if (strcmp(cmd, "rec-index") == 0)
+        return cli_rec_index(argc - 2, argv + 2);
     if (strcmp(cmd, "tfrecord-index") == 0)
         return cli_tfrecord_index(argc - 2, argv + 2);
     fprintf(stderr, "sluice: unknown command \"%s\"\n\n", cmd);

@@ -11,6 +11,8 @@ packages=(
     build-essential cmake pkg-config
     # libraries linked by libsluice
     libjpeg62-turbo-dev libspng-dev zlib1g-dev libjansson-dev
+    # liblmdb (readers.caffe, readers.caffe2); python3-lmdb writes their test databases
+    liblmdb-dev python3-lmdb
     # C tests and format check; graphviz: the tests draw `sluice graph`'s DOT with dot -Tsvg
     libcmocka-dev clang-format graphviz
     # sanitizer runtimes for gcc 12 (-fsanitize=address,undefined / thread), and clang's with

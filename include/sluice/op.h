@@ -89,11 +89,15 @@ typedef struct sl_io_def {
  * only when it is true; with `unless`, `arg` names an SL_ARG_STRING argument instead and the
  * output exists unless its value is `unless` (random_object_bbox's format "box"). A node's
  * outputs are the op's outputs whose conditions hold, numbered in order (sl_ctx_num_outputs
- * counts them; the operator maps its own numbering). */
+ * counts them; the operator maps its own numbering). With `in_range`, `arg` names an SL_ARG_INT
+ * argument (a constant) instead and the output exists when lo <= its value <= hi
+ * (readers.caffe2: its label output unless label_type is 4, one output per additional_inputs). */
 typedef struct sl_output_when {
     int inputs;
     const char *arg;
     const char *unless;
+    bool in_range;
+    int64_t lo, hi;
 } sl_output_when;
 
 /* sl_op_def.max_inputs of an operator that takes any number of inputs, at least min_inputs

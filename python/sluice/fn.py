@@ -57,6 +57,9 @@ def _num_outputs(schema, args, ninputs):
             if o["when_arg"] is None:
                 return True
             value = args.get(o["when_arg"], defaults.get(o["when_arg"]))
+            if o.get("when_arg_range") is not None:  # an int argument inside [lo, hi]
+                lo, hi = o["when_arg_range"]
+                return lo <= int(value) <= hi
             if o["when_arg_unless"] is not None:
                 return value != o["when_arg_unless"]
             return bool(value)

@@ -140,7 +140,10 @@ int sl__node_num_outputs(const sl_op_def *op, const sl__parg *pargs, int ninputs
             const sl_output_when *w = op->output_when ? &op->output_when[o] : NULL;
             int a = w && w->arg ? sl_op_arg_index(op, w->arg) : -1;
             bool on = a < 0;
-            if (a >= 0 && w->unless) /* a string argument: on unless it has that value */
+            if (a >= 0 && w->in_range) /* an int argument: on inside [lo, hi] */
+                on =
+                    pargs && pargs[a].set && pargs[a].value.i >= w->lo && pargs[a].value.i <= w->hi;
+            else if (a >= 0 && w->unless) /* a string argument: on unless it has that value */
                 on = !(pargs && pargs[a].set && pargs[a].value.s &&
                        strcmp(pargs[a].value.s, w->unless) == 0);
             else if (a >= 0)

@@ -276,10 +276,15 @@ static void check_io(const sl_op_def *op, const sl_io_def *io, const char *what,
         strcmp(what, "output") || !op->output_when ? NULL : &op->output_when[k];
     if (w && w->arg) {
         int a = sl_op_arg_index(op, w->arg);
-        sl_arg_type want = w->unless ? SL_ARG_STRING : SL_ARG_BOOL;
+        sl_arg_type want = w->in_range ? SL_ARG_INT : w->unless ? SL_ARG_STRING : SL_ARG_BOOL;
         if (a < 0 || sl_op_arg(op, a)->type != want || (sl_op_arg(op, a)->flags & SL_ARG_TENSOR))
             problem(op, label, "output_when arg \"%s\" is not a constant %s argument", w->arg,
-                    w->unless ? "string" : "bool");
+                    w->in_range ? "int"
+                    : w->unless ? "string"
+                                : "bool");
+        if (w->in_range && w->lo > w->hi)
+            problem(op, label, "output_when range [%lld, %lld] is empty", (long long)w->lo,
+                    (long long)w->hi);
     }
     if (w && w->inputs &&
         (w->inputs < 0 || (op->max_inputs != SL_INPUTS_ANY && w->inputs > op->max_inputs) ||

@@ -22,6 +22,9 @@
  *   OUT/tfrecord/   small Example payloads (mode byte 0 and 2: the target frames them) and
  *                   one framed file of two records (mode byte 1), over fuzz_tfrecord.c's
  *                   features
+ *   OUT/caffe/      small LMDB values behind fuzz_caffe.c's mode byte: Datum messages (encoded,
+ *                   raw, negative label) and TensorProtos (an encoded image with each label
+ *                   type, a raw image with additional inputs and a bounding box)
  *
  * Exports main. Deterministic: the same inputs give the same files, and only those (the four
  * folders are emptied first). Exit status 0 on success,
@@ -515,6 +518,105 @@ static void recordio_seeds(void)
     write_seed("recordio", "multi_two.rec", "", 0, buf, n);
 }
 
+/* ---- caffe: protobuf by hand (field key, varint, length-delimited) ---------------------- */
+
+typedef struct pb {
+    uint8_t b[512];
+    size_t n;
+} pb;
+
+static void pb_varint(pb *m, uint64_t x)
+{
+    do {
+        m->b[m->n++] = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        x >>= 7;
+    } while (x);
+}
+
+static void pb_int(pb *m, unsigned field, int64_t x)
+{
+    pb_varint(m, field << 3);
+    pb_varint(m, (uint64_t)x);
+}
+
+static void pb_bytes(pb *m, unsigned field, const void *d, size_t len)
+{
+    pb_varint(m, field << 3 | 2);
+    pb_varint(m, len);
+    memcpy(m->b + m->n, d, len);
+    m->n += len;
+}
+
+static void caffe_seed(const char *name, uint8_t mode, const pb *m)
+{
+    write_seed("caffe", name, &mode, 1, m->b, m->n);
+}
+
+static void caffe_seeds(void)
+{
+    static const uint8_t jpeg[] = {0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4, 0xff, 0xd9};
+    uint8_t pixels[2 * 3 * 3];
+    for (size_t k = 0; k < sizeof pixels; k++)
+        pixels[k] = (uint8_t)(k * 7);
+    pb d = {.n = 0};
+    pb_bytes(&d, 4, jpeg, sizeof jpeg);
+    pb_int(&d, 5, 7);
+    pb_int(&d, 7, 1);
+    caffe_seed("datum_encoded", 0, &d);
+    d.n = 0;
+    pb_int(&d, 1, 3);
+    pb_int(&d, 2, 2);
+    pb_int(&d, 3, 3);
+    pb_bytes(&d, 4, pixels, sizeof pixels);
+    pb_int(&d, 5, -2);
+    pb_int(&d, 7, 0);
+    caffe_seed("datum_raw", 0, &d);
+    /* caffe2: image STRING, then labels of each type (INT32, packed) */
+    for (int lt = 0; lt < 5; lt++) {
+        pb img = {.n = 0}, lab = {.n = 0}, w = {.n = 0}, all = {.n = 0};
+        pb_int(&img, 2, 4);
+        pb_bytes(&img, 6, jpeg, sizeof jpeg);
+        pb_bytes(&all, 1, img.b, img.n);
+        const uint8_t idx[] = {0, 2};
+        pb_int(&lab, 2, 2);
+        pb_bytes(&lab, 4, idx, lt == 0 ? 1 : 2);
+        if (lt != 4)
+            pb_bytes(&all, 1, lab.b, lab.n);
+        if (lt == 3) {
+            const float wt[2] = {0.5f, 2.0f};
+            pb_int(&w, 2, 1);
+            pb_bytes(&w, 3, wt, sizeof wt);
+            pb_bytes(&all, 1, w.b, w.n);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "c2_label_type_%d", lt);
+        caffe_seed(name, (uint8_t)(1 | lt << 2 | 128), &all);
+    }
+    /* a raw image (BYTE, dims 2x3x3), a dense float label, two additional inputs, a bbox */
+    pb img = {.n = 0}, lab = {.n = 0}, a0 = {.n = 0}, a1 = {.n = 0}, bb = {.n = 0}, all = {.n = 0};
+    pb_int(&img, 2, 3);
+    pb_int(&img, 1, 2);
+    pb_int(&img, 1, 3);
+    pb_int(&img, 1, 3);
+    pb_bytes(&img, 5, pixels, sizeof pixels);
+    const float f[3] = {1.5f, -2.0f, 3.25f};
+    pb_bytes(&lab, 3, f, sizeof f);
+    pb_int(&a0, 2, 10);
+    pb_int(&a0, 10, -5);
+    pb_int(&a0, 10, 1LL << 40);
+    pb_int(&a1, 2, 2);
+    pb_int(&a1, 4, 9);
+    const uint8_t box[] = {1, 2, 30, 40};
+    pb_int(&bb, 2, 2);
+    pb_bytes(&bb, 4, box, sizeof box);
+    pb_bytes(&all, 1, img.b, img.n);
+    pb_bytes(&all, 1, lab.b, lab.n);
+    pb_bytes(&all, 1, a0.b, a0.n);
+    pb_bytes(&all, 1, a1.b, a1.n);
+    pb_bytes(&all, 1, bb.b, bb.n);
+    caffe_seed("c2_raw_additional_bbox", 1 | 2 << 2 | 32 | 64, &all);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -532,6 +634,7 @@ int main(int argc, char **argv)
     make_dir("wds");
     make_dir("npy");
     make_dir("recordio");
+    make_dir("caffe");
     image_seeds(argv[2]);
     spec_seeds(argv + 3, argc - 3);
     file_list_seeds();
@@ -540,6 +643,7 @@ int main(int argc, char **argv)
     wds_seeds();
     npy_seeds();
     recordio_seeds();
+    caffe_seeds();
     printf("fuzz_seeds: seeds in %s\n", out_dir);
     return 0;
 }

@@ -22,16 +22,23 @@ static PyObject *str_or_none(const char *s)
     return s ? PyUnicode_FromString(s) : Py_NewRef(Py_None);
 }
 
-/* The inputs or outputs of an operator as [{name, doc, when_inputs, when_arg}]; when: the
- * outputs' conditions (sl_op_def.output_when) or NULL. */
+/* The inputs or outputs of an operator as [{name, doc, when_inputs, when_arg, when_arg_unless,
+ * when_arg_range}]; when: the outputs' conditions (sl_op_def.output_when) or NULL;
+ * when_arg_range: (lo, hi) for an int argument's range (in_range), else None. */
 static PyObject *io_list(const sl_io_def *ios, const sl_output_when *when, int n)
 {
     PyObject *l = PyList_New(n);
     for (int i = 0; l && i < n; i++) {
-        PyObject *t = Py_BuildValue(
-            "{s:s,s:s,s:i,s:z,s:z}", "name", ios[i].name ? ios[i].name : "", "doc",
-            ios[i].doc ? ios[i].doc : "", "when_inputs", when ? when[i].inputs : 0, "when_arg",
-            when ? when[i].arg : NULL, "when_arg_unless", when ? when[i].unless : NULL);
+        PyObject *range = when && when[i].in_range
+                              ? Py_BuildValue("(LL)", (long long)when[i].lo, (long long)when[i].hi)
+                              : Py_NewRef(Py_None);
+        PyObject *t = range ? Py_BuildValue("{s:s,s:s,s:i,s:z,s:z,s:N}", "name",
+                                            ios[i].name ? ios[i].name : "", "doc",
+                                            ios[i].doc ? ios[i].doc : "", "when_inputs",
+                                            when ? when[i].inputs : 0, "when_arg",
+                                            when ? when[i].arg : NULL, "when_arg_unless",
+                                            when ? when[i].unless : NULL, "when_arg_range", range)
+                            : NULL;
         if (!t) {
             Py_CLEAR(l);
             break;

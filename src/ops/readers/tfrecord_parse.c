@@ -83,11 +83,9 @@ bool sl__tfr_check_payload(const uint8_t *payload, uint64_t len, char *err, size
 
 /* ---- protobuf wire format ----------------------------------------------------------------- */
 
-typedef struct cur {
-    const uint8_t *p, *end;
-} cur;
+typedef sl__pb cur;
 
-static bool varint(cur *c, uint64_t *v)
+bool sl__pb_varint(sl__pb *c, uint64_t *v)
 {
     uint64_t x = 0;
     for (int s = 0; s < 70; s += 7) {
@@ -105,21 +103,13 @@ static bool varint(cur *c, uint64_t *v)
     return false;
 }
 
-/* One field: its number, wire type and, for length-delimited fields, its bytes; other wire
- * types are skipped (their value in *num_value for varints). */
-typedef struct field {
-    uint64_t number;
-    int wire;
-    const uint8_t *data;
-    size_t len;
-    uint64_t value;
-} field;
+typedef sl__pb_field field;
 
-static bool next_field(cur *c, field *f, const char *what, char *err, size_t errlen)
+bool sl__pb_next(sl__pb *c, sl__pb_field *f, const char *what, char *err, size_t errlen)
 {
     uint64_t key;
     size_t at = 0;
-    if (!varint(c, &key)) {
+    if (!sl__pb_varint(c, &key)) {
         snprintf(err, errlen, "%s: truncated or malformed field key", what);
         return false;
     }
@@ -129,7 +119,7 @@ static bool next_field(cur *c, field *f, const char *what, char *err, size_t err
     f->len = 0;
     switch (f->wire) {
     case 0:
-        if (varint(c, &f->value))
+        if (sl__pb_varint(c, &f->value))
             return true;
         break;
     case 1:
@@ -144,7 +134,7 @@ static bool next_field(cur *c, field *f, const char *what, char *err, size_t err
         break;
     case 2: {
         uint64_t len;
-        if (varint(c, &len) && len <= (uint64_t)(c->end - c->p)) {
+        if (sl__pb_varint(c, &len) && len <= (uint64_t)(c->end - c->p)) {
             f->data = c->p;
             f->len = (size_t)len;
             c->p += len;
@@ -171,7 +161,7 @@ static bool parse_entry(const uint8_t *p, size_t n, const char *name, bool *matc
     size_t key_len = 0, val_len = 0;
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Example feature map entry", err, errlen))
+        if (!sl__pb_next(&c, &f, "Example feature map entry", err, errlen))
             return false;
         if (f.number == 1 && f.wire == 2) {
             key = f.data;
@@ -187,7 +177,7 @@ static bool parse_entry(const uint8_t *p, size_t n, const char *name, bool *matc
     *value = (sl__tf_feature){SL__TF_NONE, NULL, 0};
     c = (cur){val, val ? val + val_len : NULL};
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Feature", err, errlen))
+        if (!sl__pb_next(&c, &f, "Feature", err, errlen))
             return false;
         if (f.wire == 2 && f.number >= 1 && f.number <= 3)
             *value = (sl__tf_feature){(sl__tf_kind)f.number, f.data, f.len};
@@ -202,13 +192,13 @@ bool sl__tf_example_find(const uint8_t *ex, size_t n, const char *name, sl__tf_f
     cur c = {ex, ex + n};
     field f, g;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "Example", err, errlen))
+        if (!sl__pb_next(&c, &f, "Example", err, errlen))
             return false;
         if (f.number != 1 || f.wire != 2)
             continue;
         cur fs = {f.data, f.data + f.len}; /* Features */
         while (fs.p < fs.end) {
-            if (!next_field(&fs, &g, "Example features", err, errlen))
+            if (!sl__pb_next(&fs, &g, "Example features", err, errlen))
                 return false;
             bool match = false;
             sl__tf_feature v;
@@ -232,7 +222,7 @@ bool sl__tf_list_numbers(const sl__tf_feature *ft, void *out, int64_t *count, ch
     cur c = {ft->list, ft->list ? ft->list + ft->list_len : NULL};
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, what, err, errlen))
+        if (!sl__pb_next(&c, &f, what, err, errlen))
             return false;
         if (f.number != 1)
             continue;
@@ -255,7 +245,7 @@ bool sl__tf_list_numbers(const sl__tf_feature *ft, void *out, int64_t *count, ch
             cur v = {f.data, f.data + f.len};
             uint64_t x;
             while (v.p < v.end) {
-                if (!varint(&v, &x)) {
+                if (!sl__pb_varint(&v, &x)) {
                     snprintf(err, errlen, "%s: malformed packed varint", what);
                     return false;
                 }
@@ -286,7 +276,7 @@ bool sl__tf_list_bytes(const sl__tf_feature *ft, int64_t index, const uint8_t **
     cur c = {ft->list, ft->list ? ft->list + ft->list_len : NULL};
     field f;
     while (c.p < c.end) {
-        if (!next_field(&c, &f, "BytesList", err, errlen))
+        if (!sl__pb_next(&c, &f, "BytesList", err, errlen))
             return false;
         if (f.number != 1)
             continue;

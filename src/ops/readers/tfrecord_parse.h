@@ -27,6 +27,29 @@ bool sl__tfr_header(const uint8_t hdr[SL__TFR_HEADER], uint64_t *len, char *err,
 /* Checks the payload's CRC against the 4 bytes that follow it (payload + len). */
 bool sl__tfr_check_payload(const uint8_t *payload, uint64_t len, char *err, size_t errlen);
 
+/* The protobuf wire format, shared with the LMDB readers' messages (caffe_parse.c): a cursor
+ * (p, end) over a message's bytes that never passes end. */
+typedef struct sl__pb {
+    const uint8_t *p, *end;
+} sl__pb;
+
+/* One field: its number, wire type and, for length-delimited (2) and fixed (1, 5) fields, its
+ * bytes (data, len); a varint's value in `value`. */
+typedef struct sl__pb_field {
+    uint64_t number;
+    int wire;
+    const uint8_t *data;
+    size_t len;
+    uint64_t value;
+} sl__pb_field;
+
+/* Reads one varint (at most 10 bytes); false when truncated or malformed. */
+bool sl__pb_varint(sl__pb *c, uint64_t *v);
+/* Reads the next field of the message at c; false with a message in err (naming `what`) when
+ * its key is malformed, its wire type is a group or unknown (3, 4, 6, 7), or its bytes run
+ * past the end (lengths are checked against what is left before the cursor moves). */
+bool sl__pb_next(sl__pb *c, sl__pb_field *f, const char *what, char *err, size_t errlen);
+
 /* The kinds of an Example's Feature (its oneof), as the Feature message numbers them. */
 typedef enum sl__tf_kind {
     SL__TF_NONE = 0, /* the feature is absent (or holds no list) */

@@ -1,0 +1,178 @@
+/* tests/fuzz/fuzz_caffe.c: fuzz target "caffe": one LMDB value as readers.caffe (a Caffe Datum)
+ * or readers.caffe2 (Caffe2 TensorProtos) parse it (src/ops/readers/caffe_parse.c, the protobuf
+ * wire helper of tfrecord_parse.c, and lmdb.c's checks behind them; docs/fuzzing.md).
+ *
+ * Input: a mode byte, then the value. The harness writes the value under the key "k" into a
+ * fresh LMDB database (liblmdb, in a private temporary folder; the writer's environment is
+ * closed before the reader opens it). Mode bits: 0 caffe2 (else caffe); 1 image_available
+ * false; 2-4 label_type (their value mod 5, caffe2) or, bit 2, label_available false (caffe);
+ * 5 additional_inputs 2; 6 bbox; 7 num_labels 3 (else 1000).
+ * Checks:
+ * - the build succeeds, or fails with SL_ECORRUPT naming the database (the first entry fixes the
+ *   outputs' layout, so a value that does not parse fails the build);
+ * - each of 2 runs keeps fz_run's contract, and a successful one the output contract: images
+ *   uint8 holding no more bytes than the value; every other output 1-D, int32 / int64 / float32,
+ *   at most num_labels values for the sparse label types, the bbox 0 or 4 values;
+ * - the two runs give the same samples (the parse is a function of the bytes).
+ *
+ * Exports LLVMFuzzerTestOneInput.
+ */
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzzutil.h"
+
+static char root[] = "/tmp/sluice-fuzz-caffe-XXXXXX"; /* made once, removed at exit */
+static bool made;
+static char data_path[sizeof root + 16], lock_path[sizeof root + 16];
+
+static void remove_root(void)
+{
+    unlink(data_path);
+    unlink(lock_path);
+    rmdir(root);
+}
+
+static void write_db(const uint8_t *value, size_t size)
+{
+    if (!made) {
+        made = true;
+        if (!mkdtemp(root))
+            fz_fail("mkdtemp %s: %s", root, strerror(errno));
+        snprintf(data_path, sizeof data_path, "%s/data.mdb", root);
+        snprintf(lock_path, sizeof lock_path, "%s/lock.mdb", root);
+        atexit(remove_root);
+    }
+    unlink(data_path);
+    unlink(lock_path);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k = {.mv_size = 1, .mv_data = "k"}, v = {.mv_size = size, .mv_data = (void *)value};
+    int rc = mdb_env_create(&env);
+    if (rc == 0 && (rc = mdb_env_set_mapsize(env, (size_t)64 << 20)) == 0 &&
+        (rc = mdb_env_open(env, root, 0, 0600)) == 0 &&
+        (rc = mdb_txn_begin(env, NULL, 0, &txn)) == 0) {
+        if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) == 0 &&
+            (rc = mdb_put(txn, dbi, &k, &v, 0)) == 0)
+            rc = mdb_txn_commit(txn);
+        else
+            mdb_txn_abort(txn);
+    }
+    if (rc != 0)
+        fz_fail("cannot write the LMDB database %s: %s", root, mdb_strerror(rc));
+    mdb_env_close(env);
+}
+
+typedef struct mode {
+    bool caffe2, image, label, bbox;
+    int label_type, additional, num_labels, nout;
+} mode;
+
+static mode parse_mode(uint8_t m)
+{
+    mode o = {.caffe2 = m & 1, .image = !(m & 2), .bbox = (m & 64) && (m & 1)};
+    o.label_type = o.caffe2 ? ((m >> 2) & 7) % 5 : 0;
+    o.label = o.caffe2 ? o.label_type != 4 : !(m & 4);
+    o.additional = o.caffe2 && (m & 32) ? 2 : 0;
+    o.num_labels = m & 128 ? 3 : 1000;
+    o.nout = o.image + o.label + o.additional + o.bbox;
+    return o;
+}
+
+static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
+{
+    sl_graph *g;
+    const char *op = m->caffe2 ? "readers.caffe2" : "readers.caffe";
+    fz_check(sl_graph_create(&g), "sl_graph_create");
+    fz_check(sl_graph_add(g, op, "r", NULL), "add r");
+    fz_check(sl_graph_arg_str(g, "r", "path", root), "path");
+    fz_check(sl_graph_arg_bool(g, "r", "image_available", m->image), "image_available");
+    if (m->caffe2) {
+        fz_check(sl_graph_arg_int(g, "r", "label_type", m->label_type), "label_type");
+        fz_check(sl_graph_arg_int(g, "r", "num_labels", m->num_labels), "num_labels");
+        fz_check(sl_graph_arg_int(g, "r", "additional_inputs", m->additional), "additional");
+        fz_check(sl_graph_arg_bool(g, "r", "bbox", m->bbox), "bbox");
+    } else {
+        fz_check(sl_graph_arg_bool(g, "r", "label_available", m->label), "label_available");
+    }
+    for (int o = 0; o < m->nout; o++) {
+        char name[16];
+        snprintf(name, sizeof name, "r:%d", o);
+        fz_check(sl_graph_output(g, name), "output");
+    }
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    o.batch_size = 1;
+    o.num_threads = 1;
+    o.prefetch_queue_depth = 1;
+    o.max_sample_bytes = 16 << 20;
+    sl_pipeline *p = NULL;
+    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    sl_status st = sl_pipeline_build(p);
+    *built = st == SL_OK;
+    if (st != SL_OK && (st != SL_ECORRUPT || !strstr(sl_pipeline_error(p), root)))
+        fz_fail("build failed with %s (not a corrupt value naming the database): %s",
+                sl_status_name(st), sl_pipeline_error(p));
+    *gp = g;
+    return p;
+}
+
+static void check(sl_pipeline *p, const mode *m, size_t size)
+{
+    for (int o = 0; o < m->nout; o++) {
+        const sl_batch *b = sl_pipeline_output(p, o);
+        sl_dtype t = sl_batch_dtype(b);
+        int64_t n = sl_batch_sample_numel(b, 0);
+        if (o == 0 && m->image) {
+            if (t != SL_DTYPE_UINT8 || n > (int64_t)size)
+                fz_fail("images: dtype %s, %lld bytes from a %zu-byte value", sl_dtype_name(t),
+                        (long long)n, size);
+            continue;
+        }
+        if (t != SL_DTYPE_INT32 && t != SL_DTYPE_INT64 && t != SL_DTYPE_FLOAT32)
+            fz_fail("output %d: dtype %s", o, sl_dtype_name(t));
+        bool sparse = m->label_type == 1 || m->label_type == 3;
+        if (o == (int)m->image && m->label && sparse && n != m->num_labels)
+            fz_fail("sparse labels: %lld values, num_labels %d", (long long)n, m->num_labels);
+        if (o == m->nout - 1 && m->bbox && n != 0 && n != 4)
+            fz_fail("bbox: %lld values", (long long)n);
+        if (n * (int64_t)sl_dtype_size(t) > (int64_t)size + 4 * m->num_labels)
+            fz_fail("output %d: %lld values from a %zu-byte value", o, (long long)n, size);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    mode m = parse_mode(data[0]);
+    write_db(data + 1, size - 1);
+    sl_graph *g;
+    bool built;
+    sl_pipeline *p = make(&m, &g, &built);
+    if (built && fz_run(p) == SL_OK) {
+        check(p, &m, size - 1);
+        sl_graph *g2;
+        bool built2;
+        sl_pipeline *q = make(&m, &g2, &built2);
+        if (!built2 || fz_run(q) != SL_OK)
+            fz_fail("a second pipeline over the same value fails: %s", sl_pipeline_error(q));
+        for (int o = 0; o < m.nout; o++) {
+            const char *why = NULL;
+            if (!fz_sample_equal(sl_pipeline_output(p, o), 0, sl_pipeline_output(q, o), 0, &why))
+                fz_fail("two pipelines over the same value differ in output %d: %s", o, why);
+        }
+        sl_pipeline_destroy(q);
+        sl_graph_destroy(g2);
+        if (fz_run(p) == SL_OK)
+            check(p, &m, size - 1);
+    }
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+    return 0;
+}
