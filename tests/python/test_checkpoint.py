@@ -395,3 +395,25 @@ def test_iterator_checkpoint_at_epoch_end_and_after_reset(files):
     assert labels(make(pipe(checkpoint=at_end))) == []
     assert labels(make(pipe(checkpoint=after_reset))) == second
     assert second != first  # a fresh permutation
+
+
+def test_sequence_reader_resumes(tmp_path):
+    """readers.sequence (frame folders, tests/data/make_sequence.py) on the shared cursor."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests/data"))
+    import make_sequence
+
+    make_sequence.write(str(tmp_path), seed=5, streams=4)
+
+    @pipeline_def(batch_size=2, num_threads=2, prefetch_queue_depth=2, seed=8)
+    def pipe():
+        seqs = fn.readers.sequence(file_root=str(tmp_path), sequence_length=2,
+                                   random_shuffle=True, name="R")
+        return seqs, fn.random.uniform(range=[0, 1])
+
+    ref = ckpt_cases.run(pipe(), 8)
+    for k in (3, 5):
+        p = pipe(enable_checkpointing=True)
+        ckpt_cases.run(p, k)
+        ckpt = p.checkpoint()
+        assert json.loads(ckpt)["nodes"][0]["op"] == "readers.sequence"
+        assert ckpt_cases.run(pipe(checkpoint=ckpt), 8 - k) == ref[k:]
