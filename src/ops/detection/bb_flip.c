@@ -1,6 +1,6 @@
 /* bb_flip: flips bounding boxes in normalised coordinates (DALI's fn.bb_flip).
  *
- * Exports: const sl_op_def sl_op_bb_flip ("bb_flip", CPU).
+ * Exports: const sl_op_def sl_op_bb_flip ("bb_flip", CPU and GPU).
  *
  * Boxes are float32 (N, 4), [x, y, w, h] or with `ltrb` [l, t, r, b], or 3-D (N, 6), [x, y, z,
  * w, h, d] or [l, t, f, r, b, k] (front/back). A horizontal flip maps x to 1 - x - w (ltrb: l,
@@ -8,6 +8,8 @@
  * per sample (random.coin_flip).
  */
 #include "sluice/op.h"
+
+#include "ops/geometry/points_gpu.h"
 
 #include "ops/detection/boxes.h"
 
@@ -82,13 +84,39 @@ static sl_status bbf_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One kernel for the batch; each sample's switches are resolved here. */
+static sl_status bbf_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    sl__gbbflip *s = sl_ctx_scratch(ctx, sizeof(sl__gbbflip) * (size_t)(n > 0 ? n : 1));
+    if (!s)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++) {
+        const int64_t *sh = sl_batch_shape(in, i);
+        const int c = (int)sh[1];
+        s[i] = (sl__gbbflip){.in = sl_batch_sample_data(in, i),
+                             .out = sl_ctx_output_data(ctx, 0, i),
+                             .count = sh[0] * c,
+                             .c = c > 0 ? c : 4,
+                             .ltrb = sl_ctx_arg_bool(ctx, A_LTRB, i)};
+        s[i].flip[0] = sl_ctx_arg_int(ctx, A_HORIZONTAL, i) != 0;
+        s[i].flip[1] = sl_ctx_arg_int(ctx, A_VERTICAL, i) != 0;
+        s[i].flip[2] = c == 6 && sl_ctx_arg_int(ctx, A_DEPTHWISE, i) != 0;
+    }
+    return sl__gpu_bb_flip(ctx, s, n);
+}
+#endif
+
 const sl_op_def sl_op_bb_flip = {
     .name = "bb_flip",
     .doc = "Flips bounding boxes horizontally, vertically or depthwise (DALI's bb_flip).\n\n"
            "Boxes are float32 (N, 4) in normalised [0, 1] coordinates, [x, y, w, h] or with "
            "`ltrb=True` [l, t, r, b]; 3-D boxes are (N, 6), [x, y, z, w, h, d] or [l, t, f, r, "
            "b, k]. `horizontal` (default 1), `vertical` and `depthwise` may be per sample, fed "
-           "by the same random.coin_flip as the image's flip.",
+           "by the same random.coin_flip as the image's flip.\n\n"
+           "`device=\"gpu\"` flips on the GPU with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -96,8 +124,11 @@ const sl_op_def sl_op_bb_flip = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .setup = bbf_setup,
     .run_sample = bbf_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = bbf_run_gpu,
+#endif
 };

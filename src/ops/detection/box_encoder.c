@@ -1,7 +1,7 @@
 /* box_encoder: matches boxes to anchors and encodes them, SSD's target assignment (DALI's
  * fn.box_encoder).
  *
- * Exports: const sl_op_def sl_op_box_encoder ("box_encoder", CPU).
+ * Exports: const sl_op_def sl_op_box_encoder ("box_encoder", CPU and GPU).
  *
  * Inputs: boxes float32 (N, 4) [l, t, r, b] and labels int32 (N) or (N, 1). `anchors` is a flat
  * list of A [l, t, r, b] boxes. Matching (in float, as DALI, so ties resolve the same way):
@@ -13,6 +13,9 @@
  * offsets ((c_box - c_anchor) / wh_anchor - means[0..1]) / stds[0..1] and
  * (log(wh_box / wh_anchor) - means[2..3]) / stds[2..3], boxes and anchors first multiplied by
  * `scale`.
+ * The arithmetic of one box and anchor (IoU, encoding) is box_match.h's, which the GPU run
+ * (box_encoder.cu: one thread per box finds its best anchor, then one per anchor its best box)
+ * shares, so both devices give the same floats (the device's logf aside, for offsets).
  */
 #include <math.h>
 #include <string.h>
@@ -20,6 +23,8 @@
 #include "sluice/op.h"
 
 #include "core/core.h"
+#include "ops/detection/box_encoder_gpu.h"
+#include "ops/detection/box_match.h"
 #include "ops/detection/boxes.h"
 
 enum { A_ANCHORS, A_CRITERIA, A_OFFSET, A_SCALE, A_MEANS, A_STDS, NUM_ARGS };
@@ -69,8 +74,7 @@ static const sl_io_def outputs[] = {
 
 typedef struct state {
     int na;
-    float criteria, scale, means[4], stds[4];
-    bool offset;
+    sl__box_enc enc;
     float *anchors; /* na x [l, t, r, b] */
 } state;
 
@@ -98,12 +102,12 @@ static sl_status be_init(sl_op_init *ini, void **st)
     for (int k = 0; k < na; k++)
         S->anchors[k] = (float)a[k];
     for (int k = 0; k < 4; k++) {
-        S->means[k] = (float)m[k];
-        S->stds[k] = (float)s[k];
+        S->enc.means[k] = (float)m[k];
+        S->enc.stds[k] = (float)s[k];
     }
-    S->criteria = (float)sl_init_arg_float(ini, A_CRITERIA);
-    S->scale = (float)sl_init_arg_float(ini, A_SCALE);
-    S->offset = sl_init_arg_bool(ini, A_OFFSET);
+    S->enc.criteria = (float)sl_init_arg_float(ini, A_CRITERIA);
+    S->enc.scale = (float)sl_init_arg_float(ini, A_SCALE);
+    S->enc.offset = sl_init_arg_bool(ini, A_OFFSET);
     *st = S;
     return SL_OK;
 }
@@ -146,29 +150,6 @@ static sl_status be_setup(sl_ctx *ctx)
     return SL_OK;
 }
 
-static float area(const float *b)
-{
-    return (b[2] - b[0]) * (b[3] - b[1]);
-}
-
-static float iou(const float *a, const float *b)
-{
-    float l = fmaxf(a[0], b[0]), t = fmaxf(a[1], b[1]);
-    float r = fminf(a[2], b[2]), btm = fminf(a[3], b[3]);
-    if (r <= l || btm <= t)
-        return 0.0f;
-    float in = (r - l) * (btm - t);
-    return in / (area(a) + area(b) - in);
-}
-
-static void center_wh(const float *b, float *out)
-{
-    out[0] = 0.5f * (b[0] + b[2]);
-    out[1] = 0.5f * (b[1] + b[3]);
-    out[2] = b[2] - b[0];
-    out[3] = b[3] - b[1];
-}
-
 static sl_status be_run_sample(sl_ctx *ctx, int i)
 {
     const state *S = sl_ctx_state(ctx);
@@ -179,10 +160,7 @@ static sl_status be_run_sample(sl_ctx *ctx, int i)
     float *ob = sl_ctx_output_data(ctx, 0, i);
     int32_t *ol = sl_ctx_output_data(ctx, 1, i);
     for (int a = 0; a < na; a++) {
-        if (S->offset)
-            memset(ob + 4 * a, 0, 4 * sizeof *ob);
-        else
-            center_wh(S->anchors + 4 * a, ob + 4 * a);
+        sl__box_unmatched(&S->enc, S->anchors + 4 * a, ob + 4 * a);
         ol[a] = 0;
     }
     if (nb == 0 || na == 0)
@@ -196,7 +174,7 @@ static sl_status be_run_sample(sl_ctx *ctx, int i)
         float *row = ious + b * na, best = -1.0f;
         int best_a = 0;
         for (int a = 0; a < na; a++) {
-            row[a] = iou(boxes + 4 * b, S->anchors + 4 * a);
+            row[a] = sl__box_iou(boxes + 4 * b, S->anchors + 4 * a);
             if (row[a] >= best) {
                 best = row[a];
                 best_a = a;
@@ -212,28 +190,35 @@ static sl_status be_run_sample(sl_ctx *ctx, int i)
                 best = ious[b * na + a];
                 best_b = b;
             }
-        if (!(best > S->criteria))
+        if (!(best > S->enc.criteria))
             continue;
-        float box[4], anc[4];
-        center_wh(boxes + 4 * best_b, box);
         ol[a] = labels[best_b];
-        if (!S->offset) {
-            memcpy(ob + 4 * a, box, sizeof box);
-            continue;
-        }
-        center_wh(S->anchors + 4 * a, anc);
-        for (int k = 0; k < 4; k++) {
-            box[k] *= S->scale;
-            anc[k] *= S->scale;
-        }
-        float *o = ob + 4 * a;
-        o[0] = ((box[0] - anc[0]) / anc[2] - S->means[0]) / S->stds[0];
-        o[1] = ((box[1] - anc[1]) / anc[3] - S->means[1]) / S->stds[1];
-        o[2] = (logf(box[2] / anc[2]) - S->means[2]) / S->stds[2];
-        o[3] = (logf(box[3] / anc[3]) - S->means[3]) / S->stds[3];
+        sl__box_encode(&S->enc, boxes + 4 * best_b, S->anchors + 4 * a, ob + 4 * a);
     }
     return SL_OK;
 }
+
+#ifdef SLUICE_HAVE_CUDA
+static sl_status be_run_gpu(sl_ctx *ctx)
+{
+    const state *S = sl_ctx_state(ctx);
+    const int n = sl_ctx_batch_size(ctx);
+    sl__gboxenc *s = sl_ctx_scratch(ctx, sizeof(sl__gboxenc) * (size_t)(n > 0 ? n : 1));
+    if (!s)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    int64_t best = 0;
+    for (int i = 0; i < n; i++) {
+        s[i] = (sl__gboxenc){.boxes = sl_batch_sample_data(sl_ctx_input(ctx, 0), i),
+                             .labels = sl_batch_sample_data(sl_ctx_input(ctx, 1), i),
+                             .out_boxes = sl_ctx_output_data(ctx, 0, i),
+                             .out_labels = sl_ctx_output_data(ctx, 1, i),
+                             .nb = sl_batch_shape(sl_ctx_input(ctx, 0), i)[0],
+                             .best = best};
+        best += s[i].nb;
+    }
+    return sl__gpu_box_encode(ctx, s, n, S->anchors, S->na, &S->enc);
+}
+#endif
 
 const sl_op_def sl_op_box_encoder = {
     .name = "box_encoder",
@@ -244,7 +229,9 @@ const sl_op_def sl_op_box_encoder = {
            "best anchor, and each anchor whose best IoU exceeds `criteria` gets that box. "
            "Output boxes are [cx, cy, w, h] (unmatched: the anchor itself, label 0); with "
            "`offset=True` SSD's offsets normalised by `means` / `stds` after multiplying by "
-           "`scale` (unmatched: 0).",
+           "`scale` (unmatched: 0).\n\n"
+           "`device=\"gpu\"` encodes on the GPU (as DALI's gpu backend: the same outputs, "
+           "shapes and types; offsets may differ from the CPU's in the last bit of the log).",
     .inputs = inputs,
     .min_inputs = 2,
     .max_inputs = 2,
@@ -252,9 +239,12 @@ const sl_op_def sl_op_box_encoder = {
     .num_outputs = 2,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = be_init,
     .setup = be_setup,
     .run_sample = be_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = be_run_gpu,
+#endif
     .fini = be_fini,
 };

@@ -1,6 +1,6 @@
 /* coord_flip: flips normalised coordinates (DALI's fn.coord_flip).
  *
- * Exports: const sl_op_def sl_op_coord_flip ("coord_flip", CPU).
+ * Exports: const sl_op_def sl_op_coord_flip ("coord_flip", CPU and GPU).
  *
  * The input is (N, D) float32 points, D = 1, 2 or 3, their axes named by `layout` ("x", "xy",
  * "xyz" in any order; empty: that order). A flipped coordinate c becomes 2 * center - c
@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/geometry/points_gpu.h"
 
 enum { A_LAYOUT, A_FLIP_X, A_FLIP_Y, A_FLIP_Z, A_CENTER_X, A_CENTER_Y, A_CENTER_Z, NUM_ARGS };
 
@@ -106,12 +108,53 @@ static sl_status cf_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One kernel for the batch; the flips and centres of each sample are resolved here, the layout
+ * checked as run_sample checks it. */
+static sl_status cf_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    sl__gcflip *s = sl_ctx_scratch(ctx, sizeof(sl__gcflip) * (size_t)(n > 0 ? n : 1));
+    if (!s)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++) {
+        const int64_t *sh = sl_batch_shape(in, i);
+        const int64_t d = sh[1];
+        s[i] = (sl__gcflip){.in = sl_batch_sample_data(in, i),
+                            .out = sl_ctx_output_data(ctx, 0, i),
+                            .count = sh[0] * d,
+                            .d = (int32_t)d};
+        if (sh[0] == 0) {
+            s[i].count = 0;
+            s[i].d = 1;
+            continue;
+        }
+        const char *l = layout_of(ctx, (int)d);
+        if (d < 1 || d > 3 || (int64_t)strlen(l) != d) {
+            sl_ctx_focus_sample(ctx, i);
+            return sl_fail(ctx, SL_EINVAL,
+                           "the points have %lld coordinates, but the layout \"%s\" names %d (1 "
+                           "to 3 supported)",
+                           (long long)d, l, (int)strlen(l));
+        }
+        for (int k = 0; k < d; k++) {
+            int axis = l[k] - 'x';
+            s[i].flip[k] = sl_ctx_arg_int(ctx, A_FLIP_X + axis, i) != 0;
+            s[i].c2[k] = 2.0 * sl_ctx_arg_float(ctx, A_CENTER_X + axis, i);
+        }
+    }
+    return sl__gpu_coord_flip(ctx, s, n);
+}
+#endif
+
 const sl_op_def sl_op_coord_flip = {
     .name = "coord_flip",
     .doc = "Flips normalised coordinates: c -> 2 * center - c (DALI's coord_flip).\n\n"
            "Input (N, D) float32 points, D <= 3, columns named by `layout` (\"xy\", \"xyz\", ...; "
            "empty: x, y, z in order). `flip_x` (default 1), `flip_y`, `flip_z` and "
-           "`center_x/y/z` (default 0.5) may be given per sample, e.g. from random.coin_flip.",
+           "`center_x/y/z` (default 0.5) may be given per sample, e.g. from random.coin_flip.\n\n"
+           "`device=\"gpu\"` flips on the GPU with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -119,9 +162,12 @@ const sl_op_def sl_op_coord_flip = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = cf_init,
     .setup = cf_setup,
     .run_sample = cf_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = cf_run_gpu,
+#endif
 };

@@ -1,6 +1,6 @@
 /* coord_transform: applies an affine transform to points (DALI's fn.coord_transform).
  *
- * Exports: const sl_op_def sl_op_coord_transform ("coord_transform", CPU).
+ * Exports: const sl_op_def sl_op_coord_transform ("coord_transform", CPU and GPU).
  *
  * The input's innermost extent is the point's dimension D; every point x (of any leading shape)
  * becomes y = M x + T with out_dim rows. M is out_dim x D in row-major order, or one value s
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/geometry/points_gpu.h"
 
 #include "ops/tensor/tensor.h"
 
@@ -176,6 +178,40 @@ static sl_status ct_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One kernel for the batch: each sample's [M | T] (sample_matrix, as run_sample) goes into one
+ * array of matrices, uploaded with the jobs. */
+static sl_status ct_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx), nd = sl_batch_ndim(in);
+    const size_t per = MAX_DIM * (MAX_DIM + 1);
+    sl__gctrans *s = sl_ctx_scratch(ctx, sizeof(sl__gctrans) * (size_t)(n > 0 ? n : 1));
+    double *mts = sl_ctx_scratch_n(ctx, 1, sizeof(double) * per * (size_t)(n > 0 ? n : 1));
+    if (!s || !mts)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    int64_t nmt = 0;
+    for (int i = 0; i < n; i++) {
+        const int id = (int)sl_batch_shape(in, i)[nd - 1];
+        int od;
+        sl_ctx_focus_sample(ctx, i);
+        sl_status st = sample_matrix(ctx, i, id, &od, mts + nmt);
+        if (st != SL_OK)
+            return st;
+        s[i] = (sl__gctrans){.in = sl_batch_sample_data(in, i),
+                             .out = sl_ctx_output_data(ctx, 0, i),
+                             .count = sl_batch_sample_numel(in, i) / id * od,
+                             .mt = nmt,
+                             .id = id,
+                             .od = od};
+        nmt += (int64_t)od * (id + 1);
+    }
+    sl_ctx_focus_sample(ctx, -1);
+    return sl__gpu_coord_transform(ctx, s, n, mts, nmt, sl_batch_dtype(in),
+                                   sl_ctx_arg_dtype(ctx, A_DTYPE));
+}
+#endif
+
 const sl_op_def sl_op_coord_transform = {
     .name = "coord_transform",
     .doc = "Applies an affine transform to points: y = M x + T (DALI's coord_transform).\n\n"
@@ -183,7 +219,9 @@ const sl_op_def sl_op_coord_transform = {
            "numeric type). M (out_dim x in_dim, row-major, or a scalar for s * I; default I), "
            "T (out_dim values or one; default 0), or MT = [M | T] as made by transforms.*. The "
            "output has out_dim coordinates per point, in `dtype` (default float32; integers "
-           "rounded and saturated). Arguments may be given per sample.",
+           "rounded and saturated). Arguments may be given per sample.\n\n"
+           "`device=\"gpu\"` transforms on the GPU with the same results (the same double "
+           "arithmetic in the same order).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -191,10 +229,13 @@ const sl_op_def sl_op_coord_transform = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = ct_init,
     .setup = ct_setup,
     .setup_sample = ct_setup_sample,
     .run_sample = ct_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = ct_run_gpu,
+#endif
 };

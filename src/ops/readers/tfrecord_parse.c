@@ -15,10 +15,15 @@
 
 #include "ops/readers/tfrecord_parse.h"
 
-/* ---- CRC-32C ------------------------------------------------------------------------------ */
+/* ---- CRC-32C ------------------------------------------------------------------------------
+ * Every record's payload is checked, so this is on the reader's hot path: the byte-at-a-time
+ * table ran at about 0.4 GB/s and bounded readers.tfrecord at 0.12x of plain files. On x86-64
+ * with SSE4.2 (checked at run time) the crc32 instruction does 8 bytes a step; elsewhere eight
+ * tables (slicing-by-8) do. Both are checked against the bitwise definition in test_tfrecord. */
 
-static uint32_t crc_table[256];
+static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static int crc_hw;
 
 static void crc_init(void)
 {
@@ -26,17 +31,65 @@ static void crc_init(void)
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-        crc_table[i] = c;
+        crc_table[0][i] = c;
     }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
+
+static uint32_t crc_sliced(uint32_t c, const uint8_t *p, size_t n)
+{
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        uint32_t hi =
+            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^
+            crc_table[5][(lo >> 16) & 0xFF] ^ crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^
+            crc_table[2][(hi >> 8) & 0xFF] ^ crc_table[1][(hi >> 16) & 0xFF] ^
+            crc_table[0][hi >> 24];
+    }
+    for (; n > 0; p++, n--)
+        c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
+    return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t c, const uint8_t *p, size_t n)
+{
+    uint64_t c64 = c;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c64 = __builtin_ia32_crc32di(c64, v);
+    }
+    c = (uint32_t)c64;
+    for (; n > 0; p++, n--)
+        c = __builtin_ia32_crc32qi(c, *p);
+    return c;
+}
+#endif
 
 uint32_t sl__crc32c(const uint8_t *p, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++)
-        c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (crc_hw)
+        return crc_sse42(c, p, n) ^ 0xFFFFFFFFu;
+#endif
+    return crc_sliced(c, p, n) ^ 0xFFFFFFFFu;
+}
+
+/* The portable path alone, for the tests (both paths against the bitwise definition). */
+uint32_t sl__crc32c_sliced(const uint8_t *p, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    return crc_sliced(0xFFFFFFFFu, p, n) ^ 0xFFFFFFFFu;
 }
 
 uint32_t sl__tfr_masked_crc(const uint8_t *p, size_t n)

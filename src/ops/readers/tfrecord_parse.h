@@ -19,6 +19,8 @@
 
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of n bytes. */
 uint32_t sl__crc32c(const uint8_t *p, size_t n);
+/* The same by slicing-by-8 tables only (what runs without SSE4.2); for the tests. */
+uint32_t sl__crc32c_sliced(const uint8_t *p, size_t n);
 /* TFRecord's masked CRC: rotate right by 15, add 0xa282ead8. */
 uint32_t sl__tfr_masked_crc(const uint8_t *p, size_t n);
 

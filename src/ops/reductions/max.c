@@ -10,4 +10,5 @@ SL__RED_OP(max, SL__RED_MAX, BASIC,
            "The output has the input's type. `axes` (or `axis_names`) picks the reduced axes, all "
            "when neither is given, none for an empty list; `keep_dims` keeps them as extents of "
            "1. NaN propagates (as NumPy's max). Reducing an empty set (an extent of 0 along a "
-           "reduced axis) is an error naming the sample, as in NumPy.");
+           "reduced axis) is an error naming the sample, as in NumPy.\n\n"
+           "`device=\"gpu\"` reduces on the GPU with the same results.");

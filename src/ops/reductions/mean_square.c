@@ -9,4 +9,6 @@
 SL__RED_OP(mean_square, SL__RED_MEAN_SQUARE, DTYPE,
            "Mean of the squared elements along the given axes (DALI's reductions.mean_square).\n\n"
            "Output type: `dtype`, else float32. Squares and sums in double, so integer inputs do "
-           "not overflow.");
+           "not overflow.\n\n"
+           "`device=\"gpu\"` reduces on the GPU with the same results (float data: up to the last "
+           "bit, the order of the sum differing).");

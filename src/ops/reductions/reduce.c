@@ -487,3 +487,95 @@ sl_status sl__red_run_sample(sl_ctx *ctx, sl__red_kind kind, int i)
                                                : SL_DTYPE_UINT64)(out, f.acc_buf, P);
     return SL_OK;
 }
+
+/* ---- GPU ---------------------------------------------------------------------------------- */
+
+#ifdef SLUICE_HAVE_CUDA
+/* Plans sample i's job (reduce.h's sl__red_gjob) from its shape: kept and reduced runs with
+ * their input strides; *part advances past its partials. */
+static void plan_gpu(sl__red_gjob *j, int nd, const int64_t *sh, const bool *red, int64_t *part)
+{
+    int64_t ext[SL_MAX_NDIM + 1], stride[SL_MAX_NDIM + 1], st = 1;
+    bool kind[SL_MAX_NDIM + 1];
+    int m = 0;
+    /* runs from the back: a dimension joins the run after it when both are kept or both
+     * reduced (its stride is that run's stride times its extent: dense C order) */
+    for (int d = nd - 1; d >= 0; d--) {
+        if (sh[d] != 1) {
+            if (m > 0 && kind[m - 1] == red[d]) {
+                ext[m - 1] *= sh[d];
+            } else {
+                ext[m] = sh[d];
+                stride[m] = st;
+                kind[m++] = red[d];
+            }
+        }
+        st *= sh[d];
+    }
+    j->nk = j->nr = 0;
+    j->P = j->N = 1;
+    for (int k = m - 1; k >= 0; k--) { /* back to C order */
+        if (kind[k]) {
+            j->rext[j->nr] = ext[k];
+            j->rstride[j->nr++] = stride[k];
+            j->N *= ext[k];
+        } else {
+            j->kext[j->nk] = ext[k];
+            j->kstride[j->nk++] = stride[k];
+            j->P *= ext[k];
+        }
+    }
+    j->C = sl__red_gchunks(j->P, j->N);
+    j->part = *part;
+    *part += j->P * j->C;
+}
+
+sl_status sl__red_run_gpu(sl_ctx *ctx, sl__red_kind kind)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const sl_batch *mb = has_mean(kind) ? sl_ctx_input(ctx, 1) : NULL;
+    const int nd = sl_batch_ndim(in), n = sl_ctx_batch_size(ctx);
+    const sl_dtype it = sl_batch_dtype(in), ot = out_type(ctx, kind, it);
+    const acc_kind acc = acc_of(kind, it, ot);
+    bool red[SL_MAX_NDIM + 1];
+    if (reduced_axes(ctx, nd, sl_batch_layout(in), red) < 0)
+        return SL_EINVAL;
+    sl__red_gjob *jobs = sl_ctx_scratch(ctx, sizeof(sl__red_gjob) * (size_t)(n > 0 ? n : 1));
+    if (!jobs)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    int64_t nparts = 0;
+    for (int i = 0; i < n; i++) {
+        sl__red_gjob *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        plan_gpu(j, nd, sl_batch_shape(in, i), red, &nparts);
+        sl_ctx_focus_sample(ctx, i); /* errors name the sample, as run_sample's */
+        if ((kind == SL__RED_MIN || kind == SL__RED_MAX) && j->N == 0 && j->P > 0)
+            return sl_fail(ctx, SL_EINVAL,
+                           "%s of an empty set: sample %d has no elements along the reduced axes",
+                           kind_names[kind], i);
+        if (mb) {
+            if (i >= sl_batch_size(mb))
+                return sl_fail(ctx, SL_EINVAL, "the mean input has %d samples, the data %d",
+                               sl_batch_size(mb), n);
+            const int64_t mn = sl_batch_sample_numel(mb, i);
+            if (mn != j->P && mn != 1)
+                return sl_fail(ctx, SL_EINVAL,
+                               "the mean of sample %d has %lld values; the reduction has %lld (or "
+                               "give one value)",
+                               i, (long long)mn, (long long)j->P);
+            j->mean = sl_batch_sample_data(mb, i);
+            j->mean_step = mn == 1 ? 0 : 1;
+        }
+        j->div = (double)j->N;
+        if (has_mean(kind)) {
+            int64_t ddof = sl_ctx_arg_int(ctx, SL__RED_A_EXTRA, i);
+            j->div = j->N - ddof > 0 ? (double)(j->N - ddof) : 0.0;
+        }
+        j->in = sl_batch_sample_data(in, i);
+        j->out = j->P > 0 ? sl_ctx_output_data(ctx, 0, i) : NULL;
+    }
+    sl_ctx_focus_sample(ctx, -1);
+    return sl__red_gpu_launch(ctx, jobs, n, kind, (int)acc, it, ot,
+                              mb ? sl_batch_dtype(mb) : SL_DTYPE_FLOAT64, nparts);
+}
+#endif

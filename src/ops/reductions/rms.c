@@ -8,4 +8,6 @@
 
 SL__RED_OP(rms, SL__RED_RMS, DTYPE,
            "Root mean square of the elements along the given axes (DALI's reductions.rms).\n\n"
-           "sqrt(mean(x * x)); output type `dtype`, else float32. Computed in double.");
+           "sqrt(mean(x * x)); output type `dtype`, else float32. Computed in double.\n\n"
+           "`device=\"gpu\"` reduces on the GPU with the same results (float data: up to the last "
+           "bit, the order of the sum differing).");

@@ -12,4 +12,6 @@ SL__RED_OP(std_dev, SL__RED_STD_DEV, MEAN_IN,
            "Inputs: the data and its mean (usually fn.reductions.mean of the data with the same "
            "axes; one value per output element, or one value for all). Output: float32, "
            "sqrt(sum((x - mean)^2) / (N - ddof)) over the N reduced elements, as NumPy's std "
-           "with the same mean.");
+           "with the same mean.\n\n"
+           "`device=\"gpu\"` reduces on the GPU with the same results (float data: up to the last "
+           "bit, the order of the sum differing).");

@@ -11,4 +11,6 @@ SL__RED_OP(variance, SL__RED_VARIANCE, MEAN_IN,
            "reductions.variance).\n\n"
            "Inputs: the data and its mean (usually fn.reductions.mean of the data with the same "
            "axes; one value per output element, or one value for all). Output: float32, "
-           "sum((x - mean)^2) / (N - ddof) over the N reduced elements, as NumPy's var.");
+           "sum((x - mean)^2) / (N - ddof) over the N reduced elements, as NumPy's var.\n\n"
+           "`device=\"gpu\"` reduces on the GPU with the same results (float data: up to the last "
+           "bit, the order of the sum differing).");

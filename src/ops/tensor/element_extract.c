@@ -1,7 +1,7 @@
 /* element_extract: takes frames out of each sequence, one output per frame index (DALI's
  * fn.element_extract).
  *
- * Exports: const sl_op_def sl_op_element_extract ("element_extract", CPU).
+ * Exports: const sl_op_def sl_op_element_extract ("element_extract", CPU and GPU).
  *
  * Output k is frame element_map[k] (the outermost dimension) of every sample: the sample's
  * shape without its first extent, the layout without its leading 'F'. The node has as many
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/index_gpu.h"
 
 enum { A_ELEMENT_MAP, NUM_ARGS };
 
@@ -93,13 +95,38 @@ static sl_status element_extract_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One block copy per (output, sample), all in one launch. */
+static sl_status element_extract_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx), nout = sl_ctx_num_outputs(ctx);
+    const size_t es = sl_dtype_size(sl_batch_dtype(in));
+    int64_t map[256];
+    sl_ctx_arg_ints(ctx, A_ELEMENT_MAP, 0, map, 256);
+    sl__gblock *b = sl_ctx_scratch(ctx, sizeof(sl__gblock) * (size_t)(n * nout > 0 ? n * nout : 1));
+    if (!b)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int o = 0; o < nout; o++) {
+        for (int i = 0; i < n; i++) {
+            const int64_t frame = sl_batch_sample_numel(in, i) / sl_batch_shape(in, i)[0];
+            const char *src = sl_batch_sample_data(in, i); /* device: not read here */
+            b[o * n + i] = (sl__gblock){src + (size_t)(map[o] * frame) * es,
+                                        sl_ctx_output_data(ctx, o, i), frame};
+        }
+    }
+    return sl__gpu_blocks(ctx, b, n * nout, es);
+}
+#endif
+
 const sl_op_def sl_op_element_extract = {
     .name = "element_extract",
     .doc = "Extracts frames of each sequence, one output per entry of element_map (DALI's "
            "element_extract).\n\n"
            "Output k is frame element_map[k] of every sample (the outermost dimension), with the "
            "layout's leading 'F' removed. The input must be at least 2-D, its layout (if any) "
-           "starting with 'F'.",
+           "starting with 'F'.\n\n"
+           "`device=\"gpu\"` copies the frames on the GPU (one launch per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -108,8 +135,11 @@ const sl_op_def sl_op_element_extract = {
     .num_outputs_arg = "element_map",
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = element_extract_init,
     .setup = element_extract_setup,
     .run_sample = element_extract_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = element_extract_run_gpu,
+#endif
 };

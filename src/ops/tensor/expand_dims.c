@@ -1,6 +1,6 @@
 /* expand_dims: inserts dimensions of extent 1 into every sample (DALI's fn.expand_dims).
  *
- * Exports: const sl_op_def sl_op_expand_dims ("expand_dims", CPU).
+ * Exports: const sl_op_def sl_op_expand_dims ("expand_dims", CPU and GPU).
  *
  * `axes` are indices in the OUTPUT (0 .. ndim + len(axes) - 1, none negative, none twice);
  * the input's dimensions fill the other places in order. `new_axis_names` names the new
@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_AXES, A_NEW_AXIS_NAMES, NUM_ARGS };
 
@@ -117,7 +119,8 @@ const sl_op_def sl_op_expand_dims = {
            "`axes` are positions in the output; the input's dimensions keep their order in the "
            "remaining places. `new_axis_names` gives the new dimensions' layout letters (in the "
            "order of `axes`); without it the output has no layout unless no axis is added.\n\n"
-           "Differs from DALI: the data is copied (DALI passes the input buffer through).",
+           "Differs from DALI: the data is copied (DALI passes the input buffer through).\n\n"
+           "`device=\"gpu\"` copies the data on the GPU (one device-to-device copy per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -125,9 +128,12 @@ const sl_op_def sl_op_expand_dims = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = expand_dims_init,
     .setup = expand_dims_setup,
     .run_sample = expand_dims_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__copy_run_gpu,
+#endif
 };

@@ -1,13 +1,15 @@
 /* lookup_table: maps each integer element through a key -> value table (DALI's
  * fn.lookup_table).
  *
- * Exports: const sl_op_def sl_op_lookup_table ("lookup_table", CPU).
+ * Exports: const sl_op_def sl_op_lookup_table ("lookup_table", CPU and GPU).
  *
  * keys[k] -> values[k] (equal lengths, keys distinct); elements that are no key, including
  * values outside the input type's range, give default_value. The output has the input's shape
  * and layout and `dtype` (float32 by default); values are converted with cast's rules. The
  * table is built at init: sorted (key, value) pairs, looked up by binary search, or a dense
  * array when the keys span at most 65536 values (the common case: class ids).
+ * On the GPU (index_kernels.cu) the sorted pairs are uploaded each iteration and every element
+ * is looked up by binary search, with the same conversions: the CPU's results bit for bit.
  * Invariant: the state (the table) is read-only after init.
  */
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "core/core.h"
 #include "sluice/op.h"
 
+#include "ops/tensor/index_gpu.h"
 #include "ops/tensor/tensor.h"
 
 enum { A_KEYS, A_VALUES, A_DEFAULT_VALUE, A_DTYPE, NUM_ARGS };
@@ -182,6 +185,34 @@ static sl_status lut_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status lut_run_gpu(sl_ctx *ctx)
+{
+    const lut *t = sl_ctx_state(ctx);
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    const int nk = t->n > 0 ? t->n : 1; /* an empty table uploads one unused pair */
+    unsigned char *mem = sl_ctx_scratch(ctx, (sizeof(sl__glut) * (size_t)(n > 0 ? n : 1)) +
+                                                 (sizeof(int64_t) + sizeof(double)) * (size_t)nk);
+    if (!mem)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    sl__glut *s = (sl__glut *)mem;
+    int64_t *keys = (int64_t *)(mem + sizeof(sl__glut) * (size_t)(n > 0 ? n : 1));
+    double *values = (double *)(keys + nk);
+    keys[0] = 0;
+    values[0] = t->def;
+    for (int k = 0; k < t->n; k++) {
+        keys[k] = t->pairs[k].key;
+        values[k] = t->pairs[k].value;
+    }
+    for (int i = 0; i < n; i++)
+        s[i] = (sl__glut){sl_batch_sample_data(in, i), sl_ctx_output_data(ctx, 0, i),
+                          sl_batch_sample_numel(in, i)};
+    return sl__gpu_lookup(ctx, s, n, keys, values, t->n, t->def, sl_batch_dtype(in),
+                          sl_ctx_arg_dtype(ctx, A_DTYPE));
+}
+#endif
+
 const sl_op_def sl_op_lookup_table = {
     .name = "lookup_table",
     .doc = "Maps integer elements through a table (DALI's lookup_table).\n\n"
@@ -189,7 +220,8 @@ const sl_op_def sl_op_lookup_table = {
            "default_value. The output has the input's shape and layout and type `dtype` "
            "(float32 by default; values are converted as `cast` does). The input must be of an "
            "integer type.\n\n"
-           "Differs from DALI: keys are any int64 values (DALI limits them to [0, 65535]).",
+           "Differs from DALI: keys are any int64 values (DALI limits them to [0, 65535]).\n\n"
+           "`device=\"gpu\"` maps on the GPU with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -197,10 +229,13 @@ const sl_op_def sl_op_lookup_table = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = lut_init,
     .fini = lut_fini,
     .setup = lut_setup,
     .run_sample = lut_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = lut_run_gpu,
+#endif
 };

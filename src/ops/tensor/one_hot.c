@@ -1,6 +1,6 @@
 /* one_hot: one-hot encodes integer class ids (DALI's fn.one_hot).
  *
- * Exports: const sl_op_def sl_op_one_hot ("one_hot", CPU).
+ * Exports: const sl_op_def sl_op_one_hot ("one_hot", CPU and GPU).
  *
  * A new dimension of num_classes extent is inserted at `axis` (-1: last; 0..ndim): output
  * element [.., c, ..] is on_value where the input element equals c, off_value elsewhere (an
@@ -10,6 +10,8 @@
  * Layout: without axis_name, none; with it (one character), the input layout with axis_name
  * inserted at axis, or axis_name alone for a scalar result; an input of several dimensions
  * without layout then fails, as in DALI.
+ * On the GPU (index_kernels.cu) one thread writes each output element, on or off by its id,
+ * read with the same conversion: the CPU's results bit for bit.
  * Invariant: stateless.
  */
 #include <math.h>
@@ -17,6 +19,7 @@
 
 #include "sluice/op.h"
 
+#include "ops/tensor/index_gpu.h"
 #include "ops/tensor/tensor.h"
 
 enum { A_NUM_CLASSES, A_AXIS, A_DTYPE, A_ON_VALUE, A_OFF_VALUE, A_AXIS_NAME, NUM_ARGS };
@@ -171,6 +174,33 @@ static sl_status one_hot_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+static sl_status one_hot_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    const int64_t nc = sl_ctx_arg_int(ctx, A_NUM_CLASSES, 0);
+    const sl_dtype ot = sl_ctx_arg_dtype(ctx, A_DTYPE);
+    sl__gonehot *s = sl_ctx_scratch(ctx, sizeof(sl__gonehot) * (size_t)(n > 0 ? n : 1));
+    if (!s)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++) {
+        const int axis = ((const int *)sl_ctx_iter_data(ctx))[2 * i];
+        const int ond = ((const int *)sl_ctx_iter_data(ctx))[2 * i + 1];
+        const int64_t *osh = sl_ctx_output_shape(ctx, 0, i);
+        s[i] = (sl__gonehot){.in = sl_batch_sample_data(in, i),
+                             .out = sl_ctx_output_data(ctx, 0, i),
+                             .count = sl_batch_sample_numel(in, i) * nc,
+                             .inner = 1};
+        for (int d = axis + 1; d < ond; d++)
+            s[i].inner *= osh[d];
+        sl__convert_scalar(ot, sl_ctx_arg_float(ctx, A_ON_VALUE, i), &s[i].on);
+        sl__convert_scalar(ot, sl_ctx_arg_float(ctx, A_OFF_VALUE, i), &s[i].off);
+    }
+    return sl__gpu_one_hot(ctx, s, n, nc, sl_batch_dtype(in), ot);
+}
+#endif
+
 const sl_op_def sl_op_one_hot = {
     .name = "one_hot",
     .doc = "One-hot encodes class ids (DALI's one_hot).\n\n"
@@ -178,7 +208,8 @@ const sl_op_def sl_op_one_hot = {
            "id's class is on_value, the others off_value (an id outside [0, num_classes) gives "
            "only off_value). Scalars, and batches of one-element samples, give (num_classes,) "
            "per sample. `axis_name` names the new dimension in the layout; without it the output "
-           "has none. Float ids are truncated.",
+           "has none. Float ids are truncated.\n\n"
+           "`device=\"gpu\"` encodes on the GPU with the same results.",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -186,9 +217,12 @@ const sl_op_def sl_op_one_hot = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = 2 * sizeof(int),
     .init = one_hot_init,
     .setup = one_hot_setup,
     .run_sample = one_hot_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = one_hot_run_gpu,
+#endif
 };

@@ -1,6 +1,6 @@
 /* per_frame: marks the data as a sequence by its layout (DALI's fn.per_frame).
  *
- * Exports: const sl_op_def sl_op_per_frame ("per_frame", CPU).
+ * Exports: const sl_op_def sl_op_per_frame ("per_frame", CPU and GPU).
  *
  * Only the layout changes: its first letter becomes 'F' (frames). An input without layout gets
  * "F" followed by '*' for its other dimensions; one whose layout starts with 'F' keeps it; any
@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_REPLACE, NUM_ARGS };
 
@@ -70,7 +72,8 @@ const sl_op_def sl_op_per_frame = {
            "No layout: \"F\" and '*' for the other dimensions. A layout starting with 'F' is "
            "kept; another one needs replace=True, which replaces its first letter.\n\n"
            "Differs from DALI: the data is copied (DALI passes the input buffer through); "
-           "sluice's operators do not take per-frame arguments yet.",
+           "sluice's operators do not take per-frame arguments yet.\n\n"
+           "`device=\"gpu\"` copies the data on the GPU (one device-to-device copy per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -78,8 +81,11 @@ const sl_op_def sl_op_per_frame = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .setup = per_frame_setup,
     .run_sample = per_frame_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__copy_run_gpu,
+#endif
 };

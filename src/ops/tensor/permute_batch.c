@@ -1,6 +1,6 @@
 /* permute_batch: reorders the samples of a batch (DALI's fn.permute_batch).
  *
- * Exports: const sl_op_def sl_op_permute_batch ("permute_batch", CPU).
+ * Exports: const sl_op_def sl_op_permute_batch ("permute_batch", CPU and GPU).
  *
  * Output sample i is input sample indices[i] (a per-sample argument, or a constant list with
  * one index per sample); an index may repeat or be left out. Shapes follow the samples; type
@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/index_gpu.h"
 
 enum { A_INDICES, NUM_ARGS };
 
@@ -80,12 +82,30 @@ static sl_status permute_batch_run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
+#ifdef SLUICE_HAVE_CUDA
+/* One block copy per sample, all in one launch. */
+static sl_status permute_batch_run_gpu(sl_ctx *ctx)
+{
+    const sl_batch *in = sl_ctx_input(ctx, 0);
+    const int n = sl_ctx_batch_size(ctx);
+    const int *src = sl_ctx_iter_data(ctx);
+    sl__gblock *b = sl_ctx_scratch(ctx, sizeof(sl__gblock) * (size_t)(n > 0 ? n : 1));
+    if (!b)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
+    for (int i = 0; i < n; i++)
+        b[i] = (sl__gblock){sl_batch_sample_data(in, src[i]), sl_ctx_output_data(ctx, 0, i),
+                            sl_batch_sample_numel(in, src[i])};
+    return sl__gpu_blocks(ctx, b, n, sl_dtype_size(sl_batch_dtype(in)));
+}
+#endif
+
 const sl_op_def sl_op_permute_batch = {
     .name = "permute_batch",
     .doc = "Reorders the samples of a batch (DALI's permute_batch).\n\n"
            "Output sample i is input sample indices[i]; indices may repeat or skip samples. "
            "`indices` is usually fn.batch_permutation's output (one index per sample), or a "
-           "constant list with one index per sample.",
+           "constant list with one index per sample.\n\n"
+           "`device=\"gpu\"` moves the samples on the GPU (one launch per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -93,8 +113,11 @@ const sl_op_def sl_op_permute_batch = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .iter_bytes_per_sample = sizeof(int),
     .setup = permute_batch_setup,
     .run_sample = permute_batch_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = permute_batch_run_gpu,
+#endif
 };

@@ -1,7 +1,7 @@
 /* reinterpret: gives each sample's bytes another element type, shape and/or layout (DALI's
  * fn.reinterpret).
  *
- * Exports: const sl_op_def sl_op_reinterpret ("reinterpret", CPU).
+ * Exports: const sl_op_def sl_op_reinterpret ("reinterpret", CPU and GPU).
  *
  * The bytes are unchanged; their count must match. `dtype` (default: the input's) is the new
  * element type. The shape is `shape` (one extent may be -1: inferred from the byte count), or
@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/tensor_gpu.h"
 
 enum { A_DTYPE, A_SHAPE, A_REL_SHAPE, A_LAYOUT, NUM_ARGS };
 
@@ -178,7 +180,8 @@ const sl_op_def sl_op_reinterpret = {
            "with neither, the innermost extent is rescaled by the change of element size. The "
            "byte count must match, else the sample fails with both sizes.\n\n"
            "Differs from DALI: the data is copied (DALI passes the input buffer through); "
-           "src_dims and the shape input are not supported.",
+           "src_dims and the shape input are not supported.\n\n"
+           "`device=\"gpu\"` copies the data on the GPU (one device-to-device copy per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -186,9 +189,12 @@ const sl_op_def sl_op_reinterpret = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = reinterpret_init,
     .setup = reinterpret_setup,
     .run_sample = reinterpret_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__copy_run_gpu,
+#endif
 };

@@ -1,7 +1,7 @@
 /* reshape: gives each sample a new shape (and/or layout) with the same elements in the same
  * order (DALI's fn.reshape).
  *
- * Exports: const sl_op_def sl_op_reshape ("reshape", CPU).
+ * Exports: const sl_op_def sl_op_reshape ("reshape", CPU and GPU).
  *
  * The new shape is `shape` (extents; one may be negative: it receives what makes the volume
  * match) or `rel_shape` (out[d] = round(rel[d] * in[d]) in float32, halves away from zero, for
@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/tensor_gpu.h"
 
 #include "ops/tensor/tensor.h"
 
@@ -205,7 +207,8 @@ const sl_op_def sl_op_reshape = {
            "change. `layout` names the output axes; unset, the input layout is kept when the "
            "number of dimensions is unchanged.\n\n"
            "Differs from DALI: the data is copied (DALI shares the input buffer); the shape "
-           "input and `src_dims` are not supported.",
+           "input and `src_dims` are not supported.\n\n"
+           "`device=\"gpu\"` copies the data on the GPU (one device-to-device copy per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -213,8 +216,11 @@ const sl_op_def sl_op_reshape = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .init = reshape_init,
     .setup = reshape_setup,
     .run_sample = reshape_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__copy_run_gpu,
+#endif
 };

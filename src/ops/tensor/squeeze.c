@@ -1,6 +1,6 @@
 /* squeeze: removes dimensions of extent 1 from every sample (DALI's fn.squeeze).
  *
- * Exports: const sl_op_def sl_op_squeeze ("squeeze", CPU).
+ * Exports: const sl_op_def sl_op_squeeze ("squeeze", CPU and GPU).
  *
  * The removed dimensions are `axes` (indices, negative from the back; per sample allowed, the
  * same count for every sample) or `axis_names` (letters of the input layout). Each must have
@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "sluice/op.h"
+
+#include "ops/tensor/tensor_gpu.h"
 
 #include "ops/tensor/tensor.h"
 
@@ -143,7 +145,8 @@ const sl_op_def sl_op_squeeze = {
            "`axis_names` (layout letters). Removing a dimension whose extent is not 1 is an error "
            "naming the sample, unless the volume is 0 before and after. The layout loses the "
            "removed letters.\n\n"
-           "Differs from DALI: the data is copied (DALI passes the input buffer through).",
+           "Differs from DALI: the data is copied (DALI passes the input buffer through).\n\n"
+           "`device=\"gpu\"` copies the data on the GPU (one device-to-device copy per batch).",
     .inputs = inputs,
     .min_inputs = 1,
     .max_inputs = 1,
@@ -151,9 +154,12 @@ const sl_op_def sl_op_squeeze = {
     .num_outputs = 1,
     .args = args,
     .num_args = NUM_ARGS,
-    .devices = SL_OP_CPU,
+    .devices = SL_OP_CPU | SL_OP_GPU,
     .flags = SL_OP_SAMPLEWISE,
     .init = squeeze_init,
     .setup = squeeze_setup,
     .run_sample = squeeze_run_sample,
+#ifdef SLUICE_HAVE_CUDA
+    .run_gpu = sl__copy_run_gpu,
+#endif
 };

@@ -8,6 +8,9 @@
  *                    twin of sl__gather, whose dimension merge plans them (sl__ggather_plan,
  *                    copy_kernels.c).
  *   cast.cu          sl__gpu_convert: n elements converted with DALI's ConvertSat (cast).
+ *   copy.cu          sl__copy_run_gpu: a run_gpu that copies input 0's batch into output 0
+ *                    unchanged (copy, and the operators that change only shapes, types or
+ *                    layouts: expand_dims, squeeze, reinterpret, per_frame).
  * An operator's run_gpu stays in its .c, next to its arguments: it computes each sample's job
  * on the host from shapes and argument values (never from data), then calls one of these, which
  * uploads the jobs (sl_gpu_params) and launches one kernel for the whole batch on the node's
@@ -76,6 +79,10 @@ sl_status sl__gpu_gather(sl_ctx *ctx, const sl__ggather *g, int n, size_t esize)
  * semantics of sl__convert_get (same-type: a byte copy). */
 sl_status sl__gpu_convert(sl_ctx *ctx, void *out, sl_dtype out_type, const void *in,
                           sl_dtype in_type, int64_t n);
+
+/* run_gpu of an operator whose output 0 is input 0's bytes unchanged: one device-to-device
+ * copy of the batch (samples back to back on both sides). */
+sl_status sl__copy_run_gpu(sl_ctx *ctx);
 
 #ifdef __cplusplus
 }
