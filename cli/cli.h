@@ -32,5 +32,8 @@ int cli_rec_index(int argc, char **argv);
 int cli_spec_load(const char *path, sl_graph **g, sl_pipeline_options *o);
 /* Writes the usage text (every command and option) to f. */
 void cli_usage(FILE *f);
+/* Reads a whole file ("-": standard input). Returns: malloc'd text, NULL after a message on
+ * stderr. */
+char *cli_read_file(const char *path);
 
 #endif

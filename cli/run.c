@@ -38,6 +38,9 @@ typedef struct run_args {
     int nsets;
     const char *root;
     const char *trace;
+    const char *checkpoint; /* --checkpoint FILE: written after the run (and every N) */
+    long checkpoint_every;  /* --checkpoint-every N: 0, only at the end */
+    const char *resume;     /* --resume FILE: a checkpoint to continue from */
     bool stats, quiet;
 } run_args;
 
@@ -114,9 +117,13 @@ static int numeric_opt(int argc, char **argv, int *i, run_args *ra)
     const struct {
         const char *name;
         long *dst, min, max;
-    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX}, {"--epochs", &ra->epochs, 1, 1000000},
-                {"--batch", &ra->batch, 1, INT_MAX},  {"--threads", &ra->threads, 1, 1024},
-                {"--prefetch", &ra->prefetch, 1, 64}, {"--seed", &ra->seed, LONG_MIN, LONG_MAX}};
+    } nums[] = {{"--iters", &ra->iters, 1, LONG_MAX},
+                {"--epochs", &ra->epochs, 1, 1000000},
+                {"--batch", &ra->batch, 1, INT_MAX},
+                {"--threads", &ra->threads, 1, 1024},
+                {"--prefetch", &ra->prefetch, 1, 64},
+                {"--seed", &ra->seed, LONG_MIN, LONG_MAX},
+                {"--checkpoint-every", &ra->checkpoint_every, 1, LONG_MAX}};
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
         if (!is_opt(argv[*i], nums[k].name))
             continue;
@@ -144,8 +151,9 @@ static int string_opt(int argc, char **argv, int *i, run_args *ra)
 {
     const char *name = argv[*i];
     bool set = is_opt(name, "--set"), root = is_opt(name, "--root"),
-         trace = is_opt(name, "--trace");
-    if (!set && !root && !trace)
+         trace = is_opt(name, "--trace"), ckpt = is_opt(name, "--checkpoint"),
+         resume = is_opt(name, "--resume");
+    if (!set && !root && !trace && !ckpt && !resume)
         return -1;
     const char *v = opt_value(argc, argv, i);
     if (!v)
@@ -156,6 +164,10 @@ static int string_opt(int argc, char **argv, int *i, run_args *ra)
         ra->sets[ra->nsets++] = v;
     else if (root)
         ra->root = v;
+    else if (ckpt)
+        ra->checkpoint = v;
+    else if (resume)
+        ra->resume = v;
     else
         ra->trace = v;
     return CLI_OK;
@@ -186,6 +198,8 @@ static int parse_args(int argc, char **argv, run_args *ra)
         return usage_error("run needs a spec file: sluice run SPEC.json");
     if (ra->iters && ra->epochs)
         return usage_error("--iters and --epochs exclude each other");
+    if (ra->checkpoint_every && !ra->checkpoint)
+        return usage_error("--checkpoint-every needs --checkpoint FILE");
     return CLI_OK;
 }
 
@@ -317,13 +331,39 @@ static bool report_failure(const sl_pipeline *p, sl_status st, tally *t)
     return data;
 }
 
-static int run_loop(sl_pipeline *p, tally *t)
+/* --checkpoint FILE: the pipeline's checkpoint, written to FILE.tmp and renamed over FILE, so
+ * FILE is always a whole checkpoint even when the run is killed while writing. */
+static int write_checkpoint(sl_pipeline *p, const char *path)
+{
+    char *text = NULL, tmp[4096];
+    size_t len = 0;
+    if (sl_pipeline_checkpoint(p, &text, &len) != SL_OK) {
+        fprintf(stderr, "sluice: --checkpoint: %s\n", sl_pipeline_error(p));
+        return CLI_FAIL;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    ok = f && fclose(f) == 0 && ok;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok)
+        fprintf(stderr, "sluice: --checkpoint: cannot write \"%s\": %s\n", path, strerror(errno));
+    sl_checkpoint_free(text);
+    return ok ? CLI_OK : CLI_FAIL;
+}
+
+static int run_loop(sl_pipeline *p, tally *t, const run_args *ra)
 {
     int rc = CLI_OK;
     while (t->done < t->total) {
         sl_status st = sl_pipeline_run(p);
         if (++t->done == 1)
             t->t_first = now_s();
+        if (ra->checkpoint_every && t->done % ra->checkpoint_every == 0 &&
+            write_checkpoint(p, ra->checkpoint) != CLI_OK) {
+            rc = CLI_FAIL;
+            break;
+        }
         if (st != SL_OK && !report_failure(p, st, t)) {
             rc = CLI_FAIL;
             break;
@@ -457,8 +497,13 @@ static int execute(const run_args *ra, const sl_graph *g, const sl_pipeline_opti
         rc = CLI_USAGE;
     }
     if (rc == CLI_OK) {
-        rc = run_loop(p, &t);
+        rc = run_loop(p, &t, ra);
+        if (rc == CLI_OK && ra->checkpoint && write_checkpoint(p, ra->checkpoint) != CLI_OK)
+            rc = CLI_FAIL;
         print_summary(&t);
+        if (ra->checkpoint)
+            printf("checkpoint           %s (iteration %lld)\n", ra->checkpoint,
+                   (long long)sl_pipeline_iteration(p) + 1);
         if (ra->stats)
             print_stats(p);
         if (ra->trace && write_trace(p, ra->trace) != CLI_OK)
@@ -475,12 +520,19 @@ int cli_run(int argc, char **argv)
     run_args ra = {.sets = malloc(sizeof(char *) * (size_t)(argc + 1))};
     sl_graph *g = NULL;
     sl_pipeline_options o;
+    char *resume = NULL;
     int rc = ra.sets ? parse_args(argc, argv, &ra) : CLI_FAIL;
     if (rc == CLI_OK)
         rc = load_spec(&ra, &g, &o);
+    if (rc == CLI_OK && ra.resume && !(resume = cli_read_file(ra.resume)))
+        rc = CLI_FAIL;
+    o.checkpoint = resume;
+    if (ra.checkpoint)
+        o.enable_checkpointing = 1;
     if (rc == CLI_OK)
         rc = execute(&ra, g, &o);
     sl_graph_destroy(g);
+    free(resume);
     free(ra.sets);
     return rc;
 }

@@ -14,7 +14,7 @@
 #include "cli.h"
 
 /* Reads a whole file ("-": standard input). Returns: malloc'd text, NULL after a message. */
-static char *read_file(const char *path)
+char *cli_read_file(const char *path)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     size_t n = 0, cap = 1 << 14;
@@ -44,7 +44,7 @@ static char *read_file(const char *path)
 int cli_spec_load(const char *path, sl_graph **g, sl_pipeline_options *o)
 {
     *g = NULL;
-    char *text = read_file(path);
+    char *text = cli_read_file(path);
     if (!text)
         return CLI_FAIL;
     sl_pipeline_options_init(o);

@@ -224,6 +224,20 @@ typedef struct sl_op_def {
      * fusion), per sample, after every setup and before the fused chain runs that sample,
      * the chain's tail first; the producer may then write only that part. */
     sl_status (*roi_sample)(sl_ctx *ctx, int sample);
+    /* Checkpointing (sl_pipeline_checkpoint), for SL_OP_STATEFUL operators whose state a
+     * restored pipeline needs (readers: epoch and position). `checkpoint` writes the node's
+     * state as it is between two iterations — before the setup of the next one — as at most
+     * `cap` integers into vals, and returns how many it needs (the executor calls again with
+     * room for them when that is more than cap), or -1 when the state cannot be saved (why in
+     * err). The executor calls it only while no setup of the node runs, from any thread, when
+     * enable_checkpointing is set. `restore`, after init and before the first iteration, sets
+     * the state `checkpoint` wrote (n values) in a pipeline whose first iteration is
+     * `iteration`; SL_EINVAL with why in err for values it cannot take. A stateful operator
+     * without them has no state a checkpoint needs; one with only `restore` saves nothing but
+     * learns the first iteration (external_source numbers its batches from it). */
+    int (*checkpoint)(const void *state, int64_t *vals, int cap, char *err, size_t errlen);
+    sl_status (*restore)(void *state, int64_t iteration, const int64_t *vals, int n, char *err,
+                         size_t errlen);
 } sl_op_def;
 
 /* The `seed` argument every SL_OP_RANDOM operator declares. */

@@ -141,6 +141,19 @@ typedef struct sl_pipeline_options {
      * file (created or truncated at build, removed when the pipeline is destroyed) and read back
      * with pread; cache_bytes then bounds the file's size. */
     char cache_file[SL_CACHE_FILE_MAX];
+    /* Checkpointing (DALI's enable_checkpointing; default 0): 1 lets sl_pipeline_checkpoint
+     * save the pipeline's state; each iteration then records its stateful nodes' state when
+     * it starts (a few integers per reader). */
+    int enable_checkpointing;
+    /* A checkpoint to restore (sl_pipeline_checkpoint's text; DALI's checkpoint=), NULL for
+     * none (default): the pipeline continues from the checkpoint's iteration with the readers'
+     * positions, the random operators' streams and the bad-sample count it saved, and its
+     * outputs are those the checkpointed pipeline would have delivered next, byte for byte. A
+     * negative seed takes the checkpoint's. Borrowed until sl_pipeline_create returns: create
+     * checks the text (and the seed), build the rest — a checkpoint of another graph, batch
+     * size, seed, shard or data set fails, saying which. Not a key of a spec's "pipeline"
+     * object (`sluice run --resume FILE` reads one). */
+    const char *checkpoint;
 } sl_pipeline_options;
 
 typedef enum sl_bad_sample {
@@ -267,6 +280,23 @@ SL_API void sl_outputs_unpin(sl_outputs *o);
  * them finish first. The outputs themselves are complete before share_outputs returns. No
  * effect in a pipeline without GPU outputs. Threads: any. */
 SL_API void sl_outputs_set_stream(sl_outputs *o, void *stream);
+
+/* ---- checkpoints ------------------------------------------------------------------------
+ * The state of the pipeline after the iterations its consumer has taken (share_outputs calls,
+ * failed iterations included): the next iteration's number, each reader's epoch and position,
+ * the bad-sample count. Iterations scheduled or prefetched but not taken yet are not counted:
+ * a pipeline restored from the checkpoint (sl_pipeline_options.checkpoint) runs them again.
+ * Random operators draw from streams counted by iteration, so the restored pipeline delivers,
+ * byte for byte, what this one delivers next. An external_source's application restarts its
+ * feeding at the checkpoint's iteration itself.
+ * Returns: SL_OK and *out, NUL-terminated JSON text of *len bytes (len may be NULL), owned by
+ * the caller (sl_checkpoint_free); SL_EMISUSE without enable_checkpointing; SL_EUNSUPPORTED
+ * when a node cannot save its state (naming it and why); the build's error when the pipeline
+ * was not built yet (it is built). Message in sl_pipeline_error().
+ * Threads: the consumer's thread, like the run calls; iterations in flight go on meanwhile. */
+SL_API sl_status sl_pipeline_checkpoint(sl_pipeline *p, char **out, size_t *len);
+/* Frees a checkpoint's text. NULL is ignored. */
+SL_API void sl_checkpoint_free(char *text);
 
 /* Message of the last failure of a call on p, "" if none. Valid until the next call on p. */
 SL_API const char *sl_pipeline_error(const sl_pipeline *p);

@@ -169,6 +169,19 @@ class Source:
         self.nparams = _num_params(source) if self.is_callable else 0
         self.it = None
 
+    def checkpoint_state(self):
+        """Where it is, for a checkpoint: a dict, or why it cannot say (a str)."""
+        if not self.is_callable:
+            return "an iterable or generator keeps its own position, which sluice cannot save"
+        if self.nparams == 0:
+            return "a callable without arguments keeps its own state, which sluice cannot save"
+        return {"epoch": self.epoch, "iteration": self.iteration, "sample_idx": self.sample_idx}
+
+    def restore_state(self, state):
+        """Continues at the position checkpoint_state() gave."""
+        self.epoch, self.iteration = int(state["epoch"]), int(state["iteration"])
+        self.sample_idx, self.it = int(state["sample_idx"]), None
+
     def reset(self):
         self.epoch += 1
         self.iteration = self.sample_idx = 0

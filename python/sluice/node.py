@@ -168,6 +168,10 @@ def adopt(pipe, node):
             continue
         if ready:
             _add(pipe, n)
+            if n.op == "external_source" or n.op.startswith("readers."):
+                # a source made outside the definition: its state is not the pipeline's to
+                # checkpoint (Pipeline.build refuses it with enable_checkpointing, as DALI)
+                pipe._adopted_sources.append(names[n])
             if n.group is not None:
                 groups.append(n.group)
             continue

@@ -602,6 +602,25 @@ class ParallelSource:
         if unit is not None and unit[0] == "data":
             self.pool.free(unit[1].refs)
 
+    def checkpoint_state(self):
+        """Where it is, for a checkpoint: a dict, or why it cannot say (a str)."""
+        if self.kind == "iter":
+            return "an iterable or generator keeps its own position, which sluice cannot save"
+        if self.nparams == 0:
+            return "a callable without arguments keeps its own state, which sluice cannot save"
+        return {"epoch": self.epoch, "consumed": self.consumed}
+
+    def restore_state(self, state):
+        """Continues at the position checkpoint_state() gave (before any batch is taken)."""
+        if self._ready is not None:
+            self.drop(self._ready)
+            self._ready = None
+        self.gen += 1
+        if self.pool is not None:
+            self.pool.purge(self.sidx, self.gen)
+        self.epoch, self.consumed = int(state["epoch"]), int(state["consumed"])
+        self.dispatched, self.ended = self.consumed, False
+
     def reset(self):
         if self._ready is not None:
             self.drop(self._ready)

@@ -18,8 +18,9 @@ at the batch it belongs to, and the pipeline goes on.
 Differences from DALI, on purpose or not yet: ``exec_async=False`` changes nothing (work
 always runs on the pipeline's threads; run() waits for it); ``exec_pipelined=False`` means
 prefetch depth 1; ``prefetch_queue_depth`` as a dict gives separated queues with the dynamic
-executor's other traits (in DALI it selects the legacy executor); checkpointing
-and the debug mode are not supported; outputs stay valid while referenced (a view keeps its
+executor's other traits (in DALI it selects the legacy executor); the debug mode is not
+supported; a checkpoint is sluice's JSON (the C library's, sl_pipeline_checkpoint, plus the
+Python sources' and iterator's positions under "application"), not DALI's format; outputs stay valid while referenced (a view keeps its
 iteration's buffers, which are set aside so the pipeline goes on: memory grows while batches
 are kept, up to max_held_bytes), not only until the next run; an error of an external source
 does not end the pipeline. As in DALI, no seed means a fresh seed per pipeline (drawn by the C
@@ -176,7 +177,10 @@ class Pipeline:
     it again, byte for byte what the work gives. Samples are admitted as they are first
     computed until one does not fit; none is evicted. cache_stats() tells hits and misses.
     The other DALI arguments are accepted; those with no meaning for sluice are ignored, and
-    enable_checkpointing/checkpoint raise NotImplementedError.
+    enable_checkpointing=True lets checkpoint() save the pipeline's state; checkpoint=<the text
+    checkpoint() returned> restores it: the pipeline continues with what the checkpointed one
+    would have delivered next, byte for byte (readers' positions, random operators, the
+    bad-sample count, Python sources called with SampleInfo/BatchInfo/the iteration).
     """
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=None,
@@ -189,8 +193,11 @@ class Pipeline:
                  concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
                  max_sample_bytes=1 << 30, enable_conditionals=False, on_bad_sample="raise",
                  max_bad_samples=0, prefetch_max_bytes=0, cache_bytes=0, cache_file=None):
-        if enable_checkpointing or checkpoint is not None:
-            raise NotImplementedError("Pipeline: checkpointing is not supported by sluice yet")
+        self._enable_checkpointing = bool(enable_checkpointing)
+        self._adopted_sources = []  # sources made outside the definition (sluice.node.adopt)
+        self._restore_text, self._restored_app = None, {}
+        if checkpoint is not None:
+            self._restore_text, self._restored_app = _split_checkpoint(checkpoint)
         if py_start_method not in ("fork", "spawn"):
             raise ValueError(f'Pipeline: py_start_method must be "fork" or "spawn", got '
                              f"{py_start_method!r}")
@@ -253,6 +260,8 @@ class Pipeline:
         self._reset_run_state()
 
     def _reset_run_state(self):
+        self._fed = 0               # C iterations given their batches (or skipped as ghosts)
+        self._src_snaps = {}        # C iteration -> the sources' state before its batch
         self._prefetched = False    # this epoch's first schedule_run happened
         self._c_prefetched = False  # the C pipeline's first schedule_run happened
         self._n_first = 0           # batches fed for the C pipeline's first schedule_run
@@ -280,6 +289,7 @@ class Pipeline:
     default_cuda_stream_priority = property(lambda self: self._default_cuda_stream_priority)
     enable_memory_stats = property(lambda self: self._enable_memory_stats)
     enable_conditionals = property(lambda self: self._conditionals)
+    enable_checkpointing = property(lambda self: self._enable_checkpointing)
 
     # ---- definition ---------------------------------------------------------------------------
     @staticmethod
@@ -363,7 +373,8 @@ class Pipeline:
                 "max_sample_bytes": self._max_sample_bytes,
                 "on_bad_sample": self._on_bad_sample, "max_bad_samples": self._max_bad_samples,
                 "prefetch_max_bytes": self._prefetch_max_bytes,
-                "cache_bytes": self._cache_bytes, "cache_file": self._cache_file}
+                "cache_bytes": self._cache_bytes, "cache_file": self._cache_file,
+                "enable_checkpointing": int(self._enable_checkpointing)}
 
     def build(self):
         """Validates, prunes and places the graph, initialises the operators and starts the
@@ -375,6 +386,7 @@ class Pipeline:
             raise _sluice.UnsupportedError(
                 f"Pipeline(device_id={self._device_id}): sluice was built without CUDA "
                 "support; pass device_id=None for a CPU-only pipeline")
+        self._check_checkpointable()
         pipe = self._c_pipeline()
         self.start_py_workers()  # before the pipeline's threads exist (fork)
         try:
@@ -384,6 +396,7 @@ class Pipeline:
             self._cpipe = None  # a failed build is not retried on the same C pipeline
             raise
         self._pipe = pipe
+        self._restore_sources()
         # external sources whose nodes were pruned (no output uses them) are not fed
         live = {st["name"] for st in pipe.stats()}
         for src in self._sources:
@@ -403,7 +416,7 @@ class Pipeline:
             self._finalize()
             o = self._options()
             distributed._register_torch()  # for readers' shard_id/num_shards="auto"
-            cpipe = _sluice.Pipeline(self._graph, o)
+            cpipe = _sluice.Pipeline(self._graph, o, self._restore_text)
             for name, spec in self._callbacks.items():  # python_function nodes' functions
                 cpipe.set_callback(name, spec.runner(self, name))
             self._cpipe = cpipe
@@ -535,6 +548,7 @@ class Pipeline:
         self._c_prefetched = True
         # iterations given no data (the epoch ended during the prefetch) fail: skip them
         self._units.extend([_GHOST] * (self._depth - self._n_first))
+        self._fed += self._depth - self._n_first
 
     def schedule_run(self):
         """Asks for one more iteration (the first call: prefetch_queue_depth of them), after
@@ -552,7 +566,11 @@ class Pipeline:
                 # scheduled before is still delivered, then run() raises StopIteration
                 self._epoch_ended = True
                 break
+            snap = self._snapshot_sources()
             fed = self._feed_sources() if self._sources else True
+            if fed is True:
+                self._src_snaps[self._fed] = snap
+                self._fed += 1
             if fed is False:
                 self._epoch_ended = True
                 break
@@ -661,6 +679,108 @@ class Pipeline:
                 raise RuntimeError(f"feed_input: the external source \"{name}\" has a 'source' "
                                    "argument; it is fed from there")
         pipe.feed_input(name, to_samples(data), layout)
+
+    # ---- checkpoints -------------------------------------------------------------------------
+    def checkpoint(self, filename=None):
+        """The pipeline's state after the iterations taken so far, as a string (JSON), also
+        written to ``filename`` when given (DALI's Pipeline.checkpoint). Iterations prefetched
+        but not taken are not counted: ``Pipeline(..., checkpoint=text)`` runs them again.
+        Needs ``enable_checkpointing=True``; raises UnsupportedError naming the source when a
+        Python source cannot be restored (an iterable, a generator, a callable without
+        arguments: their state is their own)."""
+        text = self._checkpoint()
+        if filename is not None:
+            with open(filename, "w") as f:
+                f.write(text)
+        return text
+
+    def _checkpoint(self, iterator=None):
+        """checkpoint() with the state of the iterator driving this pipeline (its dict)."""
+        import json
+
+        if not self._enable_checkpointing:
+            raise _sluice.MisuseError(
+                "Pipeline.checkpoint: checkpointing is not enabled for this pipeline (create it "
+                "with enable_checkpointing=True)")
+        ckpt = json.loads(self._built().checkpoint())
+        app = {}
+        if self._sources:
+            snap = self._src_snaps.get(ckpt["iteration"])
+            app["sources"] = self._sources_state(snap)
+        if iterator is not None:
+            app["iterator"] = iterator
+        if app:
+            ckpt["application"] = app
+        return json.dumps(ckpt, separators=(",", ":"))
+
+    def _restored_iterator(self):
+        """The state an iterator saved with the checkpoint this pipeline was restored from
+        (None: not restored, or no iterator state); taken once."""
+        return self._restored_app.pop("iterator", None)
+
+    def _restore(self, checkpoint):
+        """Replaces the C pipeline with one restored from `checkpoint` (the iterators'
+        load_state_dict): everything in flight is dropped; the workers stay."""
+        self._restore_text, self._restored_app = _split_checkpoint(checkpoint)
+        if self._restore_text is not None and not self._enable_checkpointing:
+            self._enable_checkpointing = True  # a restored pipeline can be checkpointed again
+        self._pipe = self._cpipe = None
+        self._reset_run_state()
+        for s in self._sources:
+            s.reset()
+        self.build() if self._pool is None else self._rebuild_with_pool()
+
+    def _rebuild_with_pool(self):
+        pipe = self._c_pipeline()
+        pipe.build()
+        self._pipe = pipe
+        self._restore_sources()
+
+    def _check_checkpointable(self):
+        """With enable_checkpointing, at build: a source made outside the definition is an
+        error, and a Python source whose position only it knows is warned of (DALI's rules;
+        checkpoint() then refuses the pipeline, naming it)."""
+        if not self._enable_checkpointing:
+            return
+        if self._adopted_sources:
+            raise _sluice.MisuseError(
+                "The pipeline does not support checkpointing, because it contains operator "
+                f'"{self._adopted_sources[0]}" made outside the pipeline\'s definition (its state '
+                "is not the pipeline's): create it inside the definition")
+        for s in self._sources:
+            why = s.checkpoint_state() if hasattr(s, "checkpoint_state") else None
+            if isinstance(why, str):
+                warnings.warn(f'external_source (node "{s.nodes[0]}"): {why}, and checkpoint() '
+                              "will refuse this pipeline (pass a callable taking the "
+                              "iteration, BatchInfo or SampleInfo). In DALI's words: DALI "
+                              "doesn't capture state of such 'source'.", UserWarning,
+                              stacklevel=3)
+
+    def _snapshot_sources(self):
+        """Each source's position before its next batch (None for one that cannot say)."""
+        return [s.checkpoint_state() if hasattr(s, "checkpoint_state") else None
+                for s in self._sources]
+
+    def _sources_state(self, snap):
+        state = snap if snap is not None else self._snapshot_sources()
+        for s, st in zip(self._sources, state):
+            if st is None or isinstance(st, str):
+                why = st or "it cannot say where it is"
+                raise _sluice.UnsupportedError(
+                    f'external_source (node "{s.nodes[0]}"): cannot be checkpointed: {why}')
+        return state
+
+    def _restore_sources(self):
+        """After the build: the sources continue where the checkpoint's were."""
+        saved = self._restored_app.pop("sources", None)
+        if saved is None:
+            return
+        if len(saved) != len(self._sources):
+            raise _sluice.InvalidArgumentError(
+                f"Pipeline: the checkpoint saved {len(saved)} Python sources, this pipeline has "
+                f"{len(self._sources)}")
+        for s, st in zip(self._sources, saved):
+            s.restore_state(st)
 
     def _check_outputs(self, outs):
         from . import types
@@ -818,6 +938,26 @@ class Pipeline:
         return (f"Pipeline(batch_size={self._batch_size}, num_threads={self._num_threads}, "
                 f"prefetch_queue_depth={self._prefetch_queue_depth!r}, seed={self._seed}, "
                 f"built={self._pipe is not None})")
+
+
+def _split_checkpoint(checkpoint):
+    """(the C library's text, the Python front end's part) of a checkpoint string; a path-like
+    or bytes is read / decoded first. ("", {}) is never returned: None for no checkpoint."""
+    import json
+
+    if isinstance(checkpoint, (bytes, bytearray)):
+        checkpoint = checkpoint.decode()
+    if not isinstance(checkpoint, str):
+        raise TypeError(f"Pipeline: checkpoint must be the string Pipeline.checkpoint() "
+                        f"returned, got {type(checkpoint).__name__}")
+    try:
+        ckpt = json.loads(checkpoint)
+    except ValueError as e:
+        raise _sluice.InvalidArgumentError(f"checkpoint: not valid JSON: {e}") from None
+    if not isinstance(ckpt, dict):
+        raise _sluice.InvalidArgumentError("checkpoint: not a sluice pipeline checkpoint")
+    app = ckpt.pop("application", None) or {}
+    return json.dumps(ckpt, separators=(",", ":")), dict(app)
 
 
 def _write_picture(text, path):

@@ -7,8 +7,9 @@
  * marks the sample bad in its slot instead of failing the frame: the first error per sample is
  * kept, the frame goes on. From then on the executor runs no per-sample function of any node on
  * it; a node allocating its outputs gives each bad sample the shape of the next good sample of
- * the batch (i + 1, i + 2, ..., wrapping) and zeros (CPU), so that the batch-wide setups of its
- * consumers see well-formed samples. When the frame is delivered (share_outputs), the pipeline
+ * its scope (i + 1, i + 2, ..., wrapping; an empty sample when a conditional's branch holds no
+ * good one) and zeros (CPU), so that the batch-wide setups of its consumers see well-formed
+ * samples. When the frame is delivered (share_outputs), the pipeline
  * outputs are rewritten: a skipped sample is dropped (the others keep their order), a replaced
  * one becomes a copy of the next good sample of the batch in every output (its file and label
  * included: the replacement is a whole sample). The count is checked against max_bad_samples
@@ -131,13 +132,21 @@ sl_status sl__bad_shapes(sl_ctx *ctx, sl_batch *b)
             if (!sl__bad_is(slot, sl__ctx_sample_index(ctx, j)))
                 d = j;
         }
-        if (d < 0) {
+        if (d >= 0) {
+            memcpy(sl__batch_shape_mut(b, i), sl__batch_shape_mut(b, d),
+                   sizeof(int64_t) * SL_MAX_NDIM);
+            continue;
+        }
+        /* No good sample in this scope (a conditional's branch that holds only bad samples):
+         * the bad ones are empty here; their place in the delivered batch is decided at
+         * delivery, from the whole batch. Without a good sample anywhere, the batch fails. */
+        if (donor_of(slot, whole, slot->batch_size) < 0) {
             sl__exec_lock(ctx->p);
             fail_no_good_locked(slot);
             sl__exec_unlock(ctx->p);
             return SL_ECORRUPT;
         }
-        memcpy(sl__batch_shape_mut(b, i), sl__batch_shape_mut(b, d), sizeof(int64_t) * SL_MAX_NDIM);
+        memset(sl__batch_shape_mut(b, i), 0, sizeof(int64_t) * SL_MAX_NDIM);
     }
     return SL_OK;
 }
@@ -220,6 +229,13 @@ sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
         sl__exec_unlock(p);
         return e.code;
     }
+    /* No good sample at all: sl__bad_shapes finds that in most frames, but with conditionals a
+     * scope may have seen a good sample that another scope's node later found bad. */
+    if (donor_of(slot, (int)(first_error(slot) - slot->bad_err), slot->batch_size) < 0) {
+        fail_no_good_locked(slot);
+        sl__exec_unlock(p);
+        return SL_ECORRUPT;
+    }
     sl__exec_unlock(p);
 
     /* READY: only share_outputs moves the slot on, so its outputs are rewritten unlocked */
@@ -235,7 +251,7 @@ sl_status sl__bad_deliver(sl_pipeline *p, sl__slot *slot)
         if (!atomic_load(&slot->bad[i]))
             src[m++] = i;
         else if (slot->bad_policy[i] == SL_BAD_SAMPLE_REPLACE)
-            src[m++] = donor_of(slot, i, n); /* exists: the frame would have failed */
+            src[m++] = donor_of(slot, i, n); /* exists: checked above */
     }
     for (int i = 0; i < n; i++) {
         if (!atomic_load(&slot->bad[i]))

@@ -72,8 +72,11 @@
  * Lock order (a lock on the left may be held while one on its right is taken, never the
  * reverse):
  *   pipeline mu  ->  the thread pool's lock (sl__tpool_submit under mu)
+ *                ->  ckpt_mu (ckpt.c: sl_pipeline_checkpoint holds both; a stateful node's
+ *                    setup task takes ckpt_mu alone to record its state)
  *                ->  an operator's own lock (op->batch_size runs under mu: external_source's
- *                    state lock; operators never call into the executor holding their lock)
+ *                    state lock; operators never call into the executor holding their lock;
+ *                    op->checkpoint runs under ckpt_mu)
  *                ->  the GPU allocators' locks (src/cuda: batches grown or freed under mu when
  *                    outputs are set aside) and, below them, the GPU emulation's lock (an
  *                    emulated device block mapped or unmapped; it also brackets each emulated
@@ -148,6 +151,13 @@ typedef struct sl__snode {
      * task only. NULL for other nodes. */
     int64_t *roi;
     bool *roi_set;
+    /* Checkpointing (ckpt.c), nodes with a checkpoint function: the node's state before the
+     * setup of iteration ckpt_iter (-1: none recorded), ckpt_n values (-1: it could not be
+     * saved, why in ckpt_err) in ckpt (ckpt_cap entries). (ckpt_mu) */
+    int64_t *ckpt;
+    int ckpt_n, ckpt_cap;
+    int64_t ckpt_iter;
+    char ckpt_err[160];
 } sl__snode;
 
 /* What the consumer sees of one iteration (pipeline.h's sl_outputs; outputs.c). Each slot has
@@ -366,6 +376,12 @@ struct sl_pipeline {
     void *log_user;
 
     struct sl__cache *cache; /* the sample cache (cache.c): NULL when off or nothing to cache */
+    /* Checkpointing (ckpt.c): orders the stateful nodes' snapshots and checkpoint(); the graph's
+     * hash (16 hex digits, at build with enable_checkpointing or a checkpoint to restore); the
+     * checkpoint to restore (a jansson json_t, parsed at create, applied and dropped at build). */
+    pthread_mutex_t ckpt_mu;
+    char ckpt_graph[17];
+    void *ckpt_restore;
 };
 
 struct sl_ctx {
@@ -598,6 +614,18 @@ void sl__bad_zero(sl_ctx *ctx, sl_batch *b); /* after the allocation: bad sample
  * rewrites the pipeline outputs without (skip) or with replacements for (replace) the bad
  * samples. Not SL_OK: the frame failed (its error recorded). Takes mu. */
 sl_status sl__bad_deliver(struct sl_pipeline *p, sl__slot *slot);
+
+/* ckpt.c: checkpoints (see ckpt.c for the rules). */
+/* At create, the options' checkpoint text: checked and kept; the pipeline takes its seed (a
+ * different seed given is an error). Errors in sl_last_error(). */
+sl_status sl__ckpt_parse(struct sl_pipeline *p, const char *text);
+/* At build, after the slots: the graph's hash; restores the kept checkpoint (the operators'
+ * states, the iteration counters), or fails saying what differs. */
+sl_status sl__ckpt_build(struct sl_pipeline *p);
+sl_status sl__ckpt_restore(struct sl_pipeline *p);
+/* A stateful node with a checkpoint function, before its setup: records its state. */
+void sl__ckpt_snapshot(sl__snode *sn);
+void sl__ckpt_fini(struct sl_pipeline *p); /* before the slots are freed */
 
 /* stats.c */
 void sl__stats_record_locked(struct sl_pipeline *p, int node, int64_t iteration, int64_t start,

@@ -35,6 +35,8 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->prefetch_max_bytes = 0;
     o->cache_bytes = 0;
     o->cache_file[0] = '\0';
+    o->enable_checkpointing = 0;
+    o->checkpoint = NULL;
 }
 
 /* num_threads "auto": the CPUs this process may run on (its affinity mask: a container's or
@@ -99,6 +101,9 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (!memchr(o->cache_file, '\0', sizeof o->cache_file))
         return sl__last_error_set(SL_EINVAL, "cache_file is longer than %d bytes",
                                   SL_CACHE_FILE_MAX - 1);
+    if (o->enable_checkpointing != 0 && o->enable_checkpointing != 1)
+        return sl__last_error_set(SL_EINVAL, "enable_checkpointing must be 0 or 1, got %d",
+                                  o->enable_checkpointing);
     if (o->fuse_samples != 0 && o->fuse_samples != 1)
         return sl__last_error_set(SL_EINVAL, "fuse_samples must be 0 or 1, got %d",
                                   o->fuse_samples);
@@ -133,6 +138,14 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
         return sl__last_error_set(SL_ENOMEM, "sl_pipeline_create: out of memory");
     }
     p->opt = *o;
+    p->opt.checkpoint = NULL; /* borrowed: parsed here, kept as p->ckpt_restore */
+    pthread_mutex_init(&p->ckpt_mu, NULL);
+    if (o->checkpoint && (st = sl__ckpt_parse(p, o->checkpoint)) != SL_OK) {
+        pthread_mutex_destroy(&p->ckpt_mu);
+        sl_graph_destroy(p->graph);
+        sl__free(p);
+        return st;
+    }
     if (p->opt.seed < 0) /* DALI's rule: no seed given, a fresh one for this pipeline */
         p->opt.seed = sl__seed_fresh();
     /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
@@ -207,6 +220,7 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
         sn->p = p;
         sn->slot = slot;
         sn->node = j;
+        sn->ckpt_iter = -1;
         sn->tasks = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__task));
         sn->sspans = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__sspan));
         sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
@@ -321,6 +335,8 @@ sl_status sl_pipeline_build(sl_pipeline *p)
     }
     if (st == SL_OK)
         st = sl__cache_create(p);
+    if (st == SL_OK)
+        st = sl__ckpt_build(p);
     p->built = st == SL_OK;
     return st;
 }
@@ -367,6 +383,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__istore_destroy(p);
     sl__stage_fini_slots(p);
     sl__outputs_destroy(p);
+    sl__ckpt_fini(p);
     free_slots(p);
     sl__stage_destroy(p);
     for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
@@ -388,6 +405,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl_graph_destroy(p->graph);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->ckpt_mu);
     sl__free(p);
 }
 

@@ -391,6 +391,8 @@ static void node_task(void *arg, int64_t i, int worker)
         alloc_and_run(sn, worker);
         return;
     }
+    if (ctx.pn->op->checkpoint && sn->p->opt.enable_checkpointing)
+        sl__ckpt_snapshot(sn); /* before the setup moves its state on (ckpt.c) */
     sl_status st = sl__ctx_check_arg_inputs(&ctx);
     if (st == SL_OK) {
         st = ctx.pn->op->setup(&ctx);

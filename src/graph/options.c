@@ -51,6 +51,7 @@ const sl__option sl__options[] = {
     OPT(prefetch_max_bytes, true, true),
     OPT(cache_bytes, true, true),
     OPT_STR(cache_file),
+    OPT(enable_checkpointing, false, true),
 };
 const int sl__num_options = (int)(sizeof sl__options / sizeof sl__options[0]);
 

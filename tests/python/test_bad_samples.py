@@ -261,3 +261,55 @@ def test_sample_past_max_sample_bytes(tmp_path, fuse, policy):
     p.build()
     check_batch(p.run(), [0, 2, 3] if policy == "skip" else [0, 2, 2, 3], want)
     assert p.bad_samples() == 1
+
+
+@pytest.mark.parametrize("policy", ["skip", "replace"])
+@pytest.mark.parametrize("branch", ["only_bad", "bad_and_good"])
+def test_conditional_branch_of_bad_samples(files, policy, branch):
+    """A conditional's branch holding only bad samples (or bad and good ones): the bad samples
+    are skipped or replaced from the whole batch, as without the conditional."""
+    paths, good = files
+
+    @pipeline_def(batch_size=BATCH, num_threads=2, device_id=None, seed=3,
+                  enable_conditionals=True, on_bad_sample=policy)
+    def pipe():
+        data, label = fn.readers.file(files=paths, labels=list(range(len(paths))),
+                                      name="reader")
+        # batch 0 = good, bad, good, good: label 1 is the bad one; labels < 2 also hold a good one
+        if (label == 1 if branch == "only_bad" else label < 2):
+            images = fn.decoders.image(data, output_type=types.RGB, name="dec_a")
+        else:
+            images = fn.decoders.image(data, output_type=types.RGB, name="dec_b")
+        return images, label
+
+    p = pipe()
+    p.build()
+    for epoch in range(2):
+        for b in range(2):
+            check_batch(p.run(), expected(policy, b, good), good)
+    assert p.bad_samples() == 2 * sum(k != "good" for k in KINDS)
+
+
+def test_conditional_no_good_sample_fails(tmp_path):
+    """Every sample bad, split over two branches: the batch fails naming a bad file."""
+    paths = []
+    for i in range(BATCH):
+        path = os.path.join(tmp_path, f"{i}.jpg")
+        with open(path, "wb") as f:
+            f.write(_jpeg((10, 20, 30))[:100])
+        paths.append(path)
+
+    @pipeline_def(batch_size=BATCH, num_threads=2, device_id=None, seed=3,
+                  enable_conditionals=True, on_bad_sample="replace")
+    def pipe():
+        data, label = fn.readers.file(files=paths, labels=list(range(BATCH)))
+        if label < 2:
+            images = fn.decoders.image(data, output_type=types.RGB)
+        else:
+            images = fn.decoders.image(data, output_type=types.RGB)
+        return images, label
+
+    p = pipe()
+    p.build()
+    with pytest.raises(sluice.SluiceError, match="no sample of the batch is good"):
+        p.run()

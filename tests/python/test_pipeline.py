@@ -310,8 +310,8 @@ def test_device_id_needs_cuda_and_unsupported_options():
     assert pipeline_def(lambda: 1)(enable_conditionals=True, batch_size=1).enable_conditionals
     with pytest.raises(NotImplementedError, match="debug"):
         pipeline_def(debug=True)
-    with pytest.raises(NotImplementedError, match="checkpointing"):
-        sluice.Pipeline(batch_size=2, enable_checkpointing=True)
+    # checkpointing is supported (test_checkpoint.py)
+    assert sluice.Pipeline(batch_size=2, enable_checkpointing=True).enable_checkpointing
     p = sluice.Pipeline(batch_size=2, prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2},
                         exec_async=False, set_affinity=True, py_num_workers=4)
     assert p._depth == 5  # separated queues: cpu_size + gpu_size in flight

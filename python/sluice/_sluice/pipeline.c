@@ -33,17 +33,19 @@ void slpy_pipeline_leave(slpy_pipeline *self)
 
 static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"graph", "options", NULL};
+    static char *kwlist[] = {"graph", "options", "checkpoint", NULL};
     slpy_state *st = slpy_state_of_type(type);
     PyObject *graph, *options = NULL;
+    const char *checkpoint = NULL;
     sl_pipeline_options o;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!:Pipeline", kwlist, st->graph_type, &graph,
-                                     &PyDict_Type, &options))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O!z:Pipeline", kwlist, st->graph_type,
+                                     &graph, &PyDict_Type, &options, &checkpoint))
         return NULL;
     sl_pipeline_options_init(&o);
     if (options && slpy_options_from_dict(options, &o) < 0)
         return NULL;
-    if (o.num_threads <= 0) { /* DALI's -1: the default */
+    o.checkpoint = checkpoint; /* the text, borrowed until sl_pipeline_create returns */
+    if (o.num_threads <= 0) {  /* DALI's -1: the default */
         sl_pipeline_options def;
         sl_pipeline_options_init(&def);
         o.num_threads = def.num_threads;
@@ -258,6 +260,26 @@ static PyObject *pipeline_cache_stats(PyObject *self, PyObject *unused)
 /* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
  * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
  * kept; the busy guard still keeps it off a pipeline another thread is building. */
+/* checkpoint() -> str: sl_pipeline_checkpoint's JSON text. */
+static PyObject *pipeline_checkpoint(PyObject *self, PyObject *unused)
+{
+    slpy_pipeline *sp = (slpy_pipeline *)self;
+    slpy_state *st = slpy_state_of(self);
+    char *text = NULL;
+    size_t len = 0;
+    if (slpy_pipeline_enter(st, sp) < 0)
+        return NULL;
+    PyThreadState *ts = PyEval_SaveThread(); /* it may build the pipeline */
+    sl_status rc = sl_pipeline_checkpoint(sp->p, &text, &len);
+    PyEval_RestoreThread(ts);
+    slpy_pipeline_leave(sp);
+    if (rc != SL_OK)
+        return slpy_raise_pipeline(st, sp->p, rc), NULL;
+    PyObject *r = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "strict");
+    sl_checkpoint_free(text);
+    return r;
+}
+
 static PyObject *pipeline_dot(PyObject *self, PyObject *unused)
 {
     slpy_pipeline *sp = (slpy_pipeline *)self;
@@ -333,6 +355,8 @@ static PyMethodDef pipeline_methods[] = {
      "prefetch_stats() -> dict: the prefetch depth and what \"auto\" decided."},
     {"cache_stats", pipeline_cache_stats, METH_NOARGS,
      "cache_stats() -> the sample cache's counters."},
+    {"checkpoint", pipeline_checkpoint, METH_NOARGS,
+     "checkpoint() -> str: the pipeline's state after the iterations taken (JSON)."},
     {"dot", pipeline_dot, METH_NOARGS,
      "dot() -> str: the graph as Graphviz DOT text (the plan the build makes; no build)."},
     {NULL, NULL, 0, NULL}};

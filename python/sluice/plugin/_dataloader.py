@@ -114,8 +114,54 @@ class DataLoader(tud.DataLoader):
                 self._iterator = self._get_iterator()
             else:
                 self._iterator._reset(self)
-            return self._iterator
-        return self._get_iterator()
+            it = self._iterator
+        else:
+            it = self._get_iterator()
+        self.__dict__["_sl_last_iter"] = weakref.ref(it)
+        return it
+
+    # ---- state (torchdata's StatefulDataLoader) -------------------------------------------------
+    def state_dict(self):
+        """The loader's position, as torchdata's StatefulDataLoader: the batches the current
+        iterator yielded, the random generator's state when it began (which draws the
+        sampler's order and the workers' base seed), the dataset's own state_dict() when it has
+        one. load_state_dict() makes the next iterator continue from there. A map-style
+        dataset's sampler is fast-forwarded (its indices are drawn, no sample is loaded); an
+        IterableDataset must have state_dict()/load_state_dict() itself."""
+        ref = self.__dict__.get("_sl_last_iter")
+        it = ref() if ref is not None else None
+        sd = {"_num_yielded": 0, "_generator_state": None, "_iterator_finished": False}
+        if self._dataset_kind == _DatasetKind.Iterable:
+            if not hasattr(self.dataset, "state_dict"):
+                raise TypeError(f"DataLoader.state_dict: the IterableDataset "
+                                f"{type(self.dataset).__name__} has no state_dict(), so this "
+                                "loader cannot be restored")
+            if self.num_workers > 0:
+                raise NotImplementedError("DataLoader.state_dict: an IterableDataset read by "
+                                          "worker processes cannot be checkpointed by sluice")
+            sd["dataset_state"] = self.dataset.state_dict()
+        if it is not None and getattr(it, "_gen_state", None) is not None:
+            sd["_num_yielded"] = it._num_yielded
+            sd["_generator_state"] = it._gen_state.clone()
+            sd["_iterator_finished"] = it._num_yielded >= len(it) if self._dataset_kind != \
+                _DatasetKind.Iterable else False
+        return sd
+
+    def load_state_dict(self, state_dict):
+        """The next iterator continues from state_dict() (see there)."""
+        if not isinstance(state_dict, dict) or "_num_yielded" not in state_dict:
+            raise ValueError("DataLoader.load_state_dict: not a state_dict() of a sluice "
+                             "DataLoader")
+        if "dataset_state" in state_dict:
+            self.dataset.load_state_dict(state_dict["dataset_state"])
+        if self.persistent_workers and self._iterator is not None:
+            self._iterator._shutdown_workers()
+            self._iterator = None
+        self.__dict__["_sl_restore"] = None if state_dict.get("_iterator_finished") else \
+            dict(state_dict)
+
+    def _take_restore(self):
+        return self.__dict__.pop("_sl_restore", None)
 
 
 def _new_shared_seed(generator):
@@ -286,19 +332,48 @@ class _BaseIter:
         self._pinner = _Pinner(self._pin_memory_device) if self._pin_memory else None
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
+        # state_dict(): the generator's state before the sampler's order and the base seed are
+        # drawn from it; a restored loader sets it back and skips the batches yielded
+        restore = loader._take_restore() if hasattr(loader, "_take_restore") else None
+        gen = loader.generator if loader.generator is not None else torch.default_generator
+        if restore is not None and restore.get("_generator_state") is not None:
+            gen.set_state(restore["_generator_state"])
+        self._gen_state = gen.get_state()
+        self._restore = restore
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = torch.empty((), dtype=torch.int64).random_(
             generator=loader.generator).item()
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        if self._num_workers == 0:
+            self._fast_forward()
         self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
 
     def __iter__(self):
         return self
 
+    def _fast_forward(self):
+        """A restored loader: the sampler moves past the batches already yielded."""
+        restore, self._restore = self._restore, None
+        n = int(restore["_num_yielded"]) if restore else 0
+        if n and self._dataset_kind == _DatasetKind.Iterable:
+            self._num_yielded = n  # the dataset restored its own position
+            return
+        for _ in range(n):
+            try:
+                next(self._sampler_iter)
+            except StopIteration:
+                break
+            self._num_yielded += 1
+
     def _reset(self, loader, first_iter=False):
+        if not first_iter:
+            gen = loader.generator if loader.generator is not None else torch.default_generator
+            self._gen_state = gen.get_state()
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        if first_iter:
+            self._fast_forward()
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         if isinstance(self._dataset, tud.IterDataPipe):
             self._shared_seed = _new_shared_seed(loader.generator)

@@ -131,6 +131,12 @@ class _SluiceBaseIterator:
             p.build()
         self._reader_name = reader_name
         self._read_reader_meta()
+        self._initial_ckpts = None  # checkpoints before the first batch was prepared
+        saved = pipes[0]._restored_iterator()  # restored pipelines: where the iterator was
+        for p in pipes[1:]:
+            p._restored_iterator()
+        if saved is not None:
+            self._set_iterator_state(saved)
         self._ever_scheduled = False
         self._ever_consumed = False
         self._steps_since_reset = 0
@@ -441,5 +447,58 @@ class _SluiceBaseIterator:
             return todo // per_step
         return -(-todo // per_step)
 
+    # ---- checkpoints ---------------------------------------------------------------------------
+    # What the iterator adds to each pipeline's checkpoint: its position in the epoch.
+    _STATE = ("_counter", "_epoch_start", "_steps_since_reset", "_size", "_shards_id",
+              "_rotation", "_slot_sizes", "_ahead")
+
+    def _iterator_state(self):
+        return {k: getattr(self, k) for k in self._STATE if hasattr(self, k)}
+
+    def _set_iterator_state(self, state):
+        for k, v in state.items():
+            if k in self._STATE:
+                setattr(self, k, v)
+
+    def _save_initial_checkpoints(self):
+        """Before the first batch is prepared (taken from the pipelines, not yet by the user):
+        the checkpoints that batch must not count."""
+        if all(p.enable_checkpointing for p in self._pipes):
+            self._initial_ckpts = self.checkpoints()
+
     def checkpoints(self):
-        raise NotImplementedError("checkpointing is not supported by sluice yet")
+        """One checkpoint string per pipeline (DALI's checkpoints()): each pipeline's state
+        after the batches this iterator returned, with the iterator's own position in the
+        epoch. A batch prepared in advance (prepare_first_batch) and not yet returned is not
+        counted. Restore with ``Pipeline(..., checkpoint=c)`` for each pipeline and a new
+        iterator over them; needs ``enable_checkpointing=True`` on every pipeline."""
+        if self._initial_ckpts is not None and getattr(self, "_first_batch", None) is not None:
+            return list(self._initial_ckpts)
+        state = self._iterator_state()
+        return [p._checkpoint(iterator=state) for p in self._pipes]
+
+    def state_dict(self):
+        """PyTorch's Stateful protocol: {"checkpoints": checkpoints()}."""
+        return {"checkpoints": self.checkpoints()}
+
+    def load_state_dict(self, state_dict):
+        """Continues from state_dict() of an iterator over the same pipelines: each pipeline
+        is rebuilt from its checkpoint (what was prefetched is dropped) and the next batch is
+        the one that iterator would have returned next."""
+        ckpts = state_dict["checkpoints"] if isinstance(state_dict, dict) else None
+        if not isinstance(ckpts, (list, tuple)) or len(ckpts) != len(self._pipes):
+            raise ValueError(f"load_state_dict: expected {{'checkpoints': [one string per "
+                             f"pipeline ({len(self._pipes)})]}}, got {state_dict!r:.200}")
+        for p, c in zip(self._pipes, ckpts):
+            p._restore(c)
+        self._pending, self._deferred = [], None
+        self._unscheduled = [0] * len(self._pipes)
+        self._ever_scheduled = self._ever_consumed = False
+        self._first_batch = None
+        self._initial_ckpts = None
+        self._read_reader_meta()
+        saved = self._pipes[0]._restored_iterator()
+        for p in self._pipes[1:]:
+            p._restored_iterator()
+        if saved is not None:
+            self._set_iterator_state(saved)

@@ -216,7 +216,11 @@ class SluiceGenericIterator(_SluiceBaseIterator):
                 raise ValueError(f"pipeline {k} has {n} outputs but output_map names "
                                  f"{len(self.output_map)}: {self.output_map}")
         self._first_batch = None
-        if self._prepare_first_batch:
+        # restored from a checkpoint taken at the end of an epoch: the first next() raises
+        # StopIteration, as the checkpointed iterator's would; nothing to prepare
+        at_end = self._size > 0 and self._counter >= self._size
+        if self._prepare_first_batch and not at_end:
+            self._save_initial_checkpoints()
             try:
                 self._first_batch = self._next_batches()
             except StopIteration:

@@ -49,4 +49,6 @@ const sl_op_def sl_op_readers_caffe = {
     .setup_sample = sl__lmdb_setup_sample,
     .run_sample = sl__lmdb_run_sample,
     .reader_meta = sl__lmdb_reader_meta,
+    .checkpoint = sl__lmdb_checkpoint,
+    .restore = sl__lmdb_restore,
 };

@@ -720,6 +720,20 @@ sl_status sl__lmdb_run_sample(sl_ctx *ctx, int i)
     return st;
 }
 
+int sl__lmdb_checkpoint(const void *state, int64_t *vals, int cap, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    return sl__cursor_save(&((const reader *)state)->cur, vals, cap);
+}
+
+sl_status sl__lmdb_restore(void *state, int64_t iteration, const int64_t *vals, int n, char *err,
+                           size_t errlen)
+{
+    (void)iteration;
+    return sl__cursor_restore(&((reader *)state)->cur, vals, n, err, errlen);
+}
+
 void sl__lmdb_reader_meta(const void *state, sl_reader_meta *m)
 {
     sl__cursor_meta(&((const reader *)state)->cur, m);

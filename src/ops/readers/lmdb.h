@@ -74,5 +74,9 @@ sl_status sl__lmdb_setup(sl_ctx *ctx);
 sl_status sl__lmdb_setup_sample(sl_ctx *ctx, int i);
 sl_status sl__lmdb_run_sample(sl_ctx *ctx, int i);
 void sl__lmdb_reader_meta(const void *state, sl_reader_meta *m);
+/* Checkpointing (sl_op_def.checkpoint / restore): the shared cursor's (epoch, position). */
+int sl__lmdb_checkpoint(const void *state, int64_t *vals, int cap, char *err, size_t errlen);
+sl_status sl__lmdb_restore(void *state, int64_t iteration, const int64_t *vals, int n, char *err,
+                           size_t errlen);
 
 #endif

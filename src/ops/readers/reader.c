@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,6 +112,37 @@ void sl__cursor_meta(const sl__cursor *c, sl_reader_meta *m)
     m->shard_id = c->shard_id;
     m->pad_last_batch = c->pad_last_batch;
     m->stick_to_shard = c->stick_to_shard;
+}
+
+int sl__cursor_save(const sl__cursor *c, int64_t *vals, int cap)
+{
+    if (cap >= SL__CURSOR_STATE_LEN) {
+        vals[0] = c->epoch;
+        vals[1] = c->pos;
+    }
+    return SL__CURSOR_STATE_LEN;
+}
+
+sl_status sl__cursor_restore(sl__cursor *c, const int64_t *vals, int n, char *err, size_t errlen)
+{
+    if (n != SL__CURSOR_STATE_LEN) {
+        snprintf(err, errlen, "a reader's state is 2 values (epoch, position), got %d", n);
+        return SL_EINVAL;
+    }
+    int64_t s = c->shard_id, S = c->num_shards;
+    if (!c->stick_to_shard && vals[0] >= 0)
+        s = (s + vals[0]) % S;
+    int64_t len = epoch_length(c, c->n * (s + 1) / S - c->n * s / S);
+    if (vals[0] < 0 || vals[1] < 0 || vals[1] >= len) {
+        snprintf(err, errlen,
+                 "reader state epoch %lld, position %lld is out of range (this shard's epoch "
+                 "has %lld samples)",
+                 (long long)vals[0], (long long)vals[1], (long long)len);
+        return SL_EINVAL;
+    }
+    c->epoch = vals[0];
+    c->pos = vals[1];
+    return SL_OK;
 }
 
 /* Fails with SL_EIO and the system's words for errno. */

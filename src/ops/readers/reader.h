@@ -85,6 +85,34 @@ int64_t sl__cursor_next(sl__cursor *c);
 /* The reader's metadata (epoch size, shards, padding). */
 void sl__cursor_meta(const sl__cursor *c, sl_reader_meta *m);
 
+/* Checkpointing (sl_op_def.checkpoint / restore): the cursor's state is (epoch, position);
+ * the permutation follows from (seed, epoch). sl__cursor_save writes those 2 values and
+ * returns 2; sl__cursor_restore checks and sets them (SL_EINVAL, why in err, for values this
+ * cursor cannot have). */
+#define SL__CURSOR_STATE_LEN 2
+int sl__cursor_save(const sl__cursor *c, int64_t *vals, int cap);
+sl_status sl__cursor_restore(sl__cursor *c, const int64_t *vals, int n, char *err, size_t errlen);
+
+/* Defines the two functions of a reader whose state type `type` holds its cursor in member
+ * `member`: name them in the op's definition with SL__CURSOR_CHECKPOINT_FNS. Every reader on
+ * the cursor does both, so each one is checkpointable (a reader with more state — a read-ahead
+ * window, a shuffle buffer — writes its own functions, the cursor's values first). */
+#define SL__CURSOR_CHECKPOINT(type, member)                                                        \
+    static int cursor_checkpoint(const void *state, int64_t *vals, int cap, char *err,             \
+                                 size_t errlen)                                                    \
+    {                                                                                              \
+        (void)err;                                                                                 \
+        (void)errlen;                                                                              \
+        return sl__cursor_save(&((const type *)state)->member, vals, cap);                         \
+    }                                                                                              \
+    static sl_status cursor_restore(void *state, int64_t iteration, const int64_t *vals, int n,    \
+                                    char *err, size_t errlen)                                      \
+    {                                                                                              \
+        (void)iteration;                                                                           \
+        return sl__cursor_restore(&((type *)state)->member, vals, n, err, errlen);                 \
+    }
+#define SL__CURSOR_CHECKPOINT_FNS .checkpoint = cursor_checkpoint, .restore = cursor_restore
+
 /* Files, read with stat + open + pread (no mmap: a file that shrinks under us is an error, not
  * a SIGBUS). Failures are SL_EIO with the system's words; the executor adds the file name
  * (the sample's source). */

@@ -286,6 +286,24 @@ static int batch_size(void *st, int64_t iteration)
     return n;
 }
 
+/* A restored pipeline starts at `iteration`: the first batch fed is that iteration's. The
+ * application's source restarts from there itself (the Python front end's sources by their
+ * saved position); nothing else of this node is state. */
+static sl_status restore(void *st, int64_t iteration, const int64_t *vals, int n, char *err,
+                         size_t errlen)
+{
+    (void)vals;
+    state *s = st;
+    if (n != 0) {
+        snprintf(err, errlen, "external_source saves no values, got %d", n);
+        return SL_EINVAL;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->next_seq = s->started = iteration;
+    pthread_mutex_unlock(&s->mu);
+    return SL_OK;
+}
+
 static sl_status setup(sl_ctx *ctx)
 {
     state *s = sl_ctx_state(ctx);
@@ -343,6 +361,7 @@ const sl_op_def sl_op_external_source = {
     .iter_bytes_per_sample = sizeof(void *), /* the slot's batch pointer (>= 1 sample) */
     .init = init,
     .fini = fini,
+    .restore = restore,
     .setup = setup,
     .run_sample = run_sample,
     .feed = feed,
