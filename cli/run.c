@@ -130,6 +130,12 @@ static int numeric_opt(int argc, char **argv, int *i, run_args *ra)
         const char *v = opt_value(argc, argv, i);
         if (!v)
             return usage_error("%s needs a value", nums[k].name);
+        /* --threads auto, --prefetch auto: the options' "auto" (-1 here, 0 being "not given") */
+        if (strcmp(v, "auto") == 0 &&
+            (nums[k].dst == &ra->threads || nums[k].dst == &ra->prefetch)) {
+            *nums[k].dst = -1;
+            return CLI_OK;
+        }
         if (!parse_long(v, nums[k].min, nums[k].max, nums[k].dst))
             return usage_error("%s: expected an integer in [%ld, %ld], got \"%s\"", nums[k].name,
                                nums[k].min, nums[k].max, v);
@@ -259,9 +265,9 @@ static int apply_overrides(const run_args *ra, sl_graph *g, sl_pipeline_options 
     if (ra->batch)
         o->batch_size = (int)ra->batch;
     if (ra->threads)
-        o->num_threads = (int)ra->threads;
+        o->num_threads = ra->threads < 0 ? SL_NUM_THREADS_AUTO : (int)ra->threads;
     if (ra->prefetch)
-        o->prefetch_queue_depth = (int)ra->prefetch;
+        o->prefetch_queue_depth = ra->prefetch < 0 ? SL_PREFETCH_AUTO : (int)ra->prefetch;
     if (ra->has_seed)
         o->seed = ra->seed;
     for (int i = 0; i < ra->nsets; i++) {
@@ -407,6 +413,23 @@ static void print_stats(const sl_pipeline *p)
                busy > 0.0 ? 100.0 * s.busy_ms / busy : 0.0, s.gpu_ms,
                s.fused_into ? s.fused_into : "-");
     }
+    sl_prefetch_stats ps; /* what prefetch_queue_depth "auto" decided */
+    if (sl_pipeline_prefetch_stats(p, &ps) != SL_OK)
+        return;
+    printf("\nprefetch             depth %d%s (limit %d), %d threads, %lld bytes per iteration, "
+           "budget %lld\n",
+           ps.depth, ps.autotune ? " auto" : " fixed", ps.depth_limit, ps.num_threads,
+           (long long)ps.iteration_bytes, (long long)ps.budget_bytes);
+    if (!ps.autotune)
+        return;
+    printf("autotune             %lld windows, %lld up, %lld down; last window: threads %.1f %% "
+           "idle, consumer waited %.1f %%; %s\n",
+           (long long)ps.windows, (long long)ps.increases, (long long)ps.decreases, 100.0 * ps.idle,
+           100.0 * ps.consumer_wait, ps.reason);
+    printf("autotune changes    ");
+    for (int k = 0; k < ps.nchanges; k++)
+        printf(" %lld:%d", (long long)ps.change_iteration[k], ps.change_depth[k]);
+    printf("%s\n", ps.nchanges ? " (iteration:depth)" : " none");
     sl_cache_stats c;
     if (sl_pipeline_cache_stats(p, &c) == SL_OK && c.capacity > 0) /* the sample cache */
         printf("\ncache: %d nodes, %lld hits, %lld misses, %lld samples held, %lld of %lld "

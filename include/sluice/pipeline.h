@@ -58,14 +58,26 @@ typedef struct sl_feed {
 
 /* sl_pipeline_options.device_id: the local rank of a distributed job ("auto" in a spec). */
 #define SL_DEVICE_ID_AUTO (-2)
+/* sl_pipeline_options.prefetch_queue_depth: tuned while the pipeline runs ("auto"; default). */
+#define SL_PREFETCH_AUTO 0
+/* sl_pipeline_options.num_threads: the CPUs this process may run on ("auto"; default). */
+#define SL_NUM_THREADS_AUTO (-1)
 
 /* The longest cache_file path, its terminating NUL included. */
 #define SL_CACHE_FILE_MAX 1024
 
 typedef struct sl_pipeline_options {
-    int batch_size;           /* samples per iteration (default 1) */
-    int num_threads;          /* CPU worker threads (default: the number of CPUs) */
-    int prefetch_queue_depth; /* iterations in flight or waiting (default 2) */
+    int batch_size; /* samples per iteration (default 1) */
+    /* CPU worker threads; SL_NUM_THREADS_AUTO (-1, "auto"; default): the CPUs the process may
+     * run on (sched_getaffinity), resolved by sl_pipeline_create. */
+    int num_threads;
+    /* Iterations in flight or waiting for the consumer, 1 to 64; SL_PREFETCH_AUTO (0, "auto";
+     * default): tuned while it runs, from 2 up to 8, within prefetch_max_bytes: more when the
+     * threads idle at the tails of the batches in flight while the consumer waits, fewer when
+     * the consumer is the bottleneck (sl_pipeline_prefetch_stats shows the decisions). The
+     * outputs are the same whatever the depth. A pipeline with an external source or a GPU
+     * stage runs "auto" at the fixed depth 2 (DALI's default). */
+    int prefetch_queue_depth;
     /* Pipeline seed: every random operator without a seed of its own draws from it. Negative
      * (default -1): a fresh seed drawn for each pipeline by sl_pipeline_create, as DALI does
      * (sl_pipeline_seed() tells which); give one to make runs reproducible. */
@@ -111,6 +123,10 @@ typedef struct sl_pipeline_options {
     /* Skipped or replaced samples the pipeline tolerates over its life (default 0: no limit);
      * the batch that brings the count past it fails with its first bad sample's error. */
     int64_t max_bad_samples;
+    /* prefetch_queue_depth "auto": the host bytes that the outputs of the iterations in flight
+     * or waiting may take; the depth rises past 2 only while one more iteration fits. Default
+     * 0: 1 GiB, or an eighth of the machine's memory when that is less. */
+    int64_t prefetch_max_bytes;
     /* ---- sample cache (src/exec/cache.c; docs/guide.md, "The sample cache") ----
      * Bytes the cache of the deterministic subgraph may keep (default 0: no cache). The outputs
      * of the nodes that hang off a reader through deterministic operators only (the trait
@@ -359,6 +375,27 @@ SL_API sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f);
  * Owns: nothing; f is borrowed, written from its current position and left open.
  * Threads: one thread at a time per pipeline, like the run calls. */
 SL_API sl_status sl_pipeline_write_dot(const sl_pipeline *p, FILE *f);
+
+/* What prefetch_queue_depth "auto" decided (autotune.c): the depth now and its limit (the
+ * slots, and prefetch_max_bytes over one iteration's output bytes), the decisions so far, the
+ * last window's measurements and reason, and the last changes (iteration delivered, new
+ * depth). A fixed depth: autotune false, depth the fixed one. */
+typedef struct sl_prefetch_stats {
+    bool autotune;
+    int depth;
+    int depth_limit;
+    int num_threads;
+    int64_t iteration_bytes; /* host bytes of one iteration's own outputs */
+    int64_t budget_bytes;    /* prefetch_max_bytes resolved */
+    int64_t increases, decreases, windows;
+    double idle;          /* last window: fraction of the threads' time idle */
+    double consumer_wait; /* last window: fraction of the time the consumer waited */
+    char reason[64];      /* of the last decision */
+    int nchanges;
+    int64_t change_iteration[16];
+    int change_depth[16];
+} sl_prefetch_stats;
+SL_API sl_status sl_pipeline_prefetch_stats(const sl_pipeline *p, sl_prefetch_stats *s);
 
 #ifdef __cplusplus
 }

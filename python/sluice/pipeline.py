@@ -54,7 +54,7 @@ _PIPELINE_ARGS = (
     "py_num_workers", "py_start_method", "py_callback_pickler", "py_worker_init",
     "output_dtype", "output_ndim", "exec_dynamic", "stream_policy", "concurrency",
     "max_batch_size", "fuse_samples", "max_held_bytes", "max_sample_bytes", "on_bad_sample",
-    "max_bad_samples", "cache_bytes", "cache_file")
+    "max_bad_samples", "prefetch_max_bytes", "cache_bytes", "cache_file")
 
 # What a unit of the schedule queue is when it is not an exception (see the module comment).
 _ITER, _GHOST = "iteration", "ghost"
@@ -70,6 +70,13 @@ def _queues(prefetch_queue_depth, exec_pipelined):
     """(iterations in flight, cpu_queue_depth, gpu_queue_depth): an int is one queue for both
     stages (0, 0); a dict(cpu_size, gpu_size) separated queues, as DALI's: gpu_size buffer sets
     for the mixed and gpu stages, the CPU stage cpu_size iterations beyond them."""
+    if isinstance(prefetch_queue_depth, str):
+        if prefetch_queue_depth != "auto":
+            raise ValueError('prefetch_queue_depth must be an int, "auto" or dict(cpu_size, '
+                             f"gpu_size), got {prefetch_queue_depth!r}")
+        # tuned by the C executor from 2 on (sluice's addition); 2 is what the first run
+        # schedules, and the depth of a pipeline fed by external sources
+        return (2 if exec_pipelined else 1), 0, 0
     if isinstance(prefetch_queue_depth, dict):
         unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
         if unknown:
@@ -112,17 +119,22 @@ def _device_arg(device_id):
 
 class Pipeline:
     """Pipeline(batch_size, num_threads, device_id=None, seed=None, exec_pipelined=True,
-    prefetch_queue_depth=2, exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
+    prefetch_queue_depth="auto", exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
-    batch_size: samples per iteration (required). num_threads: CPU worker threads (-1: one per
-    CPU). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
+    batch_size: samples per iteration (required). num_threads: CPU worker threads (-1 or
+    "auto", the default: one per CPU this process may run on, its affinity mask). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
     (or -1) for a CPU-only pipeline; "auto" (sluice's addition): the local rank of the job's
     launcher (sluice.distributed.local_rank()). A pipeline without mixed or gpu nodes never touches CUDA,
     whatever its device_id. seed: pipeline seed; None (or negative, DALI's older spelling): a
     fresh seed drawn for this pipeline (by the C library, when the pipeline is created at
     build, serialize() or start_py_workers(); serialize() writes it, so a deserialized
     pipeline repeats the run). The seed property is then None, as in DALI.
-    prefetch_queue_depth: iterations in flight or waiting (int), or dict(cpu_size, gpu_size):
+    prefetch_queue_depth: iterations in flight or waiting (int); "auto" (sluice's default; DALI's
+    is 2): from 2 up to 8, tuned while it runs — more while the threads idle at the tails of
+    the batches in flight and run() waits, fewer when the consumer is the bottleneck, within
+    prefetch_max_bytes of outputs (default 0: 1 GiB or an eighth of the memory);
+    prefetch_statistics() shows the decisions; the outputs are the same at any depth; with an
+    external source or a GPU stage "auto" is 2; or dict(cpu_size, gpu_size):
     separated queues, as DALI's: gpu_size buffer sets for the mixed and gpu stages' outputs
     (each lent to the consumer until released), and the CPU stage runs up to cpu_size
     iterations beyond them (cpu_size + gpu_size in flight; the first run schedules them all).
@@ -172,7 +184,7 @@ class Pipeline:
     """
 
     def __init__(self, batch_size=-1, num_threads=-1, device_id=None, seed=None,
-                 exec_pipelined=True, prefetch_queue_depth=2, exec_async=True,
+                 exec_pipelined=True, prefetch_queue_depth="auto", exec_async=True,
                  bytes_per_sample=0, set_affinity=False, max_streams=-1,
                  default_cuda_stream_priority=0, *, enable_memory_stats=False,
                  enable_checkpointing=False, checkpoint=None, py_num_workers=1,
@@ -180,7 +192,7 @@ class Pipeline:
                  output_dtype=None, output_ndim=None, exec_dynamic=None, stream_policy=None,
                  concurrency=None, max_batch_size=None, fuse_samples=True, max_held_bytes=0,
                  max_sample_bytes=1 << 30, enable_conditionals=False, on_bad_sample="raise",
-                 max_bad_samples=0, cache_bytes=0, cache_file=None):
+                 max_bad_samples=0, prefetch_max_bytes=0, cache_bytes=0, cache_file=None):
         self._enable_checkpointing = bool(enable_checkpointing)
         self._adopted_sources = []  # sources made outside the definition (sluice.node.adopt)
         self._restore_text, self._restored_app = None, {}
@@ -205,7 +217,7 @@ class Pipeline:
         if max_batch_size is not None and batch_size in (-1, None):
             batch_size = max_batch_size
         self._batch_size = -1 if batch_size is None else int(batch_size)
-        self._num_threads = -1 if num_threads is None else int(num_threads)
+        self._num_threads = -1 if num_threads in (None, "auto") else int(num_threads)
         self._device_id = _device_arg(device_id)
         self._seed = None if seed is None or int(seed) < 0 else int(seed)  # None: not fixed
         self._fuse_samples = bool(fuse_samples)
@@ -219,6 +231,10 @@ class Pipeline:
             raise ValueError(f"Pipeline: max_bad_samples must be 0 (no limit) or more, got "
                              f"{max_bad_samples}")
         self._max_bad_samples = int(max_bad_samples)
+        if prefetch_max_bytes is None or int(prefetch_max_bytes) < 0:
+            raise ValueError("Pipeline: prefetch_max_bytes must be 0 (the default budget) or "
+                             f"more, got {prefetch_max_bytes}")
+        self._prefetch_max_bytes = int(prefetch_max_bytes)
         if cache_bytes is None or int(cache_bytes) < 0:
             raise ValueError(f"Pipeline: cache_bytes must be 0 (no cache) or more, got "
                              f"{cache_bytes}")
@@ -345,9 +361,10 @@ class Pipeline:
 
     # ---- build ------------------------------------------------------------------------------
     def _options(self):
-        threads = self._num_threads if self._num_threads > 0 else (os.cpu_count() or 1)
+        threads = self._num_threads if self._num_threads > 0 else "auto"  # the affinity's CPUs
+        auto = self._prefetch_queue_depth == "auto" and self._exec_pipelined
         return {"batch_size": self._batch_size, "num_threads": threads,
-                "prefetch_queue_depth": self._depth,
+                "prefetch_queue_depth": "auto" if auto else self._depth,
                 "seed": -1 if self._seed is None else self._seed,
                 "device_id": -1 if self._device_id is None else self._device_id,
                 "fuse_samples": int(self._fuse_samples),
@@ -355,6 +372,7 @@ class Pipeline:
                 "max_held_bytes": self._max_held_bytes,
                 "max_sample_bytes": self._max_sample_bytes,
                 "on_bad_sample": self._on_bad_sample, "max_bad_samples": self._max_bad_samples,
+                "prefetch_max_bytes": self._prefetch_max_bytes,
                 "cache_bytes": self._cache_bytes, "cache_file": self._cache_file,
                 "enable_checkpointing": int(self._enable_checkpointing)}
 
@@ -811,6 +829,14 @@ class Pipeline:
         samples the node failed that were skipped or replaced, see on_bad_sample)."""
         return {s.pop("name"): s for s in self._built().stats()}
 
+    def prefetch_statistics(self):
+        """sluice's addition: the prefetch depth and what prefetch_queue_depth="auto" decided:
+        dict(autotune, depth, depth_limit, num_threads, iteration_bytes, budget_bytes,
+        increases, decreases, windows, idle, consumer_wait, reason, changes) — idle and
+        consumer_wait are the last window's fractions of the threads' time idle and of the
+        time run() waited, changes the last (iteration, new depth) pairs."""
+        return self._built().prefetch_stats()
+
     def bad_samples(self):
         """sluice's addition: the samples skipped or replaced so far (on_bad_sample)."""
         return sum(s["bad_samples"] for s in self._built().stats())
@@ -895,6 +921,7 @@ class Pipeline:
         self._max_sample_bytes = o["max_sample_bytes"]
         self._on_bad_sample = o["on_bad_sample"]
         self._max_bad_samples = o["max_bad_samples"]
+        self._prefetch_max_bytes = o["prefetch_max_bytes"]
         self._cache_bytes, self._cache_file = o["cache_bytes"], o["cache_file"]
         self._adopt_spec(serialized_pipeline)
         self.build()

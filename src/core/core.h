@@ -162,6 +162,9 @@ sl_status sl__tpool_create(int threads, sl__tpool **out);
  * was queued) or SL_ECANCELED after destroy began. */
 sl_status sl__tpool_submit(sl__tpool *p, const sl__task *tasks, int n);
 int sl__tpool_threads(const sl__tpool *p);
+/* Nanoseconds the workers spent waiting for tasks so far, summed over the workers (the waits
+ * under way included). */
+int64_t sl__tpool_idle_ns(sl__tpool *p);
 void sl__tpool_destroy(sl__tpool *p);
 
 /* ---- random (rng.c) --------------------------------------------------------------------- */

@@ -15,6 +15,10 @@ struct sl__tpool {
     int len, cap;      /* (mu) */
     uint64_t next_seq; /* (mu) */
     bool stop;         /* (mu) */
+    /* (mu) the workers' idle clock: waits ended so far, and the waiting workers with the sum
+     * of their waits' starts (sl__tpool_idle_ns adds the waits under way) */
+    int64_t idle_ns, idle_since;
+    int nidle;
     int nthreads;
     pthread_t *threads;
 };
@@ -69,8 +73,16 @@ static void *worker_main(void *arg)
     sl__free(arg);
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->len == 0)
-            pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->stop && p->len == 0) {
+            int64_t t0 = sl__now_ns();
+            p->nidle++;
+            p->idle_since += t0;
+            while (!p->stop && p->len == 0)
+                pthread_cond_wait(&p->cv, &p->mu);
+            p->nidle--;
+            p->idle_since -= t0;
+            p->idle_ns += sl__now_ns() - t0;
+        }
         if (p->stop)
             break;
         sl__task t = heap_pop(p);
@@ -153,6 +165,14 @@ sl_status sl__tpool_submit(sl__tpool *p, const sl__task *tasks, int n)
     }
     pthread_mutex_unlock(&p->mu);
     return st;
+}
+
+int64_t sl__tpool_idle_ns(sl__tpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int64_t idle = p->idle_ns + (int64_t)p->nidle * sl__now_ns() - p->idle_since;
+    pthread_mutex_unlock(&p->mu);
+    return idle;
 }
 
 int sl__tpool_threads(const sl__tpool *p)

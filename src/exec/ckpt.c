@@ -252,6 +252,7 @@ sl_status sl__ckpt_restore(sl_pipeline *p)
      * (nothing is scheduled yet: the lock only keeps the (mu) fields' rule) */
     sl__exec_lock(p);
     p->scheduled = p->started = p->next_share = it;
+    p->runs = it; /* the next schedule_run asks for runs - 1 + depth: it + depth, as a first */
     for (int j = 0; j < p->plan->n; j++) {
         p->stateful_next[j] = it;
         p->istores[j].next = it;

@@ -112,6 +112,16 @@ typedef enum node_phase { PHASE_SETUP_SAMPLE = 1, PHASE_RUN_SAMPLE } node_phase;
 struct sl_pipeline;
 struct sl__slot;
 
+/* One sample's run task (run_sample, or a fused chain's whole sample) for the trace: what
+ * bench/sim.py replays. */
+typedef struct sl__sspan {
+    int node, sample, worker;
+    int64_t iteration;
+    int64_t start_ns, end_ns; /* 0, 0: not run (failed frame, bad sample) */
+} sl__sspan;
+
+#define SL__SAMPLE_SPANS 8192
+
 typedef struct sl__snode {
     struct sl_pipeline *p;
     struct sl__slot *slot;
@@ -134,6 +144,8 @@ typedef struct sl__snode {
     bool parked;                 /* (mu) waits for the node's storage (istore.c) */
     bool gpu_parked;             /* (mu) mixed/gpu node ready, waiting for a GPU buffer set */
     sl__task *tasks;             /* batch_size entries: per-sample tasks are queued in one call */
+    sl__sspan *sspans;           /* batch_size entries: each written by its sample's run task */
+    bool sampled;                /* ran run tasks this frame (reset at frame start, under mu) */
     /* Fused nodes: per sample, the box of output 0 its consumer reads (sl_ctx_input_roi), 2 *
      * SL_MAX_NDIM extents (lo, hi), valid when roi_set; written and read by the sample's fused
      * task only. NULL for other nodes. */
@@ -184,7 +196,8 @@ typedef struct sl__slot {
     int *scope_n;
     int *scope_idx;
     struct sl__gpuslot *gs; /* pipelines with a GPU stage: the frame's events (stage_phases.c) */
-    int gset; /* (mu) the GPU buffer set its iteration holds (stage_sets.c), -1 none */
+    int gset;         /* (mu) the GPU buffer set its iteration holds (stage_sets.c), -1 none */
+    bool has_storage; /* (mu) its output batches have storage (a frame ran in it) */
     /* Bad samples (bad.c), opt.batch_size entries indexed in the whole batch: the flag (set
      * once per frame, under mu), the sample's first error, the node that failed it and the
      * policy (sl_bad_sample) that applies; nbad of them in this frame (mu). */
@@ -201,6 +214,7 @@ typedef struct sl__span {
     int node;
     int64_t iteration;
     int64_t start_ns, end_ns;
+    int64_t busy_ns; /* thread time in the op's functions */
 } sl__span;
 
 #define SL__TRACE_SPANS 512
@@ -246,13 +260,58 @@ typedef struct sl__callback {
     void *user; /* the application's, borrowed */
 } sl__callback;
 
+/* prefetch_queue_depth "auto" (autotune.c). */
+#define SL__AUTO_SLOTS 8  /* slots of a tuned pipeline: the most iterations ahead */
+#define SL__AUTO_START 2  /* where it starts, and the least it goes to (DALI's default) */
+#define SL__AUTO_WINDOW 4 /* delivered iterations per decision */
+#define SL__AUTO_HISTORY 16
+
+/* One window of measurements (injected by tests through sl__autotune.inject). */
+typedef struct sl__autotune_window {
+    double idle;        /* fraction of the threads' time they were idle */
+    double wait;        /* fraction of the window the consumer waited in share_outputs */
+    int ready;          /* iterations already ready when the consumer asked for them */
+    int n;              /* iterations in the window */
+    int64_t slot_bytes; /* host bytes of one iteration's own outputs (the largest seen) */
+} sl__autotune_window;
+
+typedef struct sl__autotune_change {
+    int64_t iteration; /* delivered when the decision was made */
+    int depth;
+} sl__autotune_change;
+
+typedef struct sl__autotune {
+    bool on;            /* tuned: "auto", one queue, no external source, no GPU stage */
+    int depth;          /* (mu) iterations in flight or waiting now ("ahead") */
+    int floor;          /* (mu) the least depth it goes back to */
+    int high;           /* (mu) the most it reached */
+    int slots;          /* the most: the pipeline's slots */
+    int64_t budget;     /* bytes of in-flight outputs allowed (prefetch_max_bytes) */
+    int64_t slot_bytes; /* (mu) host bytes of one iteration's outputs, the largest measured */
+    /* (mu) the window being measured */
+    int64_t win_start, win_idle, win_wait, win_bytes;
+    int win_n, win_ready;
+    int settle, calm, since_down; /* (mu) policy state */
+    /* (mu) what it did: decisions, the last window, the last reason, the last changes */
+    int64_t ups, downs, windows;
+    double idle, wait;
+    const char *reason;
+    sl__autotune_change history[SL__AUTO_HISTORY];
+    int64_t nhistory;
+    /* Tests only: called with each measured window before the decision, may rewrite it. */
+    void (*inject)(void *user, sl__autotune_window *w);
+    void *inject_user;
+} sl__autotune;
+
 struct sl_pipeline {
     sl_graph *graph;         /* owned copy of what the user described */
     sl_pipeline_options opt; /* with defaults resolved */
     bool built;
     sl__plan *plan;
-    void **states; /* per plan node, from op init */
-    int depth;     /* iteration slots: iterations in flight or waiting for the consumer */
+    void **states;     /* per plan node, from op init */
+    int depth;         /* iteration slots: iterations in flight or waiting for the consumer (with
+                        * "auto", SL__AUTO_SLOTS: tune.depth of them in use) */
+    sl__autotune tune; /* prefetch_queue_depth "auto" (autotune.c); fixed: depth, not tuned */
     int gdepth; /* GPU buffer sets (stage_sets.c): depth, or gpu_queue_depth with separated queues
                  */
     sl__slot *slots;
@@ -269,8 +328,8 @@ struct sl_pipeline {
     atomic_uintptr_t mu_owner; /* the holder's sl__exec_thread_tag address (lock checks), 0 */
     pthread_cond_t cv;         /* a slot became READY or FREE, or stopping */
     bool stopping;             /* (mu) */
-    bool prefetched;           /* (mu) the first schedule_run asked for `depth` iterations */
-    int64_t scheduled;         /* (mu) iterations asked for */
+    int64_t runs;              /* (mu) schedule_run calls */
+    int64_t scheduled;         /* (mu) iterations asked for: runs - 1 + tune.depth at least */
     int64_t started;           /* (mu) iterations whose frame started */
     int64_t next_share;        /* (mu) next iteration to deliver */
     int *shared;               /* (mu) FIFO of shared slot indices (capacity depth) */
@@ -282,6 +341,8 @@ struct sl_pipeline {
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
+    sl__sspan *strace;               /* (mu) ring of SL__SAMPLE_SPANS sample spans */
+    int64_t strace_count;            /* (mu) */
 
     struct sl__gpu
         *gpu; /* streams and allocators when the plan has mixed or gpu nodes, else NULL */
@@ -402,6 +463,18 @@ static inline bool sl__exec_holds_lock(const struct sl_pipeline *p)
 }
 
 #define SL__ASSERT_LOCKED(p) assert(sl__exec_holds_lock(p))
+
+/* autotune.c */
+void sl__autotune_init(sl__autotune *a, bool on, int fixed, int slots, int64_t budget);
+/* The policy: the new depth after window w (pure: the state and w decide). */
+int sl__autotune_decide(sl__autotune *a, const sl__autotune_window *w);
+/* The most iterations ahead the slots and the memory budget allow. */
+int sl__autotune_limit(const sl__autotune *a);
+/* share_outputs delivered `slot`'s iteration after waiting waited_ns for it (ready: it was
+ * ready when asked for): measures, decides every SL__AUTO_WINDOW deliveries, and schedules
+ * and starts more iterations when the depth rose. Needs mu. */
+void sl__autotune_shared_locked(struct sl_pipeline *p, sl__slot *slot, int64_t waited_ns,
+                                bool ready);
 
 /* sched.c */
 /* Starts the frames that are scheduled and whose slot is free. Needs mu. */

@@ -6,6 +6,7 @@
  * under mu and waits on cv; all work happens on the pool's threads.
  */
 #include <assert.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -19,10 +20,9 @@ _Thread_local char sl__exec_thread_tag;
 
 void sl_pipeline_options_init(sl_pipeline_options *o)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     o->batch_size = 1;
-    o->num_threads = cpus > 0 ? (int)cpus : 1;
-    o->prefetch_queue_depth = 2;
+    o->num_threads = SL_NUM_THREADS_AUTO;
+    o->prefetch_queue_depth = SL_PREFETCH_AUTO;
     o->seed = -1; /* a fresh seed per pipeline, drawn by sl_pipeline_create */
     o->device_id = -1;
     o->fuse_samples = 1;
@@ -32,10 +32,22 @@ void sl_pipeline_options_init(sl_pipeline_options *o)
     o->max_sample_bytes = (int64_t)1 << 30;
     o->on_bad_sample = SL_BAD_SAMPLE_RAISE;
     o->max_bad_samples = 0;
+    o->prefetch_max_bytes = 0;
     o->cache_bytes = 0;
     o->cache_file[0] = '\0';
     o->enable_checkpointing = 0;
     o->checkpoint = NULL;
+}
+
+/* num_threads "auto": the CPUs this process may run on (its affinity mask: a container's or
+ * taskset's limit), else the CPUs online. */
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set) < 1024 ? CPU_COUNT(&set) : 1024;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (cpus < 1024 ? (int)cpus : 1024) : 1;
 }
 
 static sl_status check_options(const sl_pipeline_options *o)
@@ -43,13 +55,21 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->batch_size < 1)
         return sl__last_error_set(SL_EINVAL, "batch_size must be at least 1, got %d",
                                   o->batch_size);
-    if (o->num_threads < 1 || o->num_threads > 1024)
-        return sl__last_error_set(SL_EINVAL, "num_threads must be in [1, 1024], got %d",
-                                  o->num_threads);
+    if (o->num_threads != SL_NUM_THREADS_AUTO && (o->num_threads < 1 || o->num_threads > 1024))
+        return sl__last_error_set(
+            SL_EINVAL, "num_threads must be in [1, 1024] or -1 (\"auto\"), got %d", o->num_threads);
     bool separated = o->cpu_queue_depth != 0 || o->gpu_queue_depth != 0;
-    if (!separated && (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64))
-        return sl__last_error_set(SL_EINVAL, "prefetch_queue_depth must be in [1, 64], got %d",
+    if (!separated && o->prefetch_queue_depth != SL_PREFETCH_AUTO &&
+        (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64))
+        return sl__last_error_set(SL_EINVAL,
+                                  "prefetch_queue_depth must be in [1, 64] or 0 (\"auto\"), got "
+                                  "%d",
                                   o->prefetch_queue_depth);
+    if (o->prefetch_max_bytes < 0)
+        return sl__last_error_set(SL_EINVAL,
+                                  "prefetch_max_bytes must be 0 (the default budget) or "
+                                  "positive, got %lld",
+                                  (long long)o->prefetch_max_bytes);
     if (separated && (o->cpu_queue_depth < 1 || o->gpu_queue_depth < 1 ||
                       o->cpu_queue_depth + o->gpu_queue_depth > 64))
         return sl__last_error_set(SL_EINVAL,
@@ -109,6 +129,8 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
         snprintf(why, sizeof why, "%s", sl_last_error());
         return sl__last_error_set(st, "device_id \"auto\" needs the job's local rank: %s", why);
     }
+    if (opt.num_threads == SL_NUM_THREADS_AUTO)
+        opt.num_threads = usable_cpus();
     o = &opt;
     sl_pipeline *p = sl__calloc(1, sizeof(*p));
     if (!p || sl__graph_copy(g, &p->graph) != SL_OK) {
@@ -129,7 +151,10 @@ sl_status sl_pipeline_create(const sl_graph *g, const sl_pipeline_options *o, sl
     /* separated queues: the slots carry every iteration in flight, the GPU stage's buffer
      * sets (stage_sets.c) only gpu_queue_depth of them */
     bool separated = o->cpu_queue_depth > 0;
-    p->depth = separated ? o->cpu_queue_depth + o->gpu_queue_depth : o->prefetch_queue_depth;
+    /* "auto" is resolved at build (resolve_depth), when the plan tells whether it is tuned */
+    p->depth = separated ? o->cpu_queue_depth + o->gpu_queue_depth
+               : o->prefetch_queue_depth == SL_PREFETCH_AUTO ? SL__AUTO_START
+                                                             : o->prefetch_queue_depth;
     p->gdepth = separated ? o->gpu_queue_depth : p->depth;
     p->current = -1;
     pthread_mutex_init(&p->mu, NULL);
@@ -197,8 +222,9 @@ static sl_status init_slot(sl_pipeline *p, sl__slot *slot, int index)
         sn->node = j;
         sn->ckpt_iter = -1;
         sn->tasks = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__task));
+        sn->sspans = sl__calloc((size_t)p->opt.batch_size, sizeof(sl__sspan));
         sn->iter_data = sl__calloc((size_t)p->opt.batch_size, op->iter_bytes_per_sample + 1);
-        if (!sn->tasks || !sn->iter_data)
+        if (!sn->tasks || !sn->sspans || !sn->iter_data)
             return SL_ENOMEM;
         if (p->plan->nodes[j].stage != SL__STAGE_CPU)
             continue; /* its batches are a GPU buffer set's, bound while the slot holds one */
@@ -229,10 +255,11 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->shared = sl__calloc((size_t)p->depth, sizeof(int));
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
+    p->strace = sl__calloc(SL__SAMPLE_SPANS, sizeof(sl__sspan));
     p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
     p->fuse_scratch = sl__calloc((size_t)p->opt.num_threads * 2, sizeof(sl__scratch));
     p->fuse_keep = SL__FUSE_KEEP;
-    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->scratch ||
+    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->strace || !p->scratch ||
         !p->fuse_scratch)
         return fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
@@ -267,6 +294,27 @@ static sl_status check_bad_sample_policy(sl_pipeline *p)
     return SL_OK;
 }
 
+/* prefetch_queue_depth "auto" is tuned (autotune.c) in a pipeline with one queue, no source
+ * fed by the application (its batches are fed for the iterations schedule_run asks for: a
+ * depth that moves would change how many must be fed first) and no GPU stage (its buffer sets
+ * go round the slots: each would keep device memory); the others run at SL__AUTO_START. */
+static void resolve_depth(sl_pipeline *p)
+{
+    bool want = p->opt.prefetch_queue_depth == SL_PREFETCH_AUTO && p->opt.cpu_queue_depth == 0;
+    bool on = want;
+    for (int j = 0; on && j < p->plan->n; j++)
+        on = p->plan->nodes[j].stage == SL__STAGE_CPU && !p->plan->nodes[j].op->feed;
+    if (on) {
+        p->depth = SL__AUTO_SLOTS;
+        p->gdepth = p->depth;
+    }
+    sl__autotune_init(&p->tune, on, p->depth, p->depth, p->opt.prefetch_max_bytes);
+    if (want && !on)
+        p->tune.reason = "auto: fixed at 2 (external source or GPU stage)";
+    else if (!want && p->opt.cpu_queue_depth > 0) /* separated queues: all of them at first */
+        p->tune.depth = p->depth;
+}
+
 sl_status sl_pipeline_build(sl_pipeline *p)
 {
     if (!p)
@@ -281,8 +329,10 @@ sl_status sl_pipeline_build(sl_pipeline *p)
         st = init_ops(p);
     if (st == SL_OK)
         st = check_bad_sample_policy(p);
-    if (st == SL_OK)
+    if (st == SL_OK) {
+        resolve_depth(p);
         st = alloc_exec(p);
+    }
     if (st == SL_OK)
         st = sl__cache_create(p);
     if (st == SL_OK)
@@ -303,6 +353,7 @@ static void free_slots(sl_pipeline *p)
                 sl__batch_fini(&sn->outs[o]);
             sl__free(sn->outs);
             sl__free(sn->tasks);
+            sl__free(sn->sspans);
             sl__free(sn->iter_data);
             sl__free(sn->roi);
             sl__free(sn->roi_set);
@@ -346,6 +397,7 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__free(p->shared);
     sl__free(p->stateful_next);
     sl__free(p->stats);
+    sl__free(p->strace);
     sl__plan_destroy(p->plan);
     for (int k = 0; k < p->ncallbacks; k++)
         sl__free(p->callbacks[k].node);
@@ -419,8 +471,11 @@ sl_status sl_pipeline_schedule_run(sl_pipeline *p)
     if (st != SL_OK)
         return st;
     sl__exec_lock(p);
-    p->scheduled += p->prefetched ? 1 : p->depth;
-    p->prefetched = true;
+    /* the first call asks for the depth's iterations, later ones for one more each (DALI's
+     * prefetch); "auto" asks for more when its depth rises (sl__autotune_shared_locked) */
+    p->runs++;
+    if (p->scheduled < p->runs - 1 + p->tune.depth)
+        p->scheduled = p->runs - 1 + p->tune.depth;
     sl__exec_start_frames_locked(p);
     sl__exec_unlock(p);
     return SL_OK;
@@ -517,8 +572,13 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
     int64_t it = p->next_share;
     if (it >= p->scheduled)
         st = fail(p, SL_EMISUSE, "share_outputs: no iteration is scheduled (call schedule_run)");
+    /* the autotuner's measurements: was it ready, how long did the consumer wait for it */
+    const sl__slot *want = &p->slots[it % p->depth];
+    bool ready = want->iteration == it && want->state == SLOT_READY;
+    int64_t t0 = sl__now_ns();
     if (st == SL_OK)
         st = wait_ready_locked(p, it);
+    int64_t waited = sl__now_ns() - t0;
     if (st == SL_OK && p->gpu) {
         /* READY: only this call moves the slot on, so its GPU work can be awaited unlocked */
         sl__exec_unlock(p);
@@ -549,6 +609,7 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
             p->shared[(p->shared_head + p->nshared) % p->depth] = slot->index;
             p->nshared++;
             p->current = slot->index;
+            sl__autotune_shared_locked(p, slot, waited, ready);
         }
     }
     sl__exec_unlock(p);

@@ -30,10 +30,19 @@ static void run_sample_task(void *arg, int64_t i, int worker);
 static void fused_run_task(void *arg, int64_t i, int worker);
 static void resume_task(void *arg, int64_t i, int worker);
 
-/* Older iterations first; within one, producers before consumers. */
-static uint64_t prio(const sl__snode *sn)
+/* The thread pool's order: setup work before run work, then older iterations first, then
+ * producers before consumers. Setup work is a node's setup and per-sample setup tasks and a
+ * source's (a reader's) run tasks: short, and what lets the next iterations' run tasks be
+ * queued. So the next iteration's reads and header parses run as soon as a thread is free,
+ * not after the older iteration's last run task was taken, and when that iteration's tail
+ * leaves threads idle, the next one's samples are already waiting (issue 21: with 16 threads
+ * and 64 samples per batch the threads ran dry at every batch's tail; bench/sim.py replays it).
+ * The iterations in flight are bounded by the prefetch depth, so setup work cannot run
+ * further ahead than that. */
+static uint64_t prio(const sl__snode *sn, bool run)
 {
-    return ((uint64_t)sn->slot->iteration << 20) | (uint64_t)sn->node;
+    bool late = run && !(sn->p->plan->nodes[sn->node].op->flags & SL_OP_SOURCE);
+    return ((uint64_t)late << 62) | ((uint64_t)sn->slot->iteration << 20) | (uint64_t)sn->node;
 }
 
 static void complete_node_locked(sl__snode *sn, int64_t end);
@@ -57,7 +66,7 @@ static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
 static void submit_node_locked(sl_pipeline *p, sl__snode *sn)
 {
     SL__ASSERT_LOCKED(p);
-    sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn)};
+    sl__task t = {.fn = node_task, .arg = sn, .i = 0, .prio = prio(sn, false)};
     if (sn->submitted)
         return;
     if (sn->slot->gset < 0 && p->gsets && p->plan->nodes[sn->node].stage != SL__STAGE_CPU) {
@@ -113,9 +122,10 @@ static void release_fused_consumer_locked(sl_pipeline *p, sl__snode *sn)
  * preallocated task array). Returns the pool's status. */
 static sl_status submit_samples(sl_pipeline *p, sl__snode *sn, sl__task_fn fn, int n)
 {
+    bool run = fn != setup_sample_task;
     atomic_store(&sn->remaining, n);
     for (int k = 0; k < n; k++)
-        sn->tasks[k] = (sl__task){.fn = fn, .arg = sn, .i = k, .prio = prio(sn)};
+        sn->tasks[k] = (sl__task){.fn = fn, .arg = sn, .i = k, .prio = prio(sn, run)};
     return sl__tpool_submit(p->pool, sn->tasks, n);
 }
 
@@ -181,6 +191,11 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
         complete_node_locked(&sn->slot->nodes[pn->fused_from], end);
     sl__stats_record_locked(p, sn->node, sn->slot->iteration, sn->t_start, end,
                             atomic_load(&sn->busy_ns));
+    for (int i = 0; sn->sampled && i < sn->slot->scope_n[pn->scope]; i++) {
+        const sl__sspan *sp = &sn->sspans[i];
+        if (sp->end_ns)
+            p->strace[p->strace_count++ % SL__SAMPLE_SPANS] = *sp;
+    }
     p->stats[sn->node].fallbacks += atomic_exchange(&sn->fallbacks, 0);
     sn->done = true;
     sl__istore_node_done_locked(p, sn); /* before the slot can become READY and be reused */
@@ -286,6 +301,7 @@ static void run_allocated(sl__snode *sn, int worker)
     int n = sl_ctx_batch_size(&ctx);
     if (op->run_sample && n > 0) {
         sn->phase = PHASE_RUN_SAMPLE;
+        sn->sampled = true;
         sl__task_fn fn = ctx.pn->fused_from >= 0 ? fused_run_task : run_sample_task;
         if (submit_samples(sn->p, sn, fn, n) == SL_OK)
             return;
@@ -350,7 +366,7 @@ static void resume_task(void *arg, int64_t i, int worker)
 void sl__exec_resume_locked(sl_pipeline *p, sl__snode *sn)
 {
     SL__ASSERT_LOCKED(p);
-    sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn)};
+    sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn, true)};
     if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
         return;
     queue_failed_locked(p, sn);
@@ -405,15 +421,27 @@ static int sample_index(sl__snode *sn, int sample)
     return sl__ctx_sample_index(&ctx, sample);
 }
 
+/* The trace's record of sample `sample`'s run task (t0 0: it did not run). */
+static void sample_span(sl__snode *sn, int sample, int worker, int64_t t0)
+{
+    sn->sspans[sample] = (sl__sspan){.node = sn->node,
+                                     .sample = sample,
+                                     .worker = worker,
+                                     .iteration = sn->slot->iteration,
+                                     .start_ns = t0,
+                                     .end_ns = t0 ? sl__now_ns() : 0};
+}
+
 /* Runs fn for one sample unless the frame failed or the sample is bad (bad.c); returns true
  * for the phase's last task. */
 static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(sl_ctx *, int),
                         const char *what)
 {
+    int64_t t0 = 0;
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
         !sl__bad_is(sn->slot, sample_index(sn, sample))) {
         sl_ctx ctx = make_ctx(sn, sample, worker);
-        int64_t t0 = sl__now_ns();
+        t0 = sl__now_ns();
         sl_status st = sn->p->cache /* sample cache: a cached sample skips fn */
                            ? sl__cache_run(&ctx, sample, fn, sn->phase == PHASE_RUN_SAMPLE)
                            : fn(&ctx, sample);
@@ -421,6 +449,8 @@ static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(s
         if (st != SL_OK)
             op_failed(&ctx, st, what);
     }
+    if (sn->phase == PHASE_RUN_SAMPLE)
+        sample_span(sn, sample, worker, t0);
     return atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1;
 }
 
@@ -525,11 +555,15 @@ static void fused_run_task(void *arg, int64_t i, int worker)
     for (int j = sn->node; j >= 0; j = plan->nodes[j].fused_from)
         chain[len++] = j;
     sl_pipeline *p = sn->p;
+    int64_t t0 = 0;
     if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
-        !sl__bad_is(sn->slot, sample_index(sn, (int)i)) &&
-        !(p->cache && sl__cache_chain(sn, (int)i, worker)) && /* sample cache: a hit */
-        chain_rois(sn, chain, len, (int)i, worker))
-        run_chain_sample(sn, chain, len, (int)i, worker);
+        !sl__bad_is(sn->slot, sample_index(sn, (int)i))) {
+        t0 = sl__now_ns();
+        if (!(p->cache && sl__cache_chain(sn, (int)i, worker)) && /* sample cache: a hit */
+            chain_rois(sn, chain, len, (int)i, worker))
+            run_chain_sample(sn, chain, len, (int)i, worker);
+    }
+    sample_span(sn, (int)i, worker, t0);
     if (atomic_fetch_sub_explicit(&sn->remaining, 1, memory_order_acq_rel) == 1)
         finish_node(sn, worker);
 }
@@ -560,11 +594,38 @@ static int frame_batch_size_locked(sl_pipeline *p, sl__slot *slot, int64_t it)
     return bs ? bs : p->opt.batch_size;
 }
 
+/* prefetch_queue_depth "auto" (autotune.c): iteration k runs in slot k % SL__AUTO_SLOTS, but
+ * only about tune.depth slots are in use at a time; a frame starting in a slot whose outputs
+ * have no storage yet takes a free slot's (the batches swapped whole: storage and sample
+ * metadata), so the storage follows the frames and as many sets exist as slots were ever in
+ * use at once, not SL__AUTO_SLOTS. Both slots are free: no view and no istore holder uses
+ * either's batches. Needs mu. */
+static void take_storage_locked(sl_pipeline *p, sl__slot *slot)
+{
+    SL__ASSERT_LOCKED(p);
+    for (int s = 0; p->tune.on && !slot->has_storage && s < p->depth; s++) {
+        sl__slot *from = &p->slots[s];
+        if (from == slot || from->state != SLOT_FREE || !from->has_storage)
+            continue;
+        for (int j = 0; j < p->plan->n; j++) {
+            for (int o = 0; o < p->plan->nodes[j].nout; o++) {
+                sl_batch b = slot->nodes[j].outs[o];
+                slot->nodes[j].outs[o] = from->nodes[j].outs[o];
+                from->nodes[j].outs[o] = b;
+            }
+        }
+        from->has_storage = false;
+        break;
+    }
+    slot->has_storage = true;
+}
+
 /* Starts iteration `it` in its (free) slot. Needs mu. */
 static void start_frame_locked(sl_pipeline *p, int64_t it)
 {
     SL__ASSERT_LOCKED(p);
     sl__slot *slot = &p->slots[it % p->depth];
+    take_storage_locked(p, slot);
     slot->iteration = it;
     slot->state = SLOT_RUNNING;
     slot->nodes_left = p->plan->n;
@@ -584,6 +645,7 @@ static void start_frame_locked(sl_pipeline *p, int64_t it)
         sn->submitted = false;
         sn->parked = false;
         sn->gpu_parked = false;
+        sn->sampled = false;
         sn->consumers_left = pn->nsucc;
         sn->pending = pn->npred;
         if ((pn->op->flags & SL_OP_STATEFUL) && p->stateful_next[j] != it)

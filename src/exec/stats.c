@@ -20,7 +20,8 @@ void sl__stats_record_locked(sl_pipeline *p, int node, int64_t iteration, int64_
     s->total_ns += end - start;
     s->busy_ns += busy;
     sl__span *sp = &p->trace[p->trace_count++ % SL__TRACE_SPANS];
-    *sp = (sl__span){.node = node, .iteration = iteration, .start_ns = start, .end_ns = end};
+    *sp = (sl__span){
+        .node = node, .iteration = iteration, .start_ns = start, .end_ns = end, .busy_ns = busy};
 }
 
 void sl_ctx_count_fallback(sl_ctx *ctx)
@@ -71,10 +72,23 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
         fprintf(f,
                 "  {\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
                 "\"dur\": %.3f, \"pid\": 1, \"tid\": %d, \"args\": {\"iteration\": %" PRId64
-                "}}%s\n",
+                ", \"busy_us\": %.3f, \"fused\": %s}}%s\n",
                 pn->name, pn->op->name, (double)sp->start_ns / 1e3,
                 (double)(sp->end_ns - sp->start_ns) / 1e3, sp->node, sp->iteration,
+                (double)sp->busy_ns / 1e3, pn->fuse_into >= 0 ? "true" : "false",
                 k + 1 < n ? "," : "");
+    }
+    /* the samples' run tasks, one row per worker thread (bench/sim.py replays them) */
+    int64_t m = p->strace_count < SL__SAMPLE_SPANS ? p->strace_count : SL__SAMPLE_SPANS;
+    for (int64_t k = 0; k < m; k++) {
+        const sl__sspan *sp = &p->strace[(p->strace_count - m + k) % SL__SAMPLE_SPANS];
+        const sl__pnode *pn = &p->plan->nodes[sp->node];
+        fprintf(f,
+                "%s  {\"name\": \"%s\", \"cat\": \"sample\", \"ph\": \"X\", \"ts\": %.3f, "
+                "\"dur\": %.3f, \"pid\": 2, \"tid\": %d, \"args\": {\"iteration\": %" PRId64
+                ", \"sample\": %d}}\n",
+                n > 0 || k > 0 ? "," : "", pn->name, (double)sp->start_ns / 1e3,
+                (double)(sp->end_ns - sp->start_ns) / 1e3, sp->worker, sp->iteration, sp->sample);
     }
     fprintf(f, "]}\n");
     sl__exec_unlock(mp);

@@ -186,6 +186,9 @@ typedef struct sl__option {
     /* A string (a char array of SL_CACHE_FILE_MAX bytes: cache_file): read and written with
      * sl__option_str / sl__option_set_str, never as a number; "" is its default. */
     bool str;
+    /* A number that a spec and Python may also give as "auto": the value auto_v. */
+    bool has_auto;
+    int64_t auto_v;
 } sl__option;
 /* A string option's value, and setting it (SL_EINVAL with err when it is too long). */
 const char *sl__option_str(const sl_pipeline_options *o, const sl__option *opt);

@@ -15,16 +15,21 @@
 
 #define OPT(name, wide, sparse)                                                                    \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false                      \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, false, 0            \
+    }
+/* A number that may also be "auto" (the value auto_v). */
+#define OPT_AUTO(name, wide, sparse, auto_v)                                                       \
+    {                                                                                              \
+#name, offsetof(sl_pipeline_options, name), wide, sparse, NULL, false, true, auto_v        \
     }
 #define OPT_NAMED(name, sparse, names)                                                             \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), false, sparse, names, false                    \
+#name, offsetof(sl_pipeline_options, name), false, sparse, names, false, false, 0          \
     }
 
 #define OPT_STR(name)                                                                              \
     {                                                                                              \
-#name, offsetof(sl_pipeline_options, name), false, true, NULL, true                        \
+#name, offsetof(sl_pipeline_options, name), false, true, NULL, true, false, 0              \
     }
 
 /* sl_bad_sample's values by name, in enum order. */
@@ -32,10 +37,10 @@ static const char *const bad_sample_names[] = {"raise", "skip", "replace", NULL}
 
 const sl__option sl__options[] = {
     OPT(batch_size, false, false),
-    OPT(num_threads, false, false),
-    OPT(prefetch_queue_depth, false, false),
+    OPT_AUTO(num_threads, false, false, SL_NUM_THREADS_AUTO),
+    OPT_AUTO(prefetch_queue_depth, false, false, SL_PREFETCH_AUTO),
     OPT(seed, true, false),
-    OPT(device_id, false, false),
+    OPT_AUTO(device_id, false, false, SL_DEVICE_ID_AUTO),
     OPT(fuse_samples, false, true),
     OPT(cpu_queue_depth, false, true),
     OPT(gpu_queue_depth, false, true),
@@ -43,6 +48,7 @@ const sl__option sl__options[] = {
     OPT(max_sample_bytes, true, true),
     OPT_NAMED(on_bad_sample, true, bad_sample_names),
     OPT(max_bad_samples, true, true),
+    OPT(prefetch_max_bytes, true, true),
     OPT(cache_bytes, true, true),
     OPT_STR(cache_file),
     OPT(enable_checkpointing, false, true),

@@ -336,17 +336,15 @@ fail:
 static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *val)
 {
     static const char *const where = "\"pipeline\"";
-    if (strcmp(key, "device_id") == 0 && json_is_string(val)) {
-        if (strcmp(json_string_value(val), "auto") != 0)
-            return fail(SL_EINVAL, where,
-                        "\"device_id\" must be an integer or \"auto\", got "
-                        "\"%s\"",
-                        json_string_value(val));
-        o->device_id = SL_DEVICE_ID_AUTO;
-        return SL_OK;
-    }
     const sl__option *opt = sl__option_find(key);
     char err[160];
+    if (opt->has_auto && json_is_string(val)) {
+        if (strcmp(json_string_value(val), "auto") != 0)
+            return fail(SL_EINVAL, where,
+                        "\"%s\" must be an integer or \"auto\", got a string (\"%s\")", key,
+                        json_string_value(val));
+        return sl__option_set(o, opt, opt->auto_v, err, sizeof err);
+    }
     if (opt->str) { /* a string (cache_file) */
         if (!json_is_string(val))
             return fail(SL_EINVAL, where, "\"%s\" must be a string, got %s", key, kind_name(val));
@@ -364,7 +362,8 @@ static sl_status read_option(sl_pipeline_options *o, const char *key, json_t *va
         return sl__option_set(o, opt, v, err, sizeof err);
     }
     if (!json_is_integer(val))
-        return fail(SL_EINVAL, where, "\"%s\" must be an integer, got %s", key, kind_name(val));
+        return fail(SL_EINVAL, where, "\"%s\" must be an integer%s, got %s", key,
+                    opt->has_auto ? " or \"auto\"" : "", kind_name(val));
     if (sl__option_set(o, opt, (int64_t)json_integer_value(val), err, sizeof err) != SL_OK)
         return fail(SL_EINVAL, where, "%s", err);
     return SL_OK;
@@ -622,7 +621,7 @@ static void put_options(text *t, const sl_pipeline_options *o)
             continue;
         if (opt->str)
             put_string_option(t, sep, opt->key, sl__option_str(o, opt));
-        else if (opt->offset == offsetof(sl_pipeline_options, device_id) && v == SL_DEVICE_ID_AUTO)
+        else if (opt->has_auto && v == opt->auto_v)
             put(t, "%s    \"%s\": \"auto\"", sep, opt->key);
         else if (sl__option_name(opt, v))
             put(t, "%s    \"%s\": \"%s\"", sep, opt->key, sl__option_name(opt, v));

@@ -389,7 +389,7 @@ static void test_options(void **state)
     assert_int_equal(sl_pipeline_options_from_json(demo, &o), SL_OK);
     assert_int_equal(o.batch_size, 64);
     assert_int_equal(o.num_threads, 2);
-    assert_int_equal(o.prefetch_queue_depth, 2); /* not given: kept */
+    assert_int_equal(o.prefetch_queue_depth, SL_PREFETCH_AUTO); /* not given: kept */
     assert_int_equal(o.seed, 42);
     assert_int_equal(o.device_id, -1);
 

@@ -403,6 +403,20 @@ int slpy_options_from_dict(PyObject *d, sl_pipeline_options *o)
                 return PyErr_Format(PyExc_ValueError, "%s", err), -1;
             continue;
         }
+        if (opt->has_auto && PyUnicode_Check(value)) { /* a number that may be "auto" */
+            const char *s = PyUnicode_AsUTF8(value);
+            if (!s)
+                return -1;
+            if (strcmp(s, "auto") != 0)
+                return PyErr_Format(PyExc_ValueError,
+                                    "pipeline option \"%s\" must be an int or \"auto\", got "
+                                    "\"%s\"",
+                                    name, s),
+                       -1;
+            if (sl__option_set(o, opt, opt->auto_v, err, sizeof err) != SL_OK)
+                return PyErr_Format(PyExc_ValueError, "%s", err), -1;
+            continue;
+        }
         long long x = PyLong_AsLongLong(value);
         if (x == -1 && PyErr_Occurred())
             return -1;
@@ -506,6 +520,8 @@ PyObject *slpy_options_from_json(PyObject *module, PyObject *text)
         PyObject *v = opt->str ? PyUnicode_DecodeFSDefault(sl__option_str(&o, opt))
                       : opt->names && sl__option_name(opt, x)
                           ? PyUnicode_FromString(sl__option_name(opt, x))
+                      : opt->has_auto && x == opt->auto_v && strcmp(opt->key, "device_id") != 0
+                          ? PyUnicode_FromString("auto")
                       : strcmp(opt->key, "fuse_samples") == 0 ? PyBool_FromLong(x != 0)
                                                               : PyLong_FromLongLong(x);
         if (!v || PyDict_SetItemString(d, opt->key, v) < 0)

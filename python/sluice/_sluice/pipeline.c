@@ -218,6 +218,32 @@ static PyObject *pipeline_stats(PyObject *self, PyObject *unused)
     return l;
 }
 
+/* prefetch_stats() -> dict: what prefetch_queue_depth "auto" decided (sl_pipeline_prefetch_stats;
+ * quick, the GIL kept). */
+static PyObject *pipeline_prefetch_stats(PyObject *self, PyObject *unused)
+{
+    sl_pipeline *p = ((slpy_pipeline *)self)->p;
+    sl_prefetch_stats s;
+    if (sl_pipeline_prefetch_stats(p, &s) != SL_OK)
+        return slpy_raise_last(slpy_state_of(self), SL_EMISUSE);
+    PyObject *changes = PyList_New(0);
+    for (int k = 0; changes && k < s.nchanges; k++) {
+        PyObject *c = Py_BuildValue("(Li)", (long long)s.change_iteration[k], s.change_depth[k]);
+        if (!c || PyList_Append(changes, c) < 0)
+            Py_CLEAR(changes);
+        Py_XDECREF(c);
+    }
+    if (!changes)
+        return NULL;
+    return Py_BuildValue("{s:O,s:i,s:i,s:i,s:L,s:L,s:L,s:L,s:L,s:d,s:d,s:s,s:N}", "autotune",
+                         s.autotune ? Py_True : Py_False, "depth", s.depth, "depth_limit",
+                         s.depth_limit, "num_threads", s.num_threads, "iteration_bytes",
+                         (long long)s.iteration_bytes, "budget_bytes", (long long)s.budget_bytes,
+                         "increases", (long long)s.increases, "decreases", (long long)s.decreases,
+                         "windows", (long long)s.windows, "idle", s.idle, "consumer_wait",
+                         s.consumer_wait, "reason", s.reason, "changes", changes);
+}
+
 /* cache_stats() -> dict(nodes, hits, misses, entries, bytes, capacity, full): the sample
  * cache's counters (sl_pipeline_cache_stats). */
 static PyObject *pipeline_cache_stats(PyObject *self, PyObject *unused)
@@ -325,6 +351,8 @@ static PyMethodDef pipeline_methods[] = {
      "epoch_size(name=None) -> int: reader `name` (None: the first); -1 if none."},
     {"reader_meta", pipeline_reader_meta, METH_VARARGS, "reader_meta(name=None) -> dict"},
     {"stats", pipeline_stats, METH_NOARGS, "stats() -> per-node timing, execution order."},
+    {"prefetch_stats", pipeline_prefetch_stats, METH_NOARGS,
+     "prefetch_stats() -> dict: the prefetch depth and what \"auto\" decided."},
     {"cache_stats", pipeline_cache_stats, METH_NOARGS,
      "cache_stats() -> the sample cache's counters."},
     {"checkpoint", pipeline_checkpoint, METH_NOARGS,
