@@ -339,6 +339,8 @@ CORRUPT = {
     "bad_shape": (header(shape="(2, -3)") + bytes(24), "shape"),
     "huge_shape": (header(shape="(4611686018427387903, 4611686018427387903)"), "shape|overflow"),
     "overflow": (header(shape="(4000000000, 4000000000, 4000000000)"), "overflow"),
+    # 35 digits: the parse overflowed int64 before it saw the value was too large (fuzz finding)
+    "long_digits": (header(shape="(" + "3" * 34 + "0, 2)") + bytes(8), "shape"),
     "too_many_dims": (header(shape="(1,1,1,1,1,1,1,1,1)") + bytes(4), "dimensions"),
     "bad_order": (header(fortran="Maybe") + bytes(24), "fortran_order"),
     "extra_key": (header(descr="<f4', 'x': '1") + bytes(24), "unexpected key"),

@@ -82,9 +82,10 @@ static bool integer(parser *p, int64_t *v)
     size_t start = p->pos;
     int64_t x = 0;
     while (p->pos < p->end && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') {
-        x = x * 10 + (p->s[p->pos++] - '0');
-        if (x >= (int64_t)1 << 62)
-            return false;
+        int d = p->s[p->pos++] - '0';
+        if (x > (((int64_t)1 << 62) - 1 - d) / 10)
+            return false; /* checked before the multiplication, which could overflow */
+        x = x * 10 + d;
     }
     if (p->pos < p->end && p->s[p->pos] == 'L')
         p->pos++;
