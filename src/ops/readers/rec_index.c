@@ -20,16 +20,9 @@
 #include "sluice/index.h"
 
 #include "core/core.h"
+#include "ops/readers/index_file.h"
 
 #define MAGIC 0xced7230au
-
-static sl_status sys_fail(const char *what, const char *path)
-{
-    char buf[128];
-    int e = errno;
-    return sl__last_error_set(e == ENOENT ? SL_ENOTFOUND : SL_EIO, "%s \"%s\": %s", what, path,
-                              strerror_r(e, buf, sizeof buf));
-}
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -45,7 +38,7 @@ static sl_status header(int fd, const char *path, int64_t off, uint8_t h[8], int
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
-            return sys_fail("cannot read", path);
+            return sl__index_sys_fail("cannot read", path);
         if (k == 0)
             break;
         *got += k;
@@ -110,44 +103,5 @@ static sl_status scan(int fd, const char *path, int64_t size, FILE *out, int64_t
 
 sl_status sl_rec_index(const char *path, const char *index_path, int64_t *num_records)
 {
-    if (!path || !index_path)
-        return sl__last_error_set(SL_EINVAL, "sl_rec_index: path and index_path needed");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sys_fail("cannot open", path);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        sl_status s = S_ISREG(st.st_mode) ? sys_fail("cannot read", path)
-                                          : sl__last_error_set(SL_EIO,
-                                                               "\"%s\" is not a regular "
-                                                               "file",
-                                                               path);
-        close(fd);
-        return s;
-    }
-    size_t n = strlen(index_path);
-    char *tmp = sl__malloc(n + 24);
-    if (!tmp) {
-        close(fd);
-        return sl__last_error_set(SL_ENOMEM, "out of memory");
-    }
-    snprintf(tmp, n + 24, "%s.tmp%ld", index_path, (long)getpid());
-    FILE *out = fopen(tmp, "w");
-    sl_status s = SL_OK;
-    int64_t count = 0;
-    if (!out)
-        s = sys_fail("cannot write", tmp);
-    if (s == SL_OK)
-        s = scan(fd, path, (int64_t)st.st_size, out, &count);
-    if (out && fclose(out) != 0 && s == SL_OK)
-        s = sys_fail("cannot write", tmp);
-    if (s == SL_OK && rename(tmp, index_path) != 0)
-        s = sys_fail("cannot write", index_path);
-    if (s != SL_OK && out)
-        unlink(tmp);
-    sl__free(tmp);
-    close(fd);
-    if (s == SL_OK && num_records)
-        *num_records = count;
-    return s;
+    return sl__index_write("sl_rec_index", path, index_path, scan, num_records);
 }

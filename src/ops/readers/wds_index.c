@@ -16,15 +16,8 @@
 #include "sluice/index.h"
 
 #include "core/core.h"
+#include "ops/readers/index_file.h"
 #include "ops/readers/tar.h"
-
-static sl_status sys_fail(const char *what, const char *path)
-{
-    char buf[128];
-    int e = errno;
-    return sl__last_error_set(e == ENOENT ? SL_ENOTFOUND : SL_EIO, "%s \"%s\": %s", what, path,
-                              strerror_r(e, buf, sizeof buf));
-}
 
 /* The samples' lines into body; *count samples. */
 static sl_status scan(int fd, const char *path, int64_t size, FILE *body, int64_t *count)
@@ -68,53 +61,27 @@ static sl_status scan(int fd, const char *path, int64_t size, FILE *body, int64_
     return st;
 }
 
-sl_status sl_wds_index(const char *path, const char *index_path, int64_t *num_samples)
+/* The v1.2 header (the sample count) and then the samples' lines, which scan wrote to memory. */
+static sl_status scan_counted(int fd, const char *path, int64_t size, FILE *out, int64_t *count)
 {
-    if (!path || !index_path)
-        return sl__last_error_set(SL_EINVAL, "sl_wds_index: path and index_path needed");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sys_fail("cannot open", path);
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        sl_status s = sys_fail("cannot read", path);
-        close(fd);
-        return s;
-    }
     char *text = NULL;
     size_t len = 0;
     FILE *body = open_memstream(&text, &len);
-    int64_t count = 0;
-    sl_status s = body ? scan(fd, path, (int64_t)sb.st_size, body, &count)
-                       : sl__last_error_set(SL_ENOMEM, "out of memory");
+    sl_status s =
+        body ? scan(fd, path, size, body, count) : sl__last_error_set(SL_ENOMEM, "out of memory");
     if (body && fclose(body) != 0 && s == SL_OK)
         s = sl__last_error_set(SL_ENOMEM, "out of memory");
-    close(fd);
-    if (s == SL_OK && count == 0)
+    if (s == SL_OK && *count == 0)
         s = sl__last_error_set(SL_ENOTFOUND, "\"%s\": no WebDataset samples in the archive", path);
-    size_t n = strlen(index_path);
-    char *tmp = s == SL_OK ? sl__malloc(n + 24) : NULL;
-    if (s == SL_OK && !tmp)
-        s = sl__last_error_set(SL_ENOMEM, "out of memory");
     if (s == SL_OK) {
-        snprintf(tmp, n + 24, "%s.tmp%ld", index_path, (long)getpid());
-        FILE *out = fopen(tmp, "w");
-        if (!out)
-            s = sys_fail("cannot write", tmp);
-        else {
-            fprintf(out, "v1.2 %lld\n", (long long)count);
-            fwrite(text, 1, len, out);
-            if (fclose(out) != 0)
-                s = sys_fail("cannot write", tmp);
-            if (s == SL_OK && rename(tmp, index_path) != 0)
-                s = sys_fail("cannot write", index_path);
-            if (s != SL_OK)
-                unlink(tmp);
-        }
+        fprintf(out, "v1.2 %lld\n", (long long)*count);
+        fwrite(text, 1, len, out);
     }
-    sl__free(tmp);
     free(text); /* open_memstream's buffer comes from libc */
-    if (s == SL_OK && num_samples)
-        *num_samples = count;
     return s;
+}
+
+sl_status sl_wds_index(const char *path, const char *index_path, int64_t *num_samples)
+{
+    return sl__index_write("sl_wds_index", path, index_path, scan_counted, num_samples);
 }
