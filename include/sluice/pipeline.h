@@ -68,8 +68,12 @@ typedef struct sl_feed {
 
 typedef struct sl_pipeline_options {
     int batch_size; /* samples per iteration (default 1) */
-    /* CPU worker threads; SL_NUM_THREADS_AUTO (-1, "auto"; default): the CPUs the process may
-     * run on (sched_getaffinity), resolved by sl_pipeline_create. */
+    /* CPU worker threads, 0 to 1024; SL_NUM_THREADS_AUTO (-1, "auto"; default): the CPUs the
+     * process may run on (sched_getaffinity), resolved by sl_pipeline_create. 0: no worker
+     * threads; the thread that waits for an iteration (sl_pipeline_run, share_outputs) runs
+     * its tasks itself, one at a time, in a fixed order (single-threaded and deterministic, as
+     * PyTorch's num_workers=0; nothing runs ahead while the caller is away, and "auto" prefetch
+     * stays at 2). The outputs are the same at any num_threads. */
     int num_threads;
     /* Iterations in flight or waiting for the consumer, 1 to 64; SL_PREFETCH_AUTO (0, "auto";
      * default): tuned while it runs, from 2 up to 8, within prefetch_max_bytes: more when the

@@ -157,11 +157,15 @@ typedef struct sl__task {
     uint64_t seq; /* set by the pool: FIFO among equal priorities */
 } sl__task;
 
+/* threads 0: no workers; the owner runs the queued tasks itself (sl__tpool_take). */
 sl_status sl__tpool_create(int threads, sl__tpool **out);
 /* Queues n tasks at once (one lock). Returns SL_ENOMEM if the queue cannot grow (then nothing
  * was queued) or SL_ECANCELED after destroy began. */
 sl_status sl__tpool_submit(sl__tpool *p, const sl__task *tasks, int n);
 int sl__tpool_threads(const sl__tpool *p);
+/* Takes the first queued task (lowest prio, then FIFO) into *out, for the caller to run
+ * (out->fn(out->arg, out->i, worker)); false when none is queued or destroy began. */
+bool sl__tpool_take(sl__tpool *p, sl__task *out);
 /* Nanoseconds the workers spent waiting for tasks so far, summed over the workers (the waits
  * under way included). */
 int64_t sl__tpool_idle_ns(sl__tpool *p);

@@ -3,6 +3,8 @@
  * Exports sl__tpool_*: N threads take tasks from one binary heap ordered by (prio, seq) under one
  * mutex. Tasks never block on each other: continuation work is submitted by the task that
  * finishes last. Destroy: queued tasks are dropped, running ones finish, threads are joined.
+ * A pool of zero threads only queues: its owner takes the tasks (sl__tpool_take) and runs them
+ * on its own thread (num_threads 0, src/exec/pipeline.c).
  */
 #include <string.h>
 
@@ -115,14 +117,14 @@ static sl_status start_threads(sl__tpool *p, int n)
 sl_status sl__tpool_create(int threads, sl__tpool **out)
 {
     *out = NULL;
-    if (threads < 1)
-        threads = 1;
+    if (threads < 0)
+        threads = 0;
     sl__tpool *p = sl__calloc(1, sizeof(*p));
     if (!p)
         return SL_ENOMEM;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->threads = sl__calloc((size_t)threads, sizeof(pthread_t));
+    p->threads = sl__calloc((size_t)(threads > 0 ? threads : 1), sizeof(pthread_t));
     p->cap = 256;
     p->heap = sl__malloc((size_t)p->cap * sizeof(sl__task));
     if (!p->threads || !p->heap || start_threads(p, threads) != SL_OK) {
@@ -165,6 +167,16 @@ sl_status sl__tpool_submit(sl__tpool *p, const sl__task *tasks, int n)
     }
     pthread_mutex_unlock(&p->mu);
     return st;
+}
+
+bool sl__tpool_take(sl__tpool *p, sl__task *out)
+{
+    pthread_mutex_lock(&p->mu);
+    bool any = !p->stop && p->len > 0;
+    if (any)
+        *out = heap_pop(p);
+    pthread_mutex_unlock(&p->mu);
+    return any;
 }
 
 int64_t sl__tpool_idle_ns(sl__tpool *p)

@@ -316,6 +316,7 @@ struct sl_pipeline {
                  */
     sl__slot *slots;
     sl__tpool *pool;
+    int nworkers;              /* worker indices: num_threads, 1 for num_threads 0 (the caller) */
     sl__scratch *scratch;      /* SL_SCRATCH_BUFFERS per worker */
     sl__scratch *fuse_scratch; /* 2 per worker: fused chains' intermediate samples (sched.c) */
     atomic_size_t scratch_hw[SL_SCRATCH_BUFFERS]; /* the largest size asked of each, any worker */
@@ -328,15 +329,19 @@ struct sl_pipeline {
     atomic_uintptr_t mu_owner; /* the holder's sl__exec_thread_tag address (lock checks), 0 */
     pthread_cond_t cv;         /* a slot became READY or FREE, or stopping */
     bool stopping;             /* (mu) */
-    int64_t runs;              /* (mu) schedule_run calls */
-    int64_t scheduled;         /* (mu) iterations asked for: runs - 1 + tune.depth at least */
-    int64_t started;           /* (mu) iterations whose frame started */
-    int64_t next_share;        /* (mu) next iteration to deliver */
-    int *shared;               /* (mu) FIFO of shared slot indices (capacity depth) */
-    int shared_head, nshared;  /* (mu) */
-    int current;               /* slot whose outputs sl_pipeline_output shows, -1 none */
-    int64_t *stateful_next;    /* (mu) per node: next iteration a stateful node may run */
-    sl__istore *istores;       /* per node: its intermediate storage (istore.c) */
+    /* num_threads 0 (pipeline.c, wait_or_run_locked): the pool has no workers and a thread
+     * waiting in share_outputs runs the queued tasks, one helper at a time, as worker 0. */
+    bool helping;             /* (mu) a thread is running a task for the pool */
+    int waiting;              /* (mu) threads waiting on cv while it does */
+    int64_t runs;             /* (mu) schedule_run calls */
+    int64_t scheduled;        /* (mu) iterations asked for: runs - 1 + tune.depth at least */
+    int64_t started;          /* (mu) iterations whose frame started */
+    int64_t next_share;       /* (mu) next iteration to deliver */
+    int *shared;              /* (mu) FIFO of shared slot indices (capacity depth) */
+    int shared_head, nshared; /* (mu) */
+    int current;              /* slot whose outputs sl_pipeline_output shows, -1 none */
+    int64_t *stateful_next;   /* (mu) per node: next iteration a stateful node may run */
+    sl__istore *istores;      /* per node: its intermediate storage (istore.c) */
 
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */

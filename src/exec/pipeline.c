@@ -55,9 +55,11 @@ static sl_status check_options(const sl_pipeline_options *o)
     if (o->batch_size < 1)
         return sl__last_error_set(SL_EINVAL, "batch_size must be at least 1, got %d",
                                   o->batch_size);
-    if (o->num_threads != SL_NUM_THREADS_AUTO && (o->num_threads < 1 || o->num_threads > 1024))
-        return sl__last_error_set(
-            SL_EINVAL, "num_threads must be in [1, 1024] or -1 (\"auto\"), got %d", o->num_threads);
+    if (o->num_threads != SL_NUM_THREADS_AUTO && (o->num_threads < 0 || o->num_threads > 1024))
+        return sl__last_error_set(SL_EINVAL,
+                                  "num_threads must be in [0, 1024] (0: the calling thread runs "
+                                  "the tasks) or -1 (\"auto\"), got %d",
+                                  o->num_threads);
     bool separated = o->cpu_queue_depth != 0 || o->gpu_queue_depth != 0;
     if (!separated && o->prefetch_queue_depth != SL_PREFETCH_AUTO &&
         (o->prefetch_queue_depth < 1 || o->prefetch_queue_depth > 64))
@@ -256,8 +258,9 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
     p->strace = sl__calloc(SL__SAMPLE_SPANS, sizeof(sl__sspan));
-    p->scratch = sl__calloc((size_t)p->opt.num_threads * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
-    p->fuse_scratch = sl__calloc((size_t)p->opt.num_threads * 2, sizeof(sl__scratch));
+    p->nworkers = p->opt.num_threads > 0 ? p->opt.num_threads : 1;
+    p->scratch = sl__calloc((size_t)p->nworkers * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
+    p->fuse_scratch = sl__calloc((size_t)p->nworkers * 2, sizeof(sl__scratch));
     p->fuse_keep = SL__FUSE_KEEP;
     if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->strace || !p->scratch ||
         !p->fuse_scratch)
@@ -301,7 +304,7 @@ static sl_status check_bad_sample_policy(sl_pipeline *p)
 static void resolve_depth(sl_pipeline *p)
 {
     bool want = p->opt.prefetch_queue_depth == SL_PREFETCH_AUTO && p->opt.cpu_queue_depth == 0;
-    bool on = want;
+    bool on = want && p->opt.num_threads > 0; /* 0: no worker idles, nothing to tune */
     for (int j = 0; on && j < p->plan->n; j++)
         on = p->plan->nodes[j].stage == SL__STAGE_CPU && !p->plan->nodes[j].op->feed;
     if (on) {
@@ -310,7 +313,9 @@ static void resolve_depth(sl_pipeline *p)
     }
     sl__autotune_init(&p->tune, on, p->depth, p->depth, p->opt.prefetch_max_bytes);
     if (want && !on)
-        p->tune.reason = "auto: fixed at 2 (external source or GPU stage)";
+        p->tune.reason = p->opt.num_threads == 0
+                             ? "auto: fixed at 2 (num_threads 0)"
+                             : "auto: fixed at 2 (external source or GPU stage)";
     else if (!want && p->opt.cpu_queue_depth > 0) /* separated queues: all of them at first */
         p->tune.depth = p->depth;
 }
@@ -386,10 +391,10 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__ckpt_fini(p);
     free_slots(p);
     sl__stage_destroy(p);
-    for (int w = 0; p->scratch && w < p->opt.num_threads * SL_SCRATCH_BUFFERS; w++)
+    for (int w = 0; p->scratch && w < p->nworkers * SL_SCRATCH_BUFFERS; w++)
         sl__free(p->scratch[w].buf);
     sl__free(p->scratch);
-    for (int w = 0; p->fuse_scratch && w < p->opt.num_threads * 2; w++)
+    for (int w = 0; p->fuse_scratch && w < p->nworkers * 2; w++)
         sl__free(p->fuse_scratch[w].buf);
     sl__free(p->fuse_scratch);
     sl__free(p->states);
@@ -519,6 +524,36 @@ static sl_status fail_held_locked(sl_pipeline *p, int64_t it, const sl__slot *b,
                 (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins, held);
 }
 
+/* sl__exec_wait, or with num_threads 0 (a pool without workers) the waiting thread's share
+ * of the work: it takes one queued task and runs it unlocked as worker 0, then returns for its
+ * caller to look again. One thread helps at a time (`helping`: worker 0's scratch is one);
+ * another waits on cv, woken when the helper steps back, and so does a helper that finds no
+ * task: what it waits for then is another thread's doing (a release, an unpin), and every
+ * submission under mu wakes it (sched.c, submit_one_locked). The task is taken under mu, so no
+ * wake-up is lost between the look and the wait. Needs mu; returns with it. */
+static void wait_or_run_locked(sl_pipeline *p)
+{
+    SL__ASSERT_LOCKED(p);
+    sl__task t;
+    if (p->opt.num_threads > 0) {
+        sl__exec_wait(p);
+        return;
+    }
+    if (!p->helping && sl__tpool_take(p->pool, &t)) {
+        p->helping = true;
+        sl__exec_unlock(p);
+        t.fn(t.arg, t.i, 0);
+        sl__exec_lock(p);
+        p->helping = false;
+        if (p->waiting > 0)
+            pthread_cond_broadcast(&p->cv);
+        return;
+    }
+    p->waiting++;
+    sl__exec_wait(p);
+    p->waiting--;
+}
+
 /* Waits until iteration `it` is READY in its slot. Needs mu. */
 static sl_status wait_ready_locked(sl_pipeline *p, int64_t it)
 {
@@ -539,7 +574,7 @@ static sl_status wait_ready_locked(sl_pipeline *p, int64_t it)
                         "still shared for iteration %lld; call release_outputs first",
                         (long long)it, gpu ? "GPU " : "", (long long)b->iteration);
         if (!b || b->state != SLOT_HELD) {
-            sl__exec_wait(p);
+            wait_or_run_locked(p);
             continue;
         }
         /* released while its views live: set them aside now if the memory allows (views of

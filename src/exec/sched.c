@@ -61,6 +61,17 @@ static const sl__pnode *queue_failed_locked(sl_pipeline *p, sl__snode *sn)
     return pn;
 }
 
+/* sl__tpool_submit of one task from under mu; with num_threads 0 it also wakes a thread that
+ * waits to run tasks (pipeline.c, wait_or_run_locked). Needs mu. */
+static sl_status submit_one_locked(sl_pipeline *p, const sl__task *t)
+{
+    SL__ASSERT_LOCKED(p);
+    sl_status st = sl__tpool_submit(p->pool, t, 1);
+    if (st == SL_OK && p->opt.num_threads == 0)
+        pthread_cond_broadcast(&p->cv); /* a thread waiting to run tasks (pipeline.c) */
+    return st;
+}
+
 /* Queues node sn's setup task. Needs mu. If the queue cannot grow, the frame fails here and
  * the node completes without running, so the frame still finishes and the error is delivered. */
 static void submit_node_locked(sl_pipeline *p, sl__snode *sn)
@@ -74,7 +85,7 @@ static void submit_node_locked(sl_pipeline *p, sl__snode *sn)
         return;
     }
     sn->submitted = true;
-    if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
+    if (submit_one_locked(p, &t) != SL_ENOMEM)
         return;
     const sl__pnode *pn = queue_failed_locked(p, sn);
     sn->t_start = sl__now_ns();
@@ -367,7 +378,7 @@ void sl__exec_resume_locked(sl_pipeline *p, sl__snode *sn)
 {
     SL__ASSERT_LOCKED(p);
     sl__task t = {.fn = resume_task, .arg = sn, .i = 0, .prio = prio(sn, true)};
-    if (sl__tpool_submit(p->pool, &t, 1) != SL_ENOMEM)
+    if (submit_one_locked(p, &t) != SL_ENOMEM)
         return;
     queue_failed_locked(p, sn);
     complete_node_locked(sn, sl__now_ns());

@@ -555,11 +555,44 @@ static void test_tpool_many_tasks(void **state)
     assert_int_equal(atomic_load(&c->bad_worker), 0);
     free(c);
 
-    /* Fewer than one thread means one. */
-    assert_int_equal(sl__tpool_create(0, &p), SL_OK);
-    assert_int_equal(sl__tpool_threads(p), 1);
-    sl__tpool_destroy(p);
     sl__tpool_destroy(NULL);
+}
+
+static void order_task(void *arg, int64_t i, int worker)
+{
+    int *log = arg;
+    log[log[0]++ + 1] = (int)i * 10 + worker;
+}
+
+/* Zero threads: the pool only queues; sl__tpool_take hands the tasks out in (prio, FIFO)
+ * order, tasks submitted meanwhile included, and nothing after destroy began. */
+static void test_tpool_zero_threads(void **state)
+{
+    (void)state;
+    sl__tpool *p;
+    assert_int_equal(sl__tpool_create(0, &p), SL_OK);
+    assert_int_equal(sl__tpool_threads(p), 0);
+    int log[16] = {0};
+    sl__task t;
+    assert_false(sl__tpool_take(p, &t));
+    sl__task in[4] = {{order_task, log, 1, 5, 0},
+                      {order_task, log, 2, 3, 0},
+                      {order_task, log, 3, 5, 0},
+                      {order_task, log, 4, 3, 0}};
+    assert_int_equal(sl__tpool_submit(p, in, 4), SL_OK);
+    assert_true(sl__tpool_take(p, &t)); /* prio 3, first submitted */
+    t.fn(t.arg, t.i, 0);
+    sl__task late = {order_task, log, 5, 4, 0};
+    assert_int_equal(sl__tpool_submit(p, &late, 1), SL_OK);
+    while (sl__tpool_take(p, &t))
+        t.fn(t.arg, t.i, 0);
+    assert_int_equal(log[0], 5);
+    const int want[5] = {20, 40, 50, 10, 30};
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(log[k + 1], want[k]);
+    assert_int_equal(sl__tpool_submit(p, in, 2), SL_OK);
+    sl__tpool_destroy(p); /* drops the two queued tasks (LeakSanitizer: nothing kept) */
+    assert_int_equal(log[0], 5);
 }
 
 /* A gate: tasks that wait on it hold their worker until the test opens it. */
@@ -1191,6 +1224,7 @@ int main(void)
         cmocka_unit_test(test_rng_normal_moments),
         cmocka_unit_test(test_rng_streams_differ),
         cmocka_unit_test(test_tpool_many_tasks),
+        cmocka_unit_test(test_tpool_zero_threads),
         cmocka_unit_test(test_tpool_priority_order),
         cmocka_unit_test(test_tpool_destroy_drops_queued),
         cmocka_unit_test(test_error_format),

@@ -139,7 +139,7 @@ static void test_in_order(void **state)
     int n = tree_files(root, &paths, &labels);
     assert_true(n >= 20);
     sl_graph *g = make_graph(root, -1);
-    int configs[][2] = {{1, 1}, {2, 2}, {4, 3}, {4, 4}};
+    int configs[][2] = {{1, 1}, {2, 2}, {4, 3}, {4, 4}, {0, 1}, {0, 3}};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         sl_pipeline *p = make_pipeline(g, 5, configs[c][0], configs[c][1]);
         int64_t pos = 0;
@@ -177,19 +177,20 @@ static uint64_t run_hash(const sl_graph *g, int threads, int depth, int iters)
     return h;
 }
 
-/* Identical outputs for 1, 2 and 4 threads and prefetch depths 1-4 (shuffled reader, random
+/* Identical outputs for 0, 1, 2 and 4 threads and prefetch depths 1-4 (shuffled reader, random
  * mirror): results depend on the seeds only. */
 static void test_determinism(void **state)
 {
     sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 7);
     uint64_t ref = run_hash(g, 1, 1, 8);
-    int threads[] = {1, 2, 4};
-    for (int t = 0; t < 3; t++) {
+    int threads[] = {1, 2, 4, 0}; /* 0: the calling thread runs the tasks */
+    for (int t = 0; t < 4; t++) {
         for (int d = 1; d <= 4; d++)
             assert_true(run_hash(g, threads[t], d, 8) == ref);
     }
     g_fuse = 0; /* the decoder runs fused into cmn by default: batch by batch, the same */
     assert_true(run_hash(g, 2, 2, 8) == ref);
+    assert_true(run_hash(g, 0, 2, 8) == ref);
     g_fuse = 1;
     /* separated queues in a CPU-only pipeline: cpu + gpu iterations in flight, the same */
     int queues[][2] = {{1, 1}, {3, 2}};
@@ -275,9 +276,9 @@ static void test_error_delivery(void **state)
     char bad[1300];
     char *dir = make_corrupt_tree(bad, sizeof bad);
     sl_graph *g = make_graph(dir, -1);
-    int configs[][2] = {{1, 1}, {2, 2}, {4, 4}};
+    int configs[][2] = {{1, 1}, {2, 2}, {4, 4}, {0, 2}};
     for (g_fuse = 1; g_fuse >= 0; g_fuse--) { /* the decoder fused into cmn, then not */
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 4; c++) {
             sl_pipeline *p = make_pipeline(g, 4, configs[c][0], configs[c][1]);
             check_error_at_2(p, bad);
             sl_pipeline_destroy(p);
@@ -295,7 +296,7 @@ static void test_shutdown_in_flight(void **state)
 {
     sl_graph *g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 3);
     for (int round = 0; round < 12; round++) {
-        sl_pipeline *p = make_pipeline(g, 8, 1 + round % 4, 1 + round % 4);
+        sl_pipeline *p = make_pipeline(g, 8, round % 5, 1 + round % 4);
         assert_int_equal(sl_pipeline_schedule_run(p), SL_OK);
         if (round % 3 == 1)
             assert_int_equal(sl_pipeline_share_outputs(p), SL_OK);
@@ -800,11 +801,125 @@ static void test_lock_checks(void **state)
 #endif
 }
 
+/* ---- num_threads 0 --------------------------------------------------------------------- */
+
+typedef struct caller_fx {
+    pthread_t caller;
+    int calls, other_thread;
+    int64_t next_iteration;
+    int64_t shape[4][1];
+} caller_fx;
+
+/* python_function's C side: hands back its input sample by sample, and records the thread. */
+static sl_status identity_on_caller(void *user, sl_callback_call *call)
+{
+    caller_fx *fx = user;
+    fx->calls++;
+    fx->other_thread += !pthread_equal(pthread_self(), fx->caller);
+    if (call->iteration != fx->next_iteration++)
+        fx->other_thread += 1000; /* out of order: fails below */
+    for (int i = 0; i < call->batch_size; i++) {
+        const sl_batch *in = call->inputs[0];
+        fx->shape[i][0] = sl_batch_shape(in, i)[0];
+        call->outputs[i] = (sl_sample_view){.dtype = SL_DTYPE_UINT8,
+                                            .ndim = 1,
+                                            .shape = fx->shape[i],
+                                            .data = sl_batch_sample_data(in, i)};
+    }
+    return SL_OK;
+}
+
+/* num_threads 0: every task runs on the thread that waits (sl_pipeline_run), in iteration
+ * order, with the outputs of any other thread count; no worker thread exists. The options'
+ * range is [0, 1024] or -1, and "auto" prefetch is not tuned (nothing idles). */
+static void test_caller_runs(void **state)
+{
+    (void)state;
+    sl_graph *g = NULL;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    assert_int_equal(sl_graph_add(g, "external_source", "in", NULL), SL_OK);
+    assert_int_equal(sl_graph_add(g, "python_function", "f", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "f", "in"), SL_OK);
+    assert_int_equal(sl_graph_arg_int(g, "f", "num_outputs", 1), SL_OK);
+    assert_int_equal(sl_graph_output(g, "f:0"), SL_OK);
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    o.batch_size = 3;
+    o.num_threads = 0;
+    sl_pipeline *p = NULL;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    caller_fx fx = {.caller = pthread_self()};
+    assert_int_equal(sl_pipeline_set_callback(p, "f", identity_on_caller, &fx), SL_OK);
+    assert_int_equal(sl_pipeline_build(p), SL_OK);
+    assert_int_equal(sl__tpool_threads(p->pool), 0);
+    sl_prefetch_stats ps;
+    assert_int_equal(sl_pipeline_prefetch_stats(p, &ps), SL_OK);
+    assert_false(ps.autotune);
+    assert_int_equal(ps.depth, 2);
+    assert_int_equal(ps.num_threads, 0);
+    static uint8_t data[6][3][8];
+    for (int it = 0; it < 6; it++) {
+        const void *ptrs[3];
+        int64_t shapes[3];
+        for (int i = 0; i < 3; i++) {
+            shapes[i] = 1 + (it + i) % 8;
+            for (int k = 0; k < 8; k++)
+                data[it][i][k] = (uint8_t)(it * 31 + i * 7 + k);
+            ptrs[i] = data[it][i];
+        }
+        sl_feed f = {.num_samples = 3,
+                     .ndim = 1,
+                     .dtype = SL_DTYPE_UINT8,
+                     .shapes = shapes,
+                     .data = (const void *const *)ptrs};
+        assert_int_equal(sl_pipeline_feed_input(p, "in", &f), SL_OK);
+        if (it == 0) /* the first run asks for two iterations */
+            continue;
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        int done = it - 1;
+        assert_int_equal(sl_pipeline_iteration(p), done);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(sl_batch_shape(b, i)[0], 1 + (done + i) % 8);
+            assert_memory_equal(sl_batch_sample_data(b, i), data[done][i],
+                                (size_t)(1 + (done + i) % 8));
+        }
+    }
+    assert_true(fx.calls >= 5);
+    assert_int_equal(fx.other_thread, 0);
+    sl_pipeline_destroy(p);
+
+    int bad[] = {-2, 1025};
+    for (int k = 0; k < 2; k++) {
+        o.num_threads = bad[k];
+        assert_int_equal(sl_pipeline_create(g, &o, &p), SL_EINVAL);
+        assert_null(p);
+        assert_non_null(strstr(sl_last_error(), "num_threads must be in [0, 1024]"));
+    }
+    sl_graph_destroy(g);
+
+    /* a reader pipeline with "auto" prefetch: fixed at 2, with its reason */
+    g = make_graph(tu_env_dir("SLUICE_TEST_TREE"), 5);
+    o.num_threads = 0;
+    o.batch_size = 4;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    assert_int_equal(sl_pipeline_build(p), SL_OK);
+    for (int it = 0; it < 3; it++)
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+    assert_int_equal(sl_pipeline_prefetch_stats(p, &ps), SL_OK);
+    assert_false(ps.autotune);
+    assert_int_equal(ps.depth, 2);
+    assert_non_null(strstr(ps.reason, "num_threads 0"));
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_caller_runs),
         cmocka_unit_test(test_error_delivery),
         cmocka_unit_test(test_shutdown_in_flight),
         cmocka_unit_test(test_run_api),
