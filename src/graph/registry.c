@@ -130,13 +130,22 @@ const sl_op_def *sl_registry_get(int i)
     return i >= 0 && i < NOPS ? sorted[i] : NULL;
 }
 
+/* Binary search of the sorted index: every graph edit and build looks operators up by name,
+ * and a linear scan of the table was a measurable part of building a small pipeline. */
 const sl_op_def *sl_registry_find(const char *name)
 {
     if (!name)
         return NULL;
-    for (int i = 0; i < NOPS; i++) {
-        if (strcmp(table[i]->name, name) == 0)
-            return table[i];
+    pthread_once(&once, init_once);
+    int lo = 0, hi = NOPS - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(sorted[mid]->name, name);
+        if (c == 0)
+            return sorted[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return NULL;
 }

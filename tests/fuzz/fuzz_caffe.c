@@ -26,7 +26,7 @@
 
 #include "fuzzutil.h"
 
-static char root[] = "/tmp/sluice-fuzz-caffe-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char data_path[sizeof root + 16], lock_path[sizeof root + 16];
 
@@ -41,8 +41,7 @@ static void write_db(const uint8_t *value, size_t size)
 {
     if (!made) {
         made = true;
-        if (!mkdtemp(root))
-            fz_fail("mkdtemp %s: %s", root, strerror(errno));
+        fz_mkdtemp(root, sizeof root, "sluice-fuzz-caffe-XXXXXX");
         snprintf(data_path, sizeof data_path, "%s/data.mdb", root);
         snprintf(lock_path, sizeof lock_path, "%s/lock.mdb", root);
         atexit(remove_root);
@@ -55,7 +54,7 @@ static void write_db(const uint8_t *value, size_t size)
     MDB_val k = {.mv_size = 1, .mv_data = "k"}, v = {.mv_size = size, .mv_data = (void *)value};
     int rc = mdb_env_create(&env);
     if (rc == 0 && (rc = mdb_env_set_mapsize(env, (size_t)64 << 20)) == 0 &&
-        (rc = mdb_env_open(env, root, 0, 0600)) == 0 &&
+        (rc = mdb_env_open(env, root, MDB_NOSYNC, 0600)) == 0 &&
         (rc = mdb_txn_begin(env, NULL, 0, &txn)) == 0) {
         if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) == 0 &&
             (rc = mdb_put(txn, dbi, &k, &v, 0)) == 0)
@@ -108,7 +107,7 @@ static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;

@@ -35,7 +35,7 @@ enum { NUM_FILES = sizeof FILES / sizeof FILES[0] };
 enum { OUT_IMAGES, OUT_BOXES, OUT_LABELS, OUT_POLYS, OUT_VERTS, OUT_IDS, NUM_OUT };
 enum { OUT_MASKS = OUT_POLYS, OUT_IDS_PIX, NUM_OUT_PIX };
 
-static char root[] = "/tmp/sluice-fuzz-coco-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char ann_path[sizeof root + sizeof ANN];
 
@@ -53,8 +53,7 @@ static void remove_root(void)
 static void make_root(void)
 {
     made = true;
-    if (!mkdtemp(root))
-        fz_fail("mkdtemp %s: %s", root, strerror(errno));
+    fz_mkdtemp(root, sizeof root, "sluice-fuzz-coco-XXXXXX");
     snprintf(ann_path, sizeof ann_path, "%s/%s", root, ANN);
     atexit(remove_root);
     char path[sizeof root + 64];
@@ -92,7 +91,7 @@ static sl_pipeline *make(bool ratio, bool pixel, sl_status *st, sl_graph **gp)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     if (pixel)
         o.max_sample_bytes = 16 << 20;

@@ -29,7 +29,7 @@ static const char *const FILES[][2] = {
     {"a", "A"}, {"b c", "bytes of b c"}, {"d.jpg", "\xff\xd8 not a JPEG"}, {"0", ""}};
 enum { NUM_FILES = sizeof FILES / sizeof FILES[0] };
 
-static char root[] = "/tmp/sluice-fuzz-list-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char list_path[sizeof root + sizeof LIST];
 
@@ -47,8 +47,7 @@ static void remove_root(void)
 static void make_root(void)
 {
     made = true;
-    if (!mkdtemp(root))
-        fz_fail("mkdtemp %s: %s", root, strerror(errno));
+    fz_mkdtemp(root, sizeof root, "sluice-fuzz-list-XXXXXX");
     snprintf(list_path, sizeof list_path, "%s/%s", root, LIST);
     atexit(remove_root);
     char path[sizeof root + 64];
@@ -181,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     sl_pipeline *p = NULL;
     fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");

@@ -24,7 +24,7 @@
 
 #include "fuzzutil.h"
 
-static char root[] = "/tmp/sluice-fuzz-npy-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char path[sizeof root + 8];
 
@@ -38,8 +38,7 @@ static void write_input(const uint8_t *data, size_t size)
 {
     if (!made) {
         made = true;
-        if (!mkdtemp(root))
-            fz_fail("mkdtemp %s: %s", root, strerror(errno));
+        fz_mkdtemp(root, sizeof root, "sluice-fuzz-npy-XXXXXX");
         snprintf(path, sizeof path, "%s/x.npy", root);
         atexit(remove_root);
     }
@@ -67,7 +66,7 @@ static sl_pipeline *make(bool roi, sl_graph **gp)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;

@@ -23,7 +23,7 @@
 
 #include "fuzzutil.h"
 
-static char root[] = "/tmp/sluice-fuzz-recordio-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char rec_path[sizeof root + 8], idx_path[sizeof root + 8];
 
@@ -38,8 +38,7 @@ static void write_inputs(const uint8_t *data, size_t size)
 {
     if (!made) {
         made = true;
-        if (!mkdtemp(root))
-            fz_fail("mkdtemp %s: %s", root, strerror(errno));
+        fz_mkdtemp(root, sizeof root, "sluice-fuzz-recordio-XXXXXX");
         snprintf(rec_path, sizeof rec_path, "%s/x.rec", root);
         snprintf(idx_path, sizeof idx_path, "%s/x.idx", root);
         atexit(remove_root);
@@ -76,7 +75,7 @@ static sl_pipeline *make(sl_status *st, sl_graph **gp)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     sl_pipeline *p = NULL;
     fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");

@@ -28,7 +28,7 @@
 
 #include "fuzzutil.h"
 
-static char root[] = "/tmp/sluice-fuzz-tfrecord-XXXXXX"; /* made once, removed at exit */
+static char root[64]; /* made once, removed at exit */
 static bool made;
 static char file_path[sizeof root + 16], index_path[sizeof root + 16];
 
@@ -44,8 +44,7 @@ static void remove_root(void)
 static void make_root(void)
 {
     made = true;
-    if (!mkdtemp(root))
-        fz_fail("mkdtemp %s: %s", root, strerror(errno));
+    fz_mkdtemp(root, sizeof root, "sluice-fuzz-tfrecord-XXXXXX");
     snprintf(file_path, sizeof file_path, "%s/f.tfrecord", root);
     snprintf(index_path, sizeof index_path, "%s/f.idx", root);
     atexit(remove_root);
@@ -112,7 +111,7 @@ static sl_pipeline *make(sl_status *st, sl_graph **gp)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 1 << 20;
     sl_pipeline *p = NULL;

@@ -4,10 +4,12 @@
  * fz_image_too_large and fz_run. Invariant: no state; every helper either succeeds or ends the
  * process through fz_fail.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzzutil.h"
 
@@ -33,7 +35,7 @@ sl_pipeline *fz_pipeline(const sl_graph *g, int fuse_samples)
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
-    o.num_threads = 1;
+    o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     o.seed = 1;
     o.fuse_samples = fuse_samples;
@@ -158,4 +160,15 @@ sl_status fz_run(sl_pipeline *p)
     if (s == SL_EINTERNAL || s == SL_EMISUSE)
         fz_fail("run failed with %s (a bug, not bad input): %s", sl_status_name(s), msg);
     return s;
+}
+
+void fz_mkdtemp(char *dir, size_t cap, const char *name)
+{
+    const char *base = getenv("FUZZ_TMPDIR");
+    if (!base || !*base)
+        base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+    if ((size_t)snprintf(dir, cap, "%s/%s", base, name) >= cap)
+        fz_fail("temporary folder name too long: %s/%s", base, name);
+    if (!mkdtemp(dir))
+        fz_fail("mkdtemp %s: %s", dir, strerror(errno));
 }
