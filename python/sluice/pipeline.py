@@ -122,7 +122,8 @@ class Pipeline:
     prefetch_queue_depth="auto", exec_async=True, bytes_per_sample=0, set_affinity=False, ...)
 
     batch_size: samples per iteration (required). num_threads: CPU worker threads (-1 or
-    "auto", the default: one per CPU this process may run on, its affinity mask). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
+    "auto", the default: one per CPU this process may run on, its affinity mask; 0, sluice's
+    addition: no worker threads, run() runs the iteration's work on the calling thread). device_id: the CUDA device of the GPU stage (mixed and gpu operators, .gpu()); None
     (or -1) for a CPU-only pipeline; "auto" (sluice's addition): the local rank of the job's
     launcher (sluice.distributed.local_rank()). A pipeline without mixed or gpu nodes never touches CUDA,
     whatever its device_id. seed: pipeline seed; None (or negative, DALI's older spelling): a
@@ -361,7 +362,8 @@ class Pipeline:
 
     # ---- build ------------------------------------------------------------------------------
     def _options(self):
-        threads = self._num_threads if self._num_threads > 0 else "auto"  # the affinity's CPUs
+        # 0: the calling thread runs the tasks; negative: the affinity's CPUs
+        threads = self._num_threads if self._num_threads >= 0 else "auto"
         auto = self._prefetch_queue_depth == "auto" and self._exec_pipelined
         return {"batch_size": self._batch_size, "num_threads": threads,
                 "prefetch_queue_depth": "auto" if auto else self._depth,

@@ -93,27 +93,42 @@ static sl_status check_arg(const check *c, const sl_op_def *op, const sl__garg *
     return SL_OK;
 }
 
-/* Arguments not given: the default, or a missing required one. */
+/* Arguments not given: the default, or a missing required one. Each given name is resolved
+ * once (by its name or a deprecated one), not once per schema argument: that nested scan was
+ * most of building a pipeline of an operator with many arguments. */
 static sl_status check_rest(const check *c, const sl_op_def *op, sl__parg *pa)
 {
-    for (int a = 0; a < sl_op_num_args(op); a++) {
+    int nargs = sl_op_num_args(op);
+    bool given_buf[128], *given = nargs <= 128 ? given_buf : sl__calloc((size_t)nargs, 1);
+    if (!given)
+        return fail(c, SL_ENOMEM, false, "out of memory");
+    memset(given, 0, (size_t)nargs);
+    for (int k = 0; k < c->n->nargs; k++) {
+        int a = sl__op_arg_resolve(op, c->n->args[k].name, NULL);
+        if (a >= 0 && a < nargs)
+            given[a] = true;
+    }
+    sl_status st = SL_OK;
+    for (int a = 0; a < nargs && st == SL_OK; a++) {
         const sl_arg_def *def = sl_op_arg(op, a);
-        bool given = false; /* by its name or a deprecated one */
-        for (int k = 0; k < c->n->nargs && !given; k++)
-            given = sl__op_arg_resolve(op, c->n->args[k].name, NULL) == a;
-        if (given)
+        if (given[a])
             continue;
-        if (!def->def && !(def->flags & SL_ARG_OPTIONAL))
-            return fail(c, SL_EINVAL, true, "missing required argument \"%s\"", def->name);
+        if (!def->def && !(def->flags & SL_ARG_OPTIONAL)) {
+            st = fail(c, SL_EINVAL, true, "missing required argument \"%s\"", def->name);
+            break;
+        }
         if (!def->def || !pa)
             continue;
         const sl__value *dv = sl__registry_default(op, a); /* NULL: out of memory */
-        sl_status st = dv ? sl__value_copy(&pa[a].value, dv) : SL_ENOMEM;
+        st = dv ? sl__value_copy(&pa[a].value, dv) : SL_ENOMEM;
         if (st != SL_OK)
-            return fail(c, st, false, "out of memory");
-        pa[a].set = true;
+            st = fail(c, st, false, "out of memory");
+        else
+            pa[a].set = true;
     }
-    return SL_OK;
+    if (given != given_buf)
+        sl__free(given);
+    return st;
 }
 
 sl_status sl__node_check(const sl__gnode *n, const sl_op_def *op, sl__parg *pargs, sl__error *e,

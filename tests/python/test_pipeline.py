@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 
 import numpy as np
 import pytest
@@ -136,6 +137,49 @@ def test_determinism_one_vs_two_threads(tree):
     assert_same(a, b)
     c = run_n(augment_pipe(str(tree), num_threads=2, seed=99), 4)
     assert not np.array_equal(a[0][2], c[0][2])  # another seed, other numbers
+
+
+def test_num_threads_zero_runs_on_the_calling_thread(tree, tree_files):
+    """num_threads=0 (sluice's addition, DALI refuses it): no worker thread; run() runs the
+    work on the calling thread. Same outputs as with threads (PIL's decode, the reader's
+    order), a python_function called on the thread that called run(), the option serialized
+    as 0, and no thread left behind."""
+    ref = run_n(augment_pipe(str(tree), num_threads=2, prefetch_queue_depth=2), 4)
+    tasks = lambda: len(os.listdir("/proc/self/task"))  # the OS threads of this process
+    before = tasks()
+    pipe = augment_pipe(str(tree), num_threads=0)
+    assert pipe.num_threads == 0
+    assert_same(run_n(pipe, 4), ref)
+    assert tasks() == before  # built and run: no thread started
+    assert json.loads(pipe.serialize())["pipeline"]["num_threads"] == 0
+    stats = pipe.prefetch_statistics()
+    assert stats["num_threads"] == 0 and stats["depth"] == 2 and not stats["autotune"]
+
+    seen = []
+
+    def where(x):
+        seen.append(threading.get_ident())
+        return x[::-1]
+
+    @pipeline_def(batch_size=3, num_threads=0, device_id=None, prefetch_queue_depth=1)
+    def files():
+        jpegs, labels = fn.readers.file(file_root=str(tree), name="R")
+        return fn.python_function(jpegs, function=where), labels, fn.decoders.image(jpegs)
+
+    p = files()
+    for it in range(3):
+        rev, labels, images = p.run()
+        for i in range(3):
+            path, label = tree_files[3 * it + i]
+            raw = np.fromfile(path, dtype=np.uint8)
+            np.testing.assert_array_equal(np.array(rev.at(i)), raw[::-1])
+            assert int(np.array(labels.at(i)).reshape(-1)[0]) == label
+            np.testing.assert_array_equal(np.array(images.at(i)),
+                                          np.asarray(Image.open(path).convert("RGB")))
+    assert len(seen) == 9 and set(seen) == {threading.get_ident()}  # per sample
+    again = sluice.Pipeline.deserialize(augment_pipe(str(tree), num_threads=0).serialize())
+    assert again.num_threads == 0
+    assert_same(run_n(again, 4), ref)
 
 
 def test_serialize_round_trip_gives_identical_outputs(tree, tmp_path):

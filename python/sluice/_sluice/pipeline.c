@@ -45,7 +45,7 @@ static PyObject *pipeline_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     if (options && slpy_options_from_dict(options, &o) < 0)
         return NULL;
     o.checkpoint = checkpoint; /* the text, borrowed until sl_pipeline_create returns */
-    if (o.num_threads <= 0) {  /* DALI's -1: the default */
+    if (o.num_threads < 0) {   /* DALI's -1: the default; 0 runs on the caller's thread */
         sl_pipeline_options def;
         sl_pipeline_options_init(&def);
         o.num_threads = def.num_threads;
