@@ -10,8 +10,8 @@
 # FUZZ_DIR/logs/T.log; a finding (crash, sanitizer report, abort of a target's check, timeout,
 # memory limit) leaves its input in FUZZ_DIR/findings/T/ and its path and report are printed.
 # Every target runs even after a finding; the exit status is 1 when any had one.
-# A summary table (executions, exec/s, corpus, peak memory) is printed and appended to
-# FUZZ_DIR/fuzz-stats.txt.
+# A summary table (executions, exec/s, CPU seconds and executions per CPU second, corpus, peak
+# memory) is printed and appended to FUZZ_DIR/fuzz-stats.txt.
 #
 # Leaks: LeakSanitizer checks the whole process when it exits, so a leak fails the run; checking
 # after every input that allocated more than it freed (libFuzzer's -detect_leaks=1, which then
@@ -19,7 +19,8 @@
 # off unless FUZZ_LEAKS=1. After a leak reported at exit, rerun with FUZZ_LEAKS=1 to get the
 # input.
 #
-# Environment: FUZZ_TIMEOUT (s per input, 10), FUZZ_RSS_MB (2560), FUZZ_LEAKS (0), FUZZ_ARGS
+# Environment: FUZZ_TIMEOUT (s per input, 10), FUZZ_RSS_MB (2560), FUZZ_LEAKS (0), FUZZ_TMPDIR
+# (the targets' input files: /dev/shm, else /tmp; read by fuzzutil.c), FUZZ_ARGS
 # (more libFuzzer options), PYTHON (/usr/bin/python3, for the test images).
 set -uo pipefail
 dir=${1:?usage: fuzz.sh FUZZ_DIR SECONDS [TARGET...]}
@@ -63,9 +64,20 @@ stat() {
     sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
 }
 
+# CPU seconds (user + system) the shell's finished children used so far, in hundredths: the
+# second line of `times`, e.g. "0m1.250s 0m0.310s" (written to a file: in a pipe or $(...),
+# `times` would run in a subshell, which has no children of its own).
+child_cpu() {
+    times >"$dir/.times"
+    sed -n 2p "$dir/.times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/);
+        t += a[1] * 60 + a[2] } printf "%d", t * 100 }'
+}
+
 status=0
-summary=$(printf '%-10s %6s %12s %8s %14s %8s  %s' target time_s executions exec/s \
-    corpus rss_mb result)
+# cpu_s and exec/cpu: the target's own CPU time, so that a shared, loaded machine's figures can
+# be compared (exec/s there says how much of a core the target got as much as how fast it is).
+summary=$(printf '%-10s %6s %6s %12s %8s %8s %14s %8s  %s' target time_s cpu_s executions \
+    exec/s exec/cpu corpus rss_mb result)
 for t in "${targets[@]}"; do
     exe=$dir/fuzz_$t
     if [[ ! -x $exe ]]; then
@@ -84,10 +96,13 @@ for t in "${targets[@]}"; do
     echo "fuzz.sh: $t for ${seconds}s (log: $log)"
     before=$(ls "$dir/findings/$t" | wc -l)
     start=$(date +%s)
+    cpu0=$(child_cpu)
     # shellcheck disable=SC2086
     "${run[@]}" "$exe" "${opts[@]}" ${FUZZ_ARGS:-} "${inputs[@]}" >"$log" 2>&1
     rc=$?
     took=$(($(date +%s) - start))
+    cpu=$(($(child_cpu) - cpu0))
+    execs=$(stat "$log" number_of_executed_units)
     result=ok
     if [[ $rc -ne 0 || $(ls "$dir/findings/$t" | wc -l) -ne $before ]]; then
         result="FINDING (exit $rc)"
@@ -105,9 +120,10 @@ for t in "${targets[@]}"; do
         fi
     fi
     corpus="$(ls "$dir/corpus/$t" | wc -l)/$(du -sk "$dir/corpus/$t" | cut -f1)K"
-    summary+=$(printf '\n%-10s %6s %12s %8s %14s %8s  %s' "$t" "$took" \
-        "$(stat "$log" number_of_executed_units)" "$(stat "$log" average_exec_per_sec)" \
-        "$corpus" "$(stat "$log" peak_rss_mb)" "$result")
+    summary+=$(printf '\n%-10s %6s %6s %12s %8s %8s %14s %8s  %s' "$t" "$took" \
+        "$((cpu / 100))" "$execs" "$(stat "$log" average_exec_per_sec)" \
+        "$((cpu > 0 ? ${execs:-0} * 100 / cpu : 0))" "$corpus" "$(stat "$log" peak_rss_mb)" \
+        "$result")
 done
 echo "$summary"
 {

@@ -6,7 +6,8 @@
  * sl_pipeline_run() = release the previously shared outputs (if any) + schedule_run +
  * share_outputs. Iterations run concurrently on the pipeline's threads, up to
  * prefetch_queue_depth of them (cpu_queue_depth + gpu_queue_depth with separated queues), and
- * are delivered strictly in order.
+ * are delivered strictly in order. With num_threads 0 there are no such threads: the consumer's
+ * thread runs the work while it waits in share_outputs (sl_pipeline_run).
  *
  * An error inside iteration k (a corrupt file, say) is returned by the share_outputs() that
  * delivers k, with sl_pipeline_error() naming operator, node, iteration, sample and file; the

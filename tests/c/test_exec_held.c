@@ -36,6 +36,8 @@
  * meeting its largest file only in the third epoch would grow then (an allocation that has nothing
  * to do with the outputs set aside, seen once under load). */
 #define EPOCH 25
+/* num_threads of the pipelines make_with builds when >= 0 (else 2, or 1 when steady). */
+static int g_threads = -1;
 static sl_pipeline *make_with(int depth, int64_t max_held, bool steady)
 {
     char json[2048];
@@ -50,8 +52,10 @@ static sl_pipeline *make_with(int depth, int64_t max_held, bool steady)
              "  {\"name\": \"cmn\", \"op\": \"crop_mirror_normalize\", \"inputs\": [\"dec\"],"
              "   \"args\": {\"crop\": [24, 24]}, \"arg_inputs\": {\"mirror\": \"coin\"}}],"
              " \"outputs\": [\"cmn\", \"reader:1\"]}",
-             steady ? 1 : 2, depth, (long long)max_held, tu_env_dir("SLUICE_TEST_TREE"),
-             steady ? "false" : "true");
+             g_threads >= 0 ? g_threads
+             : steady       ? 1
+                            : 2,
+             depth, (long long)max_held, tu_env_dir("SLUICE_TEST_TREE"), steady ? "false" : "true");
     sl_graph *g = NULL;
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
@@ -265,6 +269,15 @@ static void view_dropped_on_another_thread(void **state)
     sl_pipeline_destroy(p);
 }
 
+/* The same with num_threads 0: run() waits for the view to die (another thread's unpin frees
+ * the slot and queues iteration 1's work, which wakes it), then runs that work itself. */
+static void view_dropped_on_another_thread_no_workers(void **state)
+{
+    g_threads = 0;
+    view_dropped_on_another_thread(state);
+    g_threads = -1;
+}
+
 /* The N-th allocation after the build fails, for N = 1, 2, ... until none does, while every
  * batch is held (setting aside allocates records and fresh storage): every call succeeds or
  * fails cleanly, held data stays right, and the ASan build finds what a failure path leaks. */
@@ -307,6 +320,7 @@ int main(void)
         cmocka_unit_test(run_loop_keeping_the_previous_batch),
         cmocka_unit_test(held_memory_budget),
         cmocka_unit_test(view_dropped_on_another_thread),
+        cmocka_unit_test(view_dropped_on_another_thread_no_workers),
         cmocka_unit_test(set_aside_survives_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

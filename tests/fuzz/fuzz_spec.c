@@ -14,10 +14,11 @@
  *   SL_EINTERNAL or SL_EMISUSE (a build never runs an iteration here, so a spec needs no data).
  *   Options are bounded first so that building stays cheap: num_threads <= 2, batch_size <= 8,
  *   every queue depth <= 2, device_id -1 (values <= 0 are kept: they must be refused with a
- *   message). Graphs with a reader (readers.*) are drawn but not built: their arguments name
- *   files and folders anywhere (file_root "/" would list the whole disk); the file_list target
- *   fuzzes the reader's own parsing.
- * A spec that fails to parse must say why (sl_last_error) with a code other than SL_EINTERNAL.
+ *   message, or mean what they document: num_threads 0 runs the tasks on the caller, -1 and
+ *   a depth of 0 are "auto"). Graphs with a reader (readers.*) are drawn but not built: their
+ * arguments name files and folders anywhere (file_root "/" would list the whole disk); the
+ * file_list target fuzzes the reader's own parsing. A spec that fails to parse must say why
+ * (sl_last_error) with a code other than SL_EINTERNAL.
  *
  * Exports LLVMFuzzerTestOneInput.
  */
