@@ -121,6 +121,12 @@ typedef struct sl__sspan {
 } sl__sspan;
 
 #define SL__SAMPLE_SPANS 8192
+/* The ring is held in chunks of SL__SPAN_CHUNK spans, all allocated at build: one 320 KiB
+ * block would be mapped and unmapped for every pipeline by the sanitizers' allocators (their
+ * shadow poisoned and faulted in each time: a quarter of building a small pipeline under ASan),
+ * where 40 KiB blocks are reused from their free lists. */
+#define SL__SPAN_CHUNK 1024
+#define SL__SPAN_CHUNKS (SL__SAMPLE_SPANS / SL__SPAN_CHUNK)
 
 typedef struct sl__snode {
     struct sl_pipeline *p;
@@ -346,8 +352,9 @@ struct sl_pipeline {
     sl__node_stat *stats;            /* (mu) per node */
     sl__span trace[SL__TRACE_SPANS]; /* (mu) ring */
     int64_t trace_count;             /* (mu) */
-    sl__sspan *strace;               /* (mu) ring of SL__SAMPLE_SPANS sample spans */
-    int64_t strace_count;            /* (mu) */
+    /* (mu) ring of SL__SAMPLE_SPANS sample spans, in chunks: span k is sl__strace_at(p, k) */
+    sl__sspan *strace[SL__SPAN_CHUNKS];
+    int64_t strace_count; /* (mu) */
 
     struct sl__gpu
         *gpu; /* streams and allocators when the plan has mixed or gpu nodes, else NULL */
@@ -468,6 +475,13 @@ static inline bool sl__exec_holds_lock(const struct sl_pipeline *p)
 }
 
 #define SL__ASSERT_LOCKED(p) assert(sl__exec_holds_lock(p))
+
+/* Span k (counted since the build) of the sample-span ring. Needs mu. */
+static inline sl__sspan *sl__strace_at(struct sl_pipeline *p, int64_t k)
+{
+    int64_t i = k % SL__SAMPLE_SPANS;
+    return &p->strace[i / SL__SPAN_CHUNK][i % SL__SPAN_CHUNK];
+}
 
 /* autotune.c */
 void sl__autotune_init(sl__autotune *a, bool on, int fixed, int slots, int64_t budget);

@@ -257,12 +257,14 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->shared = sl__calloc((size_t)p->depth, sizeof(int));
     p->stateful_next = sl__calloc((size_t)n, sizeof(int64_t));
     p->stats = sl__calloc((size_t)n, sizeof(sl__node_stat));
-    p->strace = sl__calloc(SL__SAMPLE_SPANS, sizeof(sl__sspan));
+    bool spans = true; /* not zeroed: the ring is read only where written (strace_count) */
+    for (int c = 0; c < SL__SPAN_CHUNKS; c++)
+        spans &= (p->strace[c] = sl__malloc(SL__SPAN_CHUNK * sizeof(sl__sspan))) != NULL;
     p->nworkers = p->opt.num_threads > 0 ? p->opt.num_threads : 1;
     p->scratch = sl__calloc((size_t)p->nworkers * SL_SCRATCH_BUFFERS, sizeof(sl__scratch));
     p->fuse_scratch = sl__calloc((size_t)p->nworkers * 2, sizeof(sl__scratch));
     p->fuse_keep = SL__FUSE_KEEP;
-    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !p->strace || !p->scratch ||
+    if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !spans || !p->scratch ||
         !p->fuse_scratch)
         return fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
@@ -402,7 +404,8 @@ void sl_pipeline_destroy(sl_pipeline *p)
     sl__free(p->shared);
     sl__free(p->stateful_next);
     sl__free(p->stats);
-    sl__free(p->strace);
+    for (int c = 0; c < SL__SPAN_CHUNKS; c++)
+        sl__free(p->strace[c]);
     sl__plan_destroy(p->plan);
     for (int k = 0; k < p->ncallbacks; k++)
         sl__free(p->callbacks[k].node);

@@ -205,7 +205,7 @@ static void complete_node_locked(sl__snode *sn, int64_t end)
     for (int i = 0; sn->sampled && i < sn->slot->scope_n[pn->scope]; i++) {
         const sl__sspan *sp = &sn->sspans[i];
         if (sp->end_ns)
-            p->strace[p->strace_count++ % SL__SAMPLE_SPANS] = *sp;
+            *sl__strace_at(p, p->strace_count++) = *sp;
     }
     p->stats[sn->node].fallbacks += atomic_exchange(&sn->fallbacks, 0);
     sn->done = true;

@@ -81,7 +81,7 @@ sl_status sl_pipeline_write_trace(const sl_pipeline *p, FILE *f)
     /* the samples' run tasks, one row per worker thread (bench/sim.py replays them) */
     int64_t m = p->strace_count < SL__SAMPLE_SPANS ? p->strace_count : SL__SAMPLE_SPANS;
     for (int64_t k = 0; k < m; k++) {
-        const sl__sspan *sp = &p->strace[(p->strace_count - m + k) % SL__SAMPLE_SPANS];
+        const sl__sspan *sp = sl__strace_at(mp, p->strace_count - m + k);
         const sl__pnode *pn = &p->plan->nodes[sp->node];
         fprintf(f,
                 "%s  {\"name\": \"%s\", \"cat\": \"sample\", \"ph\": \"X\", \"ts\": %.3f, "
