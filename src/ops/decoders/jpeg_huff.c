@@ -103,8 +103,8 @@ static int build(sl__huff_tbl *t, const JHUFF_TBL *src, int dc)
 
 int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
 {
-    if (c->arith_code || c->progressive_mode || c->Ss != 0 || c->Se != DCTSIZE2 - 1 ||
-        c->Ah != 0 || c->Al != 0 || c->comps_in_scan < 1 || c->comps_in_scan > MAX_COMPS_IN_SCAN ||
+    if (c->arith_code || c->progressive_mode || c->Ss != 0 || c->Se != DCTSIZE2 - 1 || c->Ah != 0 ||
+        c->Al != 0 || c->comps_in_scan < 1 || c->comps_in_scan > MAX_COMPS_IN_SCAN ||
         c->blocks_in_MCU < 1 || c->blocks_in_MCU > D_MAX_BLOCKS_IN_MCU || c->src == NULL ||
         c->unread_marker != 0)
         return SL__HUFF_GIVE_UP;

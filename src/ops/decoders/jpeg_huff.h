@@ -40,16 +40,16 @@ typedef struct sl__huff_tbl {
 
 /* The state of one scan's decoding; caller's memory (sl__huff_init fills it). */
 typedef struct sl__huff {
-    uint64_t acc;            /* bits, left-aligned */
-    int n;                   /* valid bits in acc (negative: bits past a marker were read) */
-    int stop;                /* 1: a marker was met, 2: the data ended (no more bytes read) */
-    const uint8_t *p, *end;  /* the next byte to put in acc; the data's end */
+    uint64_t acc;           /* bits, left-aligned */
+    int n;                  /* valid bits in acc (negative: bits past a marker were read) */
+    int stop;               /* 1: a marker was met, 2: the data ended (no more bytes read) */
+    const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
     int last_dc[MAX_COMPS_IN_SCAN];
     int restart_interval, restarts_to_go, next_restart;
-    int blocks;                                 /* blocks in an MCU */
-    int comp_of[D_MAX_BLOCKS_IN_MCU];           /* the block's component in the scan */
+    int blocks;                       /* blocks in an MCU */
+    int comp_of[D_MAX_BLOCKS_IN_MCU]; /* the block's component in the scan */
     const sl__huff_tbl *dc_of[D_MAX_BLOCKS_IN_MCU], *ac_of[D_MAX_BLOCKS_IN_MCU];
-    sl__huff_tbl tbl[2 * NUM_HUFF_TBLS];        /* DC 0-3, AC 4-7 (only the scan's are built) */
+    sl__huff_tbl tbl[2 * NUM_HUFF_TBLS]; /* DC 0-3, AC 4-7 (only the scan's are built) */
 } sl__huff;
 
 enum { SL__HUFF_OK = 0, SL__HUFF_GIVE_UP = -1 };
