@@ -282,13 +282,13 @@ static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF
         int32_t e = fast[acc >> (64 - SL__HUFF_FAST)];
         if (__builtin_expect(!(e & (AC_ZERO | AC_SLOW | AC_BITS)), 1)) {
             k += (e >> 8) & 15;
-            CONSUME(e & 255);
+            CONSUME(e & 63);
             if (store)
                 blk[natural[k]] = (JCOEF)(e >> 16);
             continue;
         }
         if (e & AC_ZERO) {
-            CONSUME(e & 255);
+            CONSUME(e & 63);
             if (((e >> 8) & 15) != 15)
                 break;
             k += 15;
@@ -296,7 +296,7 @@ static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF
         }
         int r;
         if (e & AC_BITS) {
-            CONSUME(e & 255);
+            CONSUME(e & 63);
             r = (e >> 8) & 15;
             s = e >> 16;
         } else {
