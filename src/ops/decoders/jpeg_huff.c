@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-/* An entry of sl__huff_tbl.ac: bits 0-7 the bits to consume, 8-11 the zero run, bits 16-31 the
+/* An entry of sl__huff_ac.ac: bits 0-7 the bits to consume, 8-11 the zero run, bits 16-31 the
  * coefficient (signed); or, with bit 12, a code with no extra bits (end of block, or sixteen
  * zeros when the run is 15); with bit 14, a code whose extra bits reach past the look-up
  * (bits 0-7 the code's length, 16-19 the extra bits' count); with bit 13, a code longer than
@@ -19,6 +19,8 @@
 #define AC_ZERO 0x1000
 #define AC_SLOW 0x2000
 #define AC_BITS 0x4000
+
+#define DC_FAST SL__HUFF_DC_FAST
 
 /* Natural order of the zigzag index, with sixteen extra entries as libjpeg's
  * jpeg_natural_order has, for a corrupt run that goes past 63 (jutils.c). */
@@ -34,10 +36,12 @@ static inline int extend(int r, int s)
     return r < (1 << (s - 1)) ? r - (1 << s) + 1 : r;
 }
 
-/* Builds t from libjpeg's table as jpeg_make_d_derived_tbl does; 0, or -1 for a table libjpeg
- * would refuse (it refused it already when the scan started; checked again for safety). */
-static int build(sl__huff_tbl *t, const JHUFF_TBL *src, int dc)
+/* Builds the DC table dc or the AC table ac (the other NULL) from libjpeg's table as
+ * jpeg_make_d_derived_tbl does; 0, or -1 for a table libjpeg would refuse (it refused it
+ * already when the scan started; checked again for safety). */
+static int build(sl__huff_dc *dc, sl__huff_ac *ac, const JHUFF_TBL *src)
 {
+    sl__huff_codes *t = dc ? &dc->codes : &ac->codes;
     if (src == NULL)
         return -1;
     uint8_t size[257];
@@ -61,7 +65,6 @@ static int build(sl__huff_tbl *t, const JHUFF_TBL *src, int dc)
         c <<= 1;
         si++;
     }
-    memset(t->look, 0, sizeof t->look);
     p = 0;
     for (int l = 1; l <= 16; l++) {
         if (src->bits[l]) {
@@ -77,25 +80,30 @@ static int build(sl__huff_tbl *t, const JHUFF_TBL *src, int dc)
         t->val[i] = src->huffval[i];
         if (dc && src->huffval[i] > 15)
             return -1;
-        if (size[i] <= SL__HUFF_FAST) {
-            int shift = SL__HUFF_FAST - size[i];
-            for (uint32_t k = 0; k < (1u << shift); k++)
-                t->look[(code[i] << shift) | k] = (uint16_t)(size[i] << 8 | src->huffval[i]);
-        }
     }
-    if (dc)
+    if (dc) { /* the DC look-up: codes of up to DC_FAST bits */
+        memset(dc->look, 0, sizeof dc->look);
+        for (int i = 0; i < total && size[i] <= DC_FAST; i++) {
+            int shift = DC_FAST - size[i];
+            for (uint32_t k = 0; k < (1u << shift); k++)
+                dc->look[(code[i] << shift) | k] = (uint16_t)(size[i] << 8 | src->huffval[i]);
+        }
         return 0;
-    for (int i = 0; i < (1 << SL__HUFF_FAST); i++) {
-        int e = t->look[i], len = e >> 8, run = (e & 255) >> 4, s = e & 15;
-        if (e == 0)
-            t->ac[i] = AC_SLOW;
-        else if (s == 0)
-            t->ac[i] = AC_ZERO | run << 8 | len;
-        else if (len + s <= SL__HUFF_FAST) {
-            int r = (i >> (SL__HUFF_FAST - len - s)) & ((1 << s) - 1);
-            t->ac[i] = (int32_t)((uint32_t)extend(r, s) << 16) | run << 8 | (len + s);
-        } else {
-            t->ac[i] = AC_BITS | s << 16 | run << 8 | len;
+    }
+    for (int i = 0; i < (1 << SL__HUFF_FAST); i++)
+        ac->ac[i] = AC_SLOW; /* a code longer than the look-up */
+    for (int i = 0; i < total && size[i] <= SL__HUFF_FAST; i++) {
+        int len = size[i], run = src->huffval[i] >> 4, s = src->huffval[i] & 15;
+        int shift = SL__HUFF_FAST - len;
+        int32_t *e = ac->ac + (code[i] << shift);
+        for (int k = 0; k < (1 << shift); k++) {
+            if (s == 0)
+                e[k] = AC_ZERO | run << 8 | len;
+            else if (len + s <= SL__HUFF_FAST)
+                e[k] =
+                    (int32_t)((uint32_t)extend(k >> (shift - s), s) << 16) | run << 8 | (len + s);
+            else
+                e[k] = AC_BITS | s << 16 | run << 8 | len;
         }
     }
     return 0;
@@ -114,10 +122,9 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
         int d = cp->dc_tbl_no, a = cp->ac_tbl_no;
         if (d < 0 || d >= NUM_HUFF_TBLS || a < 0 || a >= NUM_HUFF_TBLS)
             return SL__HUFF_GIVE_UP;
-        if (!built[d] && build(&h->tbl[d], c->dc_huff_tbl_ptrs[d], 1) != 0)
+        if (!built[d] && build(&h->dc[d], NULL, c->dc_huff_tbl_ptrs[d]) != 0)
             return SL__HUFF_GIVE_UP;
-        if (!built[NUM_HUFF_TBLS + a] &&
-            build(&h->tbl[NUM_HUFF_TBLS + a], c->ac_huff_tbl_ptrs[a], 0) != 0)
+        if (!built[NUM_HUFF_TBLS + a] && build(NULL, &h->ac[a], c->ac_huff_tbl_ptrs[a]) != 0)
             return SL__HUFF_GIVE_UP;
         built[d] = built[NUM_HUFF_TBLS + a] = 1;
         h->last_dc[ci] = 0;
@@ -128,8 +135,8 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
         if (ci < 0 || ci >= c->comps_in_scan)
             return SL__HUFF_GIVE_UP;
         h->comp_of[b] = ci;
-        h->dc_of[b] = &h->tbl[c->cur_comp_info[ci]->dc_tbl_no];
-        h->ac_of[b] = &h->tbl[NUM_HUFF_TBLS + c->cur_comp_info[ci]->ac_tbl_no];
+        h->dc_of[b] = &h->dc[c->cur_comp_info[ci]->dc_tbl_no];
+        h->ac_of[b] = &h->ac[c->cur_comp_info[ci]->ac_tbl_no];
     }
     h->acc = 0;
     h->n = 0;
@@ -195,9 +202,9 @@ static inline void refill(sl__huff *h)
 /* A symbol the look-up does not hold: a code of FAST+1 .. 16 bits (jdhuff.c's
  * jpeg_huff_decode). Returns the symbol, with *len its length; -1 for no code of 16 bits or
  * less (libjpeg: "corrupt JPEG data: bad Huffman code"). */
-static int slow_symbol(const sl__huff_tbl *t, uint64_t acc, int *len)
+static int slow_symbol(const sl__huff_codes *t, uint64_t acc, int *len, int from)
 {
-    for (int l = SL__HUFF_FAST + 1; l <= 16; l++) {
+    for (int l = from; l <= 16; l++) {
         int32_t code = (int32_t)(acc >> (64 - l));
         if (code <= t->maxcode[l]) {
             *len = l;
@@ -207,14 +214,14 @@ static int slow_symbol(const sl__huff_tbl *t, uint64_t acc, int *len)
     return -1;
 }
 
-static inline int symbol(const sl__huff_tbl *t, uint64_t acc, int *len)
+static inline int dc_symbol(const sl__huff_dc *t, uint64_t acc, int *len)
 {
-    int e = t->look[acc >> (64 - SL__HUFF_FAST)];
+    int e = t->look[acc >> (64 - DC_FAST)];
     if (e) {
         *len = e >> 8;
         return e & 255;
     }
-    return slow_symbol(t, acc, len);
+    return slow_symbol(&t->codes, acc, len, DC_FAST + 1);
 }
 
 /* The bit reader's state in locals: acc, n, then p and stop through h (the refills). */
@@ -257,11 +264,12 @@ static int restart(sl__huff *h)
 static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF *blk,
                                                        const int store)
 {
-    const sl__huff_tbl *dc = h->dc_of[b], *ac = h->ac_of[b];
+    const sl__huff_dc *dc = h->dc_of[b];
+    const sl__huff_ac *ac = h->ac_of[b];
     uint64_t acc = h->acc;
     int n = h->n;
     ENSURE32();
-    int len, s = symbol(dc, acc, &len);
+    int len, s = dc_symbol(dc, acc, &len);
     if (s < 0)
         return SL__HUFF_GIVE_UP;
     CONSUME(len);
@@ -300,7 +308,7 @@ static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF
             r = (e >> 8) & 15;
             s = e >> 16;
         } else {
-            int sym = slow_symbol(ac, acc, &len);
+            int sym = slow_symbol(&ac->codes, acc, &len, SL__HUFF_FAST + 1);
             if (sym < 0)
                 return SL__HUFF_GIVE_UP;
             CONSUME(len);

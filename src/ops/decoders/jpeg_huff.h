@@ -27,16 +27,27 @@
 
 #include <jpeglib.h>
 
-#define SL__HUFF_FAST 11 /* look-up bits */
+#define SL__HUFF_FAST 11   /* look-up bits of an AC table */
+#define SL__HUFF_DC_FAST 9 /* of a DC table (its codes are short: 12 symbols) */
 
-/* One Huffman table, derived as jdhuff.c's jpeg_make_d_derived_tbl does. */
-typedef struct sl__huff_tbl {
-    uint16_t look[1 << SL__HUFF_FAST]; /* (length << 8) | symbol for codes of <= FAST bits; 0 */
-    int32_t ac[1 << SL__HUFF_FAST];    /* AC tables: code and extra bits at once (jpeg_huff.c) */
-    int32_t maxcode[18];               /* the largest code of each length (-1: none) */
-    int32_t valoff[18];                /* symbol index of a code of that length, minus it */
+/* One Huffman table's codes, derived as jdhuff.c's jpeg_make_d_derived_tbl does. */
+typedef struct sl__huff_codes {
+    int32_t maxcode[18]; /* the largest code of each length (-1: none) */
+    int32_t valoff[18];  /* symbol index of a code of that length, minus it */
     uint8_t val[256];
-} sl__huff_tbl;
+} sl__huff_codes;
+
+/* A DC table: its codes and a look-up of the short ones. */
+typedef struct sl__huff_dc {
+    sl__huff_codes codes;
+    uint16_t look[1 << SL__HUFF_DC_FAST]; /* (length << 8) | symbol of codes <= DC_FAST bits */
+} sl__huff_dc;
+
+/* An AC table: its codes and a look-up of code and extra bits at once (jpeg_huff.c). */
+typedef struct sl__huff_ac {
+    sl__huff_codes codes;
+    int32_t ac[1 << SL__HUFF_FAST];
+} sl__huff_ac;
 
 /* The state of one scan's decoding; caller's memory (sl__huff_init fills it). */
 typedef struct sl__huff {
@@ -48,8 +59,10 @@ typedef struct sl__huff {
     int restart_interval, restarts_to_go, next_restart;
     int blocks;                       /* blocks in an MCU */
     int comp_of[D_MAX_BLOCKS_IN_MCU]; /* the block's component in the scan */
-    const sl__huff_tbl *dc_of[D_MAX_BLOCKS_IN_MCU], *ac_of[D_MAX_BLOCKS_IN_MCU];
-    sl__huff_tbl tbl[2 * NUM_HUFF_TBLS]; /* DC 0-3, AC 4-7 (only the scan's are built) */
+    const sl__huff_dc *dc_of[D_MAX_BLOCKS_IN_MCU];
+    const sl__huff_ac *ac_of[D_MAX_BLOCKS_IN_MCU];
+    sl__huff_dc dc[NUM_HUFF_TBLS]; /* only the scan's are built */
+    sl__huff_ac ac[NUM_HUFF_TBLS];
 } sl__huff;
 
 enum { SL__HUFF_OK = 0, SL__HUFF_GIVE_UP = -1 };
