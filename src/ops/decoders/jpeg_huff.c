@@ -96,14 +96,17 @@ static int build(sl__huff_dc *dc, sl__huff_ac *ac, const JHUFF_TBL *src)
         int len = size[i], run = src->huffval[i] >> 4, s = src->huffval[i] & 15;
         int shift = SL__HUFF_FAST - len;
         int32_t *e = ac->ac + (code[i] << shift);
-        for (int k = 0; k < (1 << shift); k++) {
-            if (s == 0)
-                e[k] = AC_ZERO | run << 8 | len;
-            else if (len + s <= SL__HUFF_FAST)
-                e[k] =
-                    (int32_t)((uint32_t)extend(k >> (shift - s), s) << 16) | run << 8 | (len + s);
-            else
-                e[k] = AC_BITS | s << 16 | run << 8 | len;
+        if (s == 0 || len + s > SL__HUFF_FAST) {
+            int32_t v = s == 0 ? AC_ZERO | run << 8 | len : AC_BITS | s << 16 | run << 8 | len;
+            for (int k = 0; k < (1 << shift); k++)
+                e[k] = v;
+            continue;
+        }
+        int rest = shift - s; /* the entries of extra bits r: 1 << rest of them */
+        for (int r = 0; r < (1 << s); r++) {
+            int32_t v = (int32_t)((uint32_t)extend(r, s) << 16) | run << 8 | (len + s);
+            for (int k = 0; k < (1 << rest); k++)
+                e[(r << rest) + k] = v;
         }
     }
     return 0;
