@@ -192,8 +192,8 @@ typedef struct sl__slot {
      * so the error delivered names the batch's first failing sample whatever the threads'
      * timing (sched.c, sl__exec_frame_fail_locked) */
     atomic_int fail_sample;
-    sl__error err; /* (mu) the frame's error: its first, or a failure of an earlier sample */
-    sl__snode *nodes;       /* plan->n */
+    sl__error err;    /* (mu) the frame's error: its first, or a failure of an earlier sample */
+    sl__snode *nodes; /* plan->n */
     /* Conditional scopes (plan->scopes): per scope its samples in this iteration (scope 0:
      * batch_size, set at frame start; a branch: by the split that computes it, in its setup),
      * and, per scope, opt.batch_size entries mapping each sample to its index in the
