@@ -326,8 +326,8 @@ def test_error_names_the_first_failing_sample_of_the_batch():
     Image.fromarray(rng.integers(0, 256, (1200, 1600, 3), dtype=np.uint8)).save(
         buf, "PNG", compress_level=1)
     big = buf.getvalue()
-    data = [np.frombuffer(big[: len(big) * 9 // 10], np.uint8), np.frombuffer(_png("red"), np.uint8),
-            np.frombuffer(_png("blue"), np.uint8), np.frombuffer(_png("green")[:40], np.uint8)]
+    data = [np.frombuffer(b, np.uint8)
+            for b in (big[: len(big) * 9 // 10], _png("red"), _png("blue"), _png("green")[:40])]
 
     @pipeline_def(batch_size=4, num_threads=4, device_id=None, prefetch_queue_depth=1)
     def pipe():
