@@ -37,6 +37,7 @@
 
 #include "ops/decoders/codec.h"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/jpeg_huff.h"
 
 /* One peek or decode. The error manager is embedded so the callbacks find the job from
  * cinfo->err; everything the code after setjmp reads lives here, not in locals, so nothing is
@@ -321,6 +322,50 @@ static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size
     return SL_OK;
 }
 
+/* Bytes on each side of a row that read_shifted saves and puts back; a wider context (a big
+ * smoothing margin) goes through read_buffered. */
+#define SHIFT_SAVE 256
+
+/* The window's rows straight into out, shifted: row y of the iMCU-aligned window that
+ * jpeg_crop_scanline decoded goes to out + y * stride - dx * comps, so that its roi columns land
+ * in place. Its context pixels left and right of the roi fall on bytes that are not the row's
+ * (the previous row's last ones and the next row's first, or, with a stride, what lies between
+ * the rows): those are saved before the row is decoded and put back after, so every byte outside
+ * the roi is left as it was, as read_buffered leaves it. The rows whose window would reach
+ * outside out's extent (the first, and the last when the window extends right of the roi) go
+ * through the scratch row. This saves read_buffered's copy of every row: about a tenth of a
+ * window decode's CPU time, for the same bytes. */
+static sl_status read_shifted(job *j, const sl__roi *r, int dx, size_t row_bytes, size_t stride)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    size_t lead = (size_t)dx * (size_t)c->output_components;
+    size_t span = (size_t)c->output_width * (size_t)c->output_components;
+    size_t tail = span - lead - row_bytes; /* the window's bytes right of the roi */
+    size_t extent = (size_t)(r->h - 1) * stride + row_bytes;
+    uint8_t left[SHIFT_SAVE], right[SHIFT_SAVE];
+    for (int y = 0; y < r->h; y++) {
+        size_t at = (size_t)y * stride;
+        uint8_t *dst = j->out + at;
+        if (at < lead || at - lead + span > extent) { /* outside out: through the scratch row */
+            uint8_t *buf = scratch_row(j);
+            if (buf == NULL)
+                return SL_ENOMEM;
+            if (jpeg_read_scanlines(c, &buf, 1) != 1)
+                return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+            memcpy(dst, buf + lead, row_bytes);
+            continue;
+        }
+        JSAMPROW row = dst - lead;
+        memcpy(left, row, lead);
+        memcpy(right, dst + row_bytes, tail);
+        if (jpeg_read_scanlines(c, &row, 1) != 1)
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+        memcpy(row, left, lead);
+        memcpy(dst + row_bytes, right, tail);
+    }
+    return SL_OK;
+}
+
 /* Columns of context kept on each side of a cropped window. libjpeg treats the edges of a
  * cropped window as image edges, so fancy (triangle) upsampling of subsampled chroma replicates
  * the edge sample there instead of reading its neighbour, and the outermost 1-2 columns differ
@@ -384,9 +429,15 @@ static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
         return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT, "JPEG: fewer rows than the header");
     size_t row_bytes = (size_t)r->w * (j->color == SL__COLOR_GRAY ? 1 : 3);
     int dx = r->x - (int)x0;
-    sl_status s = !cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w
-                      ? read_direct(j, r->h, r->stride ? r->stride : row_bytes)
-                      : read_buffered(j, r, dx, cmyk, row_bytes);
+    size_t comps = (size_t)c->output_components, stride = r->stride ? r->stride : row_bytes;
+    sl_status s;
+    if (!cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w)
+        s = read_direct(j, r->h, stride);
+    else if (!cmyk && (size_t)dx * comps <= SHIFT_SAVE &&
+             ((size_t)c->output_width - (size_t)dx - (size_t)r->w) * comps <= SHIFT_SAVE)
+        s = read_shifted(j, r, dx, row_bytes, stride);
+    else
+        s = read_buffered(j, r, dx, cmyk, row_bytes);
     return s == SL_OK && (j->flags & SL__DECODE_TO_END) ? read_rest(j) : s;
 }
 
@@ -667,15 +718,61 @@ static void point_mcu(const job *j, int row, int y, int x, JBLOCKROW *mcu, JBLOC
     }
 }
 
-/* A single-scan file: the scan's entropy-coded data decoded MCU by MCU with libjpeg's own
- * entropy decoder (cinfo->entropy->decode_mcu, as jdcoefct.c's decompress_onepass and
- * jpeg_skip_scanlines drive it), after jpeg_start_decompress in raw-data mode has read the
- * tables and set the scan up. The decoder writes each block the window keeps straight into
- * the staging (zeroed first: it writes only the nonzero coefficients, in natural order); an
- * MCU with no such block is decoded with no buffer (nothing stored: jpeg_skip_scanlines's
- * way; an arithmetic-coded file gets a dummy buffer instead); nothing is upsampled, converted
- * or kept for the whole image. The iMCU rows below the window are not read at all unless
- * SL__DECODE_TO_END asks for them (the file not yet known whole: decoded, nothing stored). */
+/* The MCUs of a single-scan file down to iMCU row `rows` (exclusive), each block the window
+ * keeps decoded straight into the staging (zeroed first: the decoders write only the nonzero
+ * coefficients, in natural order), the MCUs with no such block decoded into nothing. With huff,
+ * jpeg_huff.c's decoder, and *gave_up set when it gives up (nothing was read from libjpeg's
+ * source, so libjpeg's decoder can start the scan again); without, libjpeg's own decode_mcu
+ * (as jdcoefct.c's decompress_onepass and jpeg_skip_scanlines drive it). */
+static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_up)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    const sl__hyb_head *h = j->head;
+    memset(j->out + SL__HYB_HEAD_BYTES, 0, (size_t)h->nblocks * sizeof(JBLOCK));
+    JBLOCK dummy[D_MAX_BLOCKS_IN_MCU];
+    JBLOCKROW mcu[D_MAX_BLOCKS_IN_MCU], dummies[D_MAX_BLOCKS_IN_MCU];
+    for (int n = 0; n < D_MAX_BLOCKS_IN_MCU; n++)
+        dummies[n] = dummy + n;
+    int x0, x1;
+    window_mcu_cols(c, h, &x0, &x1);
+    const int total = (int)c->total_iMCU_rows;
+    const jpeg_component_info *only = c->cur_comp_info[0];
+    for (int row = 0; row < rows; row++) {
+        bool inside = row >= j->first_imcu && row <= j->last_imcu;
+        /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
+        int mcu_rows = c->comps_in_scan > 1 ? 1
+                       : row < total - 1    ? only->v_samp_factor
+                                            : only->last_row_height;
+        for (int y = 0; y < mcu_rows; y++) {
+            for (int x = 0; x < (int)c->MCUs_per_row; x++) {
+                JBLOCKROW *buf = c->arith_code && !huff ? dummies : NULL;
+                if (inside && x >= x0 && x <= x1) {
+                    point_mcu(j, row, y, x, mcu, dummy);
+                    buf = mcu;
+                }
+                if (huff) {
+                    if (sl__huff_mcu(huff, buf) != SL__HUFF_OK) {
+                        *gave_up = true;
+                        return SL_OK;
+                    }
+                } else if (!(*c->entropy->decode_mcu)(c, buf)) { /* only a suspending source */
+                    return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
+                                          "JPEG: decoder suspended");
+                }
+            }
+        }
+    }
+    *gave_up = huff && sl__huff_finish(huff) != SL__HUFF_OK;
+    return SL_OK;
+}
+
+/* A single-scan file: after jpeg_start_decompress in raw-data mode has read the tables and set
+ * the scan up, its entropy-coded data decoded MCU by MCU (single_scan_rows): by jpeg_huff.c's
+ * decoder, faster than libjpeg's, or, where that one gives up (a scan it does not decode,
+ * anything odd in the data: jpeg_huff.h) or SL__HYB_LIBJPEG_HUFF asks, by libjpeg's own,
+ * whose verdict then stands. Nothing is upsampled, converted or kept for the whole image. The
+ * iMCU rows below the window are not read at all unless SL__DECODE_TO_END asks for them (the
+ * file not yet known whole: decoded, nothing stored). */
 static sl_status hybrid_single_scan(job *j)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
@@ -686,35 +783,17 @@ static sl_status hybrid_single_scan(job *j)
     if (c->blocks_in_MCU > D_MAX_BLOCKS_IN_MCU || c->comps_in_scan < 1)
         return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
                               "JPEG: bad MCU"); /* libjpeg's check */
-    memset(j->out + SL__HYB_HEAD_BYTES, 0, (size_t)h->nblocks * sizeof(JBLOCK));
-    JBLOCK dummy[D_MAX_BLOCKS_IN_MCU];
-    JBLOCKROW mcu[D_MAX_BLOCKS_IN_MCU], dummies[D_MAX_BLOCKS_IN_MCU];
-    for (int n = 0; n < D_MAX_BLOCKS_IN_MCU; n++)
-        dummies[n] = dummy + n;
-    int x0, x1;
-    window_mcu_cols(c, h, &x0, &x1);
     const int total = (int)c->total_iMCU_rows;
     const int rows =
         (j->flags & SL__DECODE_TO_END) || j->last_imcu >= total ? total : j->last_imcu + 1;
-    const jpeg_component_info *only = c->cur_comp_info[0];
-    for (int row = 0; row < rows; row++) {
-        bool inside = row >= j->first_imcu && row <= j->last_imcu;
-        /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
-        int mcu_rows = c->comps_in_scan > 1 ? 1
-                       : row < total - 1    ? only->v_samp_factor
-                                            : only->last_row_height;
-        for (int y = 0; y < mcu_rows; y++) {
-            for (int x = 0; x < (int)c->MCUs_per_row; x++) {
-                JBLOCKROW *buf = c->arith_code ? dummies : NULL;
-                if (inside && x >= x0 && x <= x1) {
-                    point_mcu(j, row, y, x, mcu, dummy);
-                    buf = mcu;
-                }
-                if (!(*c->entropy->decode_mcu)(c, buf)) /* only a suspending source returns 0 */
-                    return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
-                                          "JPEG: decoder suspended");
-            }
-        }
+    sl__huff huff;
+    bool gave_up = true;
+    if (!(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK)
+        single_scan_rows(j, &huff, rows, &gave_up); /* SL_OK */
+    if (gave_up) {
+        sl_status s = single_scan_rows(j, NULL, rows, &gave_up);
+        if (s != SL_OK)
+            return s;
     }
     /* the tables libjpeg latched for the scan (freed by the abort) */
     for (int k = 0; k < c->num_components; k++)
