@@ -64,13 +64,13 @@ stat() {
     sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
 }
 
-# CPU seconds (user + system) the shell's finished children used so far, in hundredths: the
-# second line of `times`, e.g. "0m1.250s 0m0.310s" (written to a file: in a pipe or $(...),
-# `times` would run in a subshell, which has no children of its own).
+# Sets child_cs: CPU seconds (user + system) the shell's finished children used so far, in
+# hundredths, from the second line of `times`, e.g. "0m1.250s 0m0.310s". `times` must run in
+# this shell (not in a pipe or $(...): a subshell has no children of its own).
 child_cpu() {
     times >"$dir/.times"
-    sed -n 2p "$dir/.times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/);
-        t += a[1] * 60 + a[2] } printf "%d", t * 100 }'
+    child_cs=$(sed -n 2p "$dir/.times" | awk '{ t = 0; for (i = 1; i <= 2; i++) {
+        split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t * 100 }')
 }
 
 status=0
@@ -96,12 +96,14 @@ for t in "${targets[@]}"; do
     echo "fuzz.sh: $t for ${seconds}s (log: $log)"
     before=$(ls "$dir/findings/$t" | wc -l)
     start=$(date +%s)
-    cpu0=$(child_cpu)
+    child_cpu
+    cpu0=$child_cs
     # shellcheck disable=SC2086
     "${run[@]}" "$exe" "${opts[@]}" ${FUZZ_ARGS:-} "${inputs[@]}" >"$log" 2>&1
     rc=$?
     took=$(($(date +%s) - start))
-    cpu=$(($(child_cpu) - cpu0))
+    child_cpu
+    cpu=$((child_cs - cpu0))
     execs=$(stat "$log" number_of_executed_units)
     result=ok
     if [[ $rc -ne 0 || $(ls "$dir/findings/$t" | wc -l) -ne $before ]]; then
