@@ -321,6 +321,61 @@ def test_collate_errors(workers):
             next(iter(DataLoader(Bad(item), batch_size=2, num_workers=workers)))
 
 
+class _ArrayCase(tud.Dataset):
+    """Sample i of case `name`: NumPy arrays and tensors of the kinds the worker stacks
+    straight into the chunk (and those it hands to torch.stack instead)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        base = np.arange(60, dtype=np.float32).reshape(3, 4, 5) * (i + 1)
+        if self.name == "contiguous":
+            return base
+        if self.name == "strided":  # a transposed view: not contiguous
+            return base.transpose(2, 0, 1)
+        if self.name == "bool":
+            return base.astype(np.int64) % 3 == i % 3
+        if self.name == "float16-and-int8":
+            return base.astype(np.float16), base.astype(np.int8)
+        if self.name == "ragged":
+            return np.zeros(i + 1)
+        if self.name == "mixed-dtypes":
+            return base.astype(np.uint8 if i % 2 else np.int64)
+        if self.name == "conj":  # a complex tensor whose conjugation is a flag, not bytes
+            return torch.complex(torch.arange(4.0) * i, torch.ones(4)).conj()
+        if self.name == "offset-views":  # tensors sharing one storage at offsets
+            return torch.arange(100, dtype=torch.int32)[i * 7:i * 7 + 10]
+        if self.name == "requires-grad":
+            return torch.ones(3, requires_grad=True)
+        raise KeyError(self.name)
+
+
+@pytest.mark.parametrize("case", ["contiguous", "strided", "bool", "float16-and-int8", "ragged",
+                                  "mixed-dtypes", "conj", "offset-views", "requires-grad"])
+def test_worker_stacking_matches_torch_workers(case):
+    # the worker writes a batch's arrays and tensors into the chunk with memmove where their
+    # bytes are their values; the batches, and the errors, are those of torch's own workers
+    ds = _ArrayCase(case)
+    # (torch 1.13's workers fail on a conjugated tensor while allocating shared memory for it,
+    # "DispatchKey Conjugate doesn't correspond to a device": the reference is its main process)
+    try:
+        ref = list(tud.DataLoader(ds, batch_size=3, num_workers=0 if case == "conj" else 1))
+    except Exception as e:  # noqa: BLE001 - the same error is expected
+        with pytest.raises(type(e)) as got:
+            list(DataLoader(ds, batch_size=3, num_workers=1))
+        want = str(e).splitlines()[-1]
+        assert str(got.value).splitlines()[-1] == want
+        return
+    ours = list(DataLoader(ds, batch_size=3, num_workers=1))
+    assert len(ours) == len(ref) == 2
+    for a, b in zip(ours, ref):
+        _same(a, b)
+
+
 @pytest.mark.parametrize("workers", [0, 1])
 @pytest.mark.parametrize("coll", [list, tuple])
 def test_builtin_collection_conversion(workers, coll):
