@@ -833,7 +833,7 @@ def _serve_part(msg, wid, dataset, base_seed, shared):
     return ("part", t_epoch, idx, cid, (len(indices), start, entries))
 
 
-IDLE_S = 0.25  # a worker without a task this long gives back the pages of its free chunks
+IDLE_S = 1.0  # a worker without a task this long gives back the pages of its free chunks
 
 
 def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0, notices=None):
