@@ -76,8 +76,8 @@ def collate(batch, stack=None):
         if elem_type.__name__ in ("ndarray", "memmap"):
             if _np_str_obj.search(elem.dtype.str) is not None:
                 raise TypeError(COLLATE_ERR.format(elem.dtype))
-            if stack is _Stack:  # stacked straight from the arrays (torch.as_tensor of each
-                return _Stack.of_arrays(batch)  # is what PyTorch stacks: the same bytes)
+            if stack is _defer_stack or stack is _Stack:  # stacked straight from the arrays
+                return _Stack.of_arrays(batch)  # (torch.as_tensor of each: the same bytes)
             return collate([torch.as_tensor(b) for b in batch], stack)
         if elem.shape == ():  # a NumPy scalar
             return torch.as_tensor(batch)
@@ -187,7 +187,18 @@ class _Stack:
 
 
 def _shm_collate(batch):
-    return collate(batch, _Stack)
+    return collate(batch, _defer_stack)
+
+
+def _defer_stack(batch):
+    """CPU tensors are stacked later, straight into the chunk; tensors on another device
+    (CUDA: PyTorch's test_multiprocessing_contexts with spawn) are stacked here by torch.stack
+    on their device, as PyTorch's default_collate does in its workers, and travel through
+    ForkingPickler (CUDA IPC; ShmPickler.persistent_id leaves them alone): a chunk is host
+    memory."""
+    if all(t.device.type == "cpu" for t in batch):
+        return _Stack(batch)
+    return torch.stack(batch, 0)
 
 
 def _shm_convert(data):
