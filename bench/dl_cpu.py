@@ -35,6 +35,8 @@ def main():
     ap.add_argument("--loader", choices=["sluice", "torch"], default="sluice")
     ap.add_argument("--workload", choices=["asis", "ready", "imagefolder"], default="asis")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--batch-assignment", default="batch", choices=["batch", "sample"],
+                    help="sluice's batch_assignment")
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
@@ -52,13 +54,16 @@ def main():
         ds = bench.make_dataset("imagefolder", a.root, n_files)
     else:
         ds = bench.make_dataset(a.workload, a.root, a.n)
+    kw = {}
     if a.loader == "torch":
         from torch.utils.data import DataLoader
     else:
         from sluice.plugin.pytorch import DataLoader
+
+        kw["batch_assignment"] = a.batch_assignment
     dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
                     prefetch_factor=2, persistent_workers=True,
-                    generator=torch.Generator().manual_seed(0))
+                    generator=torch.Generator().manual_seed(0), **kw)
 
     def epoch():
         n = 0
@@ -76,7 +81,8 @@ def main():
     s1 = [stat(p) for p in pids]
     d = [tuple(y - x for x, y in zip(u, v)) for u, v in zip(s0, s1)]
     k = 1000 / n
-    out = {"loader": a.loader, "workload": a.workload, "workers": a.workers, "images": n,
+    out = {"loader": a.loader + ("-sample" if kw.get("batch_assignment") == "sample" else ""),
+           "workload": a.workload, "workers": a.workers, "images": n,
            "wall_s": round(wall, 3), "main_user": d[0][0] * k, "main_sys": d[0][1] * k,
            "workers_user": sum(x[0] for x in d[1:]) * k,
            "workers_sys": sum(x[1] for x in d[1:]) * k,

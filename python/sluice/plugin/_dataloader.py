@@ -472,30 +472,47 @@ def _free_notice(notices, buf, cid):
 
 
 class _Notices:
-    """The write end of a worker's pipe of free-chunk notices (non-blocking; a notice that
-    does not fit waits in `pending` for the next post). Posts come from finalizers in any
-    thread; a post after close() is dropped (the worker is gone)."""
+    """The write end of a worker's pipe of free-chunk notices (non-blocking; notices that do
+    not fit wait in `pending` for the next post). Posts come from finalizers in any thread,
+    and may come from a finalizer that a garbage collection runs inside a post: that one is
+    queued for the outer call to write (never written twice, never lost). A post after close()
+    is dropped (the worker is gone)."""
 
     def __init__(self, conn):
         self.conn, self.fd = conn, conn.fileno()
         os.set_blocking(self.fd, False)
         self.lock = threading.Lock()
+        self.owner = None                # the thread inside post()
+        self.queue = collections.deque()
         self.pending = b""
 
     def post(self, cid, pinned):
-        rec = _dl_worker._NOTICE.pack(cid << 1 | bool(pinned))
+        self.queue.append(_dl_worker._NOTICE.pack(cid << 1 | bool(pinned)))
+        me = threading.get_ident()
+        if self.owner == me:
+            return
         with self.lock:
-            if self.fd is None:
+            self.owner = me
+            try:
+                self._flush()
+            finally:
+                self.owner = None
+
+    def _flush(self):
+        while self.fd is not None:
+            while self.queue and len(self.pending) < 4096:
+                self.pending += self.queue.popleft()
+            if not self.pending:
                 return
-            data = self.pending + rec
-            while data:
-                try:  # at most PIPE_BUF bytes: written whole or not at all
-                    data = data[os.write(self.fd, data[:4096]):]
-                except BlockingIOError:
-                    break
-                except OSError:  # the worker exited
-                    data = b""
-            self.pending = data
+            try:  # at most PIPE_BUF bytes of whole records: written whole or not at all
+                n = os.write(self.fd, self.pending[:4096])
+            except BlockingIOError:
+                return
+            except OSError:  # the worker exited
+                self.pending = b""
+                self.queue.clear()
+                return
+            self.pending = self.pending[n:]
 
     def close(self):
         with self.lock:
@@ -520,34 +537,69 @@ class _BatchChunks:
     """batch_assignment="sample": the batch chunks, memfds created here, mapped here and in each
     worker that writes into them (its fd sent to a worker before its first part there, and again
     when the chunk was replaced by a bigger one). A chunk is free again when every tensor over
-    it is gone (as _ChunkBook). `fds`: the open fds (closed at shutdown)."""
+    it is gone (as _ChunkBook): the most recently freed one keeps its pages and is reused first
+    (no page faults); the others give theirs back (madvise MADV_REMOVE) as soon as a later one
+    is freed or taken. `fds`: the open fds (closed at shutdown)."""
 
     def __init__(self):
         self.chunks = {}  # id -> [generation, size, fd, buffer]
-        self.free = []
-        self.released = collections.deque()
+        self.free = []    # oldest first
+        self.released = collections.deque()  # freed by finalizers, not yet in `free`
+        self.cold = set()  # free chunks whose pages were given back
+        self.lock = threading.Lock()
+        self.owner = None  # the thread holding `lock`
         self.sent = {}    # (worker, id) -> generation mapped there
         self.next_id = 0
+
+    def _cool(self, cids):
+        for c in cids:
+            if c not in self.cold and c in self.chunks:
+                _dl_worker.release_pages(self.chunks[c][3])
+                self.cold.add(c)
+
+    def freed(self, cid):
+        """A chunk free again (its batch's finalizer, any thread): the chunks freed before it
+        and not taken since give their pages back."""
+        me = threading.get_ident()
+        if self.owner == me:  # a finalizer run by a collection inside take(): no cooling
+            self.released.append(cid)
+            return
+        with self.lock:
+            self.owner = me
+            try:
+                self._cool(list(self.released))
+                self.released.append(cid)
+            finally:
+                self.owner = None
 
     def fds(self):
         return [c[2] for c in self.chunks.values()]
 
     def take(self, need):
+        with self.lock:
+            self.owner = threading.get_ident()
+            try:
+                return self._take(need)
+            finally:
+                self.owner = None
+
+    def _take(self, need):
         while self.released:
             self.free.append(self.released.popleft())
         fits = [c for c in self.free if self.chunks[c][1] >= need]
-        if fits:
-            cid = min(fits, key=lambda c: self.chunks[c][1])
+        if fits:  # the most recently freed that fits: its pages are still there
+            cid = fits[-1]
             self.free.remove(cid)
-            return cid
-        if self.free:  # the biggest free chunk is replaced by one that fits, with headroom
+        elif self.free:  # the biggest free chunk is replaced by one that fits, with headroom
             cid = max(self.free, key=lambda c: self.chunks[c][1])
             self.free.remove(cid)
-            size = int(need * _dl_worker.GROWTH)
+            self._make(cid, int(need * _dl_worker.GROWTH))
         else:
-            cid, size = self.next_id, need
+            cid = self.next_id
             self.next_id += 1
-        self._make(cid, size)
+            self._make(cid, need)
+        self.cold.discard(cid)
+        self._cool(self.free[:-1])  # idle for a batch: all but the spare give their pages back
         return cid
 
     def _make(self, cid, size):
@@ -566,7 +618,7 @@ class _BatchChunks:
         self.chunks[cid] = [(old[0] + 1) if old else 0, size, fd, buf]
 
     def give_back(self, cid):
-        self.free.append(cid)
+        self.freed(cid)
 
     def send_to(self, conn, wid, pid, cid):
         gen, size, fd, _ = self.chunks[cid]
@@ -578,7 +630,7 @@ class _BatchChunks:
     def buffer(self, cid):
         buf = self.chunks[cid][3]
         mv = memoryview(buf)
-        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, cid)
+        weakref.finalize(mv, self.freed, cid)
         return mv
 
     def close(self):

@@ -545,13 +545,6 @@ def release_pages(buf):
     _libc().madvise(ctypes.addressof(buf), ctypes.sizeof(buf), mmap.MADV_REMOVE)
 
 
-def _on_free(released, buf, key):
-    """Finalizer of a chunk's memoryview (any thread): its pages released, then the chunk
-    queued as free."""
-    release_pages(buf)
-    released.append(key)
-
-
 def map_shared(fd, size):
     """A writable buffer (ctypes array) over a MAP_SHARED mapping of `fd`; the fd may be closed
     right after (Python's mmap keeps a dup of it open for the mapping's lifetime, and a program
