@@ -498,10 +498,15 @@ def _minor_faults(pid):
         return int(f.read().rsplit(")", 1)[1].split()[7])
 
 
-def test_reused_chunks_keep_their_pages():
+def test_reused_chunks_keep_their_pages(monkeypatch):
     # a batch of 16 samples of 64 KiB: 256 pages per chunk. Chunks reused at once are written
     # and read without page faults (before: every batch's chunk was emptied when it was freed,
-    # so each batch faulted its 256 pages in again in the worker and in this process)
+    # so each batch faulted its 256 pages in again in the worker and in this process). The
+    # idle release is put off (the forked worker inherits it), so that a loaded machine that
+    # starves this process for a second does not count
+    from sluice.plugin import _dl_worker
+
+    monkeypatch.setattr(_dl_worker, "IDLE_S", 60.0)
     loader = DataLoader(dc.BigArrayDataset(), batch_size=16, num_workers=1, prefetch_factor=2,
                         persistent_workers=True)
     for b in loader:  # warm-up: the chunks exist
