@@ -640,6 +640,8 @@ class _MultiProcessIter(_BaseIter):
         self._pin_thread = None
         if self._pin_memory:
             self._pin_thread = self._ws.pin_thread = _PinThread(self._pinner)
+            # PyTorch's name for the thread (its tests join it after dropping the iterator)
+            self._pin_memory_thread = self._pin_thread.thread
         self._finalizer = weakref.finalize(self, _shutdown, self._ws)
         method = ctx.get_start_method()
         fork = method == "fork"
