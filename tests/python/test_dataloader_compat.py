@@ -89,18 +89,17 @@ class _Cudart:
 @pytest.fixture
 def pinning(monkeypatch):
     rt = _Cudart()
-    copies = set()  # storages pin_memory() made
+    copies = {}  # storage address -> the copy pin_memory() made (kept: no address reuse)
 
     def pin_memory(self, device=None):
         out = self.clone()
-        copies.add(out.untyped_storage().data_ptr() if hasattr(out, "untyped_storage")
-                   else out.storage().data_ptr())
+        copies[out.storage().data_ptr()] = out
         return out
 
     def is_pinned(self, device=None):
         p, n = self.data_ptr(), self.numel() * self.element_size()
-        base = self.storage().data_ptr()
-        return base in copies or any(a <= p and p + n <= a + size for a, size in rt.live.items())
+        return self.storage().data_ptr() in copies or \
+            any(a <= p and p + n <= a + size for a, size in rt.live.items())
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
@@ -265,6 +264,42 @@ def test_timeout_with_pin_memory(pinning):
         next(it)
     assert time.monotonic() - t0 < 2.5
     it._shutdown_workers()
+
+
+# ---- tensors on another device in the workers (PyTorch's test_multiprocessing_contexts) --------
+
+def test_worker_collation_stacks_device_tensors_on_their_device():
+    """The default collation in a worker stacks CPU tensors later, into the batch's
+    shared-memory chunk (host memory); tensors on another device are stacked by torch.stack
+    on that device, as PyTorch's default_collate does, and sent as torch sends them. The meta
+    device stands in for CUDA here (same routing: not CPU)."""
+    from sluice.plugin import _dl_worker
+
+    cpu = _dl_worker._shm_collate([torch.ones(2), torch.zeros(2)])
+    assert isinstance(cpu, _dl_worker._Stack) and len(cpu.tensors) == 2
+    out = _dl_worker._shm_collate([{"a": torch.empty(3, device="meta")}] * 4)["a"]
+    assert out.device.type == "meta" and out.shape == (4, 3)
+    mixed = _dl_worker._shm_collate([(torch.ones(1), torch.empty(2, device="meta"))] * 2)
+    assert isinstance(mixed[0], _dl_worker._Stack) and mixed[1].shape == (2, 2)
+
+
+class CudaCounting(tud.Dataset):
+    def __len__(self):
+        return 11
+
+    def __getitem__(self, i):
+        return torch.as_tensor(i, device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_cuda_tensors_from_spawned_workers(ctx):
+    """PyTorch's test_multiprocessing_contexts with CUDA: a dataset returning CUDA tensors,
+    3 workers, batches of 3, on the GPU."""
+    got = list(DataLoader(CudaCounting(), batch_size=3, num_workers=3,
+                          multiprocessing_context=ctx))
+    assert [b.device.type for b in got] == ["cuda"] * 4
+    assert [b.tolist() for b in got] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10]]
 
 
 if __name__ == "__main__":

@@ -173,7 +173,18 @@ class _Stack:
 
 
 def _shm_collate(batch):
-    return collate(batch, _Stack)
+    return collate(batch, _defer_stack)
+
+
+def _defer_stack(batch):
+    """CPU tensors are stacked later, straight into the chunk; tensors on another device
+    (CUDA: PyTorch's test_multiprocessing_contexts with spawn) are stacked here by torch.stack
+    on their device, as PyTorch's default_collate does in its workers, and travel through
+    ForkingPickler (CUDA IPC; ShmPickler.persistent_id leaves them alone): a chunk is host
+    memory."""
+    if all(t.device.type == "cpu" for t in batch):
+        return _Stack(batch)
+    return torch.stack(batch, 0)
 
 
 def _shm_convert(data):
