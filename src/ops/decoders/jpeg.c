@@ -321,6 +321,50 @@ static sl_status read_buffered(job *j, const sl__roi *r, int dx, bool cmyk, size
     return SL_OK;
 }
 
+/* Bytes on each side of a row that read_shifted saves and puts back; a wider context (a big
+ * smoothing margin) goes through read_buffered. */
+#define SHIFT_SAVE 256
+
+/* The window's rows straight into out, shifted: row y of the iMCU-aligned window that
+ * jpeg_crop_scanline decoded goes to out + y * stride - dx * comps, so that its roi columns land
+ * in place. Its context pixels left and right of the roi fall on bytes that are not the row's
+ * (the previous row's last ones and the next row's first, or, with a stride, what lies between
+ * the rows): those are saved before the row is decoded and put back after, so every byte outside
+ * the roi is left as it was, as read_buffered leaves it. The rows whose window would reach
+ * outside out's extent (the first, and the last when the window extends right of the roi) go
+ * through the scratch row. This saves read_buffered's copy of every row: about a tenth of a
+ * window decode's CPU time, for the same bytes. */
+static sl_status read_shifted(job *j, const sl__roi *r, int dx, size_t row_bytes, size_t stride)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    size_t lead = (size_t)dx * (size_t)c->output_components;
+    size_t span = (size_t)c->output_width * (size_t)c->output_components;
+    size_t tail = span - lead - row_bytes; /* the window's bytes right of the roi */
+    size_t extent = (size_t)(r->h - 1) * stride + row_bytes;
+    uint8_t left[SHIFT_SAVE], right[SHIFT_SAVE];
+    for (int y = 0; y < r->h; y++) {
+        size_t at = (size_t)y * stride;
+        uint8_t *dst = j->out + at;
+        if (at < lead || at - lead + span > extent) { /* outside out: through the scratch row */
+            uint8_t *buf = scratch_row(j);
+            if (buf == NULL)
+                return SL_ENOMEM;
+            if (jpeg_read_scanlines(c, &buf, 1) != 1)
+                return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+            memcpy(dst, buf + lead, row_bytes);
+            continue;
+        }
+        JSAMPROW row = dst - lead;
+        memcpy(left, row, lead);
+        memcpy(right, dst + row_bytes, tail);
+        if (jpeg_read_scanlines(c, &row, 1) != 1)
+            return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
+        memcpy(row, left, lead);
+        memcpy(dst + row_bytes, right, tail);
+    }
+    return SL_OK;
+}
+
 /* Columns of context kept on each side of a cropped window. libjpeg treats the edges of a
  * cropped window as image edges, so fancy (triangle) upsampling of subsampled chroma replicates
  * the edge sample there instead of reading its neighbour, and the outermost 1-2 columns differ
@@ -384,9 +428,15 @@ static sl_status decode_rows(job *j, const sl__roi *r, bool cmyk)
         return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT, "JPEG: fewer rows than the header");
     size_t row_bytes = (size_t)r->w * (j->color == SL__COLOR_GRAY ? 1 : 3);
     int dx = r->x - (int)x0;
-    sl_status s = !cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w
-                      ? read_direct(j, r->h, r->stride ? r->stride : row_bytes)
-                      : read_buffered(j, r, dx, cmyk, row_bytes);
+    size_t comps = (size_t)c->output_components, stride = r->stride ? r->stride : row_bytes;
+    sl_status s;
+    if (!cmyk && dx == 0 && c->output_width == (JDIMENSION)r->w)
+        s = read_direct(j, r->h, stride);
+    else if (!cmyk && (size_t)dx * comps <= SHIFT_SAVE &&
+             ((size_t)c->output_width - (size_t)dx - (size_t)r->w) * comps <= SHIFT_SAVE)
+        s = read_shifted(j, r, dx, row_bytes, stride);
+    else
+        s = read_buffered(j, r, dx, cmyk, row_bytes);
     return s == SL_OK && (j->flags & SL__DECODE_TO_END) ? read_rest(j) : s;
 }
 

@@ -926,12 +926,7 @@ static sl_status coco_run_sample(sl_ctx *ctx, int i)
     return sl__reader_read_file(ctx, im->path, sl_ctx_output_data(ctx, O_IMAGES, i), size);
 }
 
-SL__CURSOR_CHECKPOINT(coco, cur)
-
-static void coco_meta(const void *state, sl_reader_meta *m)
-{
-    sl__cursor_meta(&((const coco *)state)->cur, m);
-}
+SL__CURSOR_READER(coco, cur)
 
 /* ---- definition --------------------------------------------------------------------------- */
 
@@ -1060,6 +1055,5 @@ const sl_op_def sl_op_readers_coco = {
     .setup = coco_setup,
     .setup_sample = coco_setup_sample,
     .run_sample = coco_run_sample,
-    .reader_meta = coco_meta,
-    SL__CURSOR_CHECKPOINT_FNS,
+    SL__CURSOR_READER_FNS,
 };

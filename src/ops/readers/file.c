@@ -496,12 +496,7 @@ static sl_status run_sample(sl_ctx *ctx, int sample)
     return sl__reader_read_file(ctx, r->paths.v[k], sl_ctx_output_data(ctx, 0, sample), size);
 }
 
-SL__CURSOR_CHECKPOINT(reader, cur)
-
-static void reader_meta(const void *state, sl_reader_meta *m)
-{
-    sl__cursor_meta(&((const reader *)state)->cur, m);
-}
+SL__CURSOR_READER(reader, cur)
 
 /* ---- definition ------------------------------------------------------------------------- */
 
@@ -643,6 +638,5 @@ const sl_op_def sl_op_readers_file = {
     .setup = setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,
-    .reader_meta = reader_meta,
-    SL__CURSOR_CHECKPOINT_FNS,
+    SL__CURSOR_READER_FNS,
 };

@@ -375,12 +375,7 @@ static sl_status run_sample(sl_ctx *ctx, int i)
     return SL_OK;
 }
 
-SL__CURSOR_CHECKPOINT(reader, cur)
-
-static void reader_meta(const void *state, sl_reader_meta *m)
-{
-    sl__cursor_meta(&((const reader *)state)->cur, m);
-}
+SL__CURSOR_READER(reader, cur)
 
 /* ---- definition ------------------------------------------------------------------------- */
 
@@ -441,6 +436,5 @@ const sl_op_def sl_op_readers_mxnet = {
     .setup = setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,
-    .reader_meta = reader_meta,
-    SL__CURSOR_CHECKPOINT_FNS,
+    SL__CURSOR_READER_FNS,
 };

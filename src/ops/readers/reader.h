@@ -93,11 +93,16 @@ void sl__cursor_meta(const sl__cursor *c, sl_reader_meta *m);
 int sl__cursor_save(const sl__cursor *c, int64_t *vals, int cap);
 sl_status sl__cursor_restore(sl__cursor *c, const int64_t *vals, int n, char *err, size_t errlen);
 
-/* Defines the two functions of a reader whose state type `type` holds its cursor in member
- * `member`: name them in the op's definition with SL__CURSOR_CHECKPOINT_FNS. Every reader on
- * the cursor does both, so each one is checkpointable (a reader with more state — a read-ahead
- * window, a shuffle buffer — writes its own functions, the cursor's values first). */
-#define SL__CURSOR_CHECKPOINT(type, member)                                                        \
+/* Defines the three functions of a reader whose state type `type` holds its cursor in member
+ * `member` (its metadata, checkpoint and restore): name them in the op's definition with
+ * SL__CURSOR_READER_FNS. Every reader on the cursor does all three, so each one reports its
+ * epoch and is checkpointable (a reader with more state — a read-ahead window, a shuffle
+ * buffer — writes its own checkpoint functions, the cursor's values first). */
+#define SL__CURSOR_READER(type, member)                                                            \
+    static void cursor_meta(const void *state, sl_reader_meta *m)                                  \
+    {                                                                                              \
+        sl__cursor_meta(&((const type *)state)->member, m);                                        \
+    }                                                                                              \
     static int cursor_checkpoint(const void *state, int64_t *vals, int cap, char *err,             \
                                  size_t errlen)                                                    \
     {                                                                                              \
@@ -111,7 +116,8 @@ sl_status sl__cursor_restore(sl__cursor *c, const int64_t *vals, int n, char *er
         (void)iteration;                                                                           \
         return sl__cursor_restore(&((type *)state)->member, vals, n, err, errlen);                 \
     }
-#define SL__CURSOR_CHECKPOINT_FNS .checkpoint = cursor_checkpoint, .restore = cursor_restore
+#define SL__CURSOR_READER_FNS                                                                      \
+    .reader_meta = cursor_meta, .checkpoint = cursor_checkpoint, .restore = cursor_restore
 
 /* Files, read with stat + open + pread (no mmap: a file that shrinks under us is an error, not
  * a SIGBUS). Failures are SL_EIO with the system's words; the executor adds the file name

@@ -437,12 +437,7 @@ static sl_status run_sample(sl_ctx *ctx, int sample)
     return st;
 }
 
-SL__CURSOR_CHECKPOINT(reader, cur)
-
-static void reader_meta(const void *state, sl_reader_meta *m)
-{
-    sl__cursor_meta(&((const reader *)state)->cur, m);
-}
+SL__CURSOR_READER(reader, cur)
 
 static const sl_io_def outputs[] = {
     {"components", "One output per entry of ext: the member's bytes as 1-D of its dtype (uint8 "
@@ -508,6 +503,5 @@ const sl_op_def sl_op_readers_webdataset = {
     .setup = setup,
     .setup_sample = setup_sample,
     .run_sample = run_sample,
-    .reader_meta = reader_meta,
-    SL__CURSOR_CHECKPOINT_FNS,
+    SL__CURSOR_READER_FNS,
 };
