@@ -164,8 +164,9 @@ def run_copy(label, text, args, env):
     env = dict(env)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(d, "shim"), d] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    cmd = ["timeout", str(args.total_timeout), sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-           "-q", "-rfE", "--junitxml", os.path.join(d, "report.xml"), "test_dataloader.py"]
+    cmd = ["timeout", str(args.total_timeout), sys.executable, "-m", "pytest",
+           "-p", "no:cacheprovider", "-q", "-rfE", "--junitxml", os.path.join(d, "report.xml"),
+           "test_dataloader.py"]
     if args.k:
         cmd += ["-k", args.k]
     with open(os.path.join(d, "log.txt"), "w") as log:
@@ -175,9 +176,11 @@ def run_copy(label, text, args, env):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("test_file")
-    p.add_argument("--build", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    p.add_argument("--build", default=os.path.join(here, "..", "build"))
     p.add_argument("--work", default="/tmp/torchsuite")
     p.add_argument("--timeout", type=int, default=120, help="seconds per test")
     p.add_argument("--total-timeout", type=int, default=1500, help="seconds per copy")
@@ -206,11 +209,14 @@ def main():
             print(f"{n:70s} {a.get(n, '-'):6s} {b.get(n, '-'):6s}")
     for label, res in (("A", a), ("B", b)):
         if res:
-            counts = {k: sum(1 for v in res.values() if v == k) for k in ("pass", "fail", "error", "skip")}
-            print(f"copy {label}: {len(res)} tests: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+            counts = {k: sum(1 for v in res.values() if v == k)
+                      for k in ("pass", "fail", "error", "skip")}
+            print(f"copy {label}: {len(res)} tests: "
+                  + ", ".join(f"{v} {k}" for k, v in counts.items()))
     both = [n for n in names if a.get(n) == "pass"]
     if a and b:
-        print(f"pass in A and in B: {sum(1 for n in both if b.get(n) == 'pass')} of {len(both)} that pass in A")
+        kept = sum(1 for n in both if b.get(n) == "pass")
+        print(f"pass in A and in B: {kept} of {len(both)} that pass in A")
 
 
 if __name__ == "__main__":

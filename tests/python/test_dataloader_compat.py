@@ -207,7 +207,8 @@ def test_custom_batch_types_are_pinned(pinning, workers):
     assert len(got) == 5
     for i, b in enumerate(got):
         assert isinstance(b, CustomBatch) and b.is_pinned()
-        assert torch.equal(b.inp, x[2 * i:2 * i + 2]) and torch.equal(b.tgt, x[2 * i:2 * i + 2] + 100)
+        rows = x[2 * i:2 * i + 2]
+        assert torch.equal(b.inp, rows) and torch.equal(b.tgt, rows + 100)
     for b in DataLoader(ds, batch_size=2, collate_fn=packed_collate, pin_memory=True,
                         num_workers=workers):
         assert isinstance(b, torch.nn.utils.rnn.PackedSequence)
