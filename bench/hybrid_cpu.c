@@ -21,14 +21,18 @@
  *           sl__jpeg_hybrid_coefs (run_sample) for the window, a file known whole (rows below
  *           the window not read); and hybrid_first, the same for a file not yet known whole
  *           (SL__DECODE_TO_END: every row entropy-decoded, the first epoch's cost);
+ *   hybrid_libjpeg  hybrid with a single-scan file's entropy decoding left to libjpeg-turbo's
+ *           own decoder (SL__HYB_LIBJPEG_HUFF) instead of jpeg_huff.c's: the decoder before
+ *           jpeg_huff.c, measured in the same run;
  *   floor   (whole images only) the same for a window of the bottom-right pixel: every MCU
- *           entropy-decoded by libjpeg and almost none kept, the floor of any split that
- *           leaves libjpeg-turbo's Huffman decoding on the CPU.
+ *           entropy-decoded (by jpeg_huff.c; a progressive file's by libjpeg) and almost none
+ *           kept, the floor of this split for a whole image.
  * Per case one line of JSON goes to stdout: files, mean megapixels, mean CPU microseconds per
  * image of each way, hybrid / cpu of the same case, hybrid / full cpu decode (the issue's
- * measure; also for the single-scan files alone), and the samples the kernels would not
- * decode (fallbacks) and the progressive ones (their whole image entropy-decoded whatever the
- * window). Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file fails.
+ * measure, the whole decode timed again in the same case's loop, file by file, so that a load
+ * drifting between cases does not skew it; also for the single-scan files alone), and the
+ * samples the kernels would not decode (fallbacks) and the progressive ones (their whole image
+ * entropy-decoded whatever the window). Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file fails.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -129,7 +133,7 @@ static const sl__decode_mem mem = {scratch, NULL, SIZE_MAX};
 
 enum { CASE_FULL, CASE_TRAIN, CASE_VAL, NCASES };
 static const char *const case_names[NCASES] = {"full", "train", "val"};
-enum { WAY_CPU, WAY_HYBRID, WAY_HYBRID_FIRST, WAY_FLOOR, NWAYS };
+enum { WAY_CPU, WAY_HYBRID, WAY_HYBRID_FIRST, WAY_HYBRID_LIBJPEG, WAY_FLOOR, WAY_FULL, NWAYS };
 
 /* File k's window for case `cs`, repetition r (the whole image for CASE_FULL). */
 static sl__roi window_of(int k, int cs, int r)
@@ -162,13 +166,20 @@ static int decode(int k, int cs, int r, int way, int *fallback)
         roi = (sl__roi){f->w - 1, f->h - 1, 1, 1, 0};
         win = &roi;
     }
+    if (way == WAY_FULL) { /* the whole image on the CPU, again in this case's loop */
+        roi = (sl__roi){0, 0, f->w, f->h, 0};
+        win = NULL;
+        way = WAY_CPU;
+    }
     char err[256];
     sl_status s;
     if (way == WAY_CPU) {
         unsigned char *out = room(&out_buf, &out_cap, (size_t)roi.w * (size_t)roi.h * 3);
         s = sl__jpeg_decode(f->data, f->size, SL__COLOR_RGB, 0, win, out, &mem, err, sizeof err);
     } else {
-        unsigned flags = way == WAY_HYBRID_FIRST ? SL__DECODE_TO_END : 0;
+        unsigned flags = way == WAY_HYBRID_FIRST     ? SL__DECODE_TO_END
+                         : way == WAY_HYBRID_LIBJPEG ? SL__HYB_LIBJPEG_HUFF
+                                                     : 0;
         sl__hyb_head head;
         size_t bytes = 0;
         const char *why = NULL;
@@ -257,7 +268,7 @@ int main(int argc, char **argv)
         int fallbacks = 0;
         for (int k = 0; k < nfiles; k++) {
             for (int way = 0; way < NWAYS; way++) {
-                if (way == WAY_FLOOR && cs != CASE_FULL)
+                if ((way == WAY_FLOOR && cs != CASE_FULL) || (way == WAY_FULL && cs == CASE_FULL))
                     continue;
                 int fb = 0;
                 if (decode(k, cs, 0, way, &fb)) /* the warm-up */
@@ -272,16 +283,19 @@ int main(int argc, char **argv)
                     tb[cs][way] += us / (nbase ? nbase : 1);
             }
         }
+        /* the whole decode measured in this case's own loop (the load may drift between cases) */
+        int full = cs == CASE_FULL ? WAY_CPU : WAY_FULL;
         printf("{\"case\": \"%s\", \"files\": %d, \"mean_mp\": %.4f, \"progressive\": %d, "
-               "\"fallbacks\": %d, \"cpu_us\": %.1f, \"hybrid_us\": %.1f, "
-               "\"hybrid_first_us\": %.1f, \"hybrid_over_cpu\": %.3f, "
-               "\"hybrid_over_full\": %.3f, \"hybrid_first_over_full\": %.3f, "
+               "\"fallbacks\": %d, \"cpu_us\": %.1f, \"full_cpu_us\": %.1f, \"hybrid_us\": %.1f, "
+               "\"hybrid_first_us\": %.1f, \"hybrid_libjpeg_us\": %.1f, "
+               "\"hybrid_over_cpu\": %.3f, \"hybrid_over_full\": %.3f, "
+               "\"hybrid_first_over_full\": %.3f, \"hybrid_libjpeg_over_full\": %.3f, "
                "\"baseline_hybrid_over_full\": %.3f, \"entropy_floor_over_full\": %.3f}\n",
                case_names[cs], nfiles, mp / nfiles, progressive, fallbacks, t[cs][WAY_CPU],
-               t[cs][WAY_HYBRID], t[cs][WAY_HYBRID_FIRST], t[cs][WAY_HYBRID] / t[cs][WAY_CPU],
-               t[cs][WAY_HYBRID] / t[CASE_FULL][WAY_CPU],
-               t[cs][WAY_HYBRID_FIRST] / t[CASE_FULL][WAY_CPU],
-               nbase ? tb[cs][WAY_HYBRID] / tb[CASE_FULL][WAY_CPU] : 0.0,
+               t[cs][full], t[cs][WAY_HYBRID], t[cs][WAY_HYBRID_FIRST], t[cs][WAY_HYBRID_LIBJPEG],
+               t[cs][WAY_HYBRID] / t[cs][WAY_CPU], t[cs][WAY_HYBRID] / t[cs][full],
+               t[cs][WAY_HYBRID_FIRST] / t[cs][full], t[cs][WAY_HYBRID_LIBJPEG] / t[cs][full],
+               nbase ? tb[cs][WAY_HYBRID] / tb[cs][full] : 0.0,
                t[CASE_FULL][WAY_FLOOR] / t[CASE_FULL][WAY_CPU]);
         fflush(stdout);
     }

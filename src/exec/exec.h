@@ -187,8 +187,13 @@ typedef struct sl__slot {
     slot_state state;       /* (mu) */
     int nodes_left;         /* (mu) nodes of this frame not yet done */
     atomic_bool failed;     /* set once an error is recorded; later work of the frame is skipped */
-    sl__error err;          /* (mu) the frame's first error */
-    sl__snode *nodes;       /* plan->n */
+    /* the sample (index in the whole batch) the recorded error names, -1 for none: a sample
+     * before it still runs its per-sample work, and its own error replaces the recorded one,
+     * so the error delivered names the batch's first failing sample whatever the threads'
+     * timing (sched.c, sl__exec_frame_fail_locked) */
+    atomic_int fail_sample;
+    sl__error err;    /* (mu) the frame's error: its first, or a failure of an earlier sample */
+    sl__snode *nodes; /* plan->n */
     /* Conditional scopes (plan->scopes): per scope its samples in this iteration (scope 0:
      * batch_size, set at frame start; a branch: by the split that computes it, in its setup),
      * and, per scope, opt.batch_size entries mapping each sample to its index in the

@@ -129,12 +129,17 @@ static sl_status submit_samples(sl_pipeline *p, sl__snode *sn, sl__task_fn fn, i
     return sl__tpool_submit(p->pool, sn->tasks, n);
 }
 
+/* The frame's error: the first one, unless both name samples and e's comes earlier in the
+ * batch (a sample before the recorded one was still running: sample_runs). fail_sample is
+ * stored before failed, so a task that sees the frame failed sees at least that sample. */
 void sl__exec_frame_fail_locked(sl__slot *slot, const sl__error *e)
 {
     SL__ASSERT_LOCKED(slot->p);
-    if (atomic_load(&slot->failed))
+    if (atomic_load(&slot->failed) &&
+        !(e->sample >= 0 && slot->err.sample >= 0 && e->sample < slot->err.sample))
         return;
     slot->err = *e;
+    atomic_store(&slot->fail_sample, e->sample);
     atomic_store(&slot->failed, true);
 }
 
@@ -142,13 +147,12 @@ void sl__exec_frame_failf_locked(sl__slot *slot, sl_status code, const char *op,
                                  int sample, const char *source, const char *fmt, ...)
 {
     SL__ASSERT_LOCKED(slot->p);
-    if (atomic_load(&slot->failed))
-        return;
+    sl__error e;
     va_list ap;
     va_start(ap, fmt);
-    sl__error_setv(&slot->err, code, op, node, slot->iteration, sample, source, fmt, ap);
+    sl__error_setv(&e, code, op, node, slot->iteration, sample, source, fmt, ap);
     va_end(ap);
-    atomic_store(&slot->failed, true);
+    sl__exec_frame_fail_locked(slot, &e);
 }
 
 void sl__exec_frame_fail(sl__slot *slot, const sl__error *e, sl_pipeline *p)
@@ -432,14 +436,24 @@ static void sample_span(sl__snode *sn, int sample, int worker, int64_t t0)
                                      .end_ns = t0 ? sl__now_ns() : 0};
 }
 
-/* Runs fn for one sample unless the frame failed or the sample is bad (bad.c); returns true
- * for the phase's last task. */
+/* Whether sample `sample` (in sn's scope) runs its per-sample work: not when it is bad
+ * (bad.c), nor when the frame failed, unless the failure names a later sample of the batch —
+ * then this one still runs, so that its own failure, if any, is the one reported. */
+static bool sample_runs(sl__snode *sn, int sample)
+{
+    int k = sample_index(sn, sample);
+    if (atomic_load_explicit(&sn->slot->failed, memory_order_acquire) &&
+        !(k < atomic_load_explicit(&sn->slot->fail_sample, memory_order_relaxed)))
+        return false;
+    return !sl__bad_is(sn->slot, k);
+}
+
+/* Runs fn for one sample when sample_runs says so; returns true for the phase's last task. */
 static bool sample_step(sl__snode *sn, int sample, int worker, sl_status (*fn)(sl_ctx *, int),
                         const char *what)
 {
     int64_t t0 = 0;
-    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
-        !sl__bad_is(sn->slot, sample_index(sn, sample))) {
+    if (sample_runs(sn, sample)) {
         sl_ctx ctx = make_ctx(sn, sample, worker);
         t0 = sl__now_ns();
         sl_status st = sn->p->cache /* sample cache: a cached sample skips fn */
@@ -556,8 +570,7 @@ static void fused_run_task(void *arg, int64_t i, int worker)
         chain[len++] = j;
     sl_pipeline *p = sn->p;
     int64_t t0 = 0;
-    if (!atomic_load_explicit(&sn->slot->failed, memory_order_relaxed) &&
-        !sl__bad_is(sn->slot, sample_index(sn, (int)i))) {
+    if (sample_runs(sn, (int)i)) {
         t0 = sl__now_ns();
         if (!(p->cache && sl__cache_chain(sn, (int)i, worker)) && /* sample cache: a hit */
             chain_rois(sn, chain, len, (int)i, worker))
@@ -630,6 +643,7 @@ static void start_frame_locked(sl_pipeline *p, int64_t it)
     slot->state = SLOT_RUNNING;
     slot->nodes_left = p->plan->n;
     atomic_store(&slot->failed, false);
+    atomic_store(&slot->fail_sample, -1);
     sl__error_clear(&slot->err);
     sl__bad_frame_start_locked(p, slot);
     sl__stage_frame_start_locked(p, slot);

@@ -313,3 +313,30 @@ def test_conditional_no_good_sample_fails(tmp_path):
     p.build()
     with pytest.raises(sluice.SluiceError, match="no sample of the batch is good"):
         p.run()
+
+
+def test_error_names_the_first_failing_sample_of_the_batch():
+    """The default policy ("raise"): the error names the batch's first failing sample, whatever
+    the threads' timing. Two PNGs cut short, whose headers read well (so both fail in the same
+    phase, the decode): sample 0 a large one (its failure comes after most of its rows are
+    decoded), sample 3 a small one cut after its header (it fails at once). With four threads
+    sample 3 always fails first, and sample 0, still running, must be the one reported."""
+    rng = np.random.default_rng(3)
+    buf = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (1200, 1600, 3), dtype=np.uint8)).save(
+        buf, "PNG", compress_level=1)
+    big = buf.getvalue()
+    data = [np.frombuffer(b, np.uint8)
+            for b in (big[: len(big) * 9 // 10], _png("red"), _png("blue"), _png("green")[:40])]
+
+    @pipeline_def(batch_size=4, num_threads=4, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        return fn.decoders.image(fn.external_source(source=lambda: data),
+                                 device="cpu")
+
+    p = pipe()
+    p.build()
+    for _ in range(3):
+        with pytest.raises(sluice.SluiceError, match=r"sample 0\b") as info:
+            p.run()
+        assert "sample 3" not in str(info.value)

@@ -63,6 +63,9 @@ typedef struct sl__decode_mem {
  * (JPEG: entropy-decoded; PNG: inflated and checked), so that a truncated or corrupt file fails
  * as the whole decode does, wherever the window lies. */
 #define SL__DECODE_TO_END 0x2u
+/* sl__jpeg_hybrid_coefs only, for tests: a single-scan file's entropy decoding left to
+ * libjpeg's own decoder instead of jpeg_huff.c's (which gives the same coefficients). */
+#define SL__HYB_LIBJPEG_HUFF 0x4u
 /* Extent of a JPEG decoded at n/8 (libjpeg rounds up). */
 static inline int sl__jpeg_scaled(int extent, int n)
 {

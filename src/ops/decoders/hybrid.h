@@ -1,8 +1,9 @@
 /* src/ops/decoders/hybrid.h: the hybrid JPEG decoder's staging layout (internal; C and CUDA).
  *
  * decoders.image on device "mixed" (SL_OP_MIXED_GPU): per sample, the CPU entropy-decodes the
- * JPEG (jpeg.c: a single-scan file in libjpeg's raw-data mode with an IDCT method that stores
- * the blocks, a multi-scan one with jpeg_read_coefficients) into the sample's pinned staging — a
+ * JPEG (jpeg.c: a single-scan file set up by libjpeg in raw-data mode and decoded by
+ * jpeg_huff.c's Huffman decoder, or libjpeg's where that one gives up; a multi-scan one with
+ * jpeg_read_coefficients) into the sample's pinned staging — a
  * sl__hyb_head, then each component's quantised DCT blocks (int16, natural order, rows of
  * blocks) — and the executor copies the batch's staging to the device in one copy. With a
  * window (decoders.image_random_crop) only the blocks its pixels read are kept, packed — the

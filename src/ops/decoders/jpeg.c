@@ -37,6 +37,7 @@
 
 #include "ops/decoders/codec.h"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/jpeg_huff.h"
 
 /* One peek or decode. The error manager is embedded so the callbacks find the job from
  * cinfo->err; everything the code after setjmp reads lives here, not in locals, so nothing is
@@ -717,15 +718,61 @@ static void point_mcu(const job *j, int row, int y, int x, JBLOCKROW *mcu, JBLOC
     }
 }
 
-/* A single-scan file: the scan's entropy-coded data decoded MCU by MCU with libjpeg's own
- * entropy decoder (cinfo->entropy->decode_mcu, as jdcoefct.c's decompress_onepass and
- * jpeg_skip_scanlines drive it), after jpeg_start_decompress in raw-data mode has read the
- * tables and set the scan up. The decoder writes each block the window keeps straight into
- * the staging (zeroed first: it writes only the nonzero coefficients, in natural order); an
- * MCU with no such block is decoded with no buffer (nothing stored: jpeg_skip_scanlines's
- * way; an arithmetic-coded file gets a dummy buffer instead); nothing is upsampled, converted
- * or kept for the whole image. The iMCU rows below the window are not read at all unless
- * SL__DECODE_TO_END asks for them (the file not yet known whole: decoded, nothing stored). */
+/* The MCUs of a single-scan file down to iMCU row `rows` (exclusive), each block the window
+ * keeps decoded straight into the staging (zeroed first: the decoders write only the nonzero
+ * coefficients, in natural order), the MCUs with no such block decoded into nothing. With huff,
+ * jpeg_huff.c's decoder, and *gave_up set when it gives up (nothing was read from libjpeg's
+ * source, so libjpeg's decoder can start the scan again); without, libjpeg's own decode_mcu
+ * (as jdcoefct.c's decompress_onepass and jpeg_skip_scanlines drive it). */
+static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_up)
+{
+    struct jpeg_decompress_struct *c = &j->cinfo;
+    const sl__hyb_head *h = j->head;
+    memset(j->out + SL__HYB_HEAD_BYTES, 0, (size_t)h->nblocks * sizeof(JBLOCK));
+    JBLOCK dummy[D_MAX_BLOCKS_IN_MCU];
+    JBLOCKROW mcu[D_MAX_BLOCKS_IN_MCU], dummies[D_MAX_BLOCKS_IN_MCU];
+    for (int n = 0; n < D_MAX_BLOCKS_IN_MCU; n++)
+        dummies[n] = dummy + n;
+    int x0, x1;
+    window_mcu_cols(c, h, &x0, &x1);
+    const int total = (int)c->total_iMCU_rows;
+    const jpeg_component_info *only = c->cur_comp_info[0];
+    for (int row = 0; row < rows; row++) {
+        bool inside = row >= j->first_imcu && row <= j->last_imcu;
+        /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
+        int mcu_rows = c->comps_in_scan > 1 ? 1
+                       : row < total - 1    ? only->v_samp_factor
+                                            : only->last_row_height;
+        for (int y = 0; y < mcu_rows; y++) {
+            for (int x = 0; x < (int)c->MCUs_per_row; x++) {
+                JBLOCKROW *buf = c->arith_code && !huff ? dummies : NULL;
+                if (inside && x >= x0 && x <= x1) {
+                    point_mcu(j, row, y, x, mcu, dummy);
+                    buf = mcu;
+                }
+                if (huff) {
+                    if (sl__huff_mcu(huff, buf) != SL__HUFF_OK) {
+                        *gave_up = true;
+                        return SL_OK;
+                    }
+                } else if (!(*c->entropy->decode_mcu)(c, buf)) { /* only a suspending source */
+                    return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
+                                          "JPEG: decoder suspended");
+                }
+            }
+        }
+    }
+    *gave_up = huff && sl__huff_finish(huff) != SL__HUFF_OK;
+    return SL_OK;
+}
+
+/* A single-scan file: after jpeg_start_decompress in raw-data mode has read the tables and set
+ * the scan up, its entropy-coded data decoded MCU by MCU (single_scan_rows): by jpeg_huff.c's
+ * decoder, faster than libjpeg's, or, where that one gives up (a scan it does not decode,
+ * anything odd in the data: jpeg_huff.h) or SL__HYB_LIBJPEG_HUFF asks, by libjpeg's own,
+ * whose verdict then stands. Nothing is upsampled, converted or kept for the whole image. The
+ * iMCU rows below the window are not read at all unless SL__DECODE_TO_END asks for them (the
+ * file not yet known whole: decoded, nothing stored). */
 static sl_status hybrid_single_scan(job *j)
 {
     struct jpeg_decompress_struct *c = &j->cinfo;
@@ -736,35 +783,17 @@ static sl_status hybrid_single_scan(job *j)
     if (c->blocks_in_MCU > D_MAX_BLOCKS_IN_MCU || c->comps_in_scan < 1)
         return sl__codec_fail(j->err, j->errlen, SL_ECORRUPT,
                               "JPEG: bad MCU"); /* libjpeg's check */
-    memset(j->out + SL__HYB_HEAD_BYTES, 0, (size_t)h->nblocks * sizeof(JBLOCK));
-    JBLOCK dummy[D_MAX_BLOCKS_IN_MCU];
-    JBLOCKROW mcu[D_MAX_BLOCKS_IN_MCU], dummies[D_MAX_BLOCKS_IN_MCU];
-    for (int n = 0; n < D_MAX_BLOCKS_IN_MCU; n++)
-        dummies[n] = dummy + n;
-    int x0, x1;
-    window_mcu_cols(c, h, &x0, &x1);
     const int total = (int)c->total_iMCU_rows;
     const int rows =
         (j->flags & SL__DECODE_TO_END) || j->last_imcu >= total ? total : j->last_imcu + 1;
-    const jpeg_component_info *only = c->cur_comp_info[0];
-    for (int row = 0; row < rows; row++) {
-        bool inside = row >= j->first_imcu && row <= j->last_imcu;
-        /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
-        int mcu_rows = c->comps_in_scan > 1 ? 1
-                       : row < total - 1    ? only->v_samp_factor
-                                            : only->last_row_height;
-        for (int y = 0; y < mcu_rows; y++) {
-            for (int x = 0; x < (int)c->MCUs_per_row; x++) {
-                JBLOCKROW *buf = c->arith_code ? dummies : NULL;
-                if (inside && x >= x0 && x <= x1) {
-                    point_mcu(j, row, y, x, mcu, dummy);
-                    buf = mcu;
-                }
-                if (!(*c->entropy->decode_mcu)(c, buf)) /* only a suspending source returns 0 */
-                    return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL,
-                                          "JPEG: decoder suspended");
-            }
-        }
+    sl__huff huff;
+    bool gave_up = true;
+    if (!(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK)
+        single_scan_rows(j, &huff, rows, &gave_up); /* SL_OK */
+    if (gave_up) {
+        sl_status s = single_scan_rows(j, NULL, rows, &gave_up);
+        if (s != SL_OK)
+            return s;
     }
     /* the tables libjpeg latched for the scan (freed by the abort) */
     for (int k = 0; k < c->num_components; k++)
