@@ -51,7 +51,7 @@ from multiprocessing import connection, reduction
 import torch
 import torch.utils.data as tud
 from torch._utils import ExceptionWrapper
-from torch.utils.data.dataloader import _DatasetKind
+from torch.utils.data.dataloader import T_co, _DatasetKind
 
 from . import _dl_worker
 
@@ -61,7 +61,7 @@ CLOSE_GRACE_S = 5.0  # PyTorch's join timeout at shutdown, before SIGTERM
 _LIVE = weakref.WeakSet()  # iterators with workers: a forked worker closes their sockets
 
 
-class DataLoader(tud.DataLoader):
+class DataLoader(tud.DataLoader[T_co]):
     """``torch.utils.data.DataLoader`` with sluice's workers: same signature, defaults, errors
     and semantics (see PyTorch's documentation), plus ``in_order`` (False: batches are returned
     as workers finish them) and sluice's ``batch_assignment``: "batch" (default, PyTorch's:
@@ -727,6 +727,8 @@ class _MultiProcessIter(_BaseIter):
         self._pin_thread = None
         if self._pin_memory:
             self._pin_thread = self._ws.pin_thread = _PinThread(self._pinner)
+            # PyTorch's name for the thread (its tests join it after dropping the iterator)
+            self._pin_memory_thread = self._pin_thread.thread
         self._finalizer = weakref.finalize(self, _shutdown, self._ws)
         method = ctx.get_start_method()
         fork = method == "fork"
