@@ -11,7 +11,11 @@ Workloads (one Dataset class each, defined here, used unchanged by both loaders)
   RandomResizedCrop(224), RandomHorizontalFlip(), PILToTensor()]))`` — PIL decodes, crops,
   resizes and flips; each sample a uint8 CHW tensor and an int label;
 - **ready**: a sample is a ready 224x224x3 uint8 NumPy array (a copy of a cached one) and an
-  int label: what the loader itself costs (collation, transport) without decoding;
+  int label: what the loader itself costs (collation, transport) without decoding, plus the
+  Dataset's own copy of 150 KB per sample (and the page faults of its allocation), which both
+  loaders pay;
+- **asis**: the cached 224x224x3 array itself (returned as it is, no copy) and an int label:
+  the loader's own cost alone (what the issue's "ready NumPy arrays" measured);
 - **varying**: the ready sample after a wait whose length varies from sample to sample (2 ms
   for most, 100 ms for one in 32, chosen by a hash of the index: a storage read with a heavy
   tail; a wait rather than CPU work so that the samples' scheduling is what is measured even
@@ -27,7 +31,10 @@ persistent_workers=True)``, fork. Each measurement is a fresh process (one warm-
 of that process and all its workers sampled every 50 ms (bench/pss.py, bench/measure.py).
 Before each measurement the script waits (up to --quiet-wait s) for the machine to be quiet and
 records the background load; the table shows medians over the quiet rounds (all rounds if none
-was) and the per-round ratio sluice/torch.
+was) and the per-round ratio sluice/torch. It also shows the CPU time (user + system) that the
+process and its workers spent in the timed epochs, per 1,000 images (from /proc/PID/stat of
+each): steadier than the wall time on a shared machine, and what a loader costs the CPUs that
+training also needs.
 """
 import argparse
 import json
@@ -59,6 +66,13 @@ class ReadyArrays:
         return self.img.copy(), i % 10
 
 
+class AsIsArrays(ReadyArrays):
+    """The cached image itself (no copy) and its label: the loader's own cost alone."""
+
+    def __getitem__(self, i):
+        return self.img, i % 10
+
+
 class VaryingCost(ReadyArrays):
     """ReadyArrays after a wait whose length varies from sample to sample (deterministic per
     index): 2 ms for most samples, 100 ms for one in 32 — a storage read with a heavy tail.
@@ -77,6 +91,8 @@ class VaryingCost(ReadyArrays):
 def make_dataset(workload, root, n_files):
     if workload == "ready":
         return ReadyArrays(n_files)
+    if workload == "asis":
+        return AsIsArrays(n_files)
     if workload == "varying":
         return VaryingCost(n_files)
     import torchvision
@@ -115,10 +131,21 @@ def child(a):
         return n
 
     epoch()  # warm-up: workers started, chunks grown, files in the page cache
+    pids = [os.getpid()] + [w.pid for w in getattr(dl._iterator, "_workers", [])]
+    c0 = [cpu_seconds(p) for p in pids]
     t = time.perf_counter()
     n = sum(epoch() for _ in range(a.epochs))
     dt = time.perf_counter() - t
-    print(json.dumps({"images": n, "seconds": dt}))
+    c1 = [cpu_seconds(p) for p in pids]
+    print(json.dumps({"images": n, "seconds": dt, "cpu_main": c1[0] - c0[0],
+                      "cpu_workers": sum(c1[1:]) - sum(c0[1:])}))
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` so far (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(a, contender, workers, workload):
@@ -131,8 +158,10 @@ def measure(a, contender, workers, workload):
     if m["rc"] != 0:
         raise RuntimeError(f"{contender} N={workers} {workload}: {m['stderr'][-2000:]}")
     r = last_json(m["stdout"])
+    k = 1000 / r["images"]
     return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": m["peak_pss_mib"],
-            "background_cpus": m["background_cores"]}
+            "cpu_s_per_1000": (r["cpu_main"] + r["cpu_workers"]) * k,
+            "cpu_main_s_per_1000": r["cpu_main"] * k, "background_cpus": m["background_cores"]}
 
 
 NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader",
@@ -143,7 +172,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.join(ROOT, "build", "bench-data", "n500-s0"))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--workloads", nargs="+", default=["imagefolder", "ready", "varying"])
+    ap.add_argument("--workloads", nargs="+",
+                    default=["imagefolder", "ready", "asis", "varying"])
     ap.add_argument("--contenders", nargs="+", default=["sluice", "sluice-sample", "torch"])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=3)
@@ -169,6 +199,7 @@ def main():
             m = results[r][-1]
             print(f"round {rnd + 1}: {NAMES[r[0]]:32} N={r[1]} {r[2]:11} "
                   f"{m['images_per_s']:8.1f} images/s {m['peak_pss_mib']:7.1f} MiB "
+                  f"{m['cpu_s_per_1000']:6.3f} CPU s/1000 "
                   f"(background {m['background_cpus']:.2f} CPUs)", file=sys.stderr, flush=True)
     quiet = [k for k in range(a.rounds)
              if all(results[r][k]["background_cpus"] < a.max_background for r in runs)]
@@ -180,8 +211,8 @@ def main():
           f"interleaved rounds ({'quiet ones' if quiet else 'none was quiet: all'}); PSS summed "
           f"over all processes; {os.cpu_count()} CPUs\n")
     print("| workload | N | loader | images/s | peak PSS (MiB) | speed vs torch | "
-          "memory vs torch |")
-    print("|---|---|---|---:|---:|---:|---:|")
+          "memory vs torch | CPU s / 1000 images (main) | CPU: torch / this |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for w in a.workloads:
         for n in a.workers:
             for c in a.contenders:
@@ -190,8 +221,16 @@ def main():
                                           base[i]["images_per_s"] for i in use)
                 mem = statistics.median(results[(c, n, w)][i]["peak_pss_mib"] -
                                         base[i]["peak_pss_mib"] for i in use)
+                # CPU time hardly depends on the machine's load: every round counts
+                cpu = statistics.median(ms["cpu_s_per_1000"] for ms in results[(c, n, w)])
+                cpu_main = statistics.median(ms["cpu_main_s_per_1000"]
+                                             for ms in results[(c, n, w)])
+                cpu_ratio = statistics.median(
+                    base[i]["cpu_s_per_1000"] / max(results[(c, n, w)][i]["cpu_s_per_1000"],
+                                                    1e-9) for i in range(a.rounds))
                 print(f"| {w} | {n} | {NAMES[c]} | {m['images_per_s']:.0f} | "
-                      f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB |")
+                      f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB | "
+                      f"{cpu:.3f} ({cpu_main:.3f}) | {cpu_ratio:.2f}x |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"contender": c, "workers": n, "workload": w, "rounds": ms,

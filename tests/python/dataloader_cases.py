@@ -192,6 +192,25 @@ class ArraysDataset(Dataset):
         return image_like(i)
 
 
+class BigArrayDataset(Dataset):
+    """64 samples of 64 KiB (a NumPy array returned as it is, and its index): sample i's bytes
+    are row(i)."""
+
+    _rows = {}
+
+    @staticmethod
+    def row(i):
+        return (np.arange(65536, dtype=np.int64) * 7 + i * 13).astype(np.uint8)
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        if i not in self._rows:
+            self._rows[i] = self.row(i)
+        return self._rows[i], i
+
+
 Pair = __import__("collections").namedtuple("Pair", "a b")
 
 

@@ -497,8 +497,11 @@ def harness(name, method, sig=None):
     pids = next((json.loads(x[5:]) for x in lines if x.startswith("PIDS ")), [])
     result = next((json.loads(x[7:]) for x in lines if x.startswith("RESULT ")), None)
     mine = set(pids) | {child.pid}
+    # not the case's: another process's torch segments, the fuzz targets' folders (a fuzzing
+    # run beside the tests: docs/fuzzing.md)
     new_shm = sorted(f for f in _shm() - shm_before
-                     if not (f.startswith("torch_") and int(f.split("_")[1]) not in mine))
+                     if not (f.startswith("torch_") and int(f.split("_")[1]) not in mine)
+                     and not f.startswith("sluice-fuzz-"))
     print(json.dumps({"rc": child.returncode, "result": result, "stderr": err[-4000:],
                       "left": left_states, "still_alive": _children(os.getpid()),
                       "left_for_s": lived_on if left else 0.0, "pids": pids,

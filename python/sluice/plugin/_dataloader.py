@@ -15,8 +15,11 @@ kept in one place. What sluice replaces is the iteration:
   mapped here when new or grown) holding its tensors: the tensors returned are views of that
   chunk, and the chunk goes back to its worker only when every tensor over it is gone (a
   ``weakref.finalize`` on the memoryview the tensors share), so ``list(loader)`` holds valid
-  batches. Chunks are sized to the batch they carry and reused; a free chunk's pages are
-  given back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
+  batches. The worker picks a chunk when it collates a batch (as PyTorch's worker allocates
+  shared memory then), told which are free again through a pipe of notices that the
+  finalizers write; chunks are sized to the batch they carry and reused at once with their
+  pages (no page faults), and a chunk left free for a batch cycle or while the worker idles
+  gives its pages back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
   frozen for the garbage collector (no copy-on-write of them by the workers' collections).
 - ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
   worker, written into one chunk the main process created (``_BatchChunks``), assembled by
@@ -48,7 +51,7 @@ from multiprocessing import connection, reduction
 import torch
 import torch.utils.data as tud
 from torch._utils import ExceptionWrapper
-from torch.utils.data.dataloader import _DatasetKind
+from torch.utils.data.dataloader import T_co, _DatasetKind
 
 from . import _dl_worker
 
@@ -58,7 +61,7 @@ CLOSE_GRACE_S = 5.0  # PyTorch's join timeout at shutdown, before SIGTERM
 _LIVE = weakref.WeakSet()  # iterators with workers: a forked worker closes their sockets
 
 
-class DataLoader(tud.DataLoader):
+class DataLoader(tud.DataLoader[T_co]):
     """``torch.utils.data.DataLoader`` with sluice's workers: same signature, defaults, errors
     and semantics (see PyTorch's documentation), plus ``in_order`` (False: batches are returned
     as workers finish them) and sluice's ``batch_assignment``: "batch" (default, PyTorch's:
@@ -436,39 +439,85 @@ class _SingleProcessIter(_BaseIter):
 # ---- the workers ---------------------------------------------------------------------------
 
 class _ChunkBook:
-    """The main process's record of the workers' chunks: mappings, and which are free. Released
-    chunks arrive through `released` (appended by finalizers, from any thread)."""
+    """The main process's record of the workers' chunks: their mappings here, and for each
+    worker the pipe through which it learns that a chunk is free again (the worker picks a
+    chunk when it collates a batch: _dl_worker._Chunks). A chunk is free when the memoryview
+    of its batch (and every tensor over it) is gone; the finalizer writes the notice, from
+    whatever thread drops the last view."""
 
     def __init__(self, n):
         self.maps = [dict() for _ in range(n)]   # chunk id -> buffer (map_shared)
-        self.free = [[] for _ in range(n)]
-        self.next_id = [0] * n
-        self.released = collections.deque()
-
-    def take(self, wid):
-        while self.released:
-            w, c = self.released.popleft()
-            self.free[w].append(c)
-        if self.free[wid]:
-            return self.free[wid].pop()
-        cid = self.next_id[wid]
-        self.next_id[wid] += 1
-        return cid
-
-    def give_back(self, wid, cid):
-        self.free[wid].append(cid)
+        self.notices = [None] * n                # _Notices of each worker
 
     def map(self, wid, cid, fd, size):
         self.maps[wid][cid] = _dl_worker.map_shared(fd, size)  # the old one: unmapped when
         # its last view goes
+
+    def give_back(self, wid, cid):
+        """A batch dropped unseen (its epoch was reset): its chunk is free again."""
+        buf = self.maps[wid].get(cid)
+        self.notices[wid].post(cid, getattr(buf, "_sluice_pinned", False))
 
     def buffer(self, wid, cid):
         """A memoryview of the chunk; the chunk is free again when it (and every tensor over
         it) is gone."""
         buf = self.maps[wid][cid]
         mv = memoryview(buf)
-        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, (wid, cid))
+        weakref.finalize(mv, _free_notice, self.notices[wid], buf, cid)
         return mv
+
+
+def _free_notice(notices, buf, cid):
+    notices.post(cid, getattr(buf, "_sluice_pinned", False))
+
+
+class _Notices:
+    """The write end of a worker's pipe of free-chunk notices (non-blocking; notices that do
+    not fit wait in `pending` for the next post). Posts come from finalizers in any thread,
+    and may come from a finalizer that a garbage collection runs inside a post: that one is
+    queued for the outer call to write (never written twice, never lost). A post after close()
+    is dropped (the worker is gone)."""
+
+    def __init__(self, conn):
+        self.conn, self.fd = conn, conn.fileno()
+        os.set_blocking(self.fd, False)
+        self.lock = threading.Lock()
+        self.owner = None                # the thread inside post()
+        self.queue = collections.deque()
+        self.pending = b""
+
+    def post(self, cid, pinned):
+        self.queue.append(_dl_worker._NOTICE.pack(cid << 1 | bool(pinned)))
+        me = threading.get_ident()
+        if self.owner == me:
+            return
+        with self.lock:
+            self.owner = me
+            try:
+                self._flush()
+            finally:
+                self.owner = None
+
+    def _flush(self):
+        while self.fd is not None:
+            while self.queue and len(self.pending) < 4096:
+                self.pending += self.queue.popleft()
+            if not self.pending:
+                return
+            try:  # at most PIPE_BUF bytes of whole records: written whole or not at all
+                n = os.write(self.fd, self.pending[:4096])
+            except BlockingIOError:
+                return
+            except OSError:  # the worker exited
+                self.pending = b""
+                self.queue.clear()
+                return
+            self.pending = self.pending[n:]
+
+    def close(self):
+        with self.lock:
+            self.fd = None
+            self.conn.close()
 
 
 class _FdCloser:
@@ -488,34 +537,69 @@ class _BatchChunks:
     """batch_assignment="sample": the batch chunks, memfds created here, mapped here and in each
     worker that writes into them (its fd sent to a worker before its first part there, and again
     when the chunk was replaced by a bigger one). A chunk is free again when every tensor over
-    it is gone (as _ChunkBook). `fds`: the open fds (closed at shutdown)."""
+    it is gone (as _ChunkBook): the most recently freed one keeps its pages and is reused first
+    (no page faults); the others give theirs back (madvise MADV_REMOVE) as soon as a later one
+    is freed or taken. `fds`: the open fds (closed at shutdown)."""
 
     def __init__(self):
         self.chunks = {}  # id -> [generation, size, fd, buffer]
-        self.free = []
-        self.released = collections.deque()
+        self.free = []    # oldest first
+        self.released = collections.deque()  # freed by finalizers, not yet in `free`
+        self.cold = set()  # free chunks whose pages were given back
+        self.lock = threading.Lock()
+        self.owner = None  # the thread holding `lock`
         self.sent = {}    # (worker, id) -> generation mapped there
         self.next_id = 0
+
+    def _cool(self, cids):
+        for c in cids:
+            if c not in self.cold and c in self.chunks:
+                _dl_worker.release_pages(self.chunks[c][3])
+                self.cold.add(c)
+
+    def freed(self, cid):
+        """A chunk free again (its batch's finalizer, any thread): the chunks freed before it
+        and not taken since give their pages back."""
+        me = threading.get_ident()
+        if self.owner == me:  # a finalizer run by a collection inside take(): no cooling
+            self.released.append(cid)
+            return
+        with self.lock:
+            self.owner = me
+            try:
+                self._cool(list(self.released))
+                self.released.append(cid)
+            finally:
+                self.owner = None
 
     def fds(self):
         return [c[2] for c in self.chunks.values()]
 
     def take(self, need):
+        with self.lock:
+            self.owner = threading.get_ident()
+            try:
+                return self._take(need)
+            finally:
+                self.owner = None
+
+    def _take(self, need):
         while self.released:
             self.free.append(self.released.popleft())
         fits = [c for c in self.free if self.chunks[c][1] >= need]
-        if fits:
-            cid = min(fits, key=lambda c: self.chunks[c][1])
+        if fits:  # the most recently freed that fits: its pages are still there
+            cid = fits[-1]
             self.free.remove(cid)
-            return cid
-        if self.free:  # the biggest free chunk is replaced by one that fits, with headroom
+        elif self.free:  # the biggest free chunk is replaced by one that fits, with headroom
             cid = max(self.free, key=lambda c: self.chunks[c][1])
             self.free.remove(cid)
-            size = int(need * _dl_worker.GROWTH)
+            self._make(cid, int(need * _dl_worker.GROWTH))
         else:
-            cid, size = self.next_id, need
+            cid = self.next_id
             self.next_id += 1
-        self._make(cid, size)
+            self._make(cid, need)
+        self.cold.discard(cid)
+        self._cool(self.free[:-1])  # idle for a batch: all but the spare give their pages back
         return cid
 
     def _make(self, cid, size):
@@ -534,7 +618,7 @@ class _BatchChunks:
         self.chunks[cid] = [(old[0] + 1) if old else 0, size, fd, buf]
 
     def give_back(self, cid):
-        self.free.append(cid)
+        self.freed(cid)
 
     def send_to(self, conn, wid, pid, cid):
         gen, size, fd, _ = self.chunks[cid]
@@ -546,7 +630,7 @@ class _BatchChunks:
     def buffer(self, cid):
         buf = self.chunks[cid][3]
         mv = memoryview(buf)
-        weakref.finalize(mv, _dl_worker._on_free, self.released, buf, cid)
+        weakref.finalize(mv, self.freed, cid)
         return mv
 
     def close(self):
@@ -574,6 +658,8 @@ def _shutdown(state):
         state.pin_thread.stop()
     if state.batch_chunks is not None:
         state.batch_chunks.close()
+    for n in state.notices:
+        n.close()
     for conn in state.conns:
         try:
             os.set_blocking(conn.fileno(), False)
@@ -605,6 +691,7 @@ class _WorkerSet:
         self.grace = CLOSE_GRACE_S
         self.pin_thread = None
         self.batch_chunks = None
+        self.notices = []  # _Notices of the workers
 
 
 class _MultiProcessIter(_BaseIter):
@@ -640,6 +727,8 @@ class _MultiProcessIter(_BaseIter):
         self._pin_thread = None
         if self._pin_memory:
             self._pin_thread = self._ws.pin_thread = _PinThread(self._pinner)
+            # PyTorch's name for the thread (its tests join it after dropping the iterator)
+            self._pin_memory_thread = self._pin_thread.thread
         self._finalizer = weakref.finalize(self, _shutdown, self._ws)
         method = ctx.get_start_method()
         fork = method == "fork"
@@ -651,21 +740,27 @@ class _MultiProcessIter(_BaseIter):
         try:
             for wid in range(self._num_workers):
                 main_end, worker_end = ctx.Pipe(duplex=True)
+                notice_r, notice_w = ctx.Pipe(duplex=False)
                 close = []
                 if fork:
                     close = [c for it in list(_LIVE) for c in it._conns if not c.closed]
+                    close += [n.conn for it in list(_LIVE) for n in it._ws.notices
+                              if not n.conn.closed] + [notice_w]
                     close += [_FdCloser(fd) for it in list(_LIVE) if it._batch_chunks
                               for fd in it._batch_chunks.fds()]
                     close += _sluice_pool_conns() + [main_end]
                 w = ctx.Process(target=_dl_worker.dl_worker_main, daemon=True,
                                 args=(worker_end, wid, self._num_workers, self._base_seed,
-                                      parent, pdeathsig, close, cfg))
+                                      parent, pdeathsig, close, cfg, notice_r))
                 try:
                     _start(w, fork)
                 finally:
                     worker_end.close()
+                    notice_r.close()
                 self._workers.append(w)
                 self._conns.append(main_end)
+                self._book.notices[wid] = _Notices(notice_w)
+                self._ws.notices.append(self._book.notices[wid])
         except BaseException:
             self._shutdown_workers()
             raise
@@ -725,8 +820,7 @@ class _MultiProcessIter(_BaseIter):
                     break  # out of order: a worker with room
         else:
             return  # every worker is done (IterableDataset)
-        cid = self._book.take(wid)
-        self._send(self._conns[wid], ("task", self._epoch, self._send_idx, cid, index))
+        self._send(self._conns[wid], ("task", self._epoch, self._send_idx, None, index))
         self._task_info[self._send_idx] = [wid]
         self._tasks_outstanding += 1
         self._workers_num_tasks[wid] += 1
@@ -872,21 +966,19 @@ class _MultiProcessIter(_BaseIter):
                     self._book.map(wid, cid, fd, grown)
                 finally:
                     os.close(fd)
+        # (a chunk is in the reply only when the worker wrote the batch into one: "ok", shm)
         if epoch != self._epoch or idx not in self._task_info:
-            self._book.give_back(wid, cid)  # a batch of an epoch that was reset: dropped
+            if cid is not None:
+                self._book.give_back(wid, cid)  # a batch of an epoch that was reset: dropped
             return
         self._tasks_outstanding -= 1  # a worker's count drops when its batch is delivered
         if kind == "stop":  # this worker's IterableDataset ended
-            self._book.give_back(wid, cid)
             self._workers_status[wid] = False
             del self._task_info[idx]
             return
         if kind == "err":
-            self._book.give_back(wid, cid)
             self._task_info[idx].append(("err", payload))
             return
-        if not payload[2]:
-            self._book.give_back(wid, cid)  # nothing written into the chunk
         if self._pin_thread is not None:  # loaded and pinned there while the program works
             mv = self._book.buffer(wid, cid) if payload[2] else None
             self._task_info[idx].append(("pin", self._pin_thread.submit(_load_and_pin,

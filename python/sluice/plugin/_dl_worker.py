@@ -23,6 +23,7 @@ boundary as a small pickle whose tensors and NumPy arrays live in a shared-memor
 """
 import collections
 import collections.abc
+import ctypes
 import errno
 import io
 import mmap
@@ -30,6 +31,7 @@ import os
 import pickle
 import random
 import re
+import struct
 import sys
 
 import numpy as np
@@ -74,6 +76,8 @@ def collate(batch, stack=None):
         if elem_type.__name__ in ("ndarray", "memmap"):
             if _np_str_obj.search(elem.dtype.str) is not None:
                 raise TypeError(COLLATE_ERR.format(elem.dtype))
+            if stack is _defer_stack or stack is _Stack:  # stacked straight from the arrays
+                return _Stack.of_arrays(batch)  # (torch.as_tensor of each: the same bytes)
             return collate([torch.as_tensor(b) for b in batch], stack)
         if elem.shape == ():  # a NumPy scalar
             return torch.as_tensor(batch)
@@ -164,16 +168,37 @@ def is_default_convert(fn):
 
 
 class _Stack:
-    """A batch of equally shaped tensors to be stacked straight into the chunk."""
+    """A batch of equally shaped tensors to be stacked straight into the chunk (`dtype`: their
+    torch dtype; `arrays`: NumPy arrays of one dtype and shape, whose torch.as_tensor()
+    PyTorch would stack, rather than tensors)."""
 
-    __slots__ = ("tensors",)
+    __slots__ = ("tensors", "dtype", "arrays")
 
-    def __init__(self, tensors):
-        self.tensors = tensors
+    def __init__(self, tensors, dtype=None, arrays=False):
+        self.tensors, self.dtype, self.arrays = tensors, dtype, arrays
+
+    @classmethod
+    def of_arrays(cls, batch):
+        first = torch.as_tensor(batch[0])  # PyTorch's errors for what torch cannot hold
+        dt, shape = batch[0].dtype, batch[0].shape
+        if all(b.dtype == dt and b.shape == shape for b in batch):
+            return cls(batch, first.dtype, True)
+        return cls([first] + [torch.as_tensor(b) for b in batch[1:]])  # torch.stack's error
 
 
 def _shm_collate(batch):
-    return collate(batch, _Stack)
+    return collate(batch, _defer_stack)
+
+
+def _defer_stack(batch):
+    """CPU tensors are stacked later, straight into the chunk; tensors on another device
+    (CUDA: PyTorch's test_multiprocessing_contexts with spawn) are stacked here by torch.stack
+    on their device, as PyTorch's default_collate does in its workers, and travel through
+    ForkingPickler (CUDA IPC; ShmPickler.persistent_id leaves them alone): a chunk is host
+    memory."""
+    if all(t.device.type == "cpu" for t in batch):
+        return _Stack(batch)
+    return torch.stack(batch, 0)
 
 
 def _shm_convert(data):
@@ -215,8 +240,10 @@ class ShmPickler(_forking_pickler()):
         if isinstance(obj, _Stack):
             first = obj.tensors[0]
             shape = (len(obj.tensors),) + tuple(first.shape)
+            if obj.arrays:
+                return self._place("s", first.nbytes * len(obj.tensors), obj, obj.dtype, shape)
             nbytes = first.element_size() * first.numel() * len(obj.tensors)
-            return self._place("s", nbytes, obj.tensors, first.dtype, shape)
+            return self._place("s", nbytes, obj, first.dtype, shape)
         if _plain_tensor(obj):
             return self._place("t", obj.element_size() * obj.numel(), obj, obj.dtype,
                                tuple(obj.shape))
@@ -225,17 +252,56 @@ class ShmPickler(_forking_pickler()):
         return None
 
     def write(self, mm, base):
-        """Writes the items into the chunk (`mm` its mapping, `base` a uint8 tensor over it)."""
+        """Writes the items into the chunk (`mm` its mapping, `base` a uint8 tensor over it):
+        contiguous data with memmove (torch.stack's and copy_'s element loops cost twice as
+        much), the rest as PyTorch copies it."""
+        addr = ctypes.addressof(mm)
         for off, nbytes, kind, src, dtype, shape in self.items:
             if not nbytes:
                 continue
             if kind == "n":
-                np.copyto(np.frombuffer(mm, dtype, nbytes // dtype.itemsize, off).reshape(shape),
-                          src)
+                if src.flags.c_contiguous:
+                    _memmove(addr + off, src.__array_interface__["data"][0], nbytes)
+                else:
+                    np.copyto(np.frombuffer(mm, dtype, nbytes // dtype.itemsize,
+                                            off).reshape(shape), src)
             elif kind == "s":
-                torch.stack(src, 0, out=_view(base, off, nbytes, dtype, shape))
+                _write_stack(src, addr + off, nbytes, lambda: _view(base, off, nbytes, dtype,
+                                                                    shape))
+            elif _flat(src):
+                _memmove(addr + off, src.data_ptr(), nbytes)
             else:
                 _view(base, off, nbytes, dtype, shape).copy_(src)
+
+
+def _flat(t):
+    """Whether tensor `t`'s bytes are its values, in order, in CPU memory (and torch.stack
+    would take it as it is: no grad, no subclass)."""
+    return (type(t) is torch.Tensor and t.is_cpu and t.layout == torch.strided
+            and t.is_contiguous() and not (t.requires_grad or t.is_conj() or t.is_neg()
+                                           or t.is_quantized))
+
+
+def _write_stack(st, addr, nbytes, view):
+    """The rows of a _Stack written at `addr` (`view()`: a tensor over the destination)."""
+    items = st.tensors
+    rb = nbytes // len(items)
+    if st.arrays:
+        if all(a.flags.c_contiguous for a in items):
+            for i, a in enumerate(items):
+                _memmove(addr + i * rb, a.__array_interface__["data"][0], rb)
+        else:
+            out = view().numpy()
+            for i, a in enumerate(items):
+                np.copyto(out[i], a, casting="no")
+        return
+    t0 = items[0]
+    dt, shape = t0.dtype, t0.shape
+    if all(t.dtype == dt and t.shape == shape and _flat(t) for t in items):
+        for i, t in enumerate(items):
+            _memmove(addr + i * rb, t.data_ptr(), rb)
+    else:  # torch.stack's checks, errors and strided copies
+        torch.stack(items, 0, out=view())
 
 
 _TORCH_DTYPES = {str(d): d for d in (
@@ -448,6 +514,8 @@ class _Unmap:
 
 
 _LIBC = None
+_memmove = ctypes.memmove
+_NOTICE = struct.Struct("<I")  # a free-chunk notice: chunk id << 1 | pinned
 
 
 def _libc():
@@ -477,13 +545,6 @@ def release_pages(buf):
     _libc().madvise(ctypes.addressof(buf), ctypes.sizeof(buf), mmap.MADV_REMOVE)
 
 
-def _on_free(released, buf, key):
-    """Finalizer of a chunk's memoryview (any thread): its pages released, then the chunk
-    queued as free."""
-    release_pages(buf)
-    released.append(key)
-
-
 def map_shared(fd, size):
     """A writable buffer (ctypes array) over a MAP_SHARED mapping of `fd`; the fd may be closed
     right after (Python's mmap keeps a dup of it open for the mapping's lifetime, and a program
@@ -501,23 +562,78 @@ def map_shared(fd, size):
 
 
 class _Chunks:
-    """This worker's chunks: mappings of memfds it created. A chunk that must grow is replaced
-    by a new memfd (its fd goes to the main process, which maps it in place of the old one);
-    no fd is kept open here, so a program holding thousands of batches exhausts no fd limit."""
+    """This worker's chunks: mappings of memfds it created, and which of them are free. The
+    worker picks a chunk when a batch is collated (as PyTorch's worker allocates a batch's
+    shared memory then), so chunks hold the batches that exist, not the tasks queued; the main
+    process says which are free again through the `notices` pipe (4-byte records, chunk id << 1
+    | pinned, written by the finalizer of a batch's views). A free chunk keeps its pages while
+    it is reused at once (no page faults in either process); one left free for a whole batch
+    cycle, or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
+    must grow is replaced by a new memfd (its fd goes to the main process, which maps it in
+    place of the old one); no fd is kept open here, so a program holding thousands of batches
+    exhausts no fd limit."""
 
-    def __init__(self, wid):
+    def __init__(self, wid, notices):
         self.wid, self.chunks = wid, {}  # id -> [mmap, size, uint8 tensor]
+        self.notices = notices  # the read end's fd (non-blocking), or None
+        self.free = []          # [id, batch count when freed, pages held], most recent last
+        self.pinned = set()     # page-locked by the main process: they keep their pages
+        self.next_id = 0
+        self.count = 0          # chunks handed out so far
 
-    def get(self, cid, need):
-        """(mapping, uint8 tensor over it, fd of a new memfd to send or None)."""
-        c = self.chunks.get(cid)
-        if c is not None and need <= c[1]:
-            return c[0], c[2], None
-        # a new chunk fits its first batch; one that must grow gets headroom (batches vary)
-        size = max(int(need * GROWTH) if c is not None else need, MIN_CHUNK)
+    def drain(self):
+        """Reads the notices that arrived (chunks free again)."""
+        while self.notices is not None:
+            try:
+                data = os.read(self.notices, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:  # the main process closed its end
+                self.notices = None
+                return
+            for (rec,) in _NOTICE.iter_unpack(data):
+                cid = rec >> 1
+                if rec & 1:
+                    self.pinned.add(cid)
+                if cid in self.chunks:
+                    self.free.append([cid, self.count, True])
+
+    def cool(self, idle=False):
+        """Gives back the pages of the free chunks that stayed free for a whole batch, but for
+        the most recently freed one (a spare: a notice that comes late, after the worker
+        needed a chunk, costs no page faults); all of them when `idle`. Pinned chunks keep
+        their pages."""
+        for f in self.free if idle else self.free[:-1]:
+            if f[2] and (idle or f[1] < self.count - 1) and f[0] not in self.pinned:
+                release_pages(self.chunks[f[0]][0])
+                f[2] = False
+
+    def get(self, need):
+        """(chunk id, mapping, uint8 tensor over it, fd of a new memfd to send or None)."""
+        self.drain()
+        self.count += 1
+        pick = None
+        for k in range(len(self.free) - 1, -1, -1):  # the most recently freed that fits
+            if self.chunks[self.free[k][0]][1] >= need:
+                pick = k
+                break
+        if pick is not None:
+            cid = self.free.pop(pick)[0]
+            self.cool()
+            c = self.chunks[cid]
+            return cid, c[0], c[2], None
+        if self.free:  # the most recently freed chunk grows, with headroom (batches vary)
+            cid = self.free.pop()[0]
+            size = int(need * GROWTH)
+            self.chunks[cid][2] = None  # the old mapping goes with its last view
+        else:
+            cid, size = self.next_id, need  # a new chunk fits its first batch
+            self.next_id += 1
+        self.cool()
+        size = max(size, MIN_CHUNK)
         size = (size + MIN_CHUNK - 1) // MIN_CHUNK * MIN_CHUNK
-        if c is not None:
-            c[2] = None  # the old mapping goes with its last view
         fd = os.memfd_create(f"sluice-dl-w{self.wid}-c{cid}", os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, size)
@@ -533,7 +649,16 @@ class _Chunks:
             self.chunks.pop(cid, None)
             raise
         self.chunks[cid] = [mm, size, torch.frombuffer(mm, dtype=torch.uint8)]
-        return mm, self.chunks[cid][2], fd
+        self.pinned.discard(cid)
+        return cid, mm, self.chunks[cid][2], fd
+
+    def put_back(self, cid, fd):
+        """A chunk taken by get() that carries no batch after all (the batch failed)."""
+        if fd is not None:  # a new memfd the main process never saw: dropped
+            os.close(fd)
+            self.chunks.pop(cid, None)
+        else:
+            self.free.append([cid, self.count, True])
 
 
 class _Fetcher:
@@ -596,9 +721,11 @@ def _set_worker_info(info):
     sw._info = info
 
 
-def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, close_fds, cfg):
+def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, close_fds, cfg,
+                   notices=None):
     """Entry point of a DataLoader worker (multiprocessing target). `cfg`: (iterable, dataset,
-    auto_collation, collate_fn, drop_last, worker_init_fn)."""
+    auto_collation, collate_fn, drop_last, worker_init_fn); `notices`: the read end of the
+    pipe of free-chunk notices (a Connection, read as raw 4-byte records; see _Chunks)."""
     from torch.utils.data._utils import worker as tw
 
     from .. import worker as sw
@@ -629,7 +756,7 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
         init_error = init_error or _wrap_exception(wid)
     try:
         _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
-                                               drop_last], base_seed)
+                                               drop_last], base_seed, notices)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass  # the main process closed the loader (or is gone) while this worker worked
     finally:
@@ -710,7 +837,10 @@ def _serve_part(msg, wid, dataset, base_seed, shared):
     return ("part", t_epoch, idx, cid, (len(indices), start, entries))
 
 
-def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0):
+IDLE_S = 1.0  # a worker without a task this long gives back the pages of its free chunks
+
+
+def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0, notices=None):
     import queue
     import threading
     from multiprocessing import reduction
@@ -718,11 +848,20 @@ def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0):
     inbox = queue.SimpleQueue()
     threading.Thread(target=_reader, args=(conn, inbox), name="sluice-dl-reader",
                      daemon=True).start()
-    chunks = _Chunks(wid)
+    nfd = None
+    if notices is not None:
+        nfd = notices.fileno()
+        os.set_blocking(nfd, False)
+    chunks = _Chunks(wid, nfd)
     shared = {}  # batch chunks of the main process (sample mode): id -> (gen, mapping, tensor)
     epoch = 0
     while True:
-        msg = inbox.get()
+        try:
+            msg = inbox.get(timeout=IDLE_S)
+        except queue.Empty:
+            chunks.drain()
+            chunks.cool(idle=True)
+            continue
         if msg is None:
             return
         if msg[0] == "chunk":
@@ -743,41 +882,40 @@ def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0):
             except Exception:  # noqa: BLE001 - the new epoch's iter() failed
                 fetcher, init_error = None, _wrap_exception(wid)
             continue
-        _, t_epoch, idx, cid, index = msg
+        _, t_epoch, idx, _, index = msg  # (the chunk is chosen when the batch is collated)
         if init_error is not None:
-            conn.send(("err", t_epoch, idx, cid, init_error))
+            conn.send(("err", t_epoch, idx, None, init_error))
             init_error = None
             continue
         if fetcher is None or t_epoch != epoch:
-            conn.send(("stop", t_epoch, idx, cid, None))
+            conn.send(("stop", t_epoch, idx, None, None))
             continue
         try:
             data = fetcher.fetch(index)
         except StopIteration:
             if fetcher.iterable:
-                conn.send(("stop", t_epoch, idx, cid, None))
+                conn.send(("stop", t_epoch, idx, None, None))
                 continue
             data_err = _wrap_exception(wid)  # a map-style dataset raising StopIteration
-            conn.send(("err", t_epoch, idx, cid, data_err))
+            conn.send(("err", t_epoch, idx, None, data_err))
             continue
         except Exception:  # noqa: BLE001 - the sample's error, raised at its batch
-            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            conn.send(("err", t_epoch, idx, None, _wrap_exception(wid)))
             continue
-        fd = None
+        fd = cid = None
         try:
             buf = io.BytesIO()
             p = ShmPickler(buf)
             p.dump(data)
             if p.items:
-                mm, base, fd = chunks.get(cid, p.size)
+                cid, mm, base, fd = chunks.get(p.size)
                 p.write(mm, base)
             blob, shm = buf.getvalue(), bool(p.items)
             del data, p
         except Exception:  # noqa: BLE001 - an unpicklable batch, a ragged stack, no memory
-            if fd is not None:
-                os.close(fd)
-                chunks.chunks.pop(cid, None)
-            conn.send(("err", t_epoch, idx, cid, _wrap_exception(wid)))
+            if cid is not None:
+                chunks.put_back(cid, fd)
+            conn.send(("err", t_epoch, idx, None, _wrap_exception(wid)))
             continue
         size = 0 if fd is None else chunks.chunks[cid][1]
         conn.send(("ok", t_epoch, idx, cid, (blob, size, shm)))
