@@ -5,6 +5,7 @@ bytes and dtype, ';' alternatives, case_sensitive_extensions, missing_component_
 (empty, skip, error), dtypes, every sample once per epoch per shard, `sluice wds-index`
 (against a reference index written here from tarfile's offsets) and the reader over those index
 files, and corrupt or truncated archives failing with errors that name the file."""
+import io
 import json
 import os
 import pathlib
@@ -119,7 +120,7 @@ def reference_index(path):
                 continue
             base = m.name.rsplit("/", 1)[-1]
             dot = base.find(".")
-            if dot <= 0:
+            if dot <= 0 or dot == len(base) - 1:  # no key, or no extension
                 continue
             key = m.name[:len(m.name) - len(base) + dot]
             comp = f"{base[dot + 1:]} {m.offset_data} {m.size} {m.name}"
@@ -144,6 +145,29 @@ def test_wds_index_and_reading_through_it(data, tmp_path):
     for g, (_, smp) in zip(got, flat):
         for o, e in enumerate(ext):
             assert g[o].tobytes() == (member(smp, e) or b"")
+
+
+def test_member_with_an_empty_extension(tmp_path):
+    """A member named "k1." (nothing after its dot: fuzz finding, tests/fuzz/regressions/wds)
+    belongs to no sample, read over the tar's headers as over its index: `sluice wds-index`
+    writes no line for it (the format cannot hold an empty extension) and both ways give the
+    same samples."""
+    tar = tmp_path / "e.tar"
+    members = [("d/k0.cls", b"0"), ("d/k1.", b"only"), ("d/k2.cls", b"2"), ("d/k2.", b"x"),
+               ("d/k3.cls", b"3")]
+    with tarfile.open(tar, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name, body in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            t.addfile(info, io.BytesIO(body))
+    idx = tmp_path / "e.idx"
+    subprocess.run([CLI, "wds-index", str(tar), str(idx)], check=True, capture_output=True)
+    assert idx.read_text() == reference_index(str(tar))
+    assert idx.read_text().splitlines()[0] == "v1.2 3"
+    by_headers, _ = read([str(tar)], 3, 1, "cls")
+    by_index, _ = read([str(tar)], 3, 1, "cls", index_paths=[str(idx)])
+    assert [g[0].tobytes() for g in by_headers] == [b"0", b"2", b"3"]
+    assert [g[0].tobytes() for g in by_index] == [b"0", b"2", b"3"]
 
 
 def test_corrupt_archives_and_indexes(data, tmp_path):

@@ -216,7 +216,7 @@ int64_t sl__wds_split(const char *name)
 {
     const char *slash = strrchr(name, '/'), *base = slash ? slash + 1 : name;
     const char *dot = strchr(base, '.');
-    if (!dot || dot == base)
+    if (!dot || dot == base || dot[1] == '\0')
         return -1;
     return dot - name;
 }

@@ -45,7 +45,8 @@ bool sl__tar_pax_path(const uint8_t *p, size_t n, char *path, bool *found, char 
 
 /* WebDataset's split of a member name: the key is the name up to the first '.' of its last
  * path component, the extension the rest. Returns the key's length, or -1 when the member has no
- * key (a hidden file, '.' right after the last '/') or no '.'. */
+ * key (a hidden file, '.' right after the last '/') or no extension (no '.', or nothing after
+ * it: "k1." — no `ext` selects it, and the index format cannot hold an empty one). */
 int64_t sl__wds_split(const char *name);
 
 #endif
