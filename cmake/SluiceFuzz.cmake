@@ -13,7 +13,9 @@
 # images (tests/data/make_images.py) and the operator registry: FUZZ_SEEDS_OUT/<name>/ and the
 # spec target's dictionary FUZZ_SEEDS_OUT/spec.dict. In test builds the fixture fuzz_seeds runs
 # it into build/fuzz-seeds after the test-data fixture.
-# Every other tests/fuzz/*.c (fuzzutil.c) is linked into every target.
+# Every other tests/fuzz/*.c (fuzzutil.c) is linked into every target. The targets see src/ as
+# well as the public headers for fuzz_hybrid.c alone (the hybrid decoder's CPU half, below the
+# public API: see its header); the others use include/sluice only.
 
 file(GLOB sluice_fuzz_targets CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_*.c")
 set(sluice_fuzz_util "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzzutil.c")
@@ -27,7 +29,8 @@ if(SLUICE_FUZZ)
     foreach(src IN LISTS sluice_fuzz_targets)
         get_filename_component(name "${src}" NAME_WE)
         add_executable(${name} "${src}" "${sluice_fuzz_util}")
-        target_include_directories(${name} PRIVATE "${sluice_fuzz_dir}")
+        target_include_directories(${name} PRIVATE "${sluice_fuzz_dir}"
+                                   "${PROJECT_SOURCE_DIR}/src")
         target_link_libraries(${name} PRIVATE sluice_static ${SLUICE_DEPS})
         target_link_options(${name} PRIVATE -fsanitize=fuzzer)
         set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
@@ -48,7 +51,8 @@ if(SLUICE_BUILD_TESTS AND NOT SLUICE_FUZZ)
         string(REGEX REPLACE "^fuzz_" "" target "${name}")
         add_executable(fuzz_replay_${target} "${src}" "${sluice_fuzz_util}"
                        "${sluice_fuzz_dir}/replay.c")
-        target_include_directories(fuzz_replay_${target} PRIVATE "${sluice_fuzz_dir}")
+        target_include_directories(fuzz_replay_${target} PRIVATE "${sluice_fuzz_dir}"
+                                   "${PROJECT_SOURCE_DIR}/src")
         target_link_libraries(fuzz_replay_${target} PRIVATE sluice_static ${SLUICE_DEPS})
         set_target_properties(fuzz_replay_${target} PROPERTIES
             RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/tests" LINKER_LANGUAGE C)

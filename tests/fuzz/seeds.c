@@ -6,6 +6,8 @@
  *                   types and use_fast_idct
  *   OUT/roi/        every image twice behind an 8-byte header that cycles through the target's
  *                   cases, variants and output types
+ *   OUT/hybrid/     every JPEG behind a mode byte that cycles through fuzz_hybrid.c's windows,
+ *                   GRAY and SL__DECODE_TO_END
  *   OUT/spec/       the SPEC.json files given (examples/, bench/specs/), and one spec per
  *                   registered operator: a node with every argument at its default (required
  *                   ones filled in), its inputs from external_source nodes
@@ -26,7 +28,7 @@
  *                   raw, negative label) and TensorProtos (an encoded image with each label
  *                   type, a raw image with additional inputs and a bounding box)
  *
- * Exports main. Deterministic: the same inputs give the same files, and only those (the four
+ * Exports main. Deterministic: the same inputs give the same files, and only those (the
  * folders are emptied first). Exit status 0 on success,
  * 1 (with a message) when TESTDATA holds no image or a file cannot be written.
  */
@@ -131,6 +133,10 @@ static void image_seeds(const char *testdata)
         char *img = read_file(path, &len);
         uint8_t sel = (uint8_t)(k % 8);
         write_seed("decode", names[k], &sel, 1, img, len);
+        if (has_suffix(names[k], ".jpg")) {
+            uint8_t mode = (uint8_t)(k % 16);
+            write_seed("hybrid", names[k], &mode, 1, img, len);
+        }
         /* roi: two headers (the target's bare mode, eight checks per input, is left to the
          * plain images of its regressions): cases k and k + 3, variants, fast IDCT every third,
          * output types, and windows and sizes that differ from image to image */
@@ -627,6 +633,7 @@ int main(int argc, char **argv)
     make_dir(NULL);
     make_dir("decode");
     make_dir("roi");
+    make_dir("hybrid");
     make_dir("spec");
     make_dir("file_list");
     make_dir("coco");

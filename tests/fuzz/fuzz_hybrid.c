@@ -1,0 +1,111 @@
+/* tests/fuzz/fuzz_hybrid.c: fuzz target "hybrid": the CPU half of the hybrid JPEG decoder
+ * (sl__jpeg_hybrid_plan and sl__jpeg_hybrid_coefs, src/ops/decoders/jpeg.c) and its own
+ * Huffman decoder (jpeg_huff.c), differentially against libjpeg-turbo's entropy decoder.
+ *
+ * The one target below the public API (docs/fuzzing.md): the mixed decoder runs only in a CUDA
+ * build (or its emulation there), which the fuzzing build is not, while its CPU half, where the
+ * untrusted bytes are parsed, is plain C that the fuzzing build compiles.
+ *
+ * Input: a mode byte, then the JPEG. Mode bits 0-1: the window (the whole image, the top-left
+ * quarter, a band through the middle, the bottom-right pixel); bit 2: GRAY output instead of
+ * RGB; bit 3: SL__DECODE_TO_END (the rest of the file entropy-decoded too).
+ * Checks:
+ * - the plan succeeds, or fails with a code that blames the input (SL_ECORRUPT,
+ *   SL_EUNSUPPORTED, SL_EINVAL, SL_ENOMEM under the memory limit) and a message;
+ * - a file planned as coefficients gives, through jpeg_huff.c and through libjpeg's decoder
+ *   (SL__HYB_LIBJPEG_HUFF), the same status, the same message and the same staging bytes: the
+ *   fast decoder writes libjpeg's coefficients or gives up to libjpeg, whose verdict stands.
+ *
+ * Exports LLVMFuzzerTestOneInput.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzzutil.h"
+#include "ops/decoders/codec.h"
+#include "ops/decoders/hybrid.h"
+
+static uint8_t *scratch_buf;
+static size_t scratch_cap;
+
+static void *scratch(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    if (bytes > scratch_cap) {
+        free(scratch_buf);
+        scratch_buf = malloc(bytes);
+        scratch_cap = scratch_buf ? bytes : 0;
+    }
+    return scratch_buf;
+}
+
+static const sl__decode_mem mem = {scratch, NULL, (size_t)256 << 20};
+
+static bool blames_input(sl_status s)
+{
+    return s == SL_ECORRUPT || s == SL_EUNSUPPORTED || s == SL_EINVAL || s == SL_ENOMEM;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    unsigned mode = data[0];
+    const uint8_t *jpeg = data + 1;
+    size_t n = size - 1;
+    if (fz_image_too_large(jpeg, n, FZ_MAX_PIXELS))
+        return 0;
+    sl__image_info info;
+    char err[512], err2[512];
+    if (sl__image_peek(jpeg, n, &info, err, sizeof err) != SL_OK || info.format != SL__FMT_JPEG ||
+        info.width < 1 || info.height < 1)
+        return 0;
+    sl__roi roi, *win = &roi;
+    int w = info.width, h = info.height;
+    switch (mode & 3) {
+    case 0: win = NULL; break;
+    case 1: roi = (sl__roi){0, 0, w > 1 ? w / 2 : 1, h > 1 ? h / 2 : 1, 0}; break;
+    case 2: roi = (sl__roi){0, h / 3, w, h > 2 ? h / 3 : 1, 0}; break;
+    default: roi = (sl__roi){w - 1, h - 1, 1, 1, 0}; break;
+    }
+    sl__color color = mode & 4 ? SL__COLOR_GRAY : SL__COLOR_RGB;
+    unsigned flags = mode & 8 ? SL__DECODE_TO_END : 0;
+    sl__hyb_head head;
+    size_t bytes = 0;
+    const char *why = NULL;
+    sl_status s = sl__jpeg_hybrid_plan(jpeg, n, color, flags, win, &mem, &head, &bytes, &why, err,
+                                       sizeof err);
+    if (s != SL_OK) {
+        if (!blames_input(s) || !err[0])
+            fz_fail("sl__jpeg_hybrid_plan failed with %s, message \"%s\"", sl_status_name(s), err);
+        return 0;
+    }
+    if (head.kind != SL__HYB_COEFS)
+        return 0;
+    if (bytes < SL__HYB_HEAD_BYTES || bytes > ((size_t)512 << 20))
+        fz_fail("a staging of %zu bytes planned for a %dx%d JPEG", bytes, w, h);
+    uint8_t *fast = calloc(1, bytes), *ref = calloc(1, bytes);
+    if (!fast || !ref)
+        fz_fail("out of memory for two stagings of %zu bytes", bytes);
+    const char *why2 = NULL;
+    err[0] = err2[0] = '\0';
+    sl_status a =
+        sl__jpeg_hybrid_coefs(jpeg, n, color, flags, win, &mem, fast, bytes, &why, err, sizeof err);
+    sl_status b = sl__jpeg_hybrid_coefs(jpeg, n, color, flags | SL__HYB_LIBJPEG_HUFF, win, &mem,
+                                        ref, bytes, &why2, err2, sizeof err2);
+    if (a != b)
+        fz_fail("jpeg_huff.c: %s \"%s\", libjpeg's decoder: %s \"%s\"", sl_status_name(a), err,
+                sl_status_name(b), err2);
+    if (a != SL_OK && (strcmp(err, err2) != 0 || !blames_input(a)))
+        fz_fail("both failed, with %s: \"%s\" against \"%s\"", sl_status_name(a), err, err2);
+    if (a == SL_OK && memcmp(fast, ref, bytes) != 0) {
+        size_t k = 0;
+        while (fast[k] == ref[k])
+            k++;
+        fz_fail("the stagings differ at byte %zu of %zu (%u against libjpeg's %u)", k, bytes,
+                fast[k], ref[k]);
+    }
+    free(fast);
+    free(ref);
+    return 0;
+}
