@@ -103,22 +103,31 @@ def make_dataset(workload, root, n_files):
         transforms.PILToTensor()]))
 
 
+def make_loader(loader, ds, batch, workers, batch_assignment="batch"):
+    """The DataLoader both loaders are measured with (loader "sluice" or "torch"): batch,
+    shuffle, prefetch_factor 2, persistent workers, a seeded generator; bench/dl_cpu.py too."""
+    import torch
+
+    kw = {}
+    if loader == "sluice":
+        from sluice.plugin.pytorch import DataLoader
+
+        kw["batch_assignment"] = batch_assignment
+    else:
+        from torch.utils.data import DataLoader
+    return DataLoader(ds, batch_size=batch, shuffle=True, num_workers=workers,
+                      prefetch_factor=2, persistent_workers=True,
+                      generator=torch.Generator().manual_seed(0), **kw)
+
+
 def child(a):
     sys.path.insert(0, os.path.join(a.build_dir, "python"))
     import torch
 
-    kw = {}
-    if a.contender.startswith("sluice"):
-        from sluice.plugin.pytorch import DataLoader
-
-        kw["batch_assignment"] = "sample" if a.contender == "sluice-sample" else "batch"
-    else:
-        from torch.utils.data import DataLoader
     n_files = sum(len(fs) for _, _, fs in os.walk(a.root) if fs) - 1  # less file_list.txt
     ds = make_dataset(a.workload, a.root, n_files)
-    dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                    prefetch_factor=2, persistent_workers=True,
-                    generator=torch.Generator().manual_seed(0), **kw)
+    dl = make_loader("sluice" if a.contender.startswith("sluice") else "torch", ds, a.batch,
+                     a.workers, "sample" if a.contender == "sluice-sample" else "batch")
 
     def epoch():
         n = 0

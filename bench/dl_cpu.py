@@ -45,8 +45,6 @@ def main():
                                                    "n500-s0"))
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(a.build_dir, "python"))
-    import torch
-
     import dataloader as bench
 
     if a.workload == "imagefolder":
@@ -54,16 +52,7 @@ def main():
         ds = bench.make_dataset("imagefolder", a.root, n_files)
     else:
         ds = bench.make_dataset(a.workload, a.root, a.n)
-    kw = {}
-    if a.loader == "torch":
-        from torch.utils.data import DataLoader
-    else:
-        from sluice.plugin.pytorch import DataLoader
-
-        kw["batch_assignment"] = a.batch_assignment
-    dl = DataLoader(ds, batch_size=a.batch, shuffle=True, num_workers=a.workers,
-                    prefetch_factor=2, persistent_workers=True,
-                    generator=torch.Generator().manual_seed(0), **kw)
+    dl = bench.make_loader(a.loader, ds, a.batch, a.workers, a.batch_assignment)
 
     def epoch():
         n = 0
@@ -81,7 +70,8 @@ def main():
     s1 = [stat(p) for p in pids]
     d = [tuple(y - x for x, y in zip(u, v)) for u, v in zip(s0, s1)]
     k = 1000 / n
-    out = {"loader": a.loader + ("-sample" if kw.get("batch_assignment") == "sample" else ""),
+    sample = a.loader == "sluice" and a.batch_assignment == "sample"
+    out = {"loader": a.loader + ("-sample" if sample else ""),
            "workload": a.workload, "workers": a.workers, "images": n,
            "wall_s": round(wall, 3), "main_user": d[0][0] * k, "main_sys": d[0][1] * k,
            "workers_user": sum(x[0] for x in d[1:]) * k,

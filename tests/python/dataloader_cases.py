@@ -9,9 +9,11 @@ runs one case in this process and prints its worker pids (``PIDS [...]``) as soo
 and its result (``RESULT {...}``); the test bounds it in time, and checks the exit status and
 that no worker outlives it.
 """
+import contextlib
 import ctypes
 import json
 import os
+import signal
 import sys
 import time
 
@@ -19,6 +21,22 @@ import numpy as np
 import torch
 
 from sluice.plugin.pytorch import DataLoader, Dataset, IterableDataset, get_worker_info
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """The tests' time limit: TimeoutError in the test when it runs over `seconds` (SIGALRM),
+    the previous handler restored after."""
+    def alarm(sig, frame):
+        raise TimeoutError(f"test ran over {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 class CountingDataset(Dataset):

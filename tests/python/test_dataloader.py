@@ -59,16 +59,8 @@ def bounded_and_clean():
     before = {p.pid for p in me.children(recursive=True)}
     shm = _shm()
 
-    def alarm(sig, frame):
-        raise TimeoutError(f"test ran over {LIMIT_S} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(LIMIT_S)
-    try:
+    with dc.time_limit(LIMIT_S):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
     import gc
 
     gc.collect()

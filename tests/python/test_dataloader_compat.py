@@ -6,7 +6,6 @@ docs/python.md, "PyTorch's own DataLoader tests").
 """
 import gc
 import math
-import signal
 import time
 import typing
 
@@ -14,6 +13,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
+import dataloader_cases as dc
 from sluice.plugin import _dataloader
 from sluice.plugin.pytorch import DataLoader
 
@@ -22,16 +22,8 @@ LIMIT_S = 90
 
 @pytest.fixture(autouse=True)
 def bounded():
-    def alarm(sig, frame):
-        raise TimeoutError(f"test ran over {LIMIT_S} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(LIMIT_S)
-    try:
+    with dc.time_limit(LIMIT_S):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # ---- typing: DataLoader[T] (PyTorch's test_typing) ----------------------------------------------
