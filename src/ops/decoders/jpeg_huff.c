@@ -152,9 +152,10 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
     return SL__HUFF_OK;
 }
 
-/* Byte by byte, as libjpeg's jpeg_fill_bit_buffer: 0xFF 0x00 is a data 0xFF; 0xFF then
- * anything else is a marker (or fill bytes before one), where the data stops; so does the
- * buffer's end. Past either, acc is zero. */
+/* Byte by byte, as libjpeg's jpeg_fill_bit_buffer: 0xFF, any number of 0xFF fill bytes, then
+ * 0x00 is a data 0xFF; then anything else is a marker, where the data stops; so does the
+ * buffer's end, also inside the fill bytes (where libjpeg, asking for more, warns of a
+ * premature end). Past either, acc is zero. */
 static void refill_slow(sl__huff *h)
 {
     while (h->n <= 56 && !h->stop) {
@@ -164,15 +165,18 @@ static void refill_slow(sl__huff *h)
         }
         unsigned b = h->p[0];
         if (b == 0xFF) {
-            if (h->p + 1 >= h->end) {
+            const uint8_t *q = h->p + 1;
+            while (q < h->end && *q == 0xFF)
+                q++;
+            if (q >= h->end) {
                 h->stop = 2;
                 break;
             }
-            if (h->p[1] != 0) {
+            if (*q != 0) {
                 h->stop = 1; /* p stays at the marker */
                 break;
             }
-            h->p += 2;
+            h->p = q + 1;
         } else {
             h->p++;
         }
