@@ -202,8 +202,8 @@ static void compare_staging(const char *name, const unsigned char *d, size_t n, 
     memset(stage_a, 0x5a, bytes);
     memset(stage_b, 0x5a, bytes);
     const char *why1 = NULL, *why2 = NULL;
-    sl_status s1 = sl__jpeg_hybrid_coefs(d, n, color, flags, win, &mem, stage_a, STAGE_CAP, &why1,
-                                         e1, sizeof e1);
+    sl_status s1 = sl__jpeg_hybrid_coefs(d, n, color, flags | SL__HYB_OWN_HUFF, win, &mem, stage_a,
+                                         STAGE_CAP, &why1, e1, sizeof e1);
     sl_status s2 = sl__jpeg_hybrid_coefs(d, n, color, flags | SL__HYB_LIBJPEG_HUFF, win, &mem,
                                          stage_b, STAGE_CAP, &why2, e2, sizeof e2);
     char what[512];
