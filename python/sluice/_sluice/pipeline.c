@@ -257,9 +257,6 @@ static PyObject *pipeline_cache_stats(PyObject *self, PyObject *unused)
                          (long long)s.capacity, "full", s.full ? Py_True : Py_False);
 }
 
-/* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
- * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
- * kept; the busy guard still keeps it off a pipeline another thread is building. */
 /* checkpoint() -> str: sl_pipeline_checkpoint's JSON text. */
 static PyObject *pipeline_checkpoint(PyObject *self, PyObject *unused)
 {
@@ -280,6 +277,9 @@ static PyObject *pipeline_checkpoint(PyObject *self, PyObject *unused)
     return r;
 }
 
+/* dot() -> str: the pipeline's graph as Graphviz DOT text (sl_pipeline_write_dot: the built
+ * plan, or the one a build will make, without building). Quick and non-blocking, so the GIL is
+ * kept; the busy guard still keeps it off a pipeline another thread is building. */
 static PyObject *pipeline_dot(PyObject *self, PyObject *unused)
 {
     slpy_pipeline *sp = (slpy_pipeline *)self;
