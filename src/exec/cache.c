@@ -169,16 +169,6 @@ static bool leaves(const sl_pipeline *p, const int *root, int j, int o)
     return false;
 }
 
-static sl_status cache_fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
-static sl_status cache_fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sl__error_setv(&p->error, code, NULL, NULL, -1, -1, NULL, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 static sl_status make_roots(sl_pipeline *p, sl__cache *c, const int *root)
 {
     int n = p->plan->n, total_out = 0;
@@ -191,7 +181,7 @@ static sl_status make_roots(sl_pipeline *p, sl__cache *c, const int *root)
     c->cached = sl__calloc((size_t)(total_out ? total_out : 1), sizeof(bool));
     c->roots = sl__calloc((size_t)c->nroots, sizeof(croot));
     if (!c->cached || !c->roots)
-        return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache");
     int r = 0;
     for (int j = 0; j < n; j++) {
         if (root[j] != j)
@@ -205,7 +195,7 @@ static sl_status make_roots(sl_pipeline *p, sl__cache *c, const int *root)
         cr->esize = (sizeof(entry) + 15) & ~(size_t)15; /* the parts: int64s and blobs */
         cr->table = sl__calloc((size_t)(cr->nkeys ? cr->nkeys : 1), sizeof(entry *));
         if (!cr->table)
-            return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache's table");
+            return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache's table");
         for (int k = j; k < n; k++) { /* the root's index for its nodes, their parts */
             if (root[k] != j)
                 continue;
@@ -230,7 +220,7 @@ static sl_status make_slots(sl_pipeline *p, sl__cache *c)
         struct sl__cslot *cs = p->slots[s].cache = sl__calloc(1, sizeof(*cs));
         if (!cs || !(cs->key = sl__malloc(n * sizeof(int64_t))) || !(cs->how = sl__calloc(n, 1)) ||
             !(cs->ent = sl__calloc(n, sizeof(entry *))))
-            return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache");
+            return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache");
         for (size_t i = 0; i < n; i++)
             cs->key[i] = -1;
     }
@@ -244,7 +234,7 @@ sl_status sl__cache_create(sl_pipeline *p)
     int n = p->plan->n;
     int *root = sl__malloc(sizeof(int) * (size_t)(n ? n : 1));
     if (!root)
-        return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache");
     find_subgraph(p, root);
     bool any = false;
     for (int j = 0; j < n; j++)
@@ -256,7 +246,7 @@ sl_status sl__cache_create(sl_pipeline *p)
     sl__cache *c = p->cache = sl__calloc(1, sizeof(*c));
     if (!c) {
         sl__free(root);
-        return cache_fail(p, SL_ENOMEM, "out of memory for the sample cache");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache");
     }
     c->fd = -1;
     c->capacity = p->opt.cache_bytes;
@@ -265,7 +255,7 @@ sl_status sl__cache_create(sl_pipeline *p)
     c->out_base = sl__calloc((size_t)n, sizeof(int));
     sl_status st = c->root_of && c->part && c->out_base
                        ? SL_OK
-                       : cache_fail(p, SL_ENOMEM, "out of memory for the sample cache");
+                       : sl__pipeline_fail(p, SL_ENOMEM, "out of memory for the sample cache");
     for (int j = 0; st == SL_OK && j < n; j++)
         c->root_of[j] = -1;
     if (st == SL_OK)
@@ -278,8 +268,8 @@ sl_status sl__cache_create(sl_pipeline *p)
         c->fd = open(c->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (c->fd < 0) {
             char buf[128];
-            st = cache_fail(p, SL_EIO, "cache_file \"%s\": cannot create it: %s", c->path,
-                            strerror_r(errno, buf, sizeof buf));
+            st = sl__pipeline_fail(p, SL_EIO, "cache_file \"%s\": cannot create it: %s", c->path,
+                                   strerror_r(errno, buf, sizeof buf));
         }
     }
     return st;

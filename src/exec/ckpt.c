@@ -30,16 +30,6 @@
 
 #define CKPT_VERSION 1
 
-static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
-static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sl__error_setv(&p->error, code, NULL, NULL, -1, -1, NULL, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 /* ---- create: reading the text ------------------------------------------------------------- */
 
 /* Integer member `key` of obj into *v; false when missing or not an integer. */
@@ -109,7 +99,7 @@ static sl_status graph_hash(sl_pipeline *p, char out[17])
 {
     char *json = NULL;
     if (sl_graph_to_json(p->graph, &json) != SL_OK)
-        return fail(p, SL_ENOMEM, "checkpoint: out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
     uint64_t h = 0xcbf29ce484222325ULL;
     for (const unsigned char *c = (const unsigned char *)json; *c; c++)
         h = (h ^ *c) * 0x100000001b3ULL;
@@ -163,12 +153,13 @@ static sl_status check_reader(sl_pipeline *p, int j, const json_t *e)
     get_int(e, "epoch_size", &size);
     if (shard == m.shard_id && shards == m.number_of_shards && size == m.epoch_size)
         return SL_OK;
-    return fail(p, SL_EINVAL,
-                "checkpoint: reader \"%s\" was at shard %lld of %lld of a data set of %lld "
-                "samples; in this pipeline it reads shard %d of %d of %lld samples (a "
-                "checkpoint restores the same rank of the same job on the same data)",
-                p->plan->nodes[j].name, (long long)shard, (long long)shards, (long long)size,
-                m.shard_id, m.number_of_shards, (long long)m.epoch_size);
+    return sl__pipeline_fail(
+        p, SL_EINVAL,
+        "checkpoint: reader \"%s\" was at shard %lld of %lld of a data set of %lld "
+        "samples; in this pipeline it reads shard %d of %d of %lld samples (a "
+        "checkpoint restores the same rank of the same job on the same data)",
+        p->plan->nodes[j].name, (long long)shard, (long long)shards, (long long)size, m.shard_id,
+        m.number_of_shards, (long long)m.epoch_size);
 }
 
 /* Restores node j from its entry e (every stateful node with a restore function has one). */
@@ -177,32 +168,35 @@ static sl_status restore_node(sl_pipeline *p, int j, const json_t *e, int64_t it
     const sl__pnode *pn = &p->plan->nodes[j];
     const json_t *op = json_object_get(e, "op"), *vals = json_object_get(e, "state");
     if (!json_is_string(op) || strcmp(json_string_value(op), pn->op->name) != 0)
-        return fail(p, SL_EINVAL, "checkpoint: node \"%s\" is a %s here, a %s in the checkpoint",
-                    pn->name, pn->op->name, json_is_string(op) ? json_string_value(op) : "?");
+        return sl__pipeline_fail(
+            p, SL_EINVAL, "checkpoint: node \"%s\" is a %s here, a %s in the checkpoint", pn->name,
+            pn->op->name, json_is_string(op) ? json_string_value(op) : "?");
     if (!json_is_array(vals) || json_array_size(vals) > 1 << 20)
-        return fail(p, SL_EINVAL, "checkpoint: node \"%s\": \"state\" must be an array of integers",
-                    pn->name);
+        return sl__pipeline_fail(p, SL_EINVAL,
+                                 "checkpoint: node \"%s\": \"state\" must be an array of integers",
+                                 pn->name);
     sl_status st = check_reader(p, j, e);
     if (st != SL_OK)
         return st;
     int n = (int)json_array_size(vals);
     int64_t *v = sl__calloc((size_t)(n ? n : 1), sizeof *v);
     if (!v)
-        return fail(p, SL_ENOMEM, "checkpoint: out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
     for (int k = 0; k < n && st == SL_OK; k++) {
         const json_t *x = json_array_get(vals, (size_t)k);
         if (!json_is_integer(x))
-            st = fail(p, SL_EINVAL,
-                      "checkpoint: node \"%s\": \"state\" must be an array of "
-                      "integers",
-                      pn->name);
+            st = sl__pipeline_fail(p, SL_EINVAL,
+                                   "checkpoint: node \"%s\": \"state\" must be an array of "
+                                   "integers",
+                                   pn->name);
         else
             v[k] = (int64_t)json_integer_value(x);
     }
     char err[256] = "";
     if (st == SL_OK && pn->op->restore(p->states[j], it, v, n, err, sizeof err) != SL_OK)
-        st = fail(p, SL_EINVAL, "checkpoint: node \"%s\" (%s) cannot take its saved state: %s",
-                  pn->name, pn->op->name, err);
+        st = sl__pipeline_fail(p, SL_EINVAL,
+                               "checkpoint: node \"%s\" (%s) cannot take its saved state: %s",
+                               pn->name, pn->op->name, err);
     sl__free(v);
     return st;
 }
@@ -215,15 +209,17 @@ sl_status sl__ckpt_restore(sl_pipeline *p)
     get_int(root, "batch_size", &bs);
     get_int(root, "bad_samples", &bad);
     if (strcmp(json_string_value(json_object_get(root, "graph")), p->ckpt_graph) != 0)
-        return fail(p, SL_EINVAL,
-                    "checkpoint: it was made by a different pipeline: the graphs differ "
-                    "(operators, arguments or node names; graph %s in the checkpoint, %s here)",
-                    json_string_value(json_object_get(root, "graph")), p->ckpt_graph);
+        return sl__pipeline_fail(
+            p, SL_EINVAL,
+            "checkpoint: it was made by a different pipeline: the graphs differ "
+            "(operators, arguments or node names; graph %s in the checkpoint, %s here)",
+            json_string_value(json_object_get(root, "graph")), p->ckpt_graph);
     if (bs != p->opt.batch_size)
-        return fail(p, SL_EINVAL,
-                    "checkpoint: it was made by a pipeline with batch_size %lld, this pipeline "
-                    "has batch_size %d",
-                    (long long)bs, p->opt.batch_size);
+        return sl__pipeline_fail(
+            p, SL_EINVAL,
+            "checkpoint: it was made by a pipeline with batch_size %lld, this pipeline "
+            "has batch_size %d",
+            (long long)bs, p->opt.batch_size);
     for (size_t k = 0; k < json_array_size(nodes); k++) {
         const json_t *n = json_object_get(json_array_get(nodes, k), "name");
         int j = 0;
@@ -231,10 +227,11 @@ sl_status sl__ckpt_restore(sl_pipeline *p)
                !(json_is_string(n) && strcmp(p->plan->nodes[j].name, json_string_value(n)) == 0))
             j++;
         if (j == p->plan->n || !p->plan->nodes[j].op->restore)
-            return fail(p, SL_EINVAL,
-                        "checkpoint: it saves the state of node \"%s\", which this pipeline "
-                        "has no stateful node of that name for",
-                        json_is_string(n) ? json_string_value(n) : "?");
+            return sl__pipeline_fail(
+                p, SL_EINVAL,
+                "checkpoint: it saves the state of node \"%s\", which this pipeline "
+                "has no stateful node of that name for",
+                json_is_string(n) ? json_string_value(n) : "?");
     }
     for (int j = 0; j < p->plan->n; j++) {
         const sl__pnode *pn = &p->plan->nodes[j];
@@ -242,8 +239,9 @@ sl_status sl__ckpt_restore(sl_pipeline *p)
             continue;
         const json_t *e = find_entry(nodes, pn->name);
         if (!e)
-            return fail(p, SL_EINVAL, "checkpoint: it has no state for node \"%s\" (%s)", pn->name,
-                        pn->op->name);
+            return sl__pipeline_fail(p, SL_EINVAL,
+                                     "checkpoint: it has no state for node \"%s\" (%s)", pn->name,
+                                     pn->op->name);
         sl_status st = restore_node(p, j, e, it);
         if (st != SL_OK)
             return st;
@@ -318,8 +316,9 @@ static json_t *node_entry_locked(sl_pipeline *p, int j, int64_t it)
     if (own)
         sl__free(vals);
     if (n < 0) {
-        fail(p, SL_EUNSUPPORTED, "checkpoint: node \"%s\" (%s) cannot be checkpointed: %s",
-             pn->name, pn->op->name, err);
+        sl__pipeline_fail(p, SL_EUNSUPPORTED,
+                          "checkpoint: node \"%s\" (%s) cannot be checkpointed: %s", pn->name,
+                          pn->op->name, err);
         return NULL;
     }
     e = json_pack("{s:s, s:s, s:o}", "name", pn->name, "op", pn->op->name, "state", a);
@@ -330,7 +329,7 @@ static json_t *node_entry_locked(sl_pipeline *p, int j, int64_t it)
         json_object_set_new(e, "epoch_size", json_integer(m.epoch_size));
     }
     if (!e)
-        fail(p, SL_ENOMEM, "checkpoint: out of memory");
+        sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
     return e;
 }
 
@@ -347,7 +346,7 @@ static json_t *make_checkpoint_locked(sl_pipeline *p)
     if (!root || !nodes || json_object_set(root, "nodes", nodes) != 0) {
         json_decref(nodes);
         json_decref(root);
-        fail(p, SL_ENOMEM, "checkpoint: out of memory");
+        sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
         return NULL;
     }
     pthread_mutex_lock(&p->ckpt_mu);
@@ -361,7 +360,7 @@ static json_t *make_checkpoint_locked(sl_pipeline *p)
                                                "op", op->name, "state");
         ok = e && json_array_append_new(nodes, e) == 0;
         if (!e && ok)
-            fail(p, SL_ENOMEM, "checkpoint: out of memory");
+            sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
     }
     pthread_mutex_unlock(&p->ckpt_mu);
     json_decref(nodes);
@@ -381,9 +380,10 @@ sl_status sl_pipeline_checkpoint(sl_pipeline *p, char **out, size_t *len)
         *len = 0;
     sl__error_clear(&p->error);
     if (!p->opt.enable_checkpointing)
-        return fail(p, SL_EMISUSE,
-                    "checkpoint: checkpointing is not enabled for this pipeline (create it with "
-                    "enable_checkpointing)");
+        return sl__pipeline_fail(
+            p, SL_EMISUSE,
+            "checkpoint: checkpointing is not enabled for this pipeline (create it with "
+            "enable_checkpointing)");
     sl_status st = p->built ? SL_OK : sl_pipeline_build(p);
     if (st != SL_OK)
         return st;
@@ -395,7 +395,7 @@ sl_status sl_pipeline_checkpoint(sl_pipeline *p, char **out, size_t *len)
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
     if (!text)
-        return fail(p, SL_ENOMEM, "checkpoint: out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "checkpoint: out of memory");
     *out = text;
     if (len)
         *len = strlen(text);

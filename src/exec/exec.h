@@ -444,6 +444,10 @@ static inline void sl__exec_unlock(const struct sl_pipeline *cp)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Records a pipeline-level error (no operator, node, iteration or sample) in p->error and
+ * returns code (pipeline.c; the build, checkpoints and the sample cache use it). */
+sl_status sl__pipeline_fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
+
 /* pthread_cond_wait / timedwait on p->cv, the holder recorded again after the wait. */
 static inline void sl__exec_wait(struct sl_pipeline *p)
 {

@@ -171,8 +171,7 @@ int64_t sl_pipeline_seed(const sl_pipeline *p)
     return p ? p->opt.seed : -1;
 }
 
-static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...) SL_PRINTF(3, 4);
-static sl_status fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
+sl_status sl__pipeline_fail(sl_pipeline *p, sl_status code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -188,7 +187,7 @@ static sl_status init_ops(sl_pipeline *p)
     p->states = sl__calloc((size_t)p->plan->n, sizeof(void *));
     p->node_policy = sl__calloc((size_t)p->plan->n, 1);
     if (!p->states || !p->node_policy)
-        return fail(p, SL_ENOMEM, "out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
     memset(p->node_policy, -1, (size_t)p->plan->n); /* the pipeline's on_bad_sample */
     for (int j = 0; j < p->plan->n; j++) {
         const sl_op_def *op = p->plan->nodes[j].op;
@@ -266,21 +265,22 @@ static sl_status alloc_exec(sl_pipeline *p)
     p->fuse_keep = SL__FUSE_KEEP;
     if (!p->slots || !p->shared || !p->stateful_next || !p->stats || !spans || !p->scratch ||
         !p->fuse_scratch)
-        return fail(p, SL_ENOMEM, "out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
     for (int s = 0; s < p->depth; s++) {
         if (init_slot(p, &p->slots[s], s) != SL_OK)
-            return fail(p, SL_ENOMEM, "out of memory for iteration slots");
+            return sl__pipeline_fail(p, SL_ENOMEM, "out of memory for iteration slots");
     }
     if (sl__istore_create(p) != SL_OK)
-        return fail(p, SL_ENOMEM, "out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
     char err[512] = "";
     sl_status st = sl__stage_create(p, err, sizeof err);
     if (st != SL_OK)
-        return fail(p, st, "cannot set up the GPU stage on device %d: %s", p->opt.device_id, err);
+        return sl__pipeline_fail(p, st, "cannot set up the GPU stage on device %d: %s",
+                                 p->opt.device_id, err);
     if (sl__outputs_create(p) != SL_OK)
-        return fail(p, SL_ENOMEM, "out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "out of memory");
     if (sl__tpool_create(p->opt.num_threads, &p->pool) != SL_OK)
-        return fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
+        return sl__pipeline_fail(p, SL_ENOMEM, "cannot start %d threads", p->opt.num_threads);
     return SL_OK;
 }
 
@@ -293,9 +293,10 @@ static sl_status check_bad_sample_policy(sl_pipeline *p)
         policy |= p->node_policy[j] > SL_BAD_SAMPLE_RAISE;
     }
     if (gpu && policy)
-        return fail(p, SL_EUNSUPPORTED,
-                    "on_bad_sample \"skip\" and \"replace\" need a pipeline without mixed or gpu "
-                    "nodes (the outputs are rewritten in host memory); use \"raise\" here");
+        return sl__pipeline_fail(
+            p, SL_EUNSUPPORTED,
+            "on_bad_sample \"skip\" and \"replace\" need a pipeline without mixed or gpu "
+            "nodes (the outputs are rewritten in host memory); use \"raise\" here");
     return SL_OK;
 }
 
@@ -329,7 +330,8 @@ sl_status sl_pipeline_build(sl_pipeline *p)
     if (p->built)
         return SL_OK;
     if (p->plan) /* an earlier build failed half-way: the pipeline cannot be built again */
-        return fail(p, SL_EMISUSE, "an earlier build of this pipeline failed; create a new one");
+        return sl__pipeline_fail(p, SL_EMISUSE,
+                                 "an earlier build of this pipeline failed; create a new one");
     sl__error_clear(&p->error);
     sl_status st = sl__plan_build(p->graph, &p->opt, &p->plan, &p->error);
     if (st == SL_OK)
@@ -425,21 +427,25 @@ sl_status sl_pipeline_set_callback(sl_pipeline *p, const char *name, sl_callback
         return sl__last_error_set(SL_EMISUSE, "sl_pipeline_set_callback: pipeline is NULL");
     sl__error_clear(&p->error);
     if (!name || !fn)
-        return fail(p, SL_EMISUSE, "sl_pipeline_set_callback: node name or function is NULL");
+        return sl__pipeline_fail(p, SL_EMISUSE,
+                                 "sl_pipeline_set_callback: node name or function is NULL");
     if (p->built || p->plan)
-        return fail(p, SL_EMISUSE,
-                    "sl_pipeline_set_callback: the pipeline is built already; register the "
-                    "function of node \"%s\" before sl_pipeline_build",
-                    name);
+        return sl__pipeline_fail(
+            p, SL_EMISUSE,
+            "sl_pipeline_set_callback: the pipeline is built already; register the "
+            "function of node \"%s\" before sl_pipeline_build",
+            name);
     const sl__gnode *n = sl__graph_find(p->graph, name);
     if (!n)
-        return fail(p, SL_ENOTFOUND, "sl_pipeline_set_callback: no node named \"%s\"", name);
+        return sl__pipeline_fail(p, SL_ENOTFOUND, "sl_pipeline_set_callback: no node named \"%s\"",
+                                 name);
     const sl_op_def *op = sl_registry_find(n->op);
     if (!op || !(op->flags & SL_OP_CALLBACK))
-        return fail(p, SL_EINVAL,
-                    "sl_pipeline_set_callback: node \"%s\" (%s) runs no function of the "
-                    "application: its operator takes no callback",
-                    name, n->op);
+        return sl__pipeline_fail(
+            p, SL_EINVAL,
+            "sl_pipeline_set_callback: node \"%s\" (%s) runs no function of the "
+            "application: its operator takes no callback",
+            name, n->op);
     for (int k = 0; k < p->ncallbacks; k++) {
         if (strcmp(p->callbacks[k].node, name) == 0) {
             p->callbacks[k].fn = fn;
@@ -449,11 +455,11 @@ sl_status sl_pipeline_set_callback(sl_pipeline *p, const char *name, sl_callback
     }
     sl__callback *c = sl__realloc(p->callbacks, sizeof(*c) * (size_t)(p->ncallbacks + 1));
     if (!c)
-        return fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
     p->callbacks = c;
     char *copy = sl__strdup(name);
     if (!copy)
-        return fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
+        return sl__pipeline_fail(p, SL_ENOMEM, "sl_pipeline_set_callback: out of memory");
     p->callbacks[p->ncallbacks++] = (sl__callback){.node = copy, .fn = fn, .user = user};
     return SL_OK;
 }
@@ -512,19 +518,21 @@ static sl_status fail_held_locked(sl_pipeline *p, int64_t it, const sl__slot *b,
 {
     SL__ASSERT_LOCKED(p);
     if (why == SL_ENOMEM)
-        return fail(p, SL_ENOMEM,
-                    "share_outputs: iteration %lld needs the %sbuffers of iteration %lld, which "
-                    "are still referenced (%d pinned views), and there is no memory to set "
-                    "them aside",
-                    (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins);
+        return sl__pipeline_fail(
+            p, SL_ENOMEM,
+            "share_outputs: iteration %lld needs the %sbuffers of iteration %lld, which "
+            "are still referenced (%d pinned views), and there is no memory to set "
+            "them aside",
+            (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins);
     char held[512];
     sl__outputs_describe_held_locked(p, held, sizeof held);
-    return fail(p, SL_EMISUSE,
-                "share_outputs would wait forever: iteration %lld needs the %sbuffers of "
-                "iteration %lld, which are still referenced (%d pinned views), and setting "
-                "them aside would pass max_held_bytes: %s; drop the views you no longer need "
-                "(or copy what you keep), or raise max_held_bytes",
-                (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins, held);
+    return sl__pipeline_fail(
+        p, SL_EMISUSE,
+        "share_outputs would wait forever: iteration %lld needs the %sbuffers of "
+        "iteration %lld, which are still referenced (%d pinned views), and setting "
+        "them aside would pass max_held_bytes: %s; drop the views you no longer need "
+        "(or copy what you keep), or raise max_held_bytes",
+        (long long)it, gpu ? "GPU " : "", (long long)b->iteration, b->out->pins, held);
 }
 
 /* sl__exec_wait, or with num_threads 0 (a pool without workers) the waiting thread's share
@@ -565,17 +573,18 @@ static sl_status wait_ready_locked(sl_pipeline *p, int64_t it)
     int64_t deadline = 0;
     for (;;) {
         if (p->stopping)
-            return fail(p, SL_ECANCELED, "the pipeline is being destroyed");
+            return sl__pipeline_fail(p, SL_ECANCELED, "the pipeline is being destroyed");
         if (slot->iteration == it && slot->state == SLOT_READY)
             return SL_OK;
         /* an older iteration it waits for: its slot's, or its GPU buffer set's (stage_sets.c) */
         sl__slot *b = slot->iteration < it ? slot : sl__stage_set_blocker_locked(p, it);
         bool gpu = b != slot;
         if (b && b->state == SLOT_SHARED)
-            return fail(p, SL_EMISUSE,
-                        "share_outputs would wait forever: iteration %lld needs the %sbuffers "
-                        "still shared for iteration %lld; call release_outputs first",
-                        (long long)it, gpu ? "GPU " : "", (long long)b->iteration);
+            return sl__pipeline_fail(
+                p, SL_EMISUSE,
+                "share_outputs would wait forever: iteration %lld needs the %sbuffers "
+                "still shared for iteration %lld; call release_outputs first",
+                (long long)it, gpu ? "GPU " : "", (long long)b->iteration);
         if (!b || b->state != SLOT_HELD) {
             wait_or_run_locked(p);
             continue;
@@ -609,7 +618,8 @@ sl_status sl_pipeline_share_outputs(sl_pipeline *p)
     sl__exec_lock(p);
     int64_t it = p->next_share;
     if (it >= p->scheduled)
-        st = fail(p, SL_EMISUSE, "share_outputs: no iteration is scheduled (call schedule_run)");
+        st = sl__pipeline_fail(p, SL_EMISUSE,
+                               "share_outputs: no iteration is scheduled (call schedule_run)");
     /* the autotuner's measurements: was it ready, how long did the consumer wait for it */
     const sl__slot *want = &p->slots[it % p->depth];
     bool ready = want->iteration == it && want->state == SLOT_READY;
@@ -661,7 +671,7 @@ sl_status sl_pipeline_release_outputs(sl_pipeline *p)
         return st;
     sl__exec_lock(p);
     if (p->nshared == 0)
-        st = fail(p, SL_EMISUSE, "release_outputs: no outputs are shared");
+        st = sl__pipeline_fail(p, SL_EMISUSE, "release_outputs: no outputs are shared");
     else
         release_oldest_locked(p);
     sl__exec_unlock(p);
@@ -689,14 +699,14 @@ sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed
     if (st != SL_OK)
         return st;
     if (!name || !batch || (batch->num_samples > 0 && (!batch->data || !batch->shapes)))
-        return fail(p, SL_EMISUSE, "feed_input: name, batch, data or shapes is NULL");
+        return sl__pipeline_fail(p, SL_EMISUSE, "feed_input: name, batch, data or shapes is NULL");
     for (int j = 0; j < p->plan->n; j++) {
         const sl__pnode *pn = &p->plan->nodes[j];
         if (strcmp(pn->name, name) != 0)
             continue;
         if (!pn->op->feed)
-            return fail(p, SL_EINVAL, "feed_input: node \"%s\" (%s) cannot be fed", name,
-                        pn->op->name);
+            return sl__pipeline_fail(p, SL_EINVAL, "feed_input: node \"%s\" (%s) cannot be fed",
+                                     name, pn->op->name);
         char err[512] = "";
         st = pn->op->feed(p->states[j], batch, err, sizeof err);
         if (st != SL_OK)
@@ -704,7 +714,8 @@ sl_status sl_pipeline_feed_input(sl_pipeline *p, const char *name, const sl_feed
                           err);
         return st;
     }
-    return fail(p, SL_ENOTFOUND, "feed_input: no node named \"%s\" in the built pipeline", name);
+    return sl__pipeline_fail(p, SL_ENOTFOUND,
+                             "feed_input: no node named \"%s\" in the built pipeline", name);
 }
 
 /* ---- outputs and errors ------------------------------------------------------------------ */
@@ -762,8 +773,9 @@ sl_status sl_pipeline_reader_meta(const sl_pipeline *p, const char *name, sl_rea
         return sl__last_error_set(SL_EMISUSE, "sl_pipeline_reader_meta: NULL argument");
     int j = p->built ? find_reader(p, name) : -1;
     if (j < 0) /* the message is not logical state of p: set it through a mutable alias */
-        return fail((sl_pipeline *)p, SL_ENOTFOUND, "no reader named \"%s\" in the built pipeline",
-                    name ? name : "(any)");
+        return sl__pipeline_fail((sl_pipeline *)p, SL_ENOTFOUND,
+                                 "no reader named \"%s\" in the built pipeline",
+                                 name ? name : "(any)");
     memset(meta, 0, sizeof(*meta));
     p->plan->nodes[j].op->reader_meta(p->states[j], meta);
     return SL_OK;
