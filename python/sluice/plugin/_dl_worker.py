@@ -41,6 +41,7 @@ import torch
 ALIGN = 64
 MIN_CHUNK = 64 << 10
 GROWTH = 1.25
+COOL_AFTER = 64  # batches a free chunk keeps its pages while the worker is busy
 
 _np_str_obj = re.compile(r"[SaUO]")
 COLLATE_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
@@ -601,12 +602,14 @@ class _Chunks:
                     self.free.append([cid, self.count, True])
 
     def cool(self, idle=False):
-        """Gives back the pages of the free chunks that stayed free for a whole batch, but for
-        the most recently freed one (a spare: a notice that comes late, after the worker
-        needed a chunk, costs no page faults); all of them when `idle`. Pinned chunks keep
-        their pages."""
+        """Gives back the pages of the free chunks that stayed free for COOL_AFTER batches of
+        this worker, but for the most recently freed one (a spare: a notice that comes late,
+        after the worker needed a chunk, costs no page faults); all of them when `idle`.
+        Pinned chunks keep their pages. (After one batch, as before, a loaded machine's late
+        notices made the worker take a cold chunk every few dozen batches: 1,200 page faults
+        for a 4.8 MB batch, in the worker and again in the main process.)"""
         for f in self.free if idle else self.free[:-1]:
-            if f[2] and (idle or f[1] < self.count - 1) and f[0] not in self.pinned:
+            if f[2] and (idle or f[1] < self.count - COOL_AFTER) and f[0] not in self.pinned:
                 release_pages(self.chunks[f[0]][0])
                 f[2] = False
 
@@ -918,7 +921,10 @@ def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0, notices=None
             conn.send(("err", t_epoch, idx, None, _wrap_exception(wid)))
             continue
         size = 0 if fd is None else chunks.chunks[cid][1]
-        conn.send(("ok", t_epoch, idx, cid, (blob, size, shm)))
+        # what conn.send() would write, without ForkingPickler's per-call copy of its
+        # dispatch table (the reply holds bytes and numbers only)
+        conn.send_bytes(pickle.dumps(("ok", t_epoch, idx, cid, (blob, size, shm)),
+                                     pickle.HIGHEST_PROTOCOL))
         if fd is not None:
             try:
                 reduction.send_handle(conn, fd, os.getppid())
