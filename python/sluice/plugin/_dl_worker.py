@@ -37,6 +37,8 @@ import sys
 import numpy as np
 import torch
 
+from .. import _sluice
+
 # Tensors and arrays start on 64-byte boundaries in a chunk.
 ALIGN = 64
 MIN_CHUNK = 64 << 10
@@ -287,22 +289,17 @@ def _write_stack(st, addr, nbytes, view):
     """The rows of a _Stack written at `addr` (`view()`: a tensor over the destination)."""
     items = st.tensors
     rb = nbytes // len(items)
-    if st.arrays:
-        if all(a.flags.c_contiguous for a in items):
-            for i, a in enumerate(items):
-                _memmove(addr + i * rb, a.__array_interface__["data"][0], rb)
-        else:
+    if st.arrays:  # contiguous arrays: one C call copies them all (_sluice._dl_gather)
+        if not _gather(addr, items, rb):
             out = view().numpy()
             for i, a in enumerate(items):
                 np.copyto(out[i], a, casting="no")
         return
     t0 = items[0]
     dt, shape = t0.dtype, t0.shape
-    if all(t.dtype == dt and t.shape == shape and _flat(t) for t in items):
-        for i, t in enumerate(items):
-            _memmove(addr + i * rb, t.data_ptr(), rb)
-    else:  # torch.stack's checks, errors and strided copies
-        torch.stack(items, 0, out=view())
+    if not (all(t.dtype == dt and t.shape == shape and _flat(t) for t in items)
+            and _gather(addr, [t.data_ptr() for t in items], rb)):
+        torch.stack(items, 0, out=view())  # torch.stack's checks, errors and strided copies
 
 
 _TORCH_DTYPES = {str(d): d for d in (
@@ -516,6 +513,7 @@ class _Unmap:
 
 _LIBC = None
 _memmove = ctypes.memmove
+_gather = _sluice._dl_gather
 _NOTICE = struct.Struct("<I")  # a free-chunk notice: chunk id << 1 | pinned
 
 
