@@ -566,8 +566,8 @@ class _Chunks:
     shared memory then), so chunks hold the batches that exist, not the tasks queued; the main
     process says which are free again through the `notices` pipe (4-byte records, chunk id << 1
     | pinned, written by the finalizer of a batch's views). A free chunk keeps its pages while
-    it is reused at once (no page faults in either process); one left free for a whole batch
-    cycle, or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
+    it is reused (no page faults in either process); one left free for COOL_AFTER batches,
+    or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
     must grow is replaced by a new memfd (its fd goes to the main process, which maps it in
     place of the old one); no fd is kept open here, so a program holding thousands of batches
     exhausts no fd limit."""
