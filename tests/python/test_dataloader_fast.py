@@ -5,7 +5,6 @@ tensors built over their chunk (dtypes, shapes, empty, NumPy leaves), the C row 
 (_sluice._dl_gather) against NumPy, and a worker's chunks keeping their pages on a loaded
 machine."""
 import itertools
-import os
 
 import numpy as np
 import pytest

@@ -50,7 +50,7 @@ import threading
 import time
 import warnings
 import weakref
-from multiprocessing import connection, reduction
+from multiprocessing import reduction
 
 import numpy as np
 import torch
