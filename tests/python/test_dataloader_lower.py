@@ -1,6 +1,6 @@
 """tests/python/test_dataloader_lower.py: sluice's DataLoader runs a plain torchvision
-ImageFolder's RandomResizedCrop + RandomHorizontalFlip + PILToTensor in C (plugin/_lower.py,
-_sluice/lower.c), and its batches are byte-identical to torch.utils.data.DataLoader's (the
+ImageFolder's RandomResizedCrop + RandomHorizontalFlip + PILToTensor (and Resize / CenterCrop /
+ToTensor / Normalize) in C (plugin/_lower.py, _sluice/lower.c), and its batches are byte-identical to torch.utils.data.DataLoader's (the
 independent reference: PIL decoding, torchvision transforming) with the same generator —
 without workers and with 2, shuffled, over several epochs, on real photos of mixed sizes
 encoded as baseline / progressive / grayscale / CMYK JPEGs and RGB / RGBA / palette / gray /
@@ -22,6 +22,7 @@ from PIL import Image
 tv = pytest.importorskip("torchvision")
 from torchvision import datasets as tvd  # noqa: E402
 from torchvision import transforms as T  # noqa: E402
+from torchvision.transforms import functional as tvf  # noqa: E402
 
 from sluice.plugin import _lower  # noqa: E402
 from sluice.plugin.pytorch import DataLoader  # noqa: E402
@@ -112,7 +113,7 @@ def _assert_same(ref, got):
             assert s == r, f"batch {k}: torch raised {r}, sluice gave {gave}"
             continue
         assert not isinstance(s, str), f"batch {k}: sluice raised {s}"
-        assert r[0].dtype == s[0].dtype == np.uint8 and r[0].shape == s[0].shape
+        assert r[0].dtype == s[0].dtype and r[0].shape == s[0].shape
         np.testing.assert_array_equal(s[0], r[0], err_msg=f"batch {k} images")
         np.testing.assert_array_equal(s[1], r[1], err_msg=f"batch {k} labels")
 
@@ -132,10 +133,23 @@ def test_recognised():
                               T.RandomHorizontalFlip(0.2), T.RandomHorizontalFlip(0.9),
                               T.PILToTensor()])
     assert _lower.plan_of(ds).flips == [0.2, 0.9]
+    ds.transform = T.Compose([T.Resize(40), T.CenterCrop((30, 36)), T.ToTensor(),
+                              T.Normalize((0.4, 0.5, 0.6), (0.2, 0.25, 0.3))])
+    plan = _lower.plan_of(ds)
+    assert plan.resize == ([40], None) and plan.center == plan.size == (30, 36)
+    assert plan.to_float and plan.normalize is ds.transform.transforms[-1]
+    ds.transform = T.Compose([T.Resize((20, 30)), T.RandomHorizontalFlip(), T.ToTensor()])
+    assert _lower.plan_of(ds).size == (20, 30)
+    ds.transform = T.Compose([T.CenterCrop(50), T.PILToTensor()])
+    assert _lower.plan_of(ds).size == (50, 50)
     for tf in (T.Compose([T.RandomResizedCrop(32, interpolation=T.InterpolationMode.BICUBIC),
                           T.PILToTensor()]),
                T.Compose([T.RandomResizedCrop(32), T.ColorJitter(0.1), T.PILToTensor()]),
-               T.Compose([T.RandomResizedCrop(32), T.ToTensor()]),
+               T.Compose([T.RandomHorizontalFlip(), T.RandomResizedCrop(32), T.ToTensor()]),
+               T.Compose([T.Resize(32), T.PILToTensor()]),  # ragged: the shorter side only
+               T.Compose([T.Resize(32, interpolation=T.InterpolationMode.NEAREST),
+                          T.CenterCrop(32), T.PILToTensor()]),
+               T.Compose([T.CenterCrop(32), T.Normalize((0.5,), (0.5,)), T.ToTensor()]),
                T.Compose([T.RandomResizedCrop(32)]), T.PILToTensor(), None):
         ds.transform = tf
         assert _lower.plan_of(ds) is None, tf
@@ -161,6 +175,50 @@ def test_identical_square_size_and_flip_probabilities(folder):
     ref, got = _both(ds, epochs=2, batch_size=4, shuffle=True, drop_last=True)
     _assert_same(ref, got)
     assert _lower.STATS["lowered"] > 0
+
+
+@pytest.mark.parametrize("tf", [
+    T.Compose([T.Resize(48), T.CenterCrop(40), T.ToTensor(),
+               T.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]),
+    T.Compose([T.Resize(300), T.CenterCrop((120, 90)), T.PILToTensor()]),  # upscaling
+    T.Compose([T.Resize(50, max_size=60), T.CenterCrop(44), T.RandomHorizontalFlip(),
+               T.PILToTensor()]),
+    T.Compose([T.Resize((33, 47)), T.ToTensor()]),
+    T.Compose([T.CenterCrop((60, 70)), T.PILToTensor()]),  # pads the tiny image: Python
+    T.Compose([T.RandomResizedCrop(36), T.RandomHorizontalFlip(), T.ToTensor(),
+               T.Normalize((0.5, 0.4, 0.3), (0.2, 0.3, 0.4))]),
+], ids=["val-normalize", "upscale", "max-size-flip", "resize-hw", "center-only",
+        "train-normalize"])
+def test_identical_other_transforms(folder, tf):
+    ds = tvd.ImageFolder(folder, tf)
+    ref, got = _both(ds, epochs=2, batch_size=4, shuffle=True)
+    _assert_same(ref, got)
+    n = len(ds)
+    python = 2 * sum(p.endswith((".bmp", "deep16.png")) for p, _ in ds.samples)
+    assert _lower.STATS["lowered"] + _lower.STATS["python"] == 2 * n
+    # a CenterCrop larger than the (resized) image pads: those samples run in Python
+    pads = 0
+    for p, _ in ds.samples:
+        with Image.open(p) as im:
+            w, h = im.size
+        for t in tf.transforms:
+            if type(t) is T.Resize:
+                size = list(t.size) if isinstance(t.size, (list, tuple)) else [t.size]
+                h, w = tvf._compute_resized_output_size((h, w), size, t.max_size)
+            if type(t) is T.CenterCrop and (t.size[0] > h or t.size[1] > w):
+                pads += not p.endswith((".bmp", "deep16.png"))
+    assert _lower.STATS["python"] == python + 2 * pads
+    if "center-only" in os.environ.get("PYTEST_CURRENT_TEST", ""):
+        assert pads > 0
+
+
+def test_identical_float_batches_with_workers(folder):
+    tf = T.Compose([T.Resize(48), T.CenterCrop(40), T.ToTensor(),
+                    T.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
+    ref, got = _both(tvd.ImageFolder(folder, tf), epochs=2, batch_size=5, shuffle=True,
+                     num_workers=2, persistent_workers=True)
+    assert ref[0][0].dtype == np.float32
+    _assert_same(ref, got)
 
 
 @pytest.mark.parametrize("workers", [0, 2])

@@ -4,7 +4,7 @@
  * (src/ops/decoders/codec.h, src/ops/image/resample.h: one contract, no second implementation).
  *
  * Exports slpy_lower_peek (_lower_peek) and slpy_lower_crop_resize (_lower_crop_resize).
- * Invariant: _lower_crop_resize writes only its sample's 3 x out_h x out_w bytes of `out` at
+ * Invariant: _lower_crop_resize writes only its sample's 3 x H x W bytes of `out` at
  * `offset` (checked against the buffer's length), and only when it succeeds; the decode and
  * the resampling run with the GIL released, in memory allocated and freed by the call.
  */
@@ -63,23 +63,27 @@ PyObject *slpy_lower_peek(PyObject *module, PyObject *arg)
 
 /* One sample: decode window (x, y, w, h) (the rest of the file read too: a damaged file fails
  * whatever the window, as Pillow's whole decode does), resample it to out_h x out_w (PIL
- * BILINEAR, antialiased: Image.resize of the cropped image), then write it CHW at dst, mirrored
- * left-right when flip. */
+ * BILINEAR, antialiased: Image.resize of the cropped image; identity axes copied), keep the
+ * output window [wy, wy + wh) x [wx, wx + ww) of that (torchvision's CenterCrop after Resize:
+ * only those pixels are computed, each as the whole resampling computes it), then write it CHW
+ * at dst, mirrored left-right when flip. */
 typedef struct job {
     const uint8_t *data;
     size_t size;
     sl__roi roi;
     int out_h, out_w;
+    int wy, wx, wh, ww; /* the output window */
     bool flip;
     uint8_t *dst;
     char err[512];
 } job;
 
-static void to_chw(const uint8_t *hwc, int h, int w, bool flip, uint8_t *dst)
+/* h x w RGB pixels from rows `stride` bytes apart into three planes at dst. */
+static void to_chw(const uint8_t *hwc, size_t stride, int h, int w, bool flip, uint8_t *dst)
 {
     size_t plane = (size_t)h * (size_t)w;
     for (int y = 0; y < h; y++) {
-        const uint8_t *row = hwc + (size_t)y * (size_t)w * 3;
+        const uint8_t *row = hwc + (size_t)y * stride;
         uint8_t *r = dst + (size_t)y * (size_t)w, *g = r + plane, *bl = g + plane;
         for (int x = 0; x < w; x++) {
             const uint8_t *px = row + (size_t)(flip ? w - 1 - x : x) * 3;
@@ -103,6 +107,8 @@ static sl_status run_job(job *j)
         .out_type = SL_DTYPE_UINT8,
     };
     sl__resample_plan_init(&rp);
+    if (j->wh != j->out_h || j->ww != j->out_w)
+        sl__resample_plan_window(&rp, j->wy, j->wy + j->wh, j->wx, j->wx + j->ww);
     size_t win = ((size_t)r->w * (size_t)r->h * 3 + 63) & ~(size_t)63;
     size_t out = ((size_t)j->out_w * (size_t)j->out_h * 3 + 63) & ~(size_t)63;
     uint8_t *buf = sl__aligned_alloc(win + out + rp.scratch);
@@ -114,32 +120,39 @@ static sl_status run_job(job *j)
                                    j->err, sizeof j->err);
     if (s == SL_OK) {
         sl__resample_run(&rp, buf, buf + win, buf + win + out);
-        to_chw(buf + win, j->out_h, j->out_w, j->flip, j->dst);
+        size_t stride = (size_t)j->out_w * 3;
+        to_chw(buf + win + (size_t)j->wy * stride + (size_t)j->wx * 3, stride, j->wh, j->ww,
+               j->flip, j->dst);
     }
     sl__free(sc.p);
     sl__free(buf);
     return s;
 }
 
-/* _lower_crop_resize(data, top, left, height, width, out_h, out_w, flip, out, offset): the
- * sample's CHW uint8 bytes written into the writable buffer `out` from byte `offset`. Raises
- * ValueError for arguments outside their ranges, sluice's error class of the codec's status
- * (CorruptDataError, ...) with its message when the image cannot be decoded. */
+/* _lower_crop_resize(data, top, left, height, width, out_h, out_w, flip, out, offset[, wtop,
+ * wleft, wheight, wwidth]): the sample's CHW uint8 bytes (3 x wheight x wwidth; the output
+ * window defaults to the whole out_h x out_w) written into the writable buffer `out` from
+ * byte `offset`. Raises ValueError for arguments outside their ranges, sluice's error class of
+ * the codec's status (CorruptDataError, ...) with its message when the image cannot be
+ * decoded. */
 PyObject *slpy_lower_crop_resize(PyObject *module, PyObject *args)
 {
     Py_buffer data, out;
-    int top, left, height, width, out_h, out_w, flip;
+    int top, left, height, width, out_h, out_w, flip, wy = 0, wx = 0, wh = -1, ww = -1;
     Py_ssize_t offset;
-    if (!PyArg_ParseTuple(args, "y*iiiiiipw*n:_lower_crop_resize", &data, &top, &left, &height,
-                          &width, &out_h, &out_w, &flip, &out, &offset))
+    if (!PyArg_ParseTuple(args, "y*iiiiiipw*n|iiii:_lower_crop_resize", &data, &top, &left, &height,
+                          &width, &out_h, &out_w, &flip, &out, &offset, &wy, &wx, &wh, &ww))
         return NULL;
     PyObject *ret = NULL;
+    wh = wh < 0 ? out_h : wh;
+    ww = ww < 0 ? out_w : ww;
     if (height < 1 || width < 1 || out_h < 1 || out_w < 1 || top < 0 || left < 0 || offset < 0 ||
-        (long long)out_h * out_w * 3 > (long long)(out.len - offset)) {
+        wy < 0 || wx < 0 || wh < 1 || ww < 1 || wy > out_h - wh || wx > out_w - ww ||
+        (long long)wh * ww * 3 > (long long)(out.len - offset)) {
         PyErr_Format(PyExc_ValueError,
-                     "_lower_crop_resize: window %d x %d at (%d, %d) or output %d x %d at byte "
-                     "%zd out of range (buffer of %zd bytes)",
-                     width, height, left, top, out_w, out_h, offset, out.len);
+                     "_lower_crop_resize: window %d x %d at (%d, %d), output %d x %d, its "
+                     "window %d x %d at (%d, %d) or byte %zd out of range (buffer of %zd bytes)",
+                     width, height, left, top, out_w, out_h, ww, wh, wx, wy, offset, out.len);
         goto done;
     }
     job j = {.data = data.buf,
@@ -147,6 +160,10 @@ PyObject *slpy_lower_crop_resize(PyObject *module, PyObject *args)
              .roi = {left, top, width, height, 0},
              .out_h = out_h,
              .out_w = out_w,
+             .wy = wy,
+             .wx = wx,
+             .wh = wh,
+             .ww = ww,
              .flip = flip != 0,
              .dst = (uint8_t *)out.buf + offset,
              .err = ""};

@@ -240,7 +240,7 @@ class ShmPickler(_forking_pickler()):
 
     def persistent_id(self, obj):
         if type(obj) is _lower.Images:  # decoded by C straight into the chunk (write)
-            return self._place("s", obj.nbytes, obj, torch.uint8, obj.shape)
+            return self._place("s", obj.nbytes, obj, obj.dtype, obj.shape)
         if isinstance(obj, _Stack):
             first = obj.tensors[0]
             shape = (len(obj.tensors),) + tuple(first.shape)

@@ -51,13 +51,52 @@ def enabled(flag):
 
 
 class Plan:
-    """What a recognised transform does: RandomResizedCrop(size, scale, ratio) then flips
-    with probabilities `flips`, then PILToTensor."""
+    """What a recognised transform does to an image: a geometry — RandomResizedCrop `crop`,
+    or Resize `resize` ((size list, max_size)) and/or CenterCrop `center` ((h, w)) — then flips
+    with probabilities `flips`, then PILToTensor (`to_float` False) or ToTensor and the
+    optional Normalize module `normalize`. `size`: the output's (h, w), the same for every
+    sample."""
 
-    __slots__ = ("crop", "size", "flips")
+    __slots__ = ("crop", "resize", "center", "flips", "to_float", "normalize", "size")
 
-    def __init__(self, crop, flips):
-        self.crop, self.size, self.flips = crop, tuple(int(s) for s in crop.size), flips
+    def __init__(self, crop=None, resize=None, center=None, flips=(), to_float=False,
+                 normalize=None, size=None):
+        self.crop, self.resize, self.center, self.flips = crop, resize, center, list(flips)
+        self.to_float, self.normalize, self.size = to_float, normalize, size
+
+    @property
+    def dtype(self):
+        return torch.get_default_dtype() if self.to_float else torch.uint8
+
+    def geometry(self, width, height):
+        """(top, left, h, w, out_h, out_w, window) of an image of that size: the window of the
+        image resized to out_h x out_w, and the output window of that ((top, left, h, w), or
+        None for all of it); None when the Python path must run the sample (a CenterCrop that
+        would pad, a size torchvision refuses). RandomResizedCrop draws its parameters here,
+        with torchvision's get_params on torch's generator."""
+        if self.crop is not None:
+            top, left, h, w = type(self.crop).get_params(_Size.of(width, height),
+                                                         self.crop.scale, self.crop.ratio)
+            return top, left, h, w, self.size[0], self.size[1], None
+        out_h, out_w = height, width
+        if self.resize is not None:
+            from torchvision.transforms import functional as F
+
+            try:
+                out_h, out_w = F._compute_resized_output_size((height, width), *self.resize)
+            except Exception:  # noqa: BLE001 - the Python path raises it
+                return None
+        window = None
+        if self.center is not None:
+            ch, cw = self.center
+            if ch > out_h or cw > out_w:
+                return None  # F.center_crop pads
+            if (ch, cw) != (out_h, out_w):  # F.center_crop's own rounding
+                window = (int(round((out_h - ch) / 2.0)), int(round((out_w - cw) / 2.0)), ch,
+                          cw)
+        elif (out_h, out_w) != self.size:
+            return None
+        return 0, 0, height, width, out_h, out_w, window
 
 
 def _plain_module(t):
@@ -72,6 +111,10 @@ def _global_hooks():
     return any(getattr(m, n, None) for n in ("_global_forward_hooks",
                                              "_global_forward_pre_hooks",
                                              "_global_backward_hooks"))
+
+
+def _size_list(size):
+    return list(size) if isinstance(size, (list, tuple)) else [size]
 
 
 def plan_of(dataset):
@@ -94,21 +137,49 @@ def plan_of(dataset):
     tf = dataset.transform
     steps = list(tf.transforms) if type(tf) is T.Compose and "__call__" not in vars(tf) \
         else [tf]
-    if len(steps) < 2 or type(steps[0]) is not T.RandomResizedCrop \
-            or type(steps[-1]) is not T.PILToTensor or "__call__" in vars(steps[-1]):
-        return None
-    crop = steps[0]
-    if crop.interpolation is not InterpolationMode.BILINEAR or not _plain_module(crop) \
-            or "get_params" in vars(crop) or len(crop.size) != 2:
-        return None
-    flips = []
-    for t in steps[1:-1]:
-        if type(t) is not T.RandomHorizontalFlip or not _plain_module(t):
+    plan, k = Plan(), 0
+
+    def at(cls):
+        return k < len(steps) and type(steps[k]) is cls and _plain_module(steps[k])
+
+    if at(T.RandomResizedCrop):
+        crop = steps[k]
+        if crop.interpolation is not InterpolationMode.BILINEAR or "get_params" in vars(crop) \
+                or len(crop.size) != 2:
             return None
-        flips.append(t.p)
+        plan.crop, plan.size, k = crop, tuple(int(v) for v in crop.size), k + 1
+    else:
+        if at(T.Resize):
+            r = steps[k]
+            size = _size_list(r.size)
+            if r.interpolation is not InterpolationMode.BILINEAR or len(size) not in (1, 2) \
+                    or not all(type(v) is int for v in size) \
+                    or (r.max_size is not None and len(size) != 1):
+                return None
+            plan.resize, k = (size, r.max_size), k + 1
+            if len(size) == 2:
+                plan.size = tuple(size)
+        if at(T.CenterCrop):
+            c = tuple(int(v) for v in steps[k].size)
+            plan.center = plan.size = c
+            k += 1
+        if plan.size is None:  # no geometry, or a Resize of the shorter side only: ragged
+            return None
+    while at(T.RandomHorizontalFlip):
+        plan.flips.append(steps[k].p)
+        k += 1
+    rest = [type(t) for t in steps[k:]]
+    if rest == [T.PILToTensor] and "__call__" not in vars(steps[k]):
+        pass
+    elif rest[:1] == [T.ToTensor] and "__call__" not in vars(steps[k]) \
+            and (len(rest) == 1 or (rest[1:] == [T.Normalize] and _plain_module(steps[k + 1]))):
+        plan.to_float = True
+        plan.normalize = steps[k + 1] if len(rest) == 2 else None
+    else:
+        return None
     if _global_hooks():
         return None
-    return Plan(crop, flips)
+    return plan
 
 
 class _Size:
@@ -132,43 +203,68 @@ class Images:
     (tensors). The pickler of a worker places it in the chunk like a stacked tensor
     (``_dl_worker.ShmPickler``); without workers ``tensor()`` makes the batch."""
 
-    __slots__ = ("dataset", "rows", "shape", "end_state")
+    __slots__ = ("dataset", "plan", "rows", "shape", "end_state")
 
-    def __init__(self, dataset, rows, shape, end_state):
-        self.dataset, self.rows, self.shape, self.end_state = dataset, rows, shape, end_state
+    def __init__(self, dataset, plan, rows, shape, end_state):
+        self.dataset, self.plan, self.rows, self.shape = dataset, plan, rows, shape
+        self.end_state = end_state
+
+    @property
+    def dtype(self):
+        return self.plan.dtype
 
     @property
     def nbytes(self):
-        n = 1
+        n = torch.empty((), dtype=self.dtype).element_size()
         for d in self.shape:
             n *= d
         return n
 
     def tensor(self):
-        t = torch.empty(self.shape, dtype=torch.uint8)
+        t = torch.empty(self.shape, dtype=self.dtype)
         self.write(t.numpy(), 0)
         return t
 
     def write(self, buf, off):
-        """Fills the batch into the writable buffer `buf` from byte `off`."""
+        """Fills the batch into the writable buffer `buf` from byte `off`. uint8 rows are
+        written there by C; float ones (ToTensor) are made from a uint8 row by ToTensor's own
+        conversion, then the dataset's Normalize, as the Python path makes them."""
+        import numpy as np
+
         from .. import _sluice
 
         _, c, h, w = self.shape
+        dest = torch.frombuffer(buf, dtype=self.dtype, count=self.nbytes
+                                // torch.empty((), dtype=self.dtype).element_size(), offset=off)
         rb = c * h * w
-        dest = torch.frombuffer(buf, dtype=torch.uint8, count=self.nbytes, offset=off)
+        u8 = np.empty(rb, np.uint8) if self.plan.to_float else None
         for k, row in enumerate(self.rows):
+            out = dest[k * rb:(k + 1) * rb].view(c, h, w)
             if row[0] == "t":
-                dest[k * rb:(k + 1) * rb].view(c, h, w).copy_(row[1])
+                out.copy_(row[1])
                 continue
-            _, idx, data, (top, left, ch, cw), flip, snap = row
+            _, idx, data, (top, left, ch, cw, oh, ow, win), flip, snap = row
+            win = win or (0, 0, oh, ow)
             try:
-                _sluice._lower_crop_resize(data, top, left, ch, cw, h, w, flip, buf,
-                                           off + k * rb)
+                if u8 is None:
+                    _sluice._lower_crop_resize(data, top, left, ch, cw, oh, ow, flip, buf,
+                                               off + k * rb, *win)
+                else:
+                    _sluice._lower_crop_resize(data, top, left, ch, cw, oh, ow, flip, u8, 0,
+                                               *win)
                 STATS["lowered"] += 1
             except Exception:  # noqa: BLE001 - C refused the file: PIL decides (see above)
-                img = self.redo(idx, snap)
-                dest[k * rb:(k + 1) * rb].view(c, h, w).copy_(_checked(img, (c, h, w)))
+                out.copy_(_checked(self.redo(idx, snap), (c, h, w), self.dtype))
+                continue
+            if u8 is not None:
+                out.copy_(self.post(torch.from_numpy(u8).view(c, h, w)))
         self.rows = None
+
+    def post(self, img):
+        """ToTensor's conversion of a uint8 CHW image (functional.to_tensor), then the
+        dataset's Normalize itself."""
+        img = img.to(dtype=torch.get_default_dtype()).div(255)
+        return self.plan.normalize(img) if self.plan.normalize is not None else img
 
     def redo(self, idx, snap):
         """Sample `idx` through the Python path from the generator state before its draws;
@@ -180,8 +276,8 @@ class Images:
         return img
 
 
-def _checked(img, chw):
-    if not isinstance(img, torch.Tensor) or img.dtype != torch.uint8 or tuple(img.shape) != chw:
+def _checked(img, chw, dtype):
+    if not isinstance(img, torch.Tensor) or img.dtype != dtype or tuple(img.shape) != chw:
         raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(chw)} "
                            f"and {list(getattr(img, 'shape', ()))}")
     return img
@@ -194,7 +290,6 @@ def fetch(plan, dataset, indices, collate_fn):
     from .. import _sluice
 
     samples, tt = dataset.samples, dataset.target_transform
-    crop = plan.crop
     h, w = plan.size
     limit = _max_pixels()
     rows, targets = [], []
@@ -207,31 +302,33 @@ def fetch(plan, dataset, indices, collate_fn):
             size = _sluice._lower_peek(data)
         except (OSError, TypeError):
             pass  # the Python path raises the loader's own error
-        if size is None or (limit is not None and size[0] * size[1] > limit):
+        snap = geom = None
+        if size is not None and (limit is None or size[0] * size[1] <= limit):
+            snap = torch.get_rng_state()
+            geom = plan.geometry(*size)
+        if geom is None:
             STATS["python"] += 1
             try:
                 img, target = dataset[idx]
             except Exception:
-                _first_error(dataset, rows, k)
+                _first_error(dataset, plan, rows, k)
                 raise
-            rows.append(("t", _checked(img, (3, h, w))))
+            rows.append(("t", _checked(img, (3, h, w), plan.dtype)))
             targets.append(target)
             continue
-        snap = torch.get_rng_state()
-        params = type(crop).get_params(_Size.of(*size), crop.scale, crop.ratio)
         flip = False
         for p in plan.flips:
             if torch.rand(1) < p:
                 flip = not flip
         if tt is not None:
             target = tt(target)
-        rows.append(("c", idx, data, params, flip, snap))
+        rows.append(("c", idx, data, geom, flip, snap))
         targets.append(target)
-    images = Images(dataset, rows, (len(rows), 3, h, w), torch.get_rng_state())
+    images = Images(dataset, plan, rows, (len(rows), 3, h, w), torch.get_rng_state())
     return [images, collate_fn(targets)]
 
 
-def _first_error(dataset, rows, k):
+def _first_error(dataset, plan, rows, k):
     """Sample k raised in Python: a lowered sample before it that fails in C and in PIL too
     raised first on the Python path, so that one is raised (the generator left as the Python
     path leaves it); otherwise the generator is put back as it was when sample k raised."""
@@ -240,13 +337,13 @@ def _first_error(dataset, rows, k):
     from .. import _sluice
 
     state = torch.get_rng_state()
-    images = Images(dataset, None, None, state)
+    images = Images(dataset, plan, None, None, state)
+    scratch = np.empty(3 * 8 * 8, np.uint8)
     for row in rows:
         if row[0] != "c":
             continue
-        _, idx, data, (top, left, ch, cw), flip, snap = row
-        scratch = np.empty(3 * 8 * 8, np.uint8)
-        try:
+        _, idx, data, (top, left, ch, cw, _, _, _), flip, snap = row
+        try:  # the decode decides; a small resampling
             _sluice._lower_crop_resize(data, top, left, ch, cw, 8, 8, flip, scratch, 0)
         except Exception:  # noqa: BLE001 - raises PIL's error, or PIL reads it: go on
             images.redo(idx, snap)
