@@ -1,7 +1,8 @@
 """tests/python/test_dataloader_lower.py: sluice's DataLoader runs a plain torchvision
 ImageFolder's RandomResizedCrop + RandomHorizontalFlip + PILToTensor (and Resize / CenterCrop /
-ToTensor / Normalize) in C (plugin/_lower.py, _sluice/lower.c), and its batches are byte-identical to torch.utils.data.DataLoader's (the
-independent reference: PIL decoding, torchvision transforming) with the same generator —
+ToTensor / Normalize) in C (plugin/_lower.py, _sluice/lower.c), and its batches are
+byte-identical to torch.utils.data.DataLoader's (the independent reference: PIL decoding,
+torchvision transforming) with the same generator —
 without workers and with 2, shuffled, over several epochs, on real photos of mixed sizes
 encoded as baseline / progressive / grayscale / CMYK JPEGs and RGB / RGBA / palette / gray /
 16-bit PNGs and a BMP, and with corrupt files (the same exception type at the same batch).

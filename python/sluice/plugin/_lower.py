@@ -10,10 +10,12 @@ operators (``sluice._sluice._lower_crop_resize``: src/ops/decoders, src/ops/imag
 
 - the dataset: ``ImageFolder`` or ``DatasetFolder`` themselves (not subclasses), ``loader``
   ``default_loader`` with torchvision's "PIL" backend or ``pil_loader``;
-- ``transform``: a ``Compose`` of, or one of: ``RandomResizedCrop`` (BILINEAR; any size,
-  scale and ratio; antialias does not matter on PIL images), then any number of
-  ``RandomHorizontalFlip(p)``, then ``PILToTensor`` — each without hooks or overridden
-  methods. ``target_transform`` runs in Python as usual.
+- ``transform``: a ``Compose`` of a geometry — ``RandomResizedCrop`` (BILINEAR; any size,
+  scale and ratio; antialias does not matter on PIL images), or ``Resize`` (BILINEAR; an
+  (h, w), or the shorter side with ``CenterCrop`` after it, max_size too) and/or
+  ``CenterCrop`` — then any number of ``RandomHorizontalFlip(p)``, then ``PILToTensor``, or
+  ``ToTensor`` and optionally ``Normalize`` — each without hooks or overridden methods.
+  ``target_transform`` runs in Python as usual.
 
 Why the bytes are the same: per batch, sample by sample in order, the image's size is read
 from its header (what PIL reports) and the transform's random parameters are drawn by
@@ -23,7 +25,9 @@ exactly the draws the Python path makes; a sample the codec does not decode exac
 Pillow's ``convert("RGB")`` (not a JPEG/PNG, a 16-bit PNG, over PIL's MAX_IMAGE_PIXELS) runs
 ``dataset[i]`` in Python right there, drawing its own parameters. Then (``Images.write``, when
 the batch's memory exists: the worker's shared-memory chunk, or a tensor without workers) the
-lowered samples are decoded and resampled by C into their rows, CHW. A sample C cannot decode
+lowered samples are decoded and resampled by C into their rows, CHW (ToTensor: C's uint8 row
+converted by ToTensor's own operations, then the dataset's Normalize module called on it: the
+same float operations on the same values). A sample C cannot decode
 (a corrupt or truncated file, data libjpeg only warns about) is given to Python as it is: the
 generator is set back to its state before that sample's draws and ``dataset[i]`` runs —
 raising PIL's own exception when the file is bad (the generator then where the Python path
@@ -198,9 +202,9 @@ def _max_pixels():
 
 
 class Images:
-    """A batch's images, [B, 3, H, W] uint8, to be written straight into the batch's memory:
-    rows of lowered samples (file bytes and drawn parameters) and rows Python computed
-    (tensors). The pickler of a worker places it in the chunk like a stacked tensor
+    """A batch's images, [B, 3, H, W] uint8 (or float), to be written straight into the
+    batch's memory: rows of lowered samples (file path and drawn parameters) and rows Python
+    computed (tensors). The pickler of a worker places it in the chunk like a stacked tensor
     (``_dl_worker.ShmPickler``); without workers ``tensor()`` makes the batch."""
 
     __slots__ = ("dataset", "plan", "rows", "shape", "end_state")
@@ -243,9 +247,10 @@ class Images:
             if row[0] == "t":
                 out.copy_(row[1])
                 continue
-            _, idx, data, (top, left, ch, cw, oh, ow, win), flip, snap = row
+            _, idx, path, (top, left, ch, cw, oh, ow, win), flip, snap = row
             win = win or (0, 0, oh, ow)
             try:
+                data = _read(path)
                 if u8 is None:
                     _sluice._lower_crop_resize(data, top, left, ch, cw, oh, ow, flip, buf,
                                                off + k * rb, *win)
@@ -283,6 +288,25 @@ def _checked(img, chw, dtype):
     return img
 
 
+HEAD = 64 << 10  # bytes read for a header first (a JPEG's may lie after big APP segments)
+
+
+def _peek(_sluice, path):
+    """(width, height) of a file C decodes exactly as Pillow, else None. The file is read
+    again when its pixels are made, so that a batch holds one file's bytes at a time."""
+    with open(path, "rb") as f:
+        head = f.read(HEAD)
+        size = _sluice._lower_peek(head)
+        if size is None and len(head) == HEAD:
+            size = _sluice._lower_peek(head + f.read())
+    return size
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def fetch(plan, dataset, indices, collate_fn):
     """A batch of `indices` of `dataset` (a recognised one, `plan`): [Images, collated
     targets], as default_collate makes [images, targets] of the (image, target) samples.
@@ -297,9 +321,7 @@ def fetch(plan, dataset, indices, collate_fn):
         path, target = samples[idx]
         size = None
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-            size = _sluice._lower_peek(data)
+            size = _peek(_sluice, path)
         except (OSError, TypeError):
             pass  # the Python path raises the loader's own error
         snap = geom = None
@@ -322,7 +344,7 @@ def fetch(plan, dataset, indices, collate_fn):
                 flip = not flip
         if tt is not None:
             target = tt(target)
-        rows.append(("c", idx, data, geom, flip, snap))
+        rows.append(("c", idx, path, geom, flip, snap))
         targets.append(target)
     images = Images(dataset, plan, rows, (len(rows), 3, h, w), torch.get_rng_state())
     return [images, collate_fn(targets)]
@@ -342,9 +364,9 @@ def _first_error(dataset, plan, rows, k):
     for row in rows:
         if row[0] != "c":
             continue
-        _, idx, data, (top, left, ch, cw, _, _, _), flip, snap = row
+        _, idx, path, (top, left, ch, cw, _, _, _), flip, snap = row
         try:  # the decode decides; a small resampling
-            _sluice._lower_crop_resize(data, top, left, ch, cw, 8, 8, flip, scratch, 0)
+            _sluice._lower_crop_resize(_read(path), top, left, ch, cw, 8, 8, flip, scratch, 0)
         except Exception:  # noqa: BLE001 - raises PIL's error, or PIL reads it: go on
             images.redo(idx, snap)
     torch.set_rng_state(state)
