@@ -246,6 +246,21 @@ def test_first_bad_sample_of_a_batch_is_raised(bad_folder):
     _assert_same(ref, got)
 
 
+def _picky_target(t):
+    if t == 1:
+        raise KeyError(f"no label {t}")
+    return t
+
+
+def test_target_transform_error(bad_folder):
+    """target_transform raising (after the transform's draws, as in ImageFolder.__getitem__):
+    the same exception at the same batches, unless a bad file before it raised first."""
+    ds = tvd.ImageFolder(bad_folder, _train_tf(), target_transform=_picky_target)
+    ref, got = _both(ds, epochs=2, batch_size=3, shuffle=True)
+    assert "KeyError" in ref
+    _assert_same(ref, got)
+
+
 def test_pil_tolerant_file_is_pils(bad_folder, monkeypatch):
     """A file C refuses but PIL reads (truncated, with LOAD_TRUNCATED_IMAGES) gets PIL's pixels
     and the generator stays in step."""

@@ -343,7 +343,11 @@ def fetch(plan, dataset, indices, collate_fn):
             if torch.rand(1) < p:
                 flip = not flip
         if tt is not None:
-            target = tt(target)
+            try:
+                target = tt(target)
+            except Exception:
+                _first_error(dataset, plan, rows, k)
+                raise
         rows.append(("c", idx, path, geom, flip, snap))
         targets.append(target)
     images = Images(dataset, plan, rows, (len(rows), 3, h, w), torch.get_rng_state())
