@@ -22,7 +22,8 @@ from its header (what PIL reports) and the transform's random parameters are dra
 torchvision's own code on the same torch generator (``RandomResizedCrop.get_params`` on an
 image-like of that size, ``torch.rand(1) < p`` per flip), so the generator goes through
 exactly the draws the Python path makes; a sample the codec does not decode exactly as
-Pillow's ``convert("RGB")`` (not a JPEG/PNG, a 16-bit PNG, over PIL's MAX_IMAGE_PIXELS) runs
+Pillow's ``convert("RGB")`` (not a JPEG/PNG, a 16-bit PNG, over PIL's MAX_IMAGE_PIXELS), or
+whose geometry torchvision would pad (a CenterCrop larger than the image), runs
 ``dataset[i]`` in Python right there, drawing its own parameters. Then (``Images.write``, when
 the batch's memory exists: the worker's shared-memory chunk, or a tensor without workers) the
 lowered samples are decoded and resampled by C into their rows, CHW (ToTensor: C's uint8 row
@@ -33,7 +34,8 @@ generator is set back to its state before that sample's draws and ``dataset[i]``
 raising PIL's own exception when the file is bad (the generator then where the Python path
 leaves it), or giving PIL's pixels — and the generator is put back where the batch left it.
 
-Exports ``enabled``, ``plan_of``, ``Images`` and ``STATS`` (samples of this process by path:
+Exports ``enabled``, ``plan_of``, ``fetch`` (used by ``_dl_worker._Fetcher``), ``Images``
+(placed in a worker's chunk by ``_dl_worker.ShmPickler``) and ``STATS`` (samples of this process by path:
 "lowered", "python" — not lowerable, run in Python; "fallback" — lowered, C refused, Python
 ran it).
 """
