@@ -41,6 +41,7 @@ ran it).
 """
 import collections
 import os
+import sys
 
 import torch
 
@@ -126,16 +127,13 @@ def _size_list(size):
 def plan_of(dataset):
     """The Plan of a dataset whose samples can be lowered, else None (checked at every batch:
     a dataset whose transform changes is seen as it is)."""
-    try:
-        import torchvision
-        from torchvision import datasets as tvd
-        from torchvision import transforms as T
-        from torchvision.datasets import folder
-        from torchvision.transforms import InterpolationMode
-    except ImportError:
-        return None
-    if type(dataset) not in (tvd.ImageFolder, tvd.DatasetFolder):
-        return None
+    folder = sys.modules.get("torchvision.datasets.folder")  # never imported here: a dataset
+    if folder is None or type(dataset) not in (folder.ImageFolder, folder.DatasetFolder):
+        return None  # of another kind costs this process nothing
+    import torchvision
+    from torchvision import transforms as T
+    from torchvision.transforms import InterpolationMode
+
     loader = getattr(dataset, "loader", None)
     if not (loader is folder.pil_loader or (loader is folder.default_loader
                                             and torchvision.get_image_backend() == "PIL")):
