@@ -124,6 +124,13 @@ static inline __attribute__((always_inline)) void put_pixel(uint8_t *d, __m128i 
  * block's rows, touching a cache line or two per row (the block's source and destination stay in
  * L1). */
 #define ROW_BLOCK 32
+/* Bytes ahead of a row's current load that the kernel prefetches. A column walk defeats the
+ * hardware's sequential prefetch, and in a pipeline the source is often not in cache: libjpeg-
+ * turbo writes the decoded rows that start 32-byte aligned with non-temporal stores, and other
+ * work runs between the decode and the resize. Two lines ahead cover the next columns; measured
+ * in the train pipeline, without it the kernel took ~1.4x the time of the row-wise one it
+ * replaced despite half the instructions (docs/performance.md, issue 21). */
+#define PREFETCH_AHEAD 128
 
 /* One output pixel of rows r and r + 1 at once, r in the low 128 bits and r + 1 in the high
  * ones, K taps from T = 16 / c taps per 16-byte chunk: chunk q holds taps qT .. qT + T - 1 of
@@ -162,6 +169,8 @@ h_avx2_col(const uint8_t *s, uint8_t *d, int64_t rows, ptrdiff_t ss, ptrdiff_t d
         wj[j] = _mm256_set1_epi32(wo[j]);
     const uint8_t *end = s + (rows & ~(int64_t)1) * ss;
     for (; s != end; s += 2 * ss, d += 2 * ds) {
+        _mm_prefetch((const char *)s + PREFETCH_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)s + ss + PREFETCH_AHEAD, _MM_HINT_T0);
         __m256i v = h_avx2_rows(s, s + ss, wj, wo, K, KC, T, c, spread);
         put_pixel(d, _mm256_castsi256_si128(v), c, LAST);
         put_pixel(d + ds, _mm256_extracti128_si256(v, 1), c, LAST);
