@@ -13,9 +13,10 @@
  * Horizontal (3 or 4 channels), uint8 pixels widened to int32 lanes (one pixel per 4 lanes) and
  * multiplied by the tap's weight:
  *   AVX2: two source rows at once (r in the low 128 bits, r + 1 in the high ones) for one
- *        output pixel, in blocks of 16 rows so that a pixel's weights are broadcast into
+ *        output pixel, in blocks of 32 rows so that a pixel's weights are broadcast into
  *        registers once per block; one 16-byte load per row covers 16 / c taps, spread into
- *        lanes by a constant shuffle per tap (no horizontal sums, any number of taps);
+ *        lanes by a constant shuffle per tap (no horizontal sums, any number of taps); the
+ *        column walk prefetches each row two cache lines ahead;
  *   SSE4.1: per output pixel, one 4-byte load per tap, weights expanded by sl__rs_expand (the
  *        tap's weight in the channel lanes, 0 in the others).
  * Those loads read up to 16 bytes past a chunk's start, so a pixel whose loads would pass the
@@ -124,12 +125,13 @@ static inline __attribute__((always_inline)) void put_pixel(uint8_t *d, __m128i 
  * block's rows, touching a cache line or two per row (the block's source and destination stay in
  * L1). */
 #define ROW_BLOCK 32
-/* Bytes ahead of a row's current load that the kernel prefetches. A column walk defeats the
- * hardware's sequential prefetch, and in a pipeline the source is often not in cache: libjpeg-
- * turbo writes the decoded rows that start 32-byte aligned with non-temporal stores, and other
- * work runs between the decode and the resize. Two lines ahead cover the next columns; measured
- * in the train pipeline, without it the kernel took ~1.4x the time of the row-wise one it
- * replaced despite half the instructions (docs/performance.md, issue 21). */
+/* Bytes ahead of a row's current load that the kernel prefetches (prefetches never fault, so
+ * past the row's end is harmless). A column walk defeats the hardware's sequential prefetch,
+ * and in a pipeline the source, a decoded window of 100-600 KB, is not in L1 and often not in
+ * L2 (libjpeg-turbo writes rows that start 32-byte aligned with non-temporal stores; other work
+ * runs between the decode and the resize). Measured in the train pipeline, without it the kernel
+ * took ~1.4x the time of the row-wise one it replaced despite half the instructions
+ * (docs/performance.md, issue 21). */
 #define PREFETCH_AHEAD 128
 
 /* One output pixel of rows r and r + 1 at once, r in the low 128 bits and r + 1 in the high
@@ -167,8 +169,7 @@ h_avx2_col(const uint8_t *s, uint8_t *d, int64_t rows, ptrdiff_t ss, ptrdiff_t d
 #pragma GCC unroll 8
     for (int j = 0; j < KC; j++)
         wj[j] = _mm256_set1_epi32(wo[j]);
-    const uint8_t *end = s + (rows & ~(int64_t)1) * ss;
-    for (; s != end; s += 2 * ss, d += 2 * ds) {
+    for (int64_t r = 0; r + 1 < rows; r += 2, s += 2 * ss, d += 2 * ds) {
         _mm_prefetch((const char *)s + PREFETCH_AHEAD, _MM_HINT_T0);
         _mm_prefetch((const char *)s + ss + PREFETCH_AHEAD, _MM_HINT_T0);
         __m256i v = h_avx2_rows(s, s + ss, wj, wo, K, KC, T, c, spread);
