@@ -5,10 +5,9 @@
  * Input: a mode byte, then the value. The harness writes the value under the key "k" into an
  * LMDB database (liblmdb, in a private temporary folder), replacing the last input's, through a
  * writer's environment kept open for the whole run (MDB_NOLOCK, as the reader; the write is
- * committed before the reader opens the database). Mode bits: 0 caffe2 (else caffe); 1 image_available
- * false; 2-4 label_type (their value mod 5, caffe2) or, bit 2, label_available false (caffe);
- * 5 additional_inputs 2; 6 bbox; 7 num_labels 3 (else 1000).
- * Checks:
+ * committed before the reader opens the database). Mode bits: 0 caffe2 (else caffe); 1
+ * image_available false; 2-4 label_type (their value mod 5, caffe2) or, bit 2, label_available
+ * false (caffe); 5 additional_inputs 2; 6 bbox; 7 num_labels 3 (else 1000). Checks:
  * - the build succeeds, or fails with SL_ECORRUPT naming the database (the first entry fixes the
  *   outputs' layout, so a value that does not parse fails the build);
  * - each of 2 runs keeps fz_run's contract, and a successful one the output contract: images
@@ -32,8 +31,12 @@ static char data_path[sizeof root + 16];
 static MDB_env *env; /* the writer's environment: opened once, kept for the whole run */
 static MDB_dbi dbi;
 
+static sl_graph *graphs[256]; /* the reader's graph per mode byte (the_graph), made once */
+
 static void close_db(void)
 {
+    for (int i = 0; i < 256; i++)
+        sl_graph_destroy(graphs[i]);
     mdb_env_close(env);
     unlink(data_path);
     rmdir(root);
@@ -100,9 +103,13 @@ static mode parse_mode(uint8_t m)
     return o;
 }
 
-static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
+/* The reader's graph for mode byte `byte` (m its meaning): made on first use and kept (the
+ * database's path does not change); each pipeline copies it. */
+static sl_graph *the_graph(uint8_t byte, const mode *m)
 {
-    sl_graph *g;
+    sl_graph *g = graphs[byte];
+    if (g)
+        return g;
     const char *op = m->caffe2 ? "readers.caffe2" : "readers.caffe";
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, op, "r", NULL), "add r");
@@ -121,6 +128,11 @@ static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
         snprintf(name, sizeof name, "r:%d", o);
         fz_check(sl_graph_output(g, name), "output");
     }
+    return graphs[byte] = g;
+}
+
+static sl_pipeline *make(uint8_t byte, const mode *m, bool *built)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -128,13 +140,12 @@ static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(byte, m), &o, &p), "sl_pipeline_create");
     sl_status st = sl_pipeline_build(p);
     *built = st == SL_OK;
     if (st != SL_OK && (st != SL_ECORRUPT || !strstr(sl_pipeline_error(p), root)))
         fz_fail("build failed with %s (not a corrupt value naming the database): %s",
                 sl_status_name(st), sl_pipeline_error(p));
-    *gp = g;
     return p;
 }
 
@@ -171,14 +182,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* nothing read (image and label both off): the build refuses a pipeline without
                      outputs, rightly; not the parser's concern */
     write_db(data + 1, size - 1);
-    sl_graph *g;
     bool built;
-    sl_pipeline *p = make(&m, &g, &built);
+    sl_pipeline *p = make(data[0], &m, &built);
     if (built && fz_run(p) == SL_OK) {
         check(p, &m, size - 1);
-        sl_graph *g2;
         bool built2;
-        sl_pipeline *q = make(&m, &g2, &built2);
+        sl_pipeline *q = make(data[0], &m, &built2);
         if (!built2 || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same value fails: %s", sl_pipeline_error(q));
         for (int o = 0; o < m.nout; o++) {
@@ -187,11 +196,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("two pipelines over the same value differ in output %d: %s", o, why);
         }
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
         if (fz_run(p) == SL_OK)
             check(p, &m, size - 1);
     }
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
     return 0;
 }
