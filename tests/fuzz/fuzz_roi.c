@@ -36,15 +36,24 @@
  * in each of the BARE configurations (among them issue 15's two crop windows of finding 1), so
  * that plain image files are regression inputs as they are.
  *
- * Images announcing more than MAX_PIXELS (256 Ki) are skipped. The deterministic cases' pipelines
- * are kept across inputs (a few configurations at a time); a random case builds its one pipeline
- * per input, so that its windows depend on the input alone (iteration 0) and every finding
- * reproduces from its file.
+ * Images announcing more than MAX_PIXELS (256 Ki) are skipped. Pipelines are kept across inputs,
+ * the least recently used replaced: the deterministic cases' fused/unfused pairs (KEPT
+ * configurations) and the random cases' pipelines (KEPT_RANDOM, keyed by the whole
+ * configuration, seed and size included), each random input at its pipeline's next iteration
+ * (the windows are drawn per seed, iteration and sample; the reference draws the same). A
+ * random case's finding at an iteration other than 0 is rechecked on a fresh pipeline
+ * (iteration 0), so that it reproduces from its file where it can; where only that iteration
+ * fails, the message says which, and FUZZ_ROI_ITERATION=k in the environment reruns the random
+ * cases at iteration k (a fresh pipeline, the same input run k times before).
+ *
+ * libFuzzer mutates only header-mode inputs (LLVMFuzzerCustomMutator: a bare input is mutated as
+ * the image of a header-mode one): bare mode, eight checks per input, is for given files.
  *
  * Exports LLVMFuzzerTestOneInput.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzzutil.h"
@@ -339,12 +348,13 @@ static void check_fused(sl_pipeline *f, sl_pipeline *u, const params *pr, const 
         fz_fail("%s: fused and unfused outputs differ: %s", what, why);
 }
 
-/* ops/image/crop_window.h's algorithm, written again from its description. */
-static void reference_window(const config *c, int W, int H, int win[4])
+/* ops/image/crop_window.h's algorithm, written again from its description: the window of sample
+ * 0 in iteration `it`. */
+static void reference_window(const config *c, int64_t it, int W, int H, int win[4])
 {
     const double *area = VARIANTS[c->variant].area, *ratio = VARIANTS[c->variant].ratio;
     sl_rng r;
-    sl_rng_init(&r, c->seed, 0, 0);
+    sl_rng_init(&r, c->seed, (uint64_t)it, 0);
     double total = (double)W * H, lr0 = log(ratio[0]), lr1 = log(ratio[1]);
     for (int k = 0; k < VARIANTS[c->variant].attempts; k++) {
         double a = total * (area[0] + (area[1] - area[0]) * sl_rng_uniform(&r));
@@ -370,23 +380,31 @@ static void reference_window(const config *c, int W, int H, int win[4])
     win[1] = (H - win[3]) / 2;
 }
 
-/* The window out of the whole decode must be the operator's output. */
-static void check_window(const sl_batch *crop, const sl_batch *full, const int win[4],
-                         const char *what)
+/* The window out of the whole decode must be the operator's output. Returns NULL, or the
+ * finding's text (in msg). */
+static const char *check_window(const sl_batch *crop, const sl_batch *full, const int win[4],
+                                const char *what, char *msg, size_t cap)
 {
     const int64_t *cs = sl_batch_shape(crop, 0), *fs = sl_batch_shape(full, 0);
-    if (cs[0] != win[3] || cs[1] != win[2] || cs[2] != fs[2])
-        fz_fail("%s: output %lldx%lldx%lld, the window is %dx%d at (%d, %d) of %lldx%lld", what,
-                (long long)cs[0], (long long)cs[1], (long long)cs[2], win[3], win[2], win[0],
-                win[1], (long long)fs[0], (long long)fs[1]);
+    if (cs[0] != win[3] || cs[1] != win[2] || cs[2] != fs[2]) {
+        snprintf(msg, cap,
+                 "%s: output %lldx%lldx%lld, the window is %dx%d at (%d, %d) of %lldx%lld", what,
+                 (long long)cs[0], (long long)cs[1], (long long)cs[2], win[3], win[2], win[0],
+                 win[1], (long long)fs[0], (long long)fs[1]);
+        return msg;
+    }
     const uint8_t *c = sl_batch_sample_data(crop, 0), *f = sl_batch_sample_data(full, 0);
     size_t row = (size_t)(win[2] * cs[2]);
     for (int y = 0; y < win[3]; y++) {
         const uint8_t *want = f + (((int64_t)(win[1] + y) * fs[1] + win[0]) * fs[2]);
-        if (memcmp(c + (size_t)y * row, want, row) != 0)
-            fz_fail("%s: row %d of the %dx%d window at (%d, %d) differs from the whole decode",
-                    what, y, win[3], win[2], win[0], win[1]);
+        if (memcmp(c + (size_t)y * row, want, row) != 0) {
+            snprintf(msg, cap,
+                     "%s: row %d of the %dx%d window at (%d, %d) differs from the whole decode",
+                     what, y, win[3], win[2], win[0], win[1]);
+            return msg;
+        }
     }
+    return NULL;
 }
 
 /* ---- the pipelines: kept per configuration, or built per input -------------------------- */
@@ -446,12 +464,11 @@ static bool decodes_whole(const params *pr, const uint8_t *img, size_t n)
     return fz_run(p) == SL_OK;
 }
 
-/* The random cases: one pipeline per input (iteration 0). */
-static void check_random(const params *pr, const uint8_t *img, size_t n)
+/* ---- the random cases ------------------------------------------------------------------ */
+
+/* A fresh pipeline for random case c (graph's comment): at iteration 0. */
+static sl_pipeline *random_pipeline(const config *c)
 {
-    const config *c = &pr->c;
-    char what[256];
-    describe(pr, what, sizeof what);
     sl_graph *g = graph(c);
     sl_pipeline *p = fz_pipeline(g, 1);
     sl_graph_destroy(g);
@@ -459,41 +476,147 @@ static void check_random(const params *pr, const uint8_t *img, size_t n)
         expect_fused(p, "dec", true);
         expect_fused(p, "whole", false);
     }
+    return p;
+}
+
+/* Runs random case pr on p, whose next iteration is `it`, and checks it. Returns NULL, or the
+ * finding's text (in msg). */
+static const char *random_check(sl_pipeline *p, int64_t it, const params *pr, const uint8_t *img,
+                                size_t n, char *msg, size_t cap)
+{
+    const config *c = &pr->c;
+    char what[256];
+    describe(pr, what, sizeof what);
     feed(p, pr, img, n);
     if (fz_run(p) != SL_OK) {
         /* the whole decode fails too: fine (and image_random_crop may well have accepted it,
          * issue 15's finding 6, not checked); if it succeeds, the failure is the window's */
         sl_error_detail d;
         sl_pipeline_error_detail(p, &d);
-        if (decodes_whole(pr, img, n))
-            fz_fail("%s: node \"%s\" fails where the whole decode succeeds: %s", what,
-                    d.node ? d.node : "?", sl_pipeline_error(p));
-        sl_pipeline_destroy(p);
-        return;
+        if (!decodes_whole(pr, img, n))
+            return NULL;
+        snprintf(msg, cap, "%s: node \"%s\" fails where the whole decode succeeds: %s", what,
+                 d.node ? d.node : "?", sl_pipeline_error(p));
+        return msg;
     }
+    if (sl_pipeline_iteration(p) != it)
+        fz_fail("harness: iteration %lld ran, %lld expected", (long long)sl_pipeline_iteration(p),
+                (long long)it);
     const sl_batch *out = sl_pipeline_output(p, 0), *whole = sl_pipeline_output(p, 1);
     const int64_t *ws = sl_batch_shape(whole, 0), *os = sl_batch_shape(out, 0);
     int win[4];
-    reference_window(c, (int)ws[1], (int)ws[0], win);
+    reference_window(c, it, (int)ws[1], (int)ws[0], win);
     const char *why;
-    if (c->kase == IRC) {
-        check_window(out, whole, win, what);
-    } else if (c->kase == RRC) {
-        if (!fz_sample_equal(out, 0, sl_pipeline_output(p, 2), 0, &why))
-            fz_fail("%s: fused and unfused outputs differ (window %dx%d at (%d, %d)): %s", what,
-                    win[3], win[2], win[0], win[1], why);
-    } else {
-        if (os[0] != c->size[0] || os[1] != c->size[1] || os[2] != ws[2])
-            fz_fail("%s: output %lldx%lldx%lld", what, (long long)os[0], (long long)os[1],
-                    (long long)os[2]);
-        bool jpeg = n >= 2 && img[0] == 0xff && img[1] == 0xd8;
-        bool scaled = jpeg && win[2] >= 4 * c->size[1] && win[3] >= 4 * c->size[0];
-        if (!scaled && !fz_sample_equal(out, 0, sl_pipeline_output(p, 2), 0, &why))
-            fz_fail("%s: differs from random_resized_crop of the whole decode (window %dx%d at "
-                    "(%d, %d)): %s",
-                    what, win[3], win[2], win[0], win[1], why);
+    if (c->kase == IRC)
+        return check_window(out, whole, win, what, msg, cap);
+    if (c->kase == RRC) {
+        if (fz_sample_equal(out, 0, sl_pipeline_output(p, 2), 0, &why))
+            return NULL;
+        snprintf(msg, cap, "%s: fused and unfused outputs differ (window %dx%d at (%d, %d)): %s",
+                 what, win[3], win[2], win[0], win[1], why);
+        return msg;
     }
-    sl_pipeline_destroy(p);
+    if (os[0] != c->size[0] || os[1] != c->size[1] || os[2] != ws[2]) {
+        snprintf(msg, cap, "%s: output %lldx%lldx%lld", what, (long long)os[0], (long long)os[1],
+                 (long long)os[2]);
+        return msg;
+    }
+    bool jpeg = n >= 2 && img[0] == 0xff && img[1] == 0xd8;
+    bool scaled = jpeg && win[2] >= 4 * c->size[1] && win[3] >= 4 * c->size[0];
+    if (scaled || fz_sample_equal(out, 0, sl_pipeline_output(p, 2), 0, &why))
+        return NULL;
+    snprintf(msg, cap,
+             "%s: differs from random_resized_crop of the whole decode (window %dx%d at (%d, %d)): "
+             "%s",
+             what, win[3], win[2], win[0], win[1], why);
+    return msg;
+}
+
+/* Random pipelines kept across inputs, keyed by their whole configuration (seed and size
+ * included), the least recently used replaced: a fuzzer's mutants mostly keep their base
+ * input's header, so the next inputs of a configuration run on its pipeline, each at the next
+ * iteration, whose windows (keyed by seed, iteration and sample) the reference draws for that
+ * iteration. Building a pipeline per input took a fifth of the target's time. */
+#define KEPT_RANDOM 32
+static struct kept_random {
+    config c;
+    sl_pipeline *p;
+    int64_t runs;  /* iterations run: the next one's number */
+    uint64_t used; /* when last used (kept_clock) */
+} kept_random[KEPT_RANDOM];
+
+static bool same_random(const config *a, const config *b)
+{
+    return a->kase == b->kase && a->variant == b->variant &&
+           strcmp(type_names[a->type], type_names[b->type]) == 0 && a->fast == b->fast &&
+           a->seed == b->seed && a->size[0] == b->size[0] && a->size[1] == b->size[1];
+}
+
+static struct kept_random *kept_random_pipeline(const config *c)
+{
+    struct kept_random *k = &kept_random[0];
+    for (int i = 0; i < KEPT_RANDOM; i++) {
+        if (kept_random[i].p && same_random(&kept_random[i].c, c)) {
+            k = &kept_random[i];
+            k->used = ++kept_clock;
+            return k;
+        }
+        if (kept_random[i].used < k->used)
+            k = &kept_random[i];
+    }
+    sl_pipeline_destroy(k->p);
+    k->c = *c;
+    k->p = random_pipeline(c);
+    k->runs = 0;
+    k->used = ++kept_clock;
+    return k;
+}
+
+/* FUZZ_ROI_ITERATION=k (replay): random cases run on a fresh pipeline at iteration k (the k
+ * iterations before it run the same input), as a kept pipeline ran them; -1 when unset. */
+static int64_t replay_iteration(void)
+{
+    static int64_t it = -2;
+    if (it == -2) {
+        const char *e = getenv("FUZZ_ROI_ITERATION");
+        it = e && *e ? strtoll(e, NULL, 10) : -1;
+    }
+    return it;
+}
+
+/* A random case: on its kept pipeline; a finding at an iteration other than 0 is checked again
+ * on a fresh pipeline (iteration 0), so that it reproduces from its file where it can, and says
+ * its iteration where it does not (FUZZ_ROI_ITERATION then reruns it). */
+static void check_random(const params *pr, const uint8_t *img, size_t n)
+{
+    char msg[512], msg0[512];
+    int64_t at = replay_iteration();
+    if (at >= 0) {
+        sl_pipeline *p = random_pipeline(&pr->c);
+        for (int64_t i = 0; i < at; i++) {
+            feed(p, pr, img, n);
+            fz_run(p);
+        }
+        const char *f = random_check(p, at, pr, img, n, msg, sizeof msg);
+        if (f)
+            fz_fail("%s (iteration %lld)", f, (long long)at);
+        sl_pipeline_destroy(p);
+        return;
+    }
+    struct kept_random *k = kept_random_pipeline(&pr->c);
+    int64_t it = k->runs++;
+    const char *f = random_check(k->p, it, pr, img, n, msg, sizeof msg);
+    if (!f)
+        return;
+    if (it == 0)
+        fz_fail("%s", f);
+    sl_pipeline *q = random_pipeline(&pr->c);
+    const char *f0 = random_check(q, 0, pr, img, n, msg0, sizeof msg0);
+    if (f0)
+        fz_fail("%s", f0);
+    fz_fail("%s (at iteration %lld of a pipeline kept across inputs; at iteration 0 this input "
+            "passes: FUZZ_ROI_ITERATION=%lld reruns it at that iteration)",
+            f, (long long)it, (long long)it);
 }
 
 static void check(const params *pr, const uint8_t *img, size_t n)
