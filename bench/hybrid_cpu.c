@@ -177,9 +177,9 @@ static int decode(int k, int cs, int r, int way, int *fallback)
         unsigned char *out = room(&out_buf, &out_cap, (size_t)roi.w * (size_t)roi.h * 3);
         s = sl__jpeg_decode(f->data, f->size, SL__COLOR_RGB, 0, win, out, &mem, err, sizeof err);
     } else {
-        unsigned flags = way == WAY_HYBRID_FIRST     ? SL__DECODE_TO_END | SL__HYB_OWN_HUFF
+        unsigned flags = way == WAY_HYBRID_FIRST     ? SL__DECODE_TO_END
                          : way == WAY_HYBRID_LIBJPEG ? SL__HYB_LIBJPEG_HUFF
-                                                     : SL__HYB_OWN_HUFF;
+                                                     : 0;
         sl__hyb_head head;
         size_t bytes = 0;
         const char *why = NULL;

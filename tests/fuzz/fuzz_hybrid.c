@@ -89,8 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_fail("out of memory for two stagings of %zu bytes", bytes);
     const char *why2 = NULL;
     err[0] = err2[0] = '\0';
-    sl_status a = sl__jpeg_hybrid_coefs(jpeg, n, color, flags | SL__HYB_OWN_HUFF, win, &mem, fast,
-                                        bytes, &why, err, sizeof err);
+    sl_status a =
+        sl__jpeg_hybrid_coefs(jpeg, n, color, flags, win, &mem, fast, bytes, &why, err, sizeof err);
     sl_status b = sl__jpeg_hybrid_coefs(jpeg, n, color, flags | SL__HYB_LIBJPEG_HUFF, win, &mem,
                                         ref, bytes, &why2, err2, sizeof err2);
     if (a != b)

@@ -66,10 +66,6 @@ typedef struct sl__decode_mem {
 /* sl__jpeg_hybrid_coefs only, for tests: a single-scan file's entropy decoding left to
  * libjpeg's own decoder instead of jpeg_huff.c's (which gives the same coefficients). */
 #define SL__HYB_LIBJPEG_HUFF 0x4u
-/* sl__jpeg_hybrid_coefs only: a single-scan file's entropy decoding by jpeg_huff.c instead of
- * libjpeg's. Off in the operators until a fuzz finding is fixed (tests/fuzz/pending/hybrid:
- * a coefficient that differs from libjpeg's); the tests, the fuzz target and the bench ask. */
-#define SL__HYB_OWN_HUFF 0x8u
 /* Extent of a JPEG decoded at n/8 (libjpeg rounds up). */
 static inline int sl__jpeg_scaled(int extent, int n)
 {

@@ -788,8 +788,7 @@ static sl_status hybrid_single_scan(job *j)
         (j->flags & SL__DECODE_TO_END) || j->last_imcu >= total ? total : j->last_imcu + 1;
     sl__huff huff;
     bool gave_up = true;
-    if ((j->flags & SL__HYB_OWN_HUFF) && !(j->flags & SL__HYB_LIBJPEG_HUFF) &&
-        sl__huff_init(&huff, c) == SL__HUFF_OK)
+    if (!(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK)
         single_scan_rows(j, &huff, rows, &gave_up); /* SL_OK */
     if (gave_up) {
         sl_status s = single_scan_rows(j, NULL, rows, &gave_up);

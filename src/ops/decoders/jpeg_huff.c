@@ -152,10 +152,16 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
     return SL__HUFF_OK;
 }
 
-/* Byte by byte, as libjpeg's jpeg_fill_bit_buffer: 0xFF, any number of 0xFF fill bytes, then
- * 0x00 is a data 0xFF; then anything else is a marker, where the data stops; so does the
+/* Byte by byte, as libjpeg's jpeg_fill_bit_buffer: 0xFF then 0x00 is a data 0xFF; 0xFF, any
+ * number of 0xFF fill bytes, then anything else is a marker, where the data stops; so does the
  * buffer's end, also inside the fill bytes (where libjpeg, asking for more, warns of a
- * premature end). Past either, acc is zero. */
+ * premature end). Past either, acc is zero.
+ * Fill bytes before a stuffed zero (0xFF 0xFF .. 0x00) are data to jpeg_fill_bit_buffer but a
+ * marker to libjpeg-turbo's decode_mcu_fast, which then pads with zeros to the end of the MCU
+ * and hands the MCU to decode_mcu_slow without clearing the coefficients it wrote: the slow
+ * decode writes only its nonzero ones over them, so libjpeg's MCU mixes both decodes. No
+ * encoder writes fill bytes inside a scan; this decoder gives up there (stop 3), and libjpeg's
+ * result stands. */
 static void refill_slow(sl__huff *h)
 {
     while (h->n <= 56 && !h->stop) {
@@ -174,6 +180,10 @@ static void refill_slow(sl__huff *h)
             }
             if (*q != 0) {
                 h->stop = 1; /* p stays at the marker */
+                break;
+            }
+            if (q != h->p + 1) {
+                h->stop = 3;
                 break;
             }
             h->p = q + 1;
@@ -336,7 +346,8 @@ static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF
     }
     h->acc = acc;
     h->n = n;
-    return n < 0 ? SL__HUFF_GIVE_UP : SL__HUFF_OK; /* n < 0: bits past the data were read */
+    /* n < 0: bits past the data were read */
+    return n < 0 || h->stop == 3 ? SL__HUFF_GIVE_UP : SL__HUFF_OK;
 }
 
 int sl__huff_mcu(sl__huff *h, JBLOCKROW *mcu)
@@ -360,7 +371,7 @@ int sl__huff_mcu(sl__huff *h, JBLOCKROW *mcu)
 
 int sl__huff_finish(const sl__huff *h)
 {
-    if (h->n < 0 || h->stop == 2)
+    if (h->n < 0 || h->stop >= 2)
         return SL__HUFF_GIVE_UP;
     /* libjpeg fills its buffer ahead by up to 8 bytes: if the data ends (with no marker) that
      * close, it would ask its source for more and warn of a premature end */

@@ -15,8 +15,9 @@
  * (an error message for a corrupt file, its tolerance of odd ones): any code longer than 16
  * bits, a bit read past a marker or past the end of the data, a restart marker missing or
  * unexpected at a restart boundary, a DC value outside int16, the data ending (with no marker)
- * within 16 bytes of where it stopped reading. tests/c/test_codec_hybrid_huff.c checks it
- * against libjpeg's decoder on good, cut and damaged files.
+ * within 16 bytes of where it stopped reading, 0xFF fill bytes before a stuffed zero.
+ * tests/c/test_codec_hybrid_huff.c checks it against libjpeg's decoder on good, cut and damaged
+ * files.
  */
 #ifndef SLUICE_OPS_DECODERS_JPEG_HUFF_H
 #define SLUICE_OPS_DECODERS_JPEG_HUFF_H
@@ -51,9 +52,10 @@ typedef struct sl__huff_ac {
 
 /* The state of one scan's decoding; caller's memory (sl__huff_init fills it). */
 typedef struct sl__huff {
-    uint64_t acc;           /* bits, left-aligned */
-    int n;                  /* valid bits in acc (negative: bits past a marker were read) */
-    int stop;               /* 1: a marker was met, 2: the data ended (no more bytes read) */
+    uint64_t acc; /* bits, left-aligned */
+    int n;        /* valid bits in acc (negative: bits past a marker were read) */
+    int stop;     /* 1: a marker was met, 2: the data ended (no more bytes read), 3: fill bytes
+                     before a stuffed zero (jpeg_huff.c's refill_slow: give up) */
     const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
     int last_dc[MAX_COMPS_IN_SCAN];
     int restart_interval, restarts_to_go, next_restart;
