@@ -536,7 +536,7 @@ static const char *random_check(sl_pipeline *p, int64_t it, const params *pr, co
  * included), the least recently used replaced: a fuzzer's mutants mostly keep their base
  * input's header, so the next inputs of a configuration run on its pipeline, each at the next
  * iteration, whose windows (keyed by seed, iteration and sample) the reference draws for that
- * iteration. Building a pipeline per input took a fifth of the target's time. */
+ * iteration. Building a pipeline per input took about a seventh of the target's time. */
 #define KEPT_RANDOM 32
 static struct kept_random {
     config c;
@@ -665,8 +665,8 @@ static size_t add_header(uint8_t *data, size_t size, size_t max, unsigned int se
  * regression inputs, or one the corpus kept from earlier runs) is mutated as the image of a
  * header-mode input. Bare mode runs eight checks per input and four pipeline builds, about
  * five times a header-mode input's cost, and its configurations are among header mode's; with
- * bare mutants a quarter of the executions were bare and took 60 % of the target's time. Every
- * input that runs is still checked as before, bare ones included (the regression inputs in
+ * bare mutants a quarter of the executions were bare and took more than half of the target's time.
+ * Every input that runs is still checked as before, bare ones included (the regression inputs in
  * the first pass over the corpus). */
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
