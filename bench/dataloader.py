@@ -23,7 +23,9 @@ Workloads (one Dataset class each, defined here, used unchanged by both loaders)
 
 Contenders: torch's DataLoader, sluice's with its default ``batch_assignment="batch"``
 (PyTorch's round robin) and sluice's with ``batch_assignment="sample"`` (``sluice-sample``: a
-batch's samples spread over the workers).
+batch's samples spread over the workers), and ``sluice-python``: sluice's with
+``lower_transforms=False`` (the ImageFolder's transforms run in Python, as torch runs them; by
+default sluice runs them in C, byte-identical: plugin/_lower.py).
 
 Both loaders: ``DataLoader(dataset, batch_size, shuffle=True, num_workers=N, prefetch_factor=2,
 persistent_workers=True)``, fork. Each measurement is a fresh process (one warm-up epoch, then
@@ -103,9 +105,10 @@ def make_dataset(workload, root, n_files):
         transforms.PILToTensor()]))
 
 
-def make_loader(loader, ds, batch, workers, batch_assignment="batch"):
+def make_loader(loader, ds, batch, workers, batch_assignment="batch", lower=True):
     """The DataLoader both loaders are measured with (loader "sluice" or "torch"): batch,
-    shuffle, prefetch_factor 2, persistent workers, a seeded generator; bench/dl_cpu.py too."""
+    shuffle, prefetch_factor 2, persistent workers, a seeded generator; bench/dl_cpu.py too.
+    `lower`: sluice's lower_transforms (False: the ImageFolder's transforms run in Python)."""
     import torch
 
     kw = {}
@@ -113,6 +116,8 @@ def make_loader(loader, ds, batch, workers, batch_assignment="batch"):
         from sluice.plugin.pytorch import DataLoader
 
         kw["batch_assignment"] = batch_assignment
+        if not lower:
+            kw["lower_transforms"] = False
     else:
         from torch.utils.data import DataLoader
     return DataLoader(ds, batch_size=batch, shuffle=True, num_workers=workers,
@@ -127,7 +132,8 @@ def child(a):
     n_files = sum(len(fs) for _, _, fs in os.walk(a.root) if fs) - 1  # less file_list.txt
     ds = make_dataset(a.workload, a.root, n_files)
     dl = make_loader("sluice" if a.contender.startswith("sluice") else "torch", ds, a.batch,
-                     a.workers, "sample" if a.contender == "sluice-sample" else "batch")
+                     a.workers, "sample" if a.contender == "sluice-sample" else "batch",
+                     lower=a.contender != "sluice-python")
 
     def epoch():
         n = 0
@@ -174,7 +180,8 @@ def measure(a, contender, workers, workload):
 
 
 NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader",
-         "sluice-sample": "sluice, batch_assignment=sample"}
+         "sluice-sample": "sluice, batch_assignment=sample",
+         "sluice-python": "sluice, lower_transforms=False"}
 
 
 def main():

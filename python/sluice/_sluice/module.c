@@ -2,7 +2,8 @@
  *
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
- * resolve_aliases(), _dlpack_device(), _shm_live(), _distributed_info(), _distributed_set().
+ * resolve_aliases(), _dlpack_device(), _shm_live(), _distributed_info(), _distributed_set(),
+ * _lower_peek(), _lower_crop_resize() (lower.c).
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -102,6 +103,13 @@ static PyMethodDef module_methods[] = {
      "_dlpack_device(capsule) -> (device_type, device_id) of an unconsumed DLPack capsule."},
     {"_shm_live", slpy_shm_live, METH_NOARGS,
      "_shm_live() -> (mappings, bytes): SharedChunk mappings alive in this process."},
+    {"_lower_peek", slpy_lower_peek, METH_O,
+     "_lower_peek(data) -> (width, height), or None unless the codec decodes the image exactly "
+     "as Pillow's convert(\"RGB\") (the DataLoader's lowering; lower.c)."},
+    {"_lower_crop_resize", slpy_lower_crop_resize, METH_VARARGS,
+     "_lower_crop_resize(data, top, left, height, width, out_h, out_w, flip, out, offset): one "
+     "image's window decoded, resized (PIL BILINEAR) and flipped, written CHW uint8 into out "
+     "at offset (the DataLoader's lowering; lower.c)."},
     {NULL, NULL, 0, NULL}};
 
 static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out)

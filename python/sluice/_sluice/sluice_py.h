@@ -72,6 +72,10 @@ int slpy_value_from_py(PyObject *o, sl__value *out, char *err, size_t errlen);
 /* A Python object (bool, int, float, str, list) for a value. New reference or NULL. */
 PyObject *slpy_value_to_py(const sl__value *v);
 
+/* ---- the DataLoader's lowering of torchvision transforms (lower.c) ------------------------ */
+PyObject *slpy_lower_peek(PyObject *module, PyObject *arg);
+PyObject *slpy_lower_crop_resize(PyObject *module, PyObject *args);
+
 /* ---- registry (registry.c) --------------------------------------------------------------- */
 PyObject *slpy_registry(PyObject *module, PyObject *unused);
 

@@ -53,7 +53,7 @@ import torch.utils.data as tud
 from torch._utils import ExceptionWrapper
 from torch.utils.data.dataloader import T_co, _DatasetKind
 
-from . import _dl_worker
+from . import _dl_worker, _lower
 
 POLL_S = 1.0        # longest wait between liveness checks of the workers
 CLOSE_GRACE_S = 5.0  # PyTorch's join timeout at shutdown, before SIGTERM
@@ -67,13 +67,16 @@ class DataLoader(tud.DataLoader[T_co]):
     as workers finish them) and sluice's ``batch_assignment``: "batch" (default, PyTorch's:
     each batch computed by one worker, round robin) or "sample" (a batch's samples spread over
     the workers, written into one shared-memory batch; each sample seeded with its own seed,
-    see docs/python.md)."""
+    see docs/python.md); ``lower_transforms`` (default True; the environment variable
+    SLUICE_DATALOADER_LOWER=0 turns it off): batches of a plain torchvision ImageFolder whose
+    transform sluice knows exactly are decoded, cropped, resized and flipped in C, with the
+    same bytes (_lower.py)."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True, batch_assignment="batch"):
+                 in_order=True, batch_assignment="batch", lower_transforms=True):
         if batch_assignment not in ("batch", "sample"):
             raise ValueError("batch_assignment should be 'batch' (each batch computed by one "
                              "worker, PyTorch's round robin) or 'sample' (the samples of a "
@@ -104,6 +107,7 @@ class DataLoader(tud.DataLoader[T_co]):
                              + ("an IterableDataset" if self._dataset_kind ==
                                 _DatasetKind.Iterable else "batch_size=None"))
         self.batch_assignment = batch_assignment
+        self.lower_transforms = lower_transforms
 
     def _get_iterator(self):
         if self.num_workers == 0:
@@ -426,7 +430,8 @@ class _SingleProcessIter(_BaseIter):
             collate_fn = _dl_worker.convert
         self._dataset_fetcher = _dl_worker._Fetcher(
             self._dataset_kind == _DatasetKind.Iterable, self._dataset, self._auto_collation,
-            collate_fn, self._drop_last)
+            collate_fn, self._drop_last, _lower.enabled(getattr(loader, "lower_transforms",
+                                                                True)))
 
     def _next_data(self):
         index = self._next_index()
@@ -711,7 +716,8 @@ class _MultiProcessIter(_BaseIter):
             ws, rank = tdl._get_distributed_settings()
             init_fn = functools.partial(tdl._sharding_worker_init_fn, init_fn, ws, rank)
         cfg = (self._dataset_kind == _DatasetKind.Iterable, self._dataset,
-               self._auto_collation, collate_fn, self._drop_last, init_fn, self._shared_seed)
+               self._auto_collation, collate_fn, self._drop_last, init_fn, self._shared_seed,
+               _lower.enabled(getattr(loader, "lower_transforms", True)))
         self._ws = _WorkerSet()
         self._workers, self._conns = self._ws.procs, self._ws.conns
         self._book = _ChunkBook(self._num_workers)

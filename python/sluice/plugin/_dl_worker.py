@@ -37,6 +37,8 @@ import sys
 import numpy as np
 import torch
 
+from . import _lower
+
 # Tensors and arrays start on 64-byte boundaries in a chunk.
 ALIGN = 64
 MIN_CHUNK = 64 << 10
@@ -237,6 +239,8 @@ class ShmPickler(_forking_pickler()):
         return (kind, off, nbytes, str(dtype) if kind != "n" else dtype.str, shape)
 
     def persistent_id(self, obj):
+        if type(obj) is _lower.Images:  # decoded by C straight into the chunk (write)
+            return self._place("s", obj.nbytes, obj, obj.dtype, obj.shape)
         if isinstance(obj, _Stack):
             first = obj.tensors[0]
             shape = (len(obj.tensors),) + tuple(first.shape)
@@ -265,6 +269,8 @@ class ShmPickler(_forking_pickler()):
                 else:
                     np.copyto(np.frombuffer(mm, dtype, nbytes // dtype.itemsize,
                                             off).reshape(shape), src)
+            elif kind == "s" and type(src) is _lower.Images:
+                src.write(mm, off)
             elif kind == "s":
                 _write_stack(src, addr + off, nbytes, lambda: _view(base, off, nbytes, dtype,
                                                                     shape))
@@ -664,14 +670,18 @@ class _Chunks:
 class _Fetcher:
     """PyTorch's dataset fetchers: a batch of indices (or one index without auto-collation)
     -> collated data; an IterableDataset's iterator is created here (errors go with the first
-    task)."""
+    task). `lower`: batches of a torchvision ImageFolder whose transform sluice knows are
+    made in C (_lower.py) when the collation is the default one."""
 
-    def __init__(self, kind_iterable, dataset, auto_collation, collate_fn, drop_last):
+    def __init__(self, kind_iterable, dataset, auto_collation, collate_fn, drop_last,
+                 lower=False):
         self.iterable, self.dataset = kind_iterable, dataset
         self.auto_collation, self.collate_fn, self.drop_last = auto_collation, collate_fn, \
             drop_last
         self.ended = False
         self.it = iter(dataset) if kind_iterable else None
+        self.lower = (lower and auto_collation and not kind_iterable
+                      and (collate_fn is _shm_collate or collate_fn is collate))
 
     def fetch(self, index):
         if self.iterable:
@@ -691,6 +701,12 @@ class _Fetcher:
                 data = next(self.it)
             return self.collate_fn(data)
         if self.auto_collation:
+            plan = _lower.plan_of(self.dataset) if self.lower else None
+            if plan is not None:
+                data = _lower.fetch(plan, self.dataset, index, self.collate_fn)
+                if self.collate_fn is collate:  # no worker: the batch is a tensor now
+                    data[0] = data[0].tensor()
+                return data
             getitems = getattr(self.dataset, "__getitems__", None)
             if getitems:
                 data = getitems(index)
@@ -734,7 +750,8 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
         _watch_pid(-parent_pid)
         parent_pid = os.getppid()
     sw._setup_process(wid, parent_pid, pdeathsig, close_fds)
-    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn, shared_seed = cfg
+    iterable, dataset, auto_collation, collate_fn, drop_last, init_fn, shared_seed = cfg[:7]
+    lower = len(cfg) > 7 and cfg[7]  # lower_transforms (_lower.py)
     torch.set_num_threads(1)
     seed = base_seed + wid
     random.seed(seed)
@@ -751,12 +768,12 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
     except Exception:  # noqa: BLE001 - PyTorch's rule: raised with the first task
         init_error = _wrap_exception(wid)
     try:  # after a failed worker_init_fn too: the other batches of a map-style dataset load
-        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
+        fetcher = _Fetcher(iterable, dataset, auto_collation, collate_fn, drop_last, lower)
     except Exception:  # noqa: BLE001 - iter(dataset) failed: raised with the first task
         init_error = init_error or _wrap_exception(wid)
     try:
         _serve(conn, wid, fetcher, init_error, [iterable, dataset, auto_collation, collate_fn,
-                                               drop_last], base_seed, notices)
+                                               drop_last, lower], base_seed, notices)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass  # the main process closed the loader (or is gone) while this worker worked
     finally:

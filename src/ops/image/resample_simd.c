@@ -11,15 +11,16 @@
  * are bit-identical to the scalar kernels and to PIL, whatever the instruction set.
  *
  * Horizontal (3 or 4 channels), uint8 pixels widened to int32 lanes (one pixel per 4 lanes) and
- * multiplied by expanded weights (sl__rs_expand: the tap's weight in the channel lanes, 0 in
- * the others):
- *   AVX2, window <= 16 bytes (LINEAR up to ~2.5x downscaling): two output pixels per step, each
- *        128-bit half loading its window at once, one shuffle per tap; no horizontal sums;
- *   AVX2, wider windows: per output pixel, one 8-byte load per pair of taps (pixel j in the
- *        low half, j + 1 in the high one), the halves added at the end;
- *   SSE4.1: per output pixel, one 4-byte load per tap.
- * Those loads read up to 16 bytes past the window's start, so a pixel whose loads would pass
- * the row's `readable` elements goes through the scalar loop instead (1-3 pixels at the right
+ * multiplied by the tap's weight:
+ *   AVX2: two source rows at once (r in the low 128 bits, r + 1 in the high ones) for one
+ *        output pixel, in blocks of 32 rows so that a pixel's weights are broadcast into
+ *        registers once per block; one 16-byte load per row covers 16 / c taps, spread into
+ *        lanes by a constant shuffle per tap (no horizontal sums, any number of taps); the
+ *        column walk prefetches each row two cache lines ahead;
+ *   SSE4.1: per output pixel, one 4-byte load per tap, weights expanded by sl__rs_expand (the
+ *        tap's weight in the channel lanes, 0 in the others).
+ * Those loads read up to 16 bytes past a chunk's start, so a pixel whose loads would pass the
+ * row's `readable` elements goes through the scalar loop instead (1-3 pixels at the right
  * edge of a row).
  * Vertical: 32 (AVX2) or 16 (SSE4.1) elements of an output row at a time, the last block of a
  * row shifted back to end at the row's end (recomputing some elements, same values).
@@ -64,31 +65,18 @@ sl__rs_isa sl__rs_isa_limit(sl__rs_isa max)
     return (sl__rs_isa)atomic_exchange(&isa_limit, (int)max);
 }
 
-/* The pair layout: AVX2 and a window that one 16-byte load covers. */
-static bool use_pairs(int64_t c, int k)
-{
-    return k * c <= 16 && sl__rs_isa_get() == SL__RS_AVX2;
-}
-
 size_t sl__rs_expand_size(int64_t c, int64_t out, int k)
 {
     if (!HAVE_X86 || (c != 3 && c != 4) || out <= 0 || k <= 0)
         return 0;
-    size_t single = (size_t)out * (size_t)((k + 1) & ~1) * 4;
-    size_t pairs = (size_t)((out + 1) / 2) * (size_t)k * 8;
-    return single > pairs ? single : pairs;
+    return (size_t)out * (size_t)((k + 1) & ~1) * 4;
 }
 
 bool sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *w, int32_t *wv)
 {
-    if (use_pairs(c, k)) {
-        memset(wv, 0, (size_t)((out + 1) / 2) * (size_t)k * 8 * sizeof(int32_t));
-        for (int64_t o = 0; o < out; o++, w += k)
-            for (int j = 0; j < k; j++)
-                for (int ch = 0; ch < c; ch++)
-                    wv[((o / 2) * k + j) * 8 + (o % 2) * 4 + ch] = w[j];
-        return true;
-    }
+    (void)c;
+    if (sl__rs_isa_get() == SL__RS_AVX2)
+        return true; /* the AVX2 kernel broadcasts w itself */
     const int kp = (k + 1) & ~1;
     for (int64_t o = 0; o < out; o++, w += k)
         for (int j = 0; j < kp; j++, wv += 4)
@@ -110,8 +98,9 @@ static void h_pixel(const uint8_t *sp, uint8_t *d, int k, int c, const int32_t *
     }
 }
 
-/* Largest first[o] whose loads (kp taps, 8 bytes from the last pair's first pixel) stay
- * inside the `readable` elements of the row; may be negative (no pixel qualifies). */
+/* Largest first[o] whose loads stay inside the `readable` elements of the row (the SSE4.1
+ * kernel's 4-byte loads of kp taps; bounded as for 8 bytes from tap kp - 2, which is looser
+ * than needed); may be negative (no pixel qualifies). */
 static int64_t safe_first(const sl__rs_pass *p, int kp)
 {
     int64_t c = p->c, lim = p->readable - 8 - (int64_t)(kp - 2) * c;
@@ -121,10 +110,10 @@ static int64_t safe_first(const sl__rs_pass *p, int kp)
 /* Stores the low c bytes of v at d: 4 bytes at once unless that would pass the row's end. */
 static inline __attribute__((always_inline)) void put_pixel(uint8_t *d, __m128i v, int c, bool last)
 {
-    uint32_t b = (uint32_t)_mm_cvtsi128_si32(v);
     if (c == 4 || !last) {
-        memcpy(d, &b, 4);
+        _mm_storeu_si32(d, v);
     } else {
+        uint32_t b = (uint32_t)_mm_cvtsi128_si32(v);
         memcpy(d, &b, 2);
         d[2] = (uint8_t)(b >> 16);
     }
@@ -132,129 +121,127 @@ static inline __attribute__((always_inline)) void put_pixel(uint8_t *d, __m128i 
 
 /* ---- AVX2 ---------------------------------------------------------------------------------- */
 
-/* One output pixel from kp taps (kp even; KP: kp as a constant, 0 when it is not one). */
-__attribute__((target("avx2"))) static inline __attribute__((always_inline)) __m128i
-h_avx2_pixel(const uint8_t *sp, const int32_t *wv, int kp, const int KP, int c, __m256i spread)
-{
-    const int n = KP ? KP : kp;
-    __m256i acc = _mm256_setr_epi32(HALF, HALF, HALF, HALF, 0, 0, 0, 0);
-    for (int j = 0; j < n; j += 2) {
-        int64_t pair;
-        memcpy(&pair, sp + j * c, 8);
-        __m256i px = _mm256_shuffle_epi8(_mm256_set1_epi64x(pair), spread);
-        __m256i wj = _mm256_loadu_si256((const __m256i *)(wv + j * 4));
-        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(px, wj));
-    }
-    __m128i v = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-    v = _mm_srai_epi32(v, PREC);
-    return _mm_packus_epi16(_mm_packs_epi32(v, v), v);
-}
+/* Source rows per block of the horizontal pass: for each output pixel the kernel walks the
+ * block's rows, touching a cache line or two per row (the block's source and destination stay in
+ * L1). */
+#define ROW_BLOCK 32
+/* Bytes ahead of a row's current load that the kernel prefetches (prefetches never fault, so
+ * past the row's end is harmless). A column walk defeats the hardware's sequential prefetch,
+ * and in a pipeline the source, a decoded window of 100-600 KB, is not in L1 and often not in
+ * L2 (libjpeg-turbo writes rows that start 32-byte aligned with non-temporal stores; other work
+ * runs between the decode and the resize). Measured in the train pipeline, without it the kernel
+ * took ~1.4x the time of the row-wise one it replaced despite half the instructions
+ * (docs/performance.md, issue 21). */
+#define PREFETCH_AHEAD 128
 
-__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
-h_avx2_c(const sl__rs_pass *p, const int c, const int KP)
+/* One output pixel of rows r and r + 1 at once, r in the low 128 bits and r + 1 in the high
+ * ones, K taps from T = 16 / c taps per 16-byte chunk: chunk q holds taps qT .. qT + T - 1 of
+ * both rows (a load per row), tap j is spread into the int32 lanes 0..c-1 by the constant
+ * shuffle spread[j % T] (lane 3 of 3 channels gets 0) and multiplied by w[j] broadcast. Both
+ * halves use the same masks and weights, so a pixel's weights are loaded once per block. */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) __m256i
+h_avx2_rows(const uint8_t *s0, const uint8_t *s1, const __m256i *wj, const int32_t *wo, const int K,
+            const int KC, const int T, const int c, const __m256i *spread)
 {
-    const int k = p->k, kp = KP ? KP : (k + 1) & ~1;
-    const int64_t n = p->n, safe = safe_first(p, kp);
-    const int32_t *first = p->first, *w = p->w;
-    /* low 128 bits: pixel 0 of the pair, bytes 0..c-1 -> int32 lanes; high: pixel 1 */
-    const __m256i spread =
-        c == 3 ? _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, -1, -1, -1, -1, 3,
-                                  -1, -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, -1, -1, -1, -1)
-               : _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1, 4, -1,
-                                  -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1);
-    for (int64_t r = 0; r < p->rows; r++) {
-        const uint8_t *s = (const uint8_t *)p->src + r * p->sstride;
-        uint8_t *d = (uint8_t *)p->dst + r * p->dstride;
-        for (int64_t o = 0; o < n; o++) {
-            const uint8_t *sp = s + (ptrdiff_t)first[o] * c;
-            if (first[o] > safe)
-                h_pixel(sp, d + o * c, k, c, w + o * k);
-            else
-                put_pixel(d + o * c, h_avx2_pixel(sp, p->wv + o * kp * 4, kp, KP, c, spread), c,
-                          o + 1 == n);
-        }
-    }
-}
-
-/* Two output pixels per step, o in the low 128 bits and o + 1 in the high ones, K taps with
- * K * c <= 16: each half loads the 16 bytes from its window's first pixel and spreads tap j's
- * pixel into its int32 lanes with a constant shuffle, so the sums need no reduction across
- * lanes. Pixels whose 16-byte load would pass the readable row, and an odd last one, go
- * through the scalar loop. */
-__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
-h_avx2_pairs(const sl__rs_pass *p, const int c, const int K)
-{
-    const int64_t n = p->n, safe = p->readable < 16 ? -1 : (p->readable - 16) / c;
-    const int32_t *first = p->first, *w = p->w, *wv0 = p->wv;
-    __m256i spread[5];
+    __m256i acc = _mm256_set1_epi32(HALF), x = _mm256_setzero_si256();
+#pragma GCC unroll 8
     for (int j = 0; j < K; j++) {
+        if (j % T == 0)
+            x = _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s0 + j * c))),
+                _mm_loadu_si128((const __m128i *)(s1 + j * c)), 1);
+        __m256i wt = KC ? wj[j] : _mm256_set1_epi32(wo[j]);
+        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_shuffle_epi8(x, spread[j % T]), wt));
+    }
+    __m256i v = _mm256_srai_epi32(acc, PREC);
+    return _mm256_packus_epi16(_mm256_packs_epi32(v, v), v);
+}
+
+/* Output pixel o (source bytes from s, destination d) of `rows` rows with strides ss, ds, the
+ * rows in pairs (an odd last row pairs with itself); the weights broadcast once. LAST: o is
+ * the row's last pixel (a constant, so the stores carry no branch). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+h_avx2_col(const uint8_t *s, uint8_t *d, int64_t rows, ptrdiff_t ss, ptrdiff_t ds,
+           const int32_t *wo, const int K, const int KC, const int T, const int c,
+           const __m256i *spread, const bool LAST)
+{
+    __m256i wj[8]; /* KC <= 8 (BY_K) */
+#pragma GCC unroll 8
+    for (int j = 0; j < KC; j++)
+        wj[j] = _mm256_set1_epi32(wo[j]);
+    for (int64_t r = 0; r + 1 < rows; r += 2, s += 2 * ss, d += 2 * ds) {
+        _mm_prefetch((const char *)s + PREFETCH_AHEAD, _MM_HINT_T0);
+        _mm_prefetch((const char *)s + ss + PREFETCH_AHEAD, _MM_HINT_T0);
+        __m256i v = h_avx2_rows(s, s + ss, wj, wo, K, KC, T, c, spread);
+        put_pixel(d, _mm256_castsi256_si128(v), c, LAST);
+        put_pixel(d + ds, _mm256_extracti128_si256(v, 1), c, LAST);
+    }
+    if (rows & 1)
+        put_pixel(d, _mm256_castsi256_si128(h_avx2_rows(s, s, wj, wo, K, KC, T, c, spread)), c,
+                  LAST);
+}
+
+/* The horizontal pass over c channels (3 or 4) with KC taps (a constant, the weights held in
+ * registers; 0: p->k at run time, each weight broadcast from memory per use). Rows in blocks
+ * of ROW_BLOCK; per block, each output pixel in turn over the block's rows (h_avx2_col). A
+ * pixel whose last chunk load would pass the row's `readable` elements goes through the scalar
+ * loop (near the right edge; first[o] is not monotonic for mirrored intervals, so it is
+ * checked per pixel). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+h_avx2_c(const sl__rs_pass *p, const int c, const int KC)
+{
+    const int K = KC ? KC : p->k, T = 16 / c, nch = (K + T - 1) / T;
+    const int64_t n = p->n, rows = p->rows, lim = p->readable - 16 - (int64_t)(nch - 1) * T * c;
+    const int64_t safe = lim < 0 ? -1 : lim / c;
+    const ptrdiff_t ss = p->sstride, ds = p->dstride;
+    const int32_t *first = p->first, *w = p->w;
+    __m256i spread[5];
+    for (int t = 0; t < T; t++) {
         int8_t m[16];
         for (int b = 0; b < 16; b++)
-            m[b] = b % 4 == 0 && b / 4 < c ? (int8_t)(j * c + b / 4) : -1;
+            m[b] = b % 4 == 0 && b / 4 < c ? (int8_t)(t * c + b / 4) : -1;
         __m128i h = _mm_loadu_si128((const __m128i *)m);
-        spread[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(h), h, 1);
+        spread[t] = _mm256_inserti128_si256(_mm256_castsi128_si256(h), h, 1);
     }
-    const __m256i half = _mm256_set1_epi32(HALF);
-    for (int64_t r = 0; r < p->rows; r++) {
-        const uint8_t *s = (const uint8_t *)p->src + r * p->sstride;
-        uint8_t *d = (uint8_t *)p->dst + r * p->dstride;
-        const int32_t *wv = wv0;
-        int64_t o = 0;
-        for (; o + 1 < n; o += 2, wv += K * 8) {
-            const int64_t f0 = first[o], f1 = first[o + 1];
-            if (f0 > safe || f1 > safe) {
-                h_pixel(s + f0 * c, d + o * c, K, c, w + o * K);
-                h_pixel(s + f1 * c, d + (o + 1) * c, K, c, w + (o + 1) * K);
-                continue;
+    for (int64_t r0 = 0; r0 < rows; r0 += ROW_BLOCK) {
+        const int64_t nr = r0 + ROW_BLOCK < rows ? ROW_BLOCK : rows - r0;
+        const uint8_t *sb = (const uint8_t *)p->src + r0 * ss;
+        uint8_t *db = (uint8_t *)p->dst + r0 * ds;
+        for (int64_t o = 0; o < n; o++) {
+            const int32_t *wo = w + o * K;
+            const ptrdiff_t f = (ptrdiff_t)first[o] * c, at = o * c;
+            if (first[o] > safe) {
+                for (int64_t r = 0; r < nr; r++)
+                    h_pixel(sb + r * ss + f, db + r * ds + at, K, c, wo);
+            } else if (o + 1 < n) {
+                h_avx2_col(sb + f, db + at, nr, ss, ds, wo, K, KC, T, c, spread, false);
+            } else {
+                h_avx2_col(sb + f, db + at, nr, ss, ds, wo, K, KC, T, c, spread, true);
             }
-            __m256i x = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + f0 * c))),
-                _mm_loadu_si128((const __m128i *)(s + f1 * c)), 1);
-            __m256i acc = half;
-            for (int j = 0; j < K; j++) {
-                __m256i wj = _mm256_loadu_si256((const __m256i *)(wv + j * 8));
-                acc = _mm256_add_epi32(acc,
-                                       _mm256_mullo_epi32(_mm256_shuffle_epi8(x, spread[j]), wj));
-            }
-            __m256i v = _mm256_srai_epi32(acc, PREC);
-            v = _mm256_packus_epi16(_mm256_packs_epi32(v, v), v);
-            put_pixel(d + o * c, _mm256_castsi256_si128(v), c, false);
-            put_pixel(d + (o + 1) * c, _mm256_extracti128_si256(v, 1), c, o + 2 == n);
         }
-        if (o < n)
-            h_pixel(s + (ptrdiff_t)first[o] * c, d + o * c, K, c, w + o * K);
     }
 }
 
+/* Taps as constants for the common filter widths (2-3: upscaling LINEAR, 3-8: downscaling). */
 #define BY_K(FN, p, c)                                                                             \
     switch ((p)->k) {                                                                              \
     case 1: FN(p, c, 1); break;                                                                    \
     case 2: FN(p, c, 2); break;                                                                    \
     case 3: FN(p, c, 3); break;                                                                    \
     case 4: FN(p, c, 4); break;                                                                    \
-    default: FN(p, c, 5); break;                                                                   \
-    }
-
-/* Taps as constants for the common filter widths (2: upscaling LINEAR, 4-8: downscaling). */
-#define BY_KP(FN, p, c)                                                                            \
-    switch (((p)->k + 1) & ~1) {                                                                   \
-    case 2: FN(p, c, 2); break;                                                                    \
-    case 4: FN(p, c, 4); break;                                                                    \
+    case 5: FN(p, c, 5); break;                                                                    \
     case 6: FN(p, c, 6); break;                                                                    \
+    case 7: FN(p, c, 7); break;                                                                    \
     case 8: FN(p, c, 8); break;                                                                    \
     default: FN(p, c, 0); break;                                                                   \
     }
 
 __attribute__((target("avx2"))) static void h_avx2(const sl__rs_pass *p)
 {
-    if (p->wv_pairs && p->c == 3) {
-        BY_K(h_avx2_pairs, p, 3)
-    } else if (p->wv_pairs) {
-        BY_K(h_avx2_pairs, p, 4)
-    } else if (p->c == 3) {
-        BY_KP(h_avx2_c, p, 3)
+    if (p->c == 3) {
+        BY_K(h_avx2_c, p, 3)
     } else {
-        BY_KP(h_avx2_c, p, 4)
+        BY_K(h_avx2_c, p, 4)
     }
 }
 
@@ -380,7 +367,7 @@ bool sl__rs_h_fixed_simd(const sl__rs_pass *p)
     switch (sl__rs_isa_get()) {
     case SL__RS_AVX2: h_avx2(p); return true;
     case SL__RS_SSE41:
-        if (p->wv_pairs) /* laid out for AVX2 (the limit changed in between: tests only) */
+        if (p->wv_unfilled) /* expanded for AVX2 (the limit changed in between: tests only) */
             return false;
         h_sse41(p);
         return true;

@@ -52,7 +52,7 @@ typedef struct sl__rs_pass {
     /* Horizontal uint8 passes only: */
     int64_t readable;  /* elements readable from the start of every source row (>= the row) */
     const int32_t *wv; /* NULL, or the weights expanded for the SIMD kernel (sl__rs_expand) */
-    bool wv_pairs;     /* wv is in the layout of output pairs (what sl__rs_expand returned) */
+    bool wv_unfilled;  /* sl__rs_expand left wv as it was (AVX2: what sl__rs_expand returned) */
 } sl__rs_pass;
 
 /* Instruction sets of the kernels, narrowest first. */
@@ -67,11 +67,9 @@ sl__rs_isa sl__rs_isa_limit(sl__rs_isa max);
 /* Whether a horizontal uint8 pass over c channels has a SIMD kernel, and the int32 elements of
  * its expanded weight table for `out` pixels of k taps (0: none). */
 size_t sl__rs_expand_size(int64_t c, int64_t out, int k);
-/* Expands k int32 weights per output pixel into the layout of the kernel that will run, each
- * tap's weight in int32 lanes 0..c-1 of a group of 4 (0 in the others). Pairs (AVX2, k * c <=
- * 16): per pair of output pixels and tap, 8 lanes, the first pixel's then the second's (an odd
- * last pixel pairs with zeros). Else per pixel, k rounded up to even taps of 4 lanes.
- * Returns true for the pair layout. */
+/* Expands k int32 weights per output pixel for the SSE4.1 kernel: per pixel, k rounded up to
+ * even taps, each tap's weight in int32 lanes 0..c-1 of a group of 4 (0 in the others). With
+ * AVX2 (which broadcasts the plain weights itself) it writes nothing and returns true. */
 bool sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *w, int32_t *wv);
 
 /* The uint8 -> uint8 passes with the widest kernel allowed; false when none applies (the
