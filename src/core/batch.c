@@ -81,10 +81,17 @@ sl_status sl__batch_begin(sl_batch *b, int n, sl_dtype dtype, int ndim, const ch
     return SL_OK;
 }
 
+/* A shape with a zero extent holds no element whatever its other extents, whose product may
+ * not fit in int64 (a parsed tensor of dims (2195456, 4398046511082, 0): issue 15, fuzz target
+ * caffe); without one, the product is the sample's element count, which fits (its bytes were
+ * counted with overflow checks when it was allocated). */
 static int64_t numel(const sl_batch *b, int i)
 {
     const int64_t *s = b->shapes + (size_t)i * SL_MAX_NDIM;
     int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++)
+        if (s[d] == 0)
+            return 0;
     for (int d = 0; d < b->ndim; d++)
         n *= s[d];
     return n;

@@ -2,12 +2,12 @@
  * or readers.caffe2 (Caffe2 TensorProtos) parse it (src/ops/readers/caffe_parse.c, the protobuf
  * wire helper of tfrecord_parse.c, and lmdb.c's checks behind them; docs/fuzzing.md).
  *
- * Input: a mode byte, then the value. The harness writes the value under the key "k" into a
- * fresh LMDB database (liblmdb, in a private temporary folder; the writer's environment is
- * closed before the reader opens it). Mode bits: 0 caffe2 (else caffe); 1 image_available
- * false; 2-4 label_type (their value mod 5, caffe2) or, bit 2, label_available false (caffe);
- * 5 additional_inputs 2; 6 bbox; 7 num_labels 3 (else 1000).
- * Checks:
+ * Input: a mode byte, then the value. The harness writes the value under the key "k" into an
+ * LMDB database (liblmdb, in a private temporary folder), replacing the last input's, through a
+ * writer's environment kept open for the whole run (MDB_NOLOCK, as the reader; the write is
+ * committed before the reader opens the database). Mode bits: 0 caffe2 (else caffe); 1
+ * image_available false; 2-4 label_type (their value mod 5, caffe2) or, bit 2, label_available
+ * false (caffe); 5 additional_inputs 2; 6 bbox; 7 num_labels 3 (else 1000). Checks:
  * - the build succeeds, or fails with SL_ECORRUPT naming the database (the first entry fixes the
  *   outputs' layout, so a value that does not parse fails the build);
  * - each of 2 runs keeps fz_run's contract, and a successful one the output contract: images
@@ -27,44 +27,64 @@
 #include "fuzzutil.h"
 
 static char root[64]; /* made once, removed at exit */
-static bool made;
-static char data_path[sizeof root + 16], lock_path[sizeof root + 16];
+static char data_path[sizeof root + 16];
+static MDB_env *env; /* the writer's environment: opened once, kept for the whole run */
+static MDB_dbi dbi;
 
-static void remove_root(void)
+static sl_graph *graphs[256]; /* the reader's graph per mode byte (the_graph), made once */
+
+static void close_db(void)
 {
+    for (int i = 0; i < 256; i++)
+        sl_graph_destroy(graphs[i]);
+    mdb_env_close(env);
     unlink(data_path);
-    unlink(lock_path);
     rmdir(root);
 }
 
+static void lmdb_check(int rc, const char *what)
+{
+    if (rc != 0)
+        fz_fail("cannot write the LMDB database %s: %s: %s", root, what, mdb_strerror(rc));
+}
+
+/* Makes the database folder and opens the writer's environment on it, once. Opening one per
+ * input cost most of the target's time: mdb_env_open allocates a writer's page lists (over
+ * 2 MiB), which ASan maps, shadow-poisons and unmaps on every open and close. MDB_NOLOCK: no
+ * lock file, as the reader opens it (lmdb.c); MDB_NOSYNC: nothing is flushed to the (tmpfs)
+ * file system, whose page cache the reader's map shares. */
+static void open_db(void)
+{
+    fz_mkdtemp(root, sizeof root, "sluice-fuzz-caffe-XXXXXX");
+    snprintf(data_path, sizeof data_path, "%s/data.mdb", root);
+    lmdb_check(mdb_env_create(&env), "mdb_env_create");
+    lmdb_check(mdb_env_set_mapsize(env, (size_t)64 << 20), "mdb_env_set_mapsize");
+    lmdb_check(mdb_env_open(env, root, MDB_NOSYNC | MDB_NOLOCK, 0600), "mdb_env_open");
+    MDB_txn *txn;
+    lmdb_check(mdb_txn_begin(env, NULL, 0, &txn), "mdb_txn_begin");
+    lmdb_check(mdb_dbi_open(txn, NULL, 0, &dbi), "mdb_dbi_open");
+    lmdb_check(mdb_txn_commit(txn), "mdb_txn_commit");
+    atexit(close_db);
+}
+
+/* The database then holds one entry, "k" -> value: each input replaces the last one's in a
+ * committed write transaction (LMDB's copy-on-write keeps the previous version's pages until
+ * the next commit, so the layout of the file's pages depends on earlier inputs; what the
+ * reader sees through liblmdb, the one key and its value, does not). The reader's pipelines
+ * are destroyed before the next write. */
 static void write_db(const uint8_t *value, size_t size)
 {
-    if (!made) {
-        made = true;
-        fz_mkdtemp(root, sizeof root, "sluice-fuzz-caffe-XXXXXX");
-        snprintf(data_path, sizeof data_path, "%s/data.mdb", root);
-        snprintf(lock_path, sizeof lock_path, "%s/lock.mdb", root);
-        atexit(remove_root);
-    }
-    unlink(data_path);
-    unlink(lock_path);
-    MDB_env *env;
+    if (!env)
+        open_db();
     MDB_txn *txn;
-    MDB_dbi dbi;
     MDB_val k = {.mv_size = 1, .mv_data = "k"}, v = {.mv_size = size, .mv_data = (void *)value};
-    int rc = mdb_env_create(&env);
-    if (rc == 0 && (rc = mdb_env_set_mapsize(env, (size_t)64 << 20)) == 0 &&
-        (rc = mdb_env_open(env, root, MDB_NOSYNC, 0600)) == 0 &&
-        (rc = mdb_txn_begin(env, NULL, 0, &txn)) == 0) {
-        if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) == 0 &&
-            (rc = mdb_put(txn, dbi, &k, &v, 0)) == 0)
-            rc = mdb_txn_commit(txn);
-        else
-            mdb_txn_abort(txn);
+    lmdb_check(mdb_txn_begin(env, NULL, 0, &txn), "mdb_txn_begin");
+    int rc = mdb_put(txn, dbi, &k, &v, 0);
+    if (rc != 0) {
+        mdb_txn_abort(txn);
+        lmdb_check(rc, "mdb_put");
     }
-    if (rc != 0)
-        fz_fail("cannot write the LMDB database %s: %s", root, mdb_strerror(rc));
-    mdb_env_close(env);
+    lmdb_check(mdb_txn_commit(txn), "mdb_txn_commit");
 }
 
 typedef struct mode {
@@ -83,9 +103,13 @@ static mode parse_mode(uint8_t m)
     return o;
 }
 
-static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
+/* The reader's graph for mode byte `byte` (m its meaning): made on first use and kept (the
+ * database's path does not change); each pipeline copies it. */
+static sl_graph *the_graph(uint8_t byte, const mode *m)
 {
-    sl_graph *g;
+    sl_graph *g = graphs[byte];
+    if (g)
+        return g;
     const char *op = m->caffe2 ? "readers.caffe2" : "readers.caffe";
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, op, "r", NULL), "add r");
@@ -104,6 +128,11 @@ static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
         snprintf(name, sizeof name, "r:%d", o);
         fz_check(sl_graph_output(g, name), "output");
     }
+    return graphs[byte] = g;
+}
+
+static sl_pipeline *make(uint8_t byte, const mode *m, bool *built)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -111,13 +140,12 @@ static sl_pipeline *make(const mode *m, sl_graph **gp, bool *built)
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(byte, m), &o, &p), "sl_pipeline_create");
     sl_status st = sl_pipeline_build(p);
     *built = st == SL_OK;
     if (st != SL_OK && (st != SL_ECORRUPT || !strstr(sl_pipeline_error(p), root)))
         fz_fail("build failed with %s (not a corrupt value naming the database): %s",
                 sl_status_name(st), sl_pipeline_error(p));
-    *gp = g;
     return p;
 }
 
@@ -154,14 +182,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* nothing read (image and label both off): the build refuses a pipeline without
                      outputs, rightly; not the parser's concern */
     write_db(data + 1, size - 1);
-    sl_graph *g;
     bool built;
-    sl_pipeline *p = make(&m, &g, &built);
+    sl_pipeline *p = make(data[0], &m, &built);
     if (built && fz_run(p) == SL_OK) {
         check(p, &m, size - 1);
-        sl_graph *g2;
         bool built2;
-        sl_pipeline *q = make(&m, &g2, &built2);
+        sl_pipeline *q = make(data[0], &m, &built2);
         if (!built2 || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same value fails: %s", sl_pipeline_error(q));
         for (int o = 0; o < m.nout; o++) {
@@ -170,11 +196,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("two pipelines over the same value differ in output %d: %s", o, why);
         }
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
         if (fz_run(p) == SL_OK)
             check(p, &m, size - 1);
     }
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
     return 0;
 }

@@ -39,8 +39,12 @@ static char root[64]; /* made once, removed at exit */
 static bool made;
 static char ann_path[sizeof root + sizeof ANN];
 
+static sl_graph *graphs[2][2]; /* the reader's graphs (the_graph), made once */
+
 static void remove_root(void)
 {
+    for (int i = 0; i < 4; i++)
+        sl_graph_destroy(graphs[i / 2][i % 2]);
     char path[sizeof root + 64];
     for (int i = 0; i < NUM_FILES; i++) {
         snprintf(path, sizeof path, "%s/%s", root, FILES[i][0]);
@@ -72,10 +76,13 @@ static void write_ann(const uint8_t *data, size_t size)
         fz_fail("cannot write %s", ann_path);
 }
 
-/* A pipeline over the file; NULL (and *st) when the build fails. */
-static sl_pipeline *make(bool ratio, bool pixel, sl_status *st, sl_graph **gp)
+/* The reader's graph for (ratio, pixel): the same for every input (the paths do not change), so
+ * each of the four is made once and kept; each pipeline copies it. */
+static sl_graph *the_graph(bool ratio, bool pixel)
 {
-    sl_graph *g;
+    sl_graph *g = graphs[ratio][pixel];
+    if (g)
+        return g;
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.coco", "r", NULL), "add r");
     fz_check(sl_graph_arg_str(g, "r", "file_root", root), "file_root");
@@ -88,6 +95,12 @@ static sl_pipeline *make(bool ratio, bool pixel, sl_status *st, sl_graph **gp)
         snprintf(ref, sizeof ref, "r:%d", k);
         fz_check(sl_graph_output(g, ref), "output");
     }
+    return graphs[ratio][pixel] = g;
+}
+
+/* A pipeline over the file; *st: its build's status. */
+static sl_pipeline *make(bool ratio, bool pixel, sl_status *st)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -96,9 +109,8 @@ static sl_pipeline *make(bool ratio, bool pixel, sl_status *st, sl_graph **gp)
     if (pixel)
         o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(ratio, pixel), &o, &p), "sl_pipeline_create");
     *st = sl_pipeline_build(p);
-    *gp = g;
     return p;
 }
 
@@ -163,8 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_ann(data, size);
     bool ratio = size % 2, pixel = (size >> 1) % 2;
     sl_status s;
-    sl_graph *g;
-    sl_pipeline *p = make(ratio, pixel, &s, &g);
+    sl_pipeline *p = make(ratio, pixel, &s);
     if (s != SL_OK) {
         const char *msg = sl_pipeline_error(p);
         if (!msg || !*msg)
@@ -173,7 +184,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fz_fail("build failed with %s, which does not blame the input: %s", sl_status_name(s),
                     msg);
         sl_pipeline_destroy(p);
-        sl_graph_destroy(g);
         return 0;
     }
     if (sl_pipeline_epoch_size(p, "r") < 1)
@@ -182,8 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (first == SL_OK) {
         check_sample(p, pixel);
         sl_status s2;
-        sl_graph *g2;
-        sl_pipeline *q = make(ratio, pixel, &s2, &g2);
+        sl_pipeline *q = make(ratio, pixel, &s2);
         if (s2 != SL_OK || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same file fails: %s", sl_pipeline_error(q));
         for (int k = 0; k < (pixel ? NUM_OUT_PIX : NUM_OUT); k++) {
@@ -192,12 +201,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("output %d differs between two pipelines over the same file: %s", k, why);
         }
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
     }
     for (int it = 1; it < 3; it++)
         if (fz_run(p) == SL_OK)
             check_sample(p, pixel);
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
     return 0;
 }

@@ -28,8 +28,12 @@ static char root[64]; /* made once, removed at exit */
 static bool made;
 static char path[sizeof root + 8];
 
+static sl_graph *graphs[2]; /* the reader's graphs (the_graph), made once */
+
 static void remove_root(void)
 {
+    sl_graph_destroy(graphs[0]);
+    sl_graph_destroy(graphs[1]);
     unlink(path);
     rmdir(root);
 }
@@ -47,9 +51,13 @@ static void write_input(const uint8_t *data, size_t size)
         fz_fail("cannot write %s", path);
 }
 
-static sl_pipeline *make(bool roi, sl_graph **gp)
+/* The reader's graph with or without a region of interest: the same for every input (the path
+ * does not change), so each is made once and kept; each pipeline copies it. */
+static sl_graph *the_graph(bool roi)
 {
-    sl_graph *g;
+    sl_graph *g = graphs[roi];
+    if (g)
+        return g;
     const char *files[1] = {path};
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.numpy", "r", NULL), "add r");
@@ -63,6 +71,11 @@ static sl_pipeline *make(bool roi, sl_graph **gp)
         fz_check(sl_graph_arg_float(g, "r", "fill_value", 7.0), "fill_value");
     }
     fz_check(sl_graph_output(g, "r:0"), "output");
+    return graphs[roi] = g;
+}
+
+static sl_pipeline *make(bool roi)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -70,11 +83,10 @@ static sl_pipeline *make(bool roi, sl_graph **gp)
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 16 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(roi), &o, &p), "sl_pipeline_create");
     sl_status st = sl_pipeline_build(p);
     if (st != SL_OK)
         fz_fail("build failed with %s: %s", sl_status_name(st), sl_pipeline_error(p));
-    *gp = g;
     return p;
 }
 
@@ -93,23 +105,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     write_input(data, size);
     bool roi = size % 2;
-    sl_graph *g;
-    sl_pipeline *p = make(roi, &g);
+    sl_pipeline *p = make(roi);
     if (fz_run(p) == SL_OK) {
         check_sample(p, size, roi);
-        sl_graph *g2;
-        sl_pipeline *q = make(roi, &g2);
+        sl_pipeline *q = make(roi);
         if (fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same file fails: %s", sl_pipeline_error(q));
         const char *why = NULL;
         if (!fz_sample_equal(sl_pipeline_output(p, 0), 0, sl_pipeline_output(q, 0), 0, &why))
             fz_fail("two pipelines over the same file differ: %s", why);
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
     }
     if (fz_run(p) == SL_OK)
         check_sample(p, size, roi);
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
     return 0;
 }

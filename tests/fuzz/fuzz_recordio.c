@@ -27,8 +27,11 @@ static char root[64]; /* made once, removed at exit */
 static bool made;
 static char rec_path[sizeof root + 8], idx_path[sizeof root + 8];
 
+static sl_graph *g; /* the reader's graph (the_graph), made once */
+
 static void remove_root(void)
 {
+    sl_graph_destroy(g);
     unlink(rec_path);
     unlink(idx_path);
     rmdir(root);
@@ -63,24 +66,31 @@ static void write_inputs(const uint8_t *data, size_t size)
         fz_fail("cannot write %s", idx_path);
 }
 
-static sl_pipeline *make(sl_status *st, sl_graph **gp)
+/* The reader's graph: the same for every input (the paths do not change), so it is made once
+ * and kept; each pipeline copies it. */
+static sl_graph *the_graph(void)
 {
-    sl_graph *g;
+    if (g)
+        return g;
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.mxnet", "r", NULL), "add r");
     fz_check(sl_graph_arg_str(g, "r", "path", rec_path), "path");
     fz_check(sl_graph_arg_str(g, "r", "index_path", idx_path), "index_path");
     fz_check(sl_graph_output(g, "r:0"), "output 0");
     fz_check(sl_graph_output(g, "r:1"), "output 1");
+    return g;
+}
+
+static sl_pipeline *make(sl_status *st)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
     o.num_threads = 0; /* the calling thread runs the tasks: no thread start, join or hand-off */
     o.prefetch_queue_depth = 1;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(), &o, &p), "sl_pipeline_create");
     *st = sl_pipeline_build(p);
-    *gp = g;
     return p;
 }
 
@@ -101,8 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     write_inputs(data, size);
     sl_status s;
-    sl_graph *g;
-    sl_pipeline *p = make(&s, &g);
+    sl_pipeline *p = make(&s);
     if (s != SL_OK) {
         const char *msg = sl_pipeline_error(p);
         if (!msg || !*msg)
@@ -111,14 +120,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fz_fail("build failed with %s, which does not blame the input: %s", sl_status_name(s),
                     msg);
         sl_pipeline_destroy(p);
-        sl_graph_destroy(g);
         return 0;
     }
     if (fz_run(p) == SL_OK) {
         check_sample(p, size);
         sl_status s2;
-        sl_graph *g2;
-        sl_pipeline *q = make(&s2, &g2);
+        sl_pipeline *q = make(&s2);
         if (s2 != SL_OK || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same file fails: %s", sl_pipeline_error(q));
         for (int k = 0; k < 2; k++) {
@@ -127,12 +134,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("output %d differs between two pipelines over the same file: %s", k, why);
         }
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
     }
     for (int it = 1; it < 3; it++)
         if (fz_run(p) == SL_OK)
             check_sample(p, size);
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
     return 0;
 }

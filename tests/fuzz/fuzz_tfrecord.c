@@ -34,8 +34,11 @@ static char file_path[sizeof root + 16], index_path[sizeof root + 16];
 
 enum { OUT_IMAGE, OUT_LABEL, OUT_GRID, OUT_BOXES, OUT_ANY, NUM_OUT };
 
+static sl_graph *g; /* the reader's graph (the_graph), made once */
+
 static void remove_root(void)
 {
+    sl_graph_destroy(g);
     unlink(file_path);
     unlink(index_path);
     rmdir(root);
@@ -83,9 +86,12 @@ static void write_file(const uint8_t *data, size_t size)
         fz_fail("cannot write %s", file_path);
 }
 
-static sl_pipeline *make(sl_status *st, sl_graph **gp)
+/* The reader's graph: the same for every input (the file's and the index's paths do not change),
+ * so it is made once and kept; each pipeline copies it. */
+static sl_graph *the_graph(void)
 {
-    sl_graph *g;
+    if (g)
+        return g;
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.tfrecord", "r", NULL), "add r");
     fz_check(sl_graph_arg_str(g, "r", "path", file_path), "path");
@@ -108,6 +114,11 @@ static sl_pipeline *make(sl_status *st, sl_graph **gp)
         snprintf(ref, sizeof ref, "r:%d", k);
         fz_check(sl_graph_output(g, ref), "output");
     }
+    return g;
+}
+
+static sl_pipeline *make(sl_status *st)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -115,9 +126,8 @@ static sl_pipeline *make(sl_status *st, sl_graph **gp)
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 1 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(), &o, &p), "sl_pipeline_create");
     *st = sl_pipeline_build(p);
-    *gp = g;
     return p;
 }
 
@@ -155,12 +165,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (framed && n != (size && (data[0] & 2) ? 2 : 1))
         fz_fail("%lld records indexed in a file of framed records", (long long)n);
-    if (n == 0) {
-        unlink(index_path);
-        return 0;
-    }
-    sl_graph *g;
-    sl_pipeline *p = make(&s, &g);
+    if (n == 0)
+        return 0; /* the next input's sl_tfrecord_index replaces (or removes) the index */
+    sl_pipeline *p = make(&s);
     if (s != SL_OK)
         fz_fail("build failed with %s: %s", sl_status_name(s), sl_pipeline_error(p));
     if (sl_pipeline_epoch_size(p, "r") != n)
@@ -170,8 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (first == SL_OK) {
         check_sample(p);
         sl_status s2;
-        sl_graph *g2;
-        sl_pipeline *q = make(&s2, &g2);
+        sl_pipeline *q = make(&s2);
         if (s2 != SL_OK || fz_run(q) != SL_OK)
             fz_fail("a second pipeline over the same file fails: %s", sl_pipeline_error(q));
         for (int k = 0; k < NUM_OUT; k++) {
@@ -180,13 +186,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fz_fail("output %d differs between two pipelines over the same file: %s", k, why);
         }
         sl_pipeline_destroy(q);
-        sl_graph_destroy(g2);
     }
     for (int it = 1; it < 4; it++)
         if (fz_run(p) == SL_OK)
             check_sample(p);
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
-    unlink(index_path);
     return 0;
 }

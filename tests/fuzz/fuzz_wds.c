@@ -26,8 +26,12 @@ static char root[64]; /* made once, removed at exit */
 static bool made;
 static char tar_path[sizeof root + 16], index_path[sizeof root + 16];
 
+static sl_graph *graphs[2]; /* the reader's graphs (the_graph), made once */
+
 static void remove_root(void)
 {
+    sl_graph_destroy(graphs[0]);
+    sl_graph_destroy(graphs[1]);
     unlink(tar_path);
     unlink(index_path);
     rmdir(root);
@@ -42,9 +46,13 @@ static void make_root(void)
     atexit(remove_root);
 }
 
-static sl_pipeline *make(bool with_index, sl_status *st, sl_graph **gp)
+/* The reader's graph over the headers or over the index: the same for every input (the paths
+ * do not change), so each is made once and kept; each pipeline copies it. */
+static sl_graph *the_graph(bool with_index)
 {
-    sl_graph *g;
+    sl_graph *g = graphs[with_index];
+    if (g)
+        return g;
     fz_check(sl_graph_create(&g), "sl_graph_create");
     fz_check(sl_graph_add(g, "readers.webdataset", "r", NULL), "add r");
     fz_check(sl_graph_arg_str(g, "r", "paths", tar_path), "paths");
@@ -53,6 +61,11 @@ static sl_pipeline *make(bool with_index, sl_status *st, sl_graph **gp)
     fz_check(sl_graph_arg_json(g, "r", "ext", "[\"a\", \"b;c\"]"), "ext");
     fz_check(sl_graph_output(g, "r:0"), "output");
     fz_check(sl_graph_output(g, "r:1"), "output");
+    return graphs[with_index] = g;
+}
+
+static sl_pipeline *make(bool with_index, sl_status *st)
+{
     sl_pipeline_options o;
     sl_pipeline_options_init(&o);
     o.batch_size = 1;
@@ -60,9 +73,8 @@ static sl_pipeline *make(bool with_index, sl_status *st, sl_graph **gp)
     o.prefetch_queue_depth = 1;
     o.max_sample_bytes = 1 << 20;
     sl_pipeline *p = NULL;
-    fz_check(sl_pipeline_create(g, &o, &p), "sl_pipeline_create");
+    fz_check(sl_pipeline_create(the_graph(with_index), &o, &p), "sl_pipeline_create");
     *st = sl_pipeline_build(p);
-    *gp = g;
     return p;
 }
 
@@ -88,9 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s != SL_OK &&
         ((s != SL_ECORRUPT && s != SL_ENOTFOUND) || !strstr(sl_last_error(), tar_path)))
         fz_fail("sl_wds_index failed with %s: %s", sl_status_name(s), sl_last_error());
-    sl_graph *g;
     sl_status b;
-    sl_pipeline *p = make(false, &b, &g);
+    sl_pipeline *p = make(false, &b);
     bool white = s == SL_ECORRUPT && strstr(sl_last_error(), "white space");
     if ((b == SL_OK) != (s == SL_OK || white))
         fz_fail("the index %s (%s) but the reader's build %s: %s", s ? "failed" : "succeeded",
@@ -99,7 +110,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (b != SL_ECORRUPT && b != SL_ENOTFOUND)
             fz_fail("build failed with %s: %s", sl_status_name(b), sl_pipeline_error(p));
         sl_pipeline_destroy(p);
-        sl_graph_destroy(g);
         return 0;
     }
     if (white) { /* the headers alone: the contract of each run */
@@ -107,14 +117,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (fz_run(p) == SL_OK)
                 check_sample(p);
         sl_pipeline_destroy(p);
-        sl_graph_destroy(g);
         return 0;
     }
     if (sl_pipeline_epoch_size(p, "r") != n)
         fz_fail("epoch of %lld samples, the index has %lld",
                 (long long)sl_pipeline_epoch_size(p, "r"), (long long)n);
-    sl_graph *g2;
-    sl_pipeline *q = make(true, &b, &g2);
+    sl_pipeline *q = make(true, &b);
     if (b != SL_OK || sl_pipeline_epoch_size(q, "r") != n)
         fz_fail("the reader over the index: %s", sl_pipeline_error(q));
     sl_status r1 = fz_run(p), r2 = fz_run(q);
@@ -133,9 +141,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_sample(q);
     }
     sl_pipeline_destroy(q);
-    sl_graph_destroy(g2);
     sl_pipeline_destroy(p);
-    sl_graph_destroy(g);
-    unlink(index_path);
-    return 0;
+    return 0; /* the next input's sl_wds_index replaces (or removes) the index */
 }

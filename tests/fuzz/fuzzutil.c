@@ -90,7 +90,10 @@ bool fz_sample_equal(const sl_batch *a, int i, const sl_batch *b, int j, const c
     } else {
         size_t n = (size_t)sl_batch_sample_numel(a, i) * sl_dtype_size(sl_batch_dtype(a));
         const uint8_t *x = sl_batch_sample_data(a, i), *y = sl_batch_sample_data(b, j);
-        for (size_t k = 0; n && k < n && !reason; k++) {
+        /* memcmp first: the byte loop, instrumented for libFuzzer (a comparison callback per
+         * byte), took 5 % of the roi target's time; it only runs to name the first difference */
+        bool differ = n && memcmp(x, y, n) != 0;
+        for (size_t k = 0; differ && k < n && !reason; k++) {
             if (x[k] != y[k]) {
                 snprintf(text, sizeof text, "shape %s, byte %zu of %zu: %u vs %u", sa, k, n, x[k],
                          y[k]);
