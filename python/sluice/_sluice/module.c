@@ -3,7 +3,7 @@
  * Exports PyInit__sluice (the only symbol the shared object exports) and the module-level
  * functions: registry(), version(), graph_from_json(), options_from_json(), _set_dtypes(),
  * resolve_aliases(), _dlpack_device(), _shm_live(), _distributed_info(), _distributed_set(),
- * _lower_peek(), _lower_crop_resize() (lower.c).
+ * _dl_gather() (dlio.c), _lower_peek(), _lower_crop_resize() (lower.c).
  * Constants: HAVE_CUDA, DTYPE_NAMES (sl_dtype index -> "uint8", ...).
  * Invariant: the module state owns every Python object the C code keeps; types are heap types
  * created per module object, so sub-interpreters and re-imports are safe.
@@ -83,6 +83,10 @@ static PyObject *distributed_set(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef module_methods[] = {
+    {"_dl_gather", slpy_dl_gather, METH_VARARGS,
+     "_dl_gather(dst, rows, row_bytes) -> bool: row i (a C-contiguous buffer of row_bytes, or "
+     "an int address) copied to address dst + i * row_bytes; False, nothing written, when a "
+     "row is not such a buffer (the DataLoader worker's stacking; dlio.c)."},
     {"_distributed_info", distributed_info, METH_NOARGS,
      "_distributed_info() -> (rank, world_size, local_rank, source) from the job's launcher."},
     {"_distributed_set", distributed_set, METH_VARARGS,

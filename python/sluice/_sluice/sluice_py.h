@@ -148,6 +148,9 @@ PyObject *slpy_pipeline_feed_lent(PyObject *self, PyObject *args, PyObject *kwar
 /* _shm_live() -> (mappings alive, bytes mapped), for leak checks. */
 PyObject *slpy_shm_live(PyObject *module, PyObject *unused);
 
+/* ---- the DataLoader's row copies into a batch chunk (dlio.c) ------------------------------ */
+PyObject *slpy_dl_gather(PyObject *module, PyObject *args);
+
 /* ---- exported memory (buffer.c, dlpack.c) ------------------------------------------------ */
 /* Memory a view exports: one dense C-order array. */
 typedef struct slpy_region {

@@ -18,7 +18,7 @@ kept in one place. What sluice replaces is the iteration:
   batches. The worker picks a chunk when it collates a batch (as PyTorch's worker allocates
   shared memory then), told which are free again through a pipe of notices that the
   finalizers write; chunks are sized to the batch they carry and reused at once with their
-  pages (no page faults), and a chunk left free for a batch cycle or while the worker idles
+  pages (no page faults), and a chunk left free for 64 batches or while the worker idles
   gives its pages back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
   frozen for the garbage collector (no copy-on-write of them by the workers' collections).
 - ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
@@ -38,16 +38,21 @@ kept in one place. What sluice replaces is the iteration:
 """
 import collections
 import functools
+import io
 import itertools
 import multiprocessing
 import os
+import pickle
+import select
 import signal
+import struct
 import threading
 import time
 import warnings
 import weakref
-from multiprocessing import connection, reduction
+from multiprocessing import reduction
 
+import numpy as np
 import torch
 import torch.utils.data as tud
 from torch._utils import ExceptionWrapper
@@ -169,6 +174,27 @@ class DataLoader(tud.DataLoader[T_co]):
 
     def _take_restore(self):
         return self.__dict__.pop("_sl_restore", None)
+
+
+def _index_iter(index_sampler):
+    """iter(index_sampler); for PyTorch's own BatchSampler (not a subclass) the same batches
+    from the same calls to its sampler's iterator, each batch taken at C speed
+    (itertools.islice) rather than an index at a time in Python."""
+    if type(index_sampler) is tud.BatchSampler:
+        return _batches(index_sampler.sampler, index_sampler.batch_size,
+                        index_sampler.drop_last)
+    return iter(index_sampler)
+
+
+def _batches(sampler, size, drop_last):
+    it = iter(sampler)
+    while True:
+        batch = list(itertools.islice(it, size))
+        if len(batch) < size:  # the sampler ended (BatchSampler calls it no further)
+            if batch and not drop_last:
+                yield batch
+            return
+        yield batch
 
 
 def _new_shared_seed(generator):
@@ -300,14 +326,51 @@ def _pin_loop(jobs, pinner, device_id):
         del f, fn, args, job
 
 
+_TORCH_DTYPES = _dl_worker._TORCH_DTYPES
+_ITEMSIZE = {name: torch.empty((), dtype=d).element_size() for name, d in _TORCH_DTYPES.items()}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """The batch a worker sent (its ShmPickler's pickle) over `buffer`, a memoryview of its
+    chunk (None when the batch has no tensors): each tensor one torch.frombuffer of its own
+    bytes (plus a view for its shape), each NumPy array one np.frombuffer; they keep `buffer`
+    alive. The tensors are appended to `views` when it is a list (pin_memory)."""
+
+    def __init__(self, blob, buffer, views=None):
+        super().__init__(io.BytesIO(blob))
+        self.buffer, self.views = buffer, views
+
+    def persistent_load(self, pid):
+        kind, off, nbytes, dtype, shape = pid
+        if kind != "n":
+            dt = _TORCH_DTYPES[dtype]
+            if not nbytes:
+                return torch.empty(shape, dtype=dt)
+            t = torch.frombuffer(self.buffer, dtype=dt, count=nbytes // _ITEMSIZE[dtype],
+                                 offset=off)
+            if len(shape) != 1:
+                t = t.view(shape)
+            if self.views is not None:
+                self.views.append(t)
+            return t
+        dt = np.dtype(dtype)
+        if not nbytes:
+            return np.empty(shape, dt)
+        return np.frombuffer(self.buffer, dt, nbytes // dt.itemsize, off).reshape(shape)
+
+
+def _load_batch(blob, buffer, views=None):
+    return _BatchUnpickler(blob, buffer, views).load()
+
+
 def _load_and_pin(pinner, blob, mv):
     """In the pin thread: a batch loaded over its chunk (`mv`: a memoryview of the chunk, or
     None), the chunk registered, the rest pinned."""
     if mv is None:
-        return pinner.pin(_dl_worker.load_batch(blob, None))
+        return pinner.pin(_load_batch(blob, None))
     pinner.register(mv.obj)
     views = []
-    data = _dl_worker.load_batch(blob, mv, views)
+    data = _load_batch(blob, mv, views)
     del mv
     return pinner.pin(data, {id(v) for v in views})
 
@@ -347,7 +410,7 @@ class _BaseIter:
             gen.set_state(restore["_generator_state"])
         self._gen_state = gen.get_state()
         self._restore = restore
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iter(self._index_sampler)
         self._base_seed = torch.empty((), dtype=torch.int64).random_(
             generator=loader.generator).item()
         self._persistent_workers = loader.persistent_workers
@@ -377,7 +440,7 @@ class _BaseIter:
         if not first_iter:
             gen = loader.generator if loader.generator is not None else torch.default_generator
             self._gen_state = gen.get_state()
-        self._sampler_iter = iter(self._index_sampler)
+        self._sampler_iter = _index_iter(self._index_sampler)
         self._num_yielded = 0
         if first_iter:
             self._fast_forward()
@@ -390,24 +453,29 @@ class _BaseIter:
         return next(self._sampler_iter)
 
     def __next__(self):
-        with torch.autograd.profiler.record_function(self._profile_name):
-            if self._sampler_iter is None:
-                self._reset()
-            data = self._next_data()
-            self._num_yielded += 1
-            if (self._dataset_kind == _DatasetKind.Iterable
-                    and self._IterableDataset_len_called is not None
-                    and self._num_yielded > self._IterableDataset_len_called):
-                msg = (f"Length of IterableDataset {self._dataset} was reported to be "
-                       f"{self._IterableDataset_len_called} (when accessing len(dataloader)), "
-                       f"but {self._num_yielded} samples have been fetched. ")
-                if self._num_workers > 0:
-                    msg += ("For multiprocessing data-loading, this could be caused by not "
-                            "properly configuring the IterableDataset replica at each worker. "
-                            "Please see https://pytorch.org/docs/stable/data.html#torch.utils."
-                            "data.IterableDataset for examples.")
-                warnings.warn(msg)
-            return data
+        if _profiler_enabled():  # PyTorch's record of every next() under the profiler
+            with torch.autograd.profiler.record_function(self._profile_name):
+                return self._next()
+        return self._next()
+
+    def _next(self):
+        if self._sampler_iter is None:
+            self._reset()
+        data = self._next_data()
+        self._num_yielded += 1
+        if (self._dataset_kind == _DatasetKind.Iterable
+                and self._IterableDataset_len_called is not None
+                and self._num_yielded > self._IterableDataset_len_called):
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{self._IterableDataset_len_called} (when accessing len(dataloader)), "
+                   f"but {self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not "
+                        "properly configuring the IterableDataset replica at each worker. "
+                        "Please see https://pytorch.org/docs/stable/data.html#torch.utils."
+                        "data.IterableDataset for examples.")
+            warnings.warn(msg)
+        return data
 
     next = __next__
 
@@ -772,6 +840,18 @@ class _MultiProcessIter(_BaseIter):
             raise
         self._worker_pids_set = True
         self._by_conn = {c: i for i, c in enumerate(self._conns)}
+        # one poll set for the whole life of the workers (a selector per wait costs more than
+        # the batch): the sockets, then the workers' sentinels (readable once a worker is gone)
+        self._fds = [c.fileno() for c in self._conns]
+        self._poll = select.poll()
+        self._fd_wid = {}
+        for wid, fd in enumerate(self._fds):
+            self._poll.register(fd, select.POLLIN)
+            self._fd_wid[fd] = wid
+        self._sentinel_w = {}
+        for w in self._workers:
+            self._poll.register(w.sentinel, select.POLLIN)
+            self._sentinel_w[w.sentinel] = w
         self._reset(loader, first_iter=True)
 
     @property
@@ -808,6 +888,19 @@ class _MultiProcessIter(_BaseIter):
             self._check_workers(wait=True)
             raise
 
+    def _send_task(self, wid, msg):
+        """conn.send(msg) with plain pickle (a task holds indices): ForkingPickler copies its
+        dispatch table at every call, which costs more than the task."""
+        try:
+            data = _dumps(msg, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - indices only ForkingPickler's reducers can pickle
+            return self._send(self._conns[wid], msg)
+        try:
+            self._conns[wid].send_bytes(data)
+        except (OSError, ValueError):
+            self._check_workers(wait=True)
+            raise
+
     def _try_put_index(self):
         max_tasks = self._prefetch_factor * self._num_workers
         assert self._tasks_outstanding < max_tasks
@@ -826,7 +919,7 @@ class _MultiProcessIter(_BaseIter):
                     break  # out of order: a worker with room
         else:
             return  # every worker is done (IterableDataset)
-        self._send(self._conns[wid], ("task", self._epoch, self._send_idx, None, index))
+        self._send_task(wid, ("task", self._epoch, self._send_idx, None, index))
         self._task_info[self._send_idx] = [wid]
         self._tasks_outstanding += 1
         self._workers_num_tasks[wid] += 1
@@ -993,31 +1086,51 @@ class _MultiProcessIter(_BaseIter):
         self._task_info[idx].append(("ok", payload[0], cid if payload[2] else None))
 
     def _receive(self):
-        """Waits for at least one reply (raises on a dead worker or after the timeout)."""
+        """Waits for at least one reply (raises on a dead worker or after the timeout). One
+        reply is read from each socket that has one; a worker's sentinel that fires (the
+        worker is gone) is looked at when no reply is left to read, as PyTorch does."""
         timeout = self._timeout if self._timeout > 0 else None
-        start = time.monotonic()
+        start = time.monotonic() if timeout is not None else 0.0
+        poll, fd_wid = self._poll.poll, self._fd_wid
         while True:
             self._check_alive()
-            self._check_workers()
-            left = None if timeout is None else timeout - (time.monotonic() - start)
-            if left is not None and left <= 0:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            objs = self._conns + [w.sentinel for w in self._workers]
-            got = False
-            for obj in connection.wait(objs, POLL_S if left is None else min(POLL_S, left)):
-                wid = self._by_conn.get(obj)
+            if timeout is None:
+                events = poll(POLL_MS)
+            else:
+                left = timeout - (time.monotonic() - start)
+                if left <= 0:
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+                events = poll(max(1, min(POLL_MS, int(left * 1000) + 1)))
+            got, gone = False, []
+            for fd, _ in events:
+                wid = fd_wid.get(fd)
                 if wid is None:
+                    gone.append(fd)  # a sentinel
                     continue
-                conn = self._conns[wid]
                 try:
-                    while conn.poll():
-                        self._on_reply(wid, conn.recv())
-                        got = True
-                except (EOFError, OSError):
+                    msg = self._read_reply(fd)
+                except (EOFError, OSError, ValueError):
+                    self._workers[wid].join(2.0)  # its socket closed: it is exiting
                     self._check_workers(wait=True)
                     raise
+                self._on_reply(wid, msg)
+                got = True
             if got:
                 return
+            for fd in gone:  # that worker exited (reaped here: its exit code is known)
+                w = self._sentinel_w[fd]
+                w.join(2.0)
+                if w.exitcode is None:  # alive: the sentinel was closed some other way
+                    self._poll.unregister(fd)  # (the periodic check below still sees it)
+            self._check_workers()
+
+    def _read_reply(self, fd):
+        """One message of a worker's socket (Connection.send's framing: a 4-byte big-endian
+        length, -1 then an 8-byte one for huge messages, then the pickle)."""
+        size, = _HEADER.unpack(_read_exact(fd, 4))
+        if size == -1:
+            size, = struct.unpack("!Q", _read_exact(fd, 8))
+        return pickle.loads(_read_exact(fd, size))
 
     def _next_data(self):
         while True:
@@ -1063,7 +1176,7 @@ class _MultiProcessIter(_BaseIter):
                 data.reraise()
             return data
         _, blob, cid = reply
-        return _dl_worker.load_batch(blob, None if cid is None else self._book.buffer(wid, cid))
+        return _load_batch(blob, None if cid is None else self._book.buffer(wid, cid))
 
     def _shutdown_workers(self):
         _LIVE.discard(self)
@@ -1073,6 +1186,32 @@ class _MultiProcessIter(_BaseIter):
         ws = getattr(self, "_ws", None)
         if ws is not None:
             _shutdown(ws)
+
+
+_dumps = pickle.dumps
+try:
+    _profiler_enabled = torch._C._autograd._profiler_enabled
+except AttributeError:  # another torch: always record, as PyTorch
+    def _profiler_enabled():
+        return True
+_HEADER = struct.Struct("!i")  # multiprocessing.Connection's frame header
+POLL_MS = int(POLL_S * 1000)
+
+
+def _read_exact(fd, n):
+    """`n` bytes of the blocking socket `fd` (EOFError when it closes first)."""
+    data = os.read(fd, n)
+    if len(data) == n:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < n:
+        if not data:
+            raise EOFError
+        data = os.read(fd, n - got)
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)
 
 
 def _start(proc, fork):

@@ -37,12 +37,14 @@ import sys
 import numpy as np
 import torch
 
+from .. import _sluice
 from . import _lower
 
 # Tensors and arrays start on 64-byte boundaries in a chunk.
 ALIGN = 64
 MIN_CHUNK = 64 << 10
 GROWTH = 1.25
+COOL_AFTER = 64  # batches a free chunk keeps its pages while the worker is busy
 
 _np_str_obj = re.compile(r"[SaUO]")
 COLLATE_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
@@ -292,22 +294,17 @@ def _write_stack(st, addr, nbytes, view):
     """The rows of a _Stack written at `addr` (`view()`: a tensor over the destination)."""
     items = st.tensors
     rb = nbytes // len(items)
-    if st.arrays:
-        if all(a.flags.c_contiguous for a in items):
-            for i, a in enumerate(items):
-                _memmove(addr + i * rb, a.__array_interface__["data"][0], rb)
-        else:
+    if st.arrays:  # contiguous arrays: one C call copies them all (_sluice._dl_gather)
+        if not _gather(addr, items, rb):
             out = view().numpy()
             for i, a in enumerate(items):
                 np.copyto(out[i], a, casting="no")
         return
     t0 = items[0]
     dt, shape = t0.dtype, t0.shape
-    if all(t.dtype == dt and t.shape == shape and _flat(t) for t in items):
-        for i, t in enumerate(items):
-            _memmove(addr + i * rb, t.data_ptr(), rb)
-    else:  # torch.stack's checks, errors and strided copies
-        torch.stack(items, 0, out=view())
+    if not (all(t.dtype == dt and t.shape == shape and _flat(t) for t in items)
+            and _gather(addr, [t.data_ptr() for t in items], rb)):
+        torch.stack(items, 0, out=view())  # torch.stack's checks, errors and strided copies
 
 
 _TORCH_DTYPES = {str(d): d for d in (
@@ -521,6 +518,7 @@ class _Unmap:
 
 _LIBC = None
 _memmove = ctypes.memmove
+_gather = _sluice._dl_gather
 _NOTICE = struct.Struct("<I")  # a free-chunk notice: chunk id << 1 | pinned
 
 
@@ -573,8 +571,8 @@ class _Chunks:
     shared memory then), so chunks hold the batches that exist, not the tasks queued; the main
     process says which are free again through the `notices` pipe (4-byte records, chunk id << 1
     | pinned, written by the finalizer of a batch's views). A free chunk keeps its pages while
-    it is reused at once (no page faults in either process); one left free for a whole batch
-    cycle, or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
+    it is reused (no page faults in either process); one left free for COOL_AFTER batches,
+    or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
     must grow is replaced by a new memfd (its fd goes to the main process, which maps it in
     place of the old one); no fd is kept open here, so a program holding thousands of batches
     exhausts no fd limit."""
@@ -607,12 +605,14 @@ class _Chunks:
                     self.free.append([cid, self.count, True])
 
     def cool(self, idle=False):
-        """Gives back the pages of the free chunks that stayed free for a whole batch, but for
-        the most recently freed one (a spare: a notice that comes late, after the worker
-        needed a chunk, costs no page faults); all of them when `idle`. Pinned chunks keep
-        their pages."""
+        """Gives back the pages of the free chunks that stayed free for COOL_AFTER batches of
+        this worker, but for the most recently freed one (a spare: a notice that comes late,
+        after the worker needed a chunk, costs no page faults); all of them when `idle`.
+        Pinned chunks keep their pages. (After one batch, as before, a loaded machine's late
+        notices made the worker take a cold chunk every few dozen batches: 1,200 page faults
+        for a 4.8 MB batch, in the worker and again in the main process.)"""
         for f in self.free if idle else self.free[:-1]:
-            if f[2] and (idle or f[1] < self.count - 1) and f[0] not in self.pinned:
+            if f[2] and (idle or f[1] < self.count - COOL_AFTER) and f[0] not in self.pinned:
                 release_pages(self.chunks[f[0]][0])
                 f[2] = False
 
@@ -935,7 +935,10 @@ def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0, notices=None
             conn.send(("err", t_epoch, idx, None, _wrap_exception(wid)))
             continue
         size = 0 if fd is None else chunks.chunks[cid][1]
-        conn.send(("ok", t_epoch, idx, cid, (blob, size, shm)))
+        # what conn.send() would write, without ForkingPickler's per-call copy of its
+        # dispatch table (the reply holds bytes and numbers only)
+        conn.send_bytes(pickle.dumps(("ok", t_epoch, idx, cid, (blob, size, shm)),
+                                     pickle.HIGHEST_PROTOCOL))
         if fd is not None:
             try:
                 reduction.send_handle(conn, fd, os.getppid())
