@@ -408,3 +408,9 @@ def main(name, method):
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
+
+
+def minor_faults(pid):
+    """The minor page faults process `pid` has taken (/proc/PID/stat, field 10)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])

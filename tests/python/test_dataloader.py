@@ -486,11 +486,6 @@ def test_chunks_are_reused_when_batches_are_released():
     del b, it, loader
 
 
-def _minor_faults(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[7])
-
-
 def test_reused_chunks_keep_their_pages(monkeypatch):
     # a batch of 16 samples of 64 KiB: 256 pages per chunk. Chunks reused at once are written
     # and read without page faults (before: every batch's chunk was emptied when it was freed,
@@ -506,7 +501,7 @@ def test_reused_chunks_keep_their_pages(monkeypatch):
         pass
     it = loader._iterator
     pid = it._workers[0].pid
-    before, mine = _minor_faults(pid), _minor_faults(os.getpid())
+    before, mine = dc.minor_faults(pid), dc.minor_faults(os.getpid())
     total = 0
     for _ in range(3):
         for b in loader:
@@ -514,8 +509,8 @@ def test_reused_chunks_keep_their_pages(monkeypatch):
     batches = 3 * len(loader)
     assert total == 3 * sum(int(dc.BigArrayDataset.row(i)[::4096].sum()) for i in range(64))
     # (the worker's own faults, Python's allocations and the like, are far fewer than a chunk)
-    assert _minor_faults(pid) - before < batches * 256 // 4
-    assert _minor_faults(os.getpid()) - mine < batches * 256 // 4
+    assert dc.minor_faults(pid) - before < batches * 256 // 4
+    assert dc.minor_faults(os.getpid()) - mine < batches * 256 // 4
     del b, it, loader
 
 

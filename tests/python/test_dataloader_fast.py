@@ -215,11 +215,6 @@ def test_gather_refuses_and_writes_nothing_when_a_row_does_not_fit():
 
 # ---- chunks keep their pages ---------------------------------------------------------------
 
-def _minor_faults(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[7])
-
-
 def test_late_notices_do_not_make_a_worker_fault_its_chunks_in_again(monkeypatch):
     # A loaded machine delivers free notices late: the worker then needs one chunk more than
     # usual now and then, and that spare sits free between such moments. It keeps its pages
@@ -235,7 +230,7 @@ def test_late_notices_do_not_make_a_worker_fault_its_chunks_in_again(monkeypatch
         for i, b in enumerate(loader):
             held = held[-1:] + [b] if i % 5 == 0 else [b]
     pid = loader._iterator._workers[0].pid
-    before = _minor_faults(pid)
+    before = dc.minor_faults(pid)
     for _ in range(6):
         held = []
         for i, b in enumerate(loader):
@@ -244,5 +239,5 @@ def test_late_notices_do_not_make_a_worker_fault_its_chunks_in_again(monkeypatch
     pages = 4 * dc.BigArrayDataset.row(0).nbytes // 4096  # one chunk
     # (a chunk given back after one batch, as before: ~110 faults per epoch here, 660 in all;
     # kept: ~70 in all, the worker's own allocations)
-    assert _minor_faults(pid) - before < batches * pages // 16
+    assert dc.minor_faults(pid) - before < batches * pages // 16
     del held, b, loader
