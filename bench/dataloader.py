@@ -163,6 +163,9 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+CPU_MIN_S = 0.1  # the least CPU time of a measurement that a CPU ratio is computed from
+
+
 def measure(a, contender, workers, workload):
     wait_quiet(a.quiet_wait, a.max_background)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--contender", contender,
@@ -176,7 +179,8 @@ def measure(a, contender, workers, workload):
     k = 1000 / r["images"]
     return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": m["peak_pss_mib"],
             "cpu_s_per_1000": (r["cpu_main"] + r["cpu_workers"]) * k,
-            "cpu_main_s_per_1000": r["cpu_main"] * k, "background_cpus": m["background_cores"]}
+            "cpu_main_s_per_1000": r["cpu_main"] * k, "background_cpus": m["background_cores"],
+            "cpu_s": r["cpu_main"] + r["cpu_workers"]}
 
 
 NAMES = {"sluice": "sluice.plugin.pytorch.DataLoader", "torch": "torch.utils.data.DataLoader",
@@ -241,12 +245,16 @@ def main():
                 cpu = statistics.median(ms["cpu_s_per_1000"] for ms in results[(c, n, w)])
                 cpu_main = statistics.median(ms["cpu_main_s_per_1000"]
                                              for ms in results[(c, n, w)])
-                cpu_ratio = statistics.median(
-                    base[i]["cpu_s_per_1000"] / max(results[(c, n, w)][i]["cpu_s_per_1000"],
-                                                    1e-9) for i in range(a.rounds))
+                # /proc's CPU times count clock ticks (10 ms): a run of a few ticks has no ratio
+                if min(ms["cpu_s"] for ms in results[(c, n, w)] + base) < CPU_MIN_S:
+                    cpu_ratio = "too short (more --epochs)"
+                else:
+                    cpu_ratio = "{:.2f}x".format(statistics.median(
+                        base[i]["cpu_s_per_1000"] / results[(c, n, w)][i]["cpu_s_per_1000"]
+                        for i in range(a.rounds)))
                 print(f"| {w} | {n} | {NAMES[c]} | {m['images_per_s']:.0f} | "
                       f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB | "
-                      f"{cpu:.3f} ({cpu_main:.3f}) | {cpu_ratio:.2f}x |")
+                      f"{cpu:.3f} ({cpu_main:.3f}) | {cpu_ratio} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"contender": c, "workers": n, "workload": w, "rounds": ms,
