@@ -315,19 +315,19 @@ DEFINE_ROW(row_f32_u8, float, uint8_t, sl__cv_u8)
 DEFINE_ROW(row_f32_i8, float, int8_t, cv_i8)
 
 #if defined(__x86_64__)
-/* row_u8_f32_chw3 for the first n - n % 8 pixels with AVX2; returns how many it did. Each group
- * of 8 pixels (24 bytes, read exactly) is split into its R, G and B bytes by one byte shuffle
- * per 128-bit half (the halves hold bytes 0-15 and 8-23, pixels 0-4 and 3-7; mirrored, the same
- * bytes in reverse pixel order) and a dword permutation, then widened to float. The arithmetic
- * is the scalar loop's, (x - m) * k + shift rounded after each operation (no FMA), so the
- * results are bit-identical. When the three planes' rows start 32-byte aligned (a CHW float
- * batch: they do) the stores are non-temporal: the 602 KB a 224 x 224 sample writes go to a
- * batch of tens of MB that no cache keeps, and streaming them saves reading every line before
- * it is written (cmn_run_sample fences them before the sample counts as done). */
-__attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool mirror, int64_t n,
-                                                         float *d0, float *d1, float *d2,
-                                                         const float *mean, const float *mul,
-                                                         float shift)
+/* row_u8_f32_chw3 for the first n - n % 8 pixels with AVX2 (chw3_avx2, which returns how many it
+ * did; this is its loop, one copy per kind of store). Each group of 8 pixels (24 bytes, read
+ * exactly) is split into its R, G and B bytes by one byte shuffle per 128-bit half (the halves hold
+ * bytes 0-15 and 8-23, pixels 0-4 and 3-7; mirrored, the same bytes in reverse pixel order) and a
+ * dword permutation, then widened to float. The arithmetic is the scalar loop's, (x - m) * k +
+ * shift rounded after each operation (no FMA), so the results are bit-identical. When the three
+ * planes' rows start 32-byte aligned (a CHW float batch: they do) the stores are non-temporal: the
+ * 602 KB a 224 x 224 sample writes go to a batch of tens of MB that no cache keeps, and streaming
+ * them saves reading every line before it is written (cmn_run_sample fences them before the sample
+ * counts as done). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+chw3_avx2_loop(const uint8_t *s, bool mirror, int64_t end, float *d0, float *d1, float *d2,
+               const float *mean, const float *mul, float shift, bool stream)
 {
     /* per half: dword 0 = R of its 4 pixels, 1 = G, 2 = B (in output order) */
     const __m256i fwd = _mm256_setr_epi8(0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11, -1, -1, -1, -1, 4, 7,
@@ -342,8 +342,6 @@ __attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool 
     const __m256 m2 = _mm256_set1_ps(mean[2]), k0 = _mm256_set1_ps(mul[0]);
     const __m256 k1 = _mm256_set1_ps(mul[1]), k2 = _mm256_set1_ps(mul[2]);
     const __m256 sh = _mm256_set1_ps(shift);
-    const int64_t end = n - n % 8;
-    const bool stream = (((uintptr_t)d0 | (uintptr_t)d1 | (uintptr_t)d2) & 31) == 0;
     for (int64_t j = 0; j < end; j += 8) {
         /* the 24 bytes of pixels j .. j + 7 (mirrored: they end at pixel j's last byte) */
         const uint8_t *b = mirror ? s - 3 * j - 21 : s + 3 * j;
@@ -358,7 +356,7 @@ __attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool 
         r = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(r, m0), k0), sh);
         g = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(g, m1), k1), sh);
         bl = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(bl, m2), k2), sh);
-        if (stream) { /* the same branch every time: predicted */
+        if (stream) { /* a constant in each copy of the loop */
             _mm256_stream_ps(d0 + j, r);
             _mm256_stream_ps(d1 + j, g);
             _mm256_stream_ps(d2 + j, bl);
@@ -368,6 +366,18 @@ __attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool 
             _mm256_storeu_ps(d2 + j, bl);
         }
     }
+}
+
+__attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool mirror, int64_t n,
+                                                         float *d0, float *d1, float *d2,
+                                                         const float *mean, const float *mul,
+                                                         float shift)
+{
+    const int64_t end = n - n % 8;
+    if ((((uintptr_t)d0 | (uintptr_t)d1 | (uintptr_t)d2) & 31) == 0)
+        chw3_avx2_loop(s, mirror, end, d0, d1, d2, mean, mul, shift, true);
+    else
+        chw3_avx2_loop(s, mirror, end, d0, d1, d2, mean, mul, shift, false);
     return end;
 }
 #endif
