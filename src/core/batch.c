@@ -101,11 +101,16 @@ bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes)
 {
     const int64_t *s = b->shapes + (size_t)i * SL_MAX_NDIM;
     size_t n = sl_dtype_size(b->dtype);
+    bool empty = false;
     for (int d = 0; d < b->ndim; d++) {
-        if (s[d] < 0 || __builtin_mul_overflow(n, (uint64_t)s[d], &n))
+        if (s[d] < 0)
+            return false;
+        if (s[d] == 0)
+            empty = true;
+        else if (__builtin_mul_overflow(n, (uint64_t)s[d], &n) || n > (size_t)INT64_MAX)
             return false;
     }
-    *bytes = n;
+    *bytes = empty ? 0 : n;
     return true;
 }
 

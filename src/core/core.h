@@ -136,7 +136,10 @@ sl_status sl__batch_begin(sl_batch *b, int n, sl_dtype dtype, int ndim, const ch
  * not fit in size_t. */
 sl_status sl__batch_alloc(sl_batch *b);
 /* Bytes of sample i (its extents times the element size), false when an extent is negative or
- * the product does not fit in size_t. */
+ * when the element size times the extents other than zeros passes INT64_MAX — even for a sample
+ * with a zero extent, which holds no byte: every shape that passes (the executor checks each
+ * output's, sl__ctx_check_sizes) then has products of its extents, in any order and any subset,
+ * that fit in int64, so no operator's size arithmetic can overflow on it (issue 15). */
 bool sl__batch_sample_bytes(const sl_batch *b, int i, size_t *bytes);
 static inline int64_t *sl__batch_shape_mut(sl_batch *b, int i)
 {

@@ -159,6 +159,28 @@ def test_size_arguments_have_ranges():
         pipe().build()
 
 
+def test_an_empty_shape_whose_other_extents_overflow_is_refused():
+    """A sample with a zero extent holds no byte, but the product of its other extents must still
+    fit in int64 (as NumPy's "array is too big"), or an operator's size arithmetic downstream
+    could overflow on it (fuzz finding, readers.numpy): it fails its batch naming the operator,
+    the next batch runs, and an empty shape that fits comes out as NumPy shapes it."""
+    shapes = iter([[0, 1 << 40, 1 << 40], [0, 1 << 20, 1 << 20]])
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        data = fn.external_source(source=lambda: [np.zeros(0, np.int8)])
+        shape = fn.external_source(source=lambda: [np.array(next(shapes), np.int64)])
+        return fn.reshape(data, shape=shape)
+
+    p = pipe()
+    p.build()
+    with pytest.raises(sluice.InvalidArgumentError, match=r"reshape.*sample 0.*impossible size"):
+        p.run()
+    out, = p.run()
+    got = np.array(out.at(0))
+    assert got.shape == (0, 1 << 20, 1 << 20) and got.dtype == np.int8
+
+
 def test_max_sample_bytes_is_checked_and_serialized():
     with pytest.raises(sluice.InvalidArgumentError, match="max_sample_bytes"):
         decode_pipe([[b"x"]], max_sample_bytes=0)
