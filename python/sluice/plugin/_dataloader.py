@@ -18,7 +18,9 @@ kept in one place. What sluice replaces is the iteration:
   batches. The worker picks a chunk when it collates a batch (as PyTorch's worker allocates
   shared memory then), told which are free again through a pipe of notices that the
   finalizers write; chunks are sized to the batch they carry and reused at once with their
-  pages (no page faults), and a chunk left free for 64 batches or while the worker idles
+  pages (no page faults), a worker with two chunks in use waits for one to come back rather
+  than make a third (unless this process says, through the same pipe, that it waits for
+  that batch: ``_hurry``), and a chunk left free for 64 batches or while the worker idles
   gives its pages back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
   frozen for the garbage collector (no copy-on-write of them by the workers' collections).
 - ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
