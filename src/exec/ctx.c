@@ -114,6 +114,11 @@ int sl__ctx_output_size(const sl_ctx *ctx, int o)
     return ctx->slot->scope_n[sl__plan_out_scope(ctx->p->plan, r)];
 }
 
+bool sl__ctx_output_fused(const sl_ctx *ctx)
+{
+    return ctx->pn->fuse_into >= 0;
+}
+
 int64_t sl_ctx_iteration(const sl_ctx *ctx)
 {
     return ctx->slot->iteration;

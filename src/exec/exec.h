@@ -545,6 +545,11 @@ int sl__ctx_sample_index(const sl_ctx *ctx, int sample);
 int sl__ctx_output_size(const sl_ctx *ctx, int o);
 int *sl__slot_scope_idx(const sl__slot *slot, int scope);
 
+/* ctx.c: whether ctx's node runs fused into its consumer (sample fusion): its output samples
+ * are then the worker's scratch, which the consumer reads at once, not a batch's. For operators
+ * that choose how to store their output (crop_mirror_normalize's non-temporal stores). */
+bool sl__ctx_output_fused(const sl_ctx *ctx);
+
 /* ctx.c: the executor's checks of argument inputs before a node's setup. */
 sl_status sl__ctx_check_arg_inputs(sl_ctx *ctx);
 /* ctx.c: fails the frame, naming the sample, when one of b's samples (output o of ctx's node,

@@ -282,6 +282,56 @@ static void test_imagenet_crop_chw(void **state)
     run_case(kv, &r, 2);
 }
 
+/* The same normalisation when cmn runs fused into a consumer (its output then never exists as a
+ * batch, so it stores through the cache; as the last node it streams its stores around the
+ * cache): cast float32 -> float32 copies it out. */
+static void test_fused_into_consumer_chw(void **state)
+{
+    (void)state;
+    static const char *const kv[] = {
+        "crop", "[32, 32]", "mean", "[123.675, 116.28, 103.53]", "std", "[58.395, 57.12, 57.375]",
+        NULL};
+    sl_graph *g = NULL;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", g_tree), SL_OK);
+    assert_int_equal(sl_graph_add(g, "decoders.image", "dec", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "crop_mirror_normalize", "cmn", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "cmn", "dec"), SL_OK);
+    for (int k = 0; kv[k]; k += 2)
+        assert_int_equal(sl_graph_arg_json(g, "cmn", kv[k], kv[k + 1]), SL_OK);
+    assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
+    assert_int_equal(sl_graph_arg_input(g, "cmn", "mirror", "coin"), SL_OK);
+    assert_int_equal(sl_graph_add(g, "cast", "copy", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "copy", "cmn"), SL_OK);
+    assert_int_equal(sl_graph_arg_str(g, "copy", "dtype", "FLOAT"), SL_OK);
+    assert_int_equal(sl_graph_output(g, "dec"), SL_OK);
+    assert_int_equal(sl_graph_output(g, "copy"), SL_OK);
+    assert_int_equal(sl_graph_output(g, "coin"), SL_OK);
+    ref r = ref_default();
+    r.crop_h = r.crop_w = 32;
+    r.nmean = r.nstd = 3;
+    memcpy(r.mean, (double[]){123.675, 116.28, 103.53}, 3 * sizeof(double));
+    memcpy(r.std, (double[]){58.395, 57.12, 57.375}, 3 * sizeof(double));
+    sl_pipeline *p = make_ok(g, 8);
+    for (int it = 0; it < 2; it++) {
+        run_ok(p);
+        check_batch(&r, sl_pipeline_output(p, 0), sl_pipeline_output(p, 1),
+                    sl_pipeline_output(p, 2), NULL);
+    }
+    const char *fused_into = NULL;
+    for (int n = 0; n < sl_pipeline_num_nodes(p); n++) {
+        sl_node_stats st;
+        assert_int_equal(sl_pipeline_node_stats(p, n, &st), SL_OK);
+        if (!strcmp(st.name, "cmn"))
+            fused_into = st.fused_into;
+    }
+    assert_non_null(fused_into); /* the case this test is for */
+    assert_string_equal(fused_into, "copy");
+    sl_pipeline_destroy(p);
+}
+
 /* Fractional crop extents are truncated; crop_h / crop_w alone; positions 0 and 1. */
 static void test_crop_hw_truncated_and_positions(void **state)
 {
@@ -730,6 +780,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_whole_image_chw),
         cmocka_unit_test(test_imagenet_crop_chw),
+        cmocka_unit_test(test_fused_into_consumer_chw),
         cmocka_unit_test(test_crop_hw_truncated_and_positions),
         cmocka_unit_test(test_hwc_scale_shift_scalar_mean_std),
         cmocka_unit_test(test_float16),

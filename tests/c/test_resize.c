@@ -20,6 +20,10 @@
  *   of the output keeps its sentinel, the window reads nothing outside its y0..y1 x x0..x1 (the
  *   rest of the input poisoned, then the region alone in an exactly-sized buffer) and needs no
  *   more scratch or input than the whole plan.
+ * - Plans are pure functions of their axes although each thread keeps its last whole-axis scans
+ *   (resample.c's memo): planned on a fresh thread (nothing kept) and on one that has just
+ *   planned axes differing in one field each (one pixel, the next double, another filter,
+ *   antialias flipped), every field of the plan is the same.
  * The pixel values themselves are compared with PIL / OpenCV / NumPy in
  * tests/data/cases/resize.py.
  */
@@ -30,6 +34,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,6 +437,80 @@ static void test_output_window(void **state)
         window_case(sl__rs_isa_get());
 }
 
+/* ---- the per-thread scan memo -------------------------------------------------------------- */
+
+static void *plan_on_thread(void *arg)
+{
+    sl__resample_plan_init(arg);
+    return NULL;
+}
+
+/* p planned on a new thread, whose memo is empty. */
+static void plan_fresh(sl__resample_plan *p)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, plan_on_thread, p), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static void assert_same_plan(const sl__resample_plan *a, const sl__resample_plan *b, int variant)
+{
+    if (a->ky != b->ky || a->kx != b->kx || a->y0 != b->y0 || a->y1 != b->y1 || a->x0 != b->x0 ||
+        a->x1 != b->x1 || a->vertical_first != b->vertical_first || a->scratch != b->scratch)
+        fail_msg("variant %d, %lldx%lld -> %lldx%lld, y [%.17g, %.17g) x [%.17g, %.17g), filters "
+                 "%d/%d aa %d: ky %d/%d kx %d/%d y [%lld, %lld)/[%lld, %lld) x [%lld, %lld)/[%lld, "
+                 "%lld) scratch %zu/%zu",
+                 variant, (long long)a->y.in, (long long)a->x.in, (long long)a->y.out,
+                 (long long)a->x.out, a->y.lo, a->y.hi, a->x.lo, a->x.hi, a->y.filter, a->x.filter,
+                 a->x.antialias, a->ky, b->ky, a->kx, b->kx, (long long)a->y0, (long long)a->y1,
+                 (long long)b->y0, (long long)b->y1, (long long)a->x0, (long long)a->x1,
+                 (long long)b->x0, (long long)b->x1, a->scratch, b->scratch);
+}
+
+/* Axis a changed in one field (variant 0: unchanged). */
+static void vary(sl__resample_axis *a, int variant)
+{
+    switch (variant) {
+    case 1: a->in += 1; break;
+    case 2: a->out += 1; break;
+    case 3: a->lo = nextafter(a->lo, INFINITY); break;
+    case 4: a->hi = nextafter(a->hi, -INFINITY); break;
+    case 5: a->filter = (sl__filter)((a->filter + 1) % 6); break;
+    case 6: a->antialias = !a->antialias; break;
+    default: break;
+    }
+}
+
+static void test_scan_memo(void **state)
+{
+    (void)state;
+    g_state = 0xC0FFEE5EED000021ull;
+    for (int k = 0; k < 150; k++) {
+        sl__resample_plan base;
+        memset(&base, 0, sizeof base);
+        base.y.in = 1 + rnd(300), base.x.in = 1 + rnd(300);
+        base.y.out = 1 + rnd(250), base.x.out = 1 + rnd(250);
+        base.c = 3;
+        interval(base.y.in, &base.y.lo, &base.y.hi);
+        interval(base.x.in, &base.x.lo, &base.x.hi);
+        base.y.filter = base.x.filter = (sl__filter)rnd(6);
+        base.y.antialias = base.x.antialias = rnd(2);
+        base.in_type = base.out_type = SL_DTYPE_UINT8;
+        for (int v = 0; v <= 6; v++) {
+            sl__resample_plan want = base, got = base, warm = base;
+            vary(&want.y, v), vary(&want.x, 6 - v); /* the two axes varied differently */
+            got = want;
+            plan_fresh(&want);
+            /* this thread: the base plan, then the variant, then the variant again (a hit) */
+            sl__resample_plan_init(&warm);
+            sl__resample_plan_init(&got);
+            assert_same_plan(&got, &want, v);
+            sl__resample_plan_init(&got);
+            assert_same_plan(&got, &want, v);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_identity_and_mirror),
         cmocka_unit_test(test_simd_equals_scalar),
         cmocka_unit_test(test_output_window),
+        cmocka_unit_test(test_scan_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

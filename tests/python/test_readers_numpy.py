@@ -339,6 +339,9 @@ CORRUPT = {
     "bad_shape": (header(shape="(2, -3)") + bytes(24), "shape"),
     "huge_shape": (header(shape="(4611686018427387903, 4611686018427387903)"), "shape|overflow"),
     "overflow": (header(shape="(4000000000, 4000000000, 4000000000)"), "overflow"),
+    # an empty array whose other extents' product overflows: NumPy refuses it too ("array is
+    # too big"); a padded region around it overflowed a product later (fuzz finding)
+    "empty_overflow": (header(shape="(0, 4000000000, 4000000000, 4000000000)"), "overflow"),
     # 35 digits: the parse overflowed int64 before it saw the value was too large (fuzz finding)
     "long_digits": (header(shape="(" + "3" * 34 + "0, 2)") + bytes(8), "shape"),
     "too_many_dims": (header(shape="(1,1,1,1,1,1,1,1,1)") + bytes(4), "dimensions"),
@@ -355,6 +358,21 @@ def test_corrupt_files_fail_naming_the_file(tmp_path, name):
     (tmp_path / f"{name}.npy").write_bytes(data)
     with pytest.raises(sluice.SluiceError, match=rf"readers\.numpy.*{name}\.npy.*({msg})"):
         run(1, 1, files=[str(tmp_path / f"{name}.npy")])
+
+
+def test_empty_arrays_read_as_numpy_loads_them(tmp_path):
+    """Zero-size arrays, a zero extent anywhere, both orders: the shape np.load gives, no data;
+    a region padded around one is all fill."""
+    shapes = [(0,), (0, 3), (4, 0), (2, 0, 5), (0, 1000000, 1000000)]
+    for k, shape in enumerate(shapes):
+        for order in "CF":
+            np.save(tmp_path / f"e{k}{order}.npy", np.zeros(shape, np.int16, order=order))
+            want = np.load(tmp_path / f"e{k}{order}.npy")
+            got, = run(1, 1, files=[str(tmp_path / f"e{k}{order}.npy")])
+            same(got, want)
+    got, = run(1, 1, files=[str(tmp_path / "e1C.npy")], roi_start=[1], roi_shape=[2], roi_axes=[0],
+               out_of_bounds_policy="pad", fill_value=7)
+    same(got, np.full((2, 3), 7, np.int16))
 
 
 def test_header_helper_is_right(tmp_path):

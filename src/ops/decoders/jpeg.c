@@ -355,13 +355,19 @@ static sl_status read_shifted(job *j, const sl__roi *r, int dx, size_t row_bytes
             memcpy(dst, buf + lead, row_bytes);
             continue;
         }
+        /* Rows back to back (no stride): the right context falls on the next row's first
+         * bytes, which that row's decode rewrites whole (tail <= row_bytes), so it needs no
+         * saving — except after the last row. */
+        bool keep_right = stride != row_bytes || tail > row_bytes || y == r->h - 1;
         JSAMPROW row = dst - lead;
         memcpy(left, row, lead);
-        memcpy(right, dst + row_bytes, tail);
+        if (keep_right)
+            memcpy(right, dst + row_bytes, tail);
         if (jpeg_read_scanlines(c, &row, 1) != 1)
             return sl__codec_fail(j->err, j->errlen, SL_EINTERNAL, "JPEG: decoder suspended");
         memcpy(row, left, lead);
-        memcpy(dst + row_bytes, right, tail);
+        if (keep_right)
+            memcpy(dst + row_bytes, right, tail);
     }
     return SL_OK;
 }

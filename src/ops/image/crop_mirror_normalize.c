@@ -43,6 +43,7 @@
 #include "sluice/op.h"
 
 #include "core/half.h"
+#include "exec/exec.h" /* sl__ctx_output_fused */
 #include "ops/image/crop_mirror_normalize.h"
 #include "ops/image/hwc.h"
 #include "ops/image/window.h"
@@ -315,16 +316,20 @@ DEFINE_ROW(row_f32_u8, float, uint8_t, sl__cv_u8)
 DEFINE_ROW(row_f32_i8, float, int8_t, cv_i8)
 
 #if defined(__x86_64__)
-/* row_u8_f32_chw3 for the first n - n % 8 pixels with AVX2; returns how many it did. Each group
- * of 8 pixels (24 bytes, read exactly) is split into its R, G and B bytes by one byte shuffle
- * per 128-bit half (the halves hold bytes 0-15 and 8-23, pixels 0-4 and 3-7; mirrored, the same
- * bytes in reverse pixel order) and a dword permutation, then widened to float. The arithmetic
- * is the scalar loop's, (x - m) * k + shift rounded after each operation (no FMA), so the
- * results are bit-identical. */
-__attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool mirror, int64_t n,
-                                                         float *d0, float *d1, float *d2,
-                                                         const float *mean, const float *mul,
-                                                         float shift)
+/* row_u8_f32_chw3 for the first n - n % 8 pixels with AVX2 (chw3_avx2, which returns how many it
+ * did; this is its loop, one copy per kind of store). Each group of 8 pixels (24 bytes, read
+ * exactly) is split into its R, G and B bytes by one byte shuffle per 128-bit half (the halves hold
+ * bytes 0-15 and 8-23, pixels 0-4 and 3-7; mirrored, the same bytes in reverse pixel order) and a
+ * dword permutation, then widened to float. The arithmetic is the scalar loop's, (x - m) * k +
+ * shift rounded after each operation (no FMA), so the results are bit-identical. When the output
+ * is a batch's (not a fused consumer's scratch, read at once) and the three planes' rows start
+ * 32-byte aligned (a CHW float batch: they do), the stores are non-temporal: the 602 KB a
+ * 224 x 224 sample writes go to a batch of tens of MB that no cache keeps, and streaming them saves
+ * reading every line before it is written (cmn_run_sample fences them before the sample counts as
+ * done). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void
+chw3_avx2_loop(const uint8_t *s, bool mirror, int64_t end, float *d0, float *d1, float *d2,
+               const float *mean, const float *mul, float shift, bool stream)
 {
     /* per half: dword 0 = R of its 4 pixels, 1 = G, 2 = B (in output order) */
     const __m256i fwd = _mm256_setr_epi8(0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11, -1, -1, -1, -1, 4, 7,
@@ -339,7 +344,6 @@ __attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool 
     const __m256 m2 = _mm256_set1_ps(mean[2]), k0 = _mm256_set1_ps(mul[0]);
     const __m256 k1 = _mm256_set1_ps(mul[1]), k2 = _mm256_set1_ps(mul[2]);
     const __m256 sh = _mm256_set1_ps(shift);
-    const int64_t end = n - n % 8;
     for (int64_t j = 0; j < end; j += 8) {
         /* the 24 bytes of pixels j .. j + 7 (mirrored: they end at pixel j's last byte) */
         const uint8_t *b = mirror ? s - 3 * j - 21 : s + 3 * j;
@@ -351,22 +355,43 @@ __attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool 
         __m256 r = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo));
         __m256 g = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(lo, lo)));
         __m256 bl = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi));
-        _mm256_storeu_ps(d0 + j, _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(r, m0), k0), sh));
-        _mm256_storeu_ps(d1 + j, _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(g, m1), k1), sh));
-        _mm256_storeu_ps(d2 + j, _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(bl, m2), k2), sh));
+        r = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(r, m0), k0), sh);
+        g = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(g, m1), k1), sh);
+        bl = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(bl, m2), k2), sh);
+        if (stream) { /* a constant in each copy of the loop */
+            _mm256_stream_ps(d0 + j, r);
+            _mm256_stream_ps(d1 + j, g);
+            _mm256_stream_ps(d2 + j, bl);
+        } else {
+            _mm256_storeu_ps(d0 + j, r);
+            _mm256_storeu_ps(d1 + j, g);
+            _mm256_storeu_ps(d2 + j, bl);
+        }
     }
+}
+
+__attribute__((target("avx2"))) static int64_t chw3_avx2(const uint8_t *s, bool mirror, int64_t n,
+                                                         float *d0, float *d1, float *d2,
+                                                         const float *mean, const float *mul,
+                                                         float shift, bool may_stream)
+{
+    const int64_t end = n - n % 8;
+    if (may_stream && (((uintptr_t)d0 | (uintptr_t)d1 | (uintptr_t)d2) & 31) == 0)
+        chw3_avx2_loop(s, mirror, end, d0, d1, d2, mean, mul, shift, true);
+    else
+        chw3_avx2_loop(s, mirror, end, d0, d1, d2, mean, mul, shift, false);
     return end;
 }
 #endif
 
 /* The hot case (ImageNet training): RGB uint8 -> planar float32. One pass over the pixels,
  * three planes written side by side, constants hoisted, no branch in the loop; AVX2 where the
- * CPU has it. */
-static void row_u8_f32_chw3(const void *src_, ptrdiff_t step, int64_t n, int64_t C, void *dst_,
-                            ptrdiff_t cstride, ptrdiff_t pstride, const float *mean,
-                            const float *mul, float shift)
+ * CPU has it. may_stream: the output is a batch's (not a fused consumer's scratch, read at
+ * once), so the AVX2 loop may store around the cache. */
+static inline __attribute__((always_inline)) void
+u8_f32_chw3(const void *src_, ptrdiff_t step, int64_t n, void *dst_, ptrdiff_t cstride,
+            const float *mean, const float *mul, float shift, bool may_stream)
 {
-    (void)C, (void)pstride;
     const uint8_t *s = src_;
     float *d0 = dst_, *d1 = d0 + cstride, *d2 = d1 + cstride;
     const float m0 = mean[0], m1 = mean[1], m2 = mean[2];
@@ -374,7 +399,7 @@ static void row_u8_f32_chw3(const void *src_, ptrdiff_t step, int64_t n, int64_t
     int64_t j = 0;
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx2")) {
-        j = chw3_avx2(s, step < 0, n, d0, d1, d2, mean, mul, shift);
+        j = chw3_avx2(s, step < 0, n, d0, d1, d2, mean, mul, shift, may_stream);
         s += j * step;
     }
 #endif
@@ -385,11 +410,29 @@ static void row_u8_f32_chw3(const void *src_, ptrdiff_t step, int64_t n, int64_t
     }
 }
 
-static row_fn pick_row(sl_dtype in, sl_dtype out, bool chw, int64_t C)
+static void row_u8_f32_chw3(const void *src, ptrdiff_t step, int64_t n, int64_t C, void *dst,
+                            ptrdiff_t cstride, ptrdiff_t pstride, const float *mean,
+                            const float *mul, float shift)
+{
+    (void)C, (void)pstride;
+    u8_f32_chw3(src, step, n, dst, cstride, mean, mul, shift, false);
+}
+
+static void row_u8_f32_chw3_stream(const void *src, ptrdiff_t step, int64_t n, int64_t C, void *dst,
+                                   ptrdiff_t cstride, ptrdiff_t pstride, const float *mean,
+                                   const float *mul, float shift)
+{
+    (void)C, (void)pstride;
+    u8_f32_chw3(src, step, n, dst, cstride, mean, mul, shift, true);
+}
+
+/* The row function for the types and layout; fused: the output is a fused consumer's input. */
+static row_fn pick_row(sl_dtype in, sl_dtype out, bool chw, int64_t C, bool fused)
 {
     if (in == SL_DTYPE_UINT8) {
         switch (out) {
-        case SL_DTYPE_FLOAT32: return chw && C == 3 ? row_u8_f32_chw3 : row_u8_f32;
+        case SL_DTYPE_FLOAT32:
+            return !(chw && C == 3) ? row_u8_f32 : fused ? row_u8_f32_chw3 : row_u8_f32_chw3_stream;
         case SL_DTYPE_FLOAT16: return row_u8_f16;
         case SL_DTYPE_UINT8: return row_u8_u8;
         default: return row_u8_i8;
@@ -508,7 +551,7 @@ static sl_status cmn_run_sample(sl_ctx *ctx, int i)
     const ptrdiff_t cstride = cf.chw ? (ptrdiff_t)(oh * ow) : 1;
     const ptrdiff_t pstride = cf.chw ? 1 : (ptrdiff_t)OC;
     const ptrdiff_t rstride = cf.chw ? (ptrdiff_t)ow : (ptrdiff_t)(ow * OC);
-    row_fn row = pick_row(in_type, cf.out_type, cf.chw, C);
+    row_fn row = pick_row(in_type, cf.out_type, cf.chw, C, sl__ctx_output_fused(ctx));
     const unsigned char *src = sl_batch_sample_data(in, i);
     unsigned char *out = sl_ctx_output_data(ctx, 0, i);
 
@@ -531,6 +574,10 @@ static sl_status cmn_run_sample(sl_ctx *ctx, int i)
                 fill_px(o, je - jb, C, OC, cstride, pstride, fill, es);
         }
     }
+#if defined(__x86_64__)
+    if (row == row_u8_f32_chw3_stream) /* its non-temporal stores: ordered before the sample ends */
+        _mm_sfence();
+#endif
     return SL_OK;
 }
 

@@ -134,7 +134,8 @@ static int64_t clamp_i(double v, int64_t lo, int64_t hi)
 
 /* Centre of output pixel o and its window [*b, *e) of input pixels, clipped to the image; a
  * window wholly outside the image gives the nearest pixel. Not for NN axes. */
-static double window(const axis_geo *g, int64_t o, int64_t *b, int64_t *e)
+static inline __attribute__((always_inline)) double window(const axis_geo *g, int64_t o, int64_t *b,
+                                                           int64_t *e)
 {
     const int64_t n = g->a->in;
     double c = g->a->lo + ((double)o + 0.5) * g->scale;
@@ -174,12 +175,12 @@ static int64_t nn_next(nn_walk *w)
  * is known (the whole plan's, for a window of it) and only [o0, o1) is walked. Planning runs
  * for every sample, twice in a fused chain (its input roi, its run): walking each axis once
  * instead of up to four times keeps it well under a percent of a crop decode. */
-static void axis_scan(const sl__resample_axis *a, int64_t o0, int64_t o1, int *k, int64_t *lo,
-                      int64_t *hi)
+static void axis_scan_walk(const sl__resample_axis *a, int64_t o0, int64_t o1, int *k, int64_t *lo,
+                           int64_t *hi)
 {
     axis_geo g;
     nn_walk w;
-    int64_t b, e, kmax = *k > 0 ? *k : 1, bmin = INT64_MAX, bmax = INT64_MIN;
+    int64_t b, e = 0, kmax = *k > 0 ? *k : 1, bmin = INT64_MAX, bmax = INT64_MIN;
     geo_init(&g, a);
     nn_begin(&w, &g);
     bool search = *k <= 0 && !g.nn;
@@ -202,16 +203,54 @@ static void axis_scan(const sl__resample_axis *a, int64_t o0, int64_t o1, int *k
     *k = (int)kmax;
 }
 
-/* Fills first[o - o0] (relative to `origin`) and k weights per output pixel o of [o0, o1),
- * normalised to sum 1; fixed: as 22-bit fixed point (rounded halves away from zero, as PIL),
- * else float. Each row is the one the whole axis has for o. tmp: k doubles. */
-static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, int64_t o0, int64_t o1,
-                        bool fixed, int32_t *first, void *weights, double *tmp)
+/* The whole-axis scans (K searched, all outputs) this thread did last, one per axis of a plan:
+ * a fused chain plans each sample twice on the same thread (its input roi, then its run), and
+ * the scan is a pure function of the axis, so the second plan takes the first one's result. */
+typedef struct scan_memo {
+    sl__resample_axis a;
+    int k;
+    int64_t lo, hi;
+    bool valid;
+} scan_memo;
+static _Thread_local scan_memo scan_last[2];
+static _Thread_local int scan_next;
+
+static bool same_axis(const sl__resample_axis *a, const sl__resample_axis *b)
+{
+    return a->in == b->in && a->out == b->out && !memcmp(&a->lo, &b->lo, sizeof a->lo) &&
+           !memcmp(&a->hi, &b->hi, sizeof a->hi) && a->filter == b->filter &&
+           a->antialias == b->antialias;
+}
+
+static void axis_scan(const sl__resample_axis *a, int64_t o0, int64_t o1, int *k, int64_t *lo,
+                      int64_t *hi)
+{
+    if (*k > 0 || o0 != 0 || o1 != a->out) { /* a window of a planned axis: not kept */
+        axis_scan_walk(a, o0, o1, k, lo, hi);
+        return;
+    }
+    for (int j = 0; j < 2; j++) {
+        const scan_memo *m = &scan_last[j];
+        if (m->valid && same_axis(&m->a, a)) {
+            *k = m->k, *lo = m->lo, *hi = m->hi;
+            return;
+        }
+    }
+    axis_scan_walk(a, o0, o1, k, lo, hi);
+    scan_last[scan_next] = (scan_memo){*a, *k, *lo, *hi, true};
+    scan_next ^= 1;
+}
+
+/* axis_coeffs' body for one filter function fn. */
+static inline __attribute__((always_inline)) void
+coeffs_of(const sl__resample_axis *a, int k, int64_t origin, int64_t o0, int64_t o1, bool fixed,
+          int32_t *first, void *weights, double *tmp, double (*fn)(double))
 {
     axis_geo g;
     nn_walk nw;
     int64_t b, e;
     geo_init(&g, a);
+    g.f.fn = fn; /* the same function, a constant here: inlined */
     nn_begin(&nw, &g);
     for (int64_t o = 0; o < o0 && g.nn; o++) /* NN positions accumulate from o = 0 */
         nn_next(&nw);
@@ -251,6 +290,20 @@ static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, int64
                 ((float *)weights)[(o - o0) * k + j] = (float)w;
         }
     }
+}
+
+/* Fills first[o - o0] (relative to `origin`) and k weights per output pixel o of [o0, o1),
+ * normalised to sum 1; fixed: as 22-bit fixed point (rounded halves away from zero, as PIL),
+ * else float. Each row is the one the whole axis has for o. tmp: k doubles. The linear filter
+ * (the val and train pipelines' antialiased resize) gets its own copy with the filter inlined. */
+static void axis_coeffs(const sl__resample_axis *a, int k, int64_t origin, int64_t o0, int64_t o1,
+                        bool fixed, int32_t *first, void *weights, double *tmp)
+{
+    double (*fn)(double) = filter_of(a->filter).fn;
+    if (fn == f_linear)
+        coeffs_of(a, k, origin, o0, o1, fixed, first, weights, tmp, f_linear);
+    else
+        coeffs_of(a, k, origin, o0, o1, fixed, first, weights, tmp, fn);
 }
 
 /* NN source indices of output pixels [o0, o1) of an axis (o0 < o1): into idx[0 .. o1 - o0)

@@ -195,15 +195,24 @@ static int64_t dict(parser *p, sl__npy_header *h)
     return 0;
 }
 
+/* The array's bytes. As NumPy ("array is too big"), the product of the extents other than
+ * zeros, times the item size, must fit whether or not an extent is zero: then a product of the
+ * shape's extents in any order, by any operator downstream, fits too (issue 15, fuzz target npy:
+ * a shape (0, 333300000000000, 23330, ...) overflowed a later product). */
 static int64_t sizes(parser *p, sl__npy_header *h)
 {
     int64_t n = (int64_t)sl_dtype_size(h->dtype);
+    bool empty = false;
     for (int d = 0; d < h->ndim; d++) {
-        if (h->shape[d] != 0 && n > INT64_MAX / 2 / h->shape[d])
+        if (h->shape[d] == 0) {
+            empty = true;
+            continue;
+        }
+        if (n > INT64_MAX / 2 / h->shape[d])
             return fail(p, "the array's byte size overflows 64 bits");
         n *= h->shape[d];
     }
-    h->nbytes = n;
+    h->nbytes = empty ? 0 : n;
     return 0;
 }
 

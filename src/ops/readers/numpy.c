@@ -511,9 +511,16 @@ static void byteswap(uint8_t *p, int64_t n, size_t esize)
         }
 }
 
+/* A shape with a zero extent holds no element, whatever the product of its other extents: an
+ * output region padded around an empty array ((2, 333300000000000, 23330, 0, ...): issue 15,
+ * fuzz target npy) overflowed int64 before reaching the zero. Without a zero extent the product
+ * is an allocated sample's element count, which fits. */
 static int64_t numel(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return 0;
     for (int d = 0; d < ndim; d++)
         n *= shape[d];
     return n;
