@@ -145,13 +145,22 @@ def child(a):
             int(x.reshape(-1)[::4096].sum())
         return n
 
+    phases = os.environ.get("SLUICE_BENCH_PHASES")  # bench/pss_breakdown.py: when each began
+
+    def phase(name):
+        if phases:
+            print(f"phase {name} {time.monotonic():.4f}", file=sys.stderr, flush=True)
+
+    phase("warm-up")
     epoch()  # warm-up: workers started, chunks grown, files in the page cache
+    phase("timed")
     pids = [os.getpid()] + [w.pid for w in getattr(dl._iterator, "_workers", [])]
     c0 = [cpu_seconds(p) for p in pids]
     t = time.perf_counter()
     n = sum(epoch() for _ in range(a.epochs))
     dt = time.perf_counter() - t
     c1 = [cpu_seconds(p) for p in pids]
+    phase("exit")
     print(json.dumps({"images": n, "seconds": dt, "cpu_main": c1[0] - c0[0],
                       "cpu_workers": sum(c1[1:]) - sum(c0[1:])}))
 

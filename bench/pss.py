@@ -10,6 +10,8 @@ copy-on-write-shared interpreter and libraries once, not once per worker (RSS wo
     with PssSampler(pid, interval=0.2) as s:   # a background thread
         ...
     s.peak_mib, s.samples
+
+A sample read while a process of the tree forked or exited is dropped (tree_pss_sample).
 """
 import os
 import threading
@@ -52,12 +54,38 @@ def tree_pss_kib(pid):
     return sum(pss_kib(p) for p in procs), len(procs)
 
 
+PF_EXITING = 0x4
+
+
+def exiting(pid):
+    """Whether process `pid` is gone or on its way out (PF_EXITING in /proc/PID/stat)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return True
+    return fields[0] in "ZX" or bool(int(fields[6]) & PF_EXITING)
+
+
+def tree_pss_sample(pid):
+    """tree_pss_kib(pid), or None when the tree changed while it was read: a process that
+    forks or exits meanwhile moves the PSS shares of the pages it shares to the others, so
+    that processes read before and after the move count those pages more than once (seen: a
+    DataLoader's workers exiting, one read at 52 MiB and the next at 64 MiB, the sum 12 MiB
+    over what the tree ever held)."""
+    procs = descendants(pid)
+    kib = sum(pss_kib(p) for p in procs)
+    if descendants(pid) != procs or any(exiting(p) for p in procs):
+        return None
+    return kib, len(procs)
+
+
 class PssSampler:
     """Samples tree_pss_kib(pid) every `interval` s on a daemon thread; keeps the peak."""
 
     def __init__(self, pid, interval=0.2):
         self.pid, self.interval = pid, interval
-        self.peak_kib, self.peak_procs, self.samples = 0, 0, 0
+        self.peak_kib, self.peak_procs, self.samples, self.skipped = 0, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -68,7 +96,11 @@ class PssSampler:
                 return
 
     def sample(self):
-        kib, n = tree_pss_kib(self.pid)
+        got = tree_pss_sample(self.pid)
+        if got is None:  # read while a process forked or exited: not counted
+            self.skipped += 1
+            return
+        kib, n = got
         self.samples += 1
         if kib > self.peak_kib:
             self.peak_kib, self.peak_procs = kib, n

@@ -5,6 +5,7 @@ tensors built over their chunk (dtypes, shapes, empty, NumPy leaves), the C row 
 (_sluice._dl_gather) against NumPy, and a worker's chunks keeping their pages on a loaded
 machine."""
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -214,6 +215,92 @@ def test_gather_refuses_and_writes_nothing_when_a_row_does_not_fit():
 
 
 # ---- chunks keep their pages ---------------------------------------------------------------
+
+def _chunks_made(loader):
+    return [len(m) for m in loader._iterator._book.maps]
+
+
+@pytest.mark.parametrize("workers,per_worker,total", [(1, [2], 2), (2, [3, 3], 5),
+                                                      (3, [3, 3, 3], 9)])
+def test_a_loop_that_drops_its_batches_keeps_only_the_chunks_in_flight(monkeypatch, workers,
+                                                                         per_worker, total):
+    # the batch the loop holds (or the one queued for it) and the one written meanwhile: two
+    # chunks per worker. Before: a worker wrote ahead into a new chunk whenever none was free
+    # yet (3-4 chunks with one worker, 3 per worker with two), each kept with its pages. With
+    # three workers and 16 batches an epoch, worker 0 writes the last batch of an epoch,
+    # which the loop holds while it waits for the first of the next one, worker 0's too: the
+    # main process tells the worker it waits for that batch, and the worker makes one chunk
+    # more at once (it would otherwise wait for a chunk to come back: WAIT_S, 5 s here)
+    from sluice.plugin import _dl_worker
+
+    monkeypatch.setattr(_dl_worker, "WAIT_S", 5.0)  # inherited by the forked workers
+    loader = DataLoader(dc.BigArrayDataset(), batch_size=4, num_workers=workers,
+                        prefetch_factor=2, persistent_workers=True)
+    seen = []
+    t = time.monotonic()
+    for _ in range(3):
+        for b in loader:
+            seen.append(int(b[1].sum()))
+    took = time.monotonic() - t
+    assert seen == [sum(range(i, i + 4)) for i in range(0, 64, 4)] * 3
+    made = _chunks_made(loader)
+    # (several workers on this 2-core machine: now and then a batch is waited for while its
+    # worker's chunks are still held — a free notice late — and it takes one chunk more,
+    # which is used only when that happens again and gives its pages back after COOL_AFTER
+    # batches otherwise)
+    assert all(m <= p for m, p in zip(made, per_worker)) and sum(made) <= total
+    assert took < 4.0  # no wait ran out
+    del b, loader
+
+
+def test_a_program_that_keeps_its_batches_gets_them_without_waiting(monkeypatch):
+    # list(loader) frees no chunk: a worker at its cap waits for a free one once (none came
+    # yet), then makes the chunks it needs at once; it never waits per batch
+    from sluice.plugin import _dl_worker
+
+    monkeypatch.setattr(_dl_worker, "WAIT_S", 1.0)  # inherited by the forked worker
+    loader = DataLoader(dc.BigArrayDataset(), batch_size=4, num_workers=1, prefetch_factor=2,
+                        persistent_workers=True)
+    t = time.monotonic()
+    batches = list(loader)
+    took = time.monotonic() - t
+    assert len(batches) == 16 and _chunks_made(loader) == [16]
+    for k, (x, i) in enumerate(batches):
+        assert i.tolist() == list(range(4 * k, 4 * k + 4))
+        assert np.array_equal(x.numpy(), np.stack([dc.BigArrayDataset.row(j) for j in i.tolist()]))
+    assert took < 8.0  # one wait of 1 s; waiting per batch would take 14 s
+    again = list(loader)  # the next epoch: no notice came since the wait: no wait at all
+    assert len(again) == 16 and _chunks_made(loader) == [32]
+    del batches, again
+    # dropped and iterated as a loop does: the chunks come back and are reused
+    for b in loader:
+        pass
+    assert _chunks_made(loader) == [32]
+    del b, loader
+
+
+def test_a_program_that_holds_two_batches_makes_a_third_chunk(monkeypatch):
+    # at every step the program holds two batches and waits for a third: the worker, told so,
+    # does not wait for a chunk to come back, and after two such steps writes ahead again
+    # with one chunk more
+    from sluice.plugin import _dl_worker
+
+    monkeypatch.setattr(_dl_worker, "WAIT_S", 5.0)
+    loader = DataLoader(dc.BigArrayDataset(), batch_size=4, num_workers=1, prefetch_factor=2,
+                        persistent_workers=True)
+    t = time.monotonic()
+    for _ in range(3):
+        held = []
+        for k, b in enumerate(loader):
+            held = held[-1:] + [b]
+            assert b[1].tolist() == list(range(4 * k, 4 * k + 4))
+    assert time.monotonic() - t < 4.0  # no wait ran out
+    # (three; on this loaded 2-core machine now and then more, when a free notice comes after
+    # the main process said it waits: never more than the batches held, the two tasks ahead
+    # and one)
+    assert 3 <= _chunks_made(loader)[0] <= 5
+    del held, b, loader
+
 
 def test_late_notices_do_not_make_a_worker_fault_its_chunks_in_again(monkeypatch):
     # A loaded machine delivers free notices late: the worker then needs one chunk more than

@@ -18,7 +18,9 @@ kept in one place. What sluice replaces is the iteration:
   batches. The worker picks a chunk when it collates a batch (as PyTorch's worker allocates
   shared memory then), told which are free again through a pipe of notices that the
   finalizers write; chunks are sized to the batch they carry and reused at once with their
-  pages (no page faults), and a chunk left free for 64 batches or while the worker idles
+  pages (no page faults), a worker with two chunks in use waits for one to come back rather
+  than make a third (unless this process says, through the same pipe, that it waits for
+  that batch: ``_hurry``), and a chunk left free for 64 batches or while the worker idles
   gives its pages back (``madvise(MADV_REMOVE)``). Forked workers start with the inherited objects
   frozen for the garbage collector (no copy-on-write of them by the workers' collections).
 - ``batch_assignment="sample"`` (sluice's): a batch is split into up to N parts, one per
@@ -560,7 +562,14 @@ class _Notices:
         self.pending = b""
 
     def post(self, cid, pinned):
-        self.queue.append(_dl_worker._NOTICE.pack(cid << 1 | bool(pinned)))
+        self.put(cid << 1 | bool(pinned))
+
+    def hurry(self, idx):
+        """The main process waits for the batch of task `idx` (_dl_worker._Chunks.wait)."""
+        self.put(_dl_worker.HURRY | idx & _dl_worker.HURRY_MASK)
+
+    def put(self, rec):
+        self.queue.append(_dl_worker._NOTICE.pack(rec))
         me = threading.get_ident()
         if self.owner == me:
             return
@@ -790,6 +799,7 @@ class _MultiProcessIter(_BaseIter):
         self._workers, self._conns = self._ws.procs, self._ws.conns
         self._book = _ChunkBook(self._num_workers)
         self._spread = getattr(loader, "batch_assignment", "batch") == "sample"
+        self._hurried = None  # (epoch, task) whose worker was told this iterator waits for it
         self._batch_chunks = None
         if self._spread:
             self._batch_chunks = self._ws.batch_chunks = _BatchChunks()
@@ -1160,7 +1170,22 @@ class _MultiProcessIter(_BaseIter):
             self._check_alive()
             if not self._task_info:
                 continue
+            if self._in_order and not self._spread:
+                self._hurry()
             self._receive()
+
+    def _hurry(self):
+        """Tells the worker of the batch this iterator waits for, once, that it does (its
+        notices pipe): a worker waits for a chunk to come back before it makes one more
+        (_dl_worker._Chunks), and must not wait for one that only that batch would free."""
+        info = self._task_info.get(self._rcvd_idx)
+        key = (self._epoch, self._rcvd_idx)
+        if info is None or len(info) != 1 or self._hurried == key:
+            return
+        self._hurried = key
+        notices = self._book.notices[info[0]]
+        if notices is not None:
+            notices.hurry(self._rcvd_idx)
 
     def _process_data(self, wid, reply):
         if reply[0] == "spread":

@@ -31,8 +31,10 @@ import os
 import pickle
 import random
 import re
+import select
 import struct
 import sys
+import time
 
 import numpy as np
 import torch
@@ -45,6 +47,10 @@ ALIGN = 64
 MIN_CHUNK = 64 << 10
 GROWTH = 1.25
 COOL_AFTER = 64  # batches a free chunk keeps its pages while the worker is busy
+CAP = 2  # chunks in use a worker has before it waits for one to come back (_Chunks.get)
+WAIT_S = 0.25  # how long it waits before it makes one more (and keeps the higher cap)
+RECENT = 2  # it waits only when a chunk came back within its last RECENT batches
+HURRIES = 1  # two waits cut short by the main process within this many batches raise the cap
 
 _np_str_obj = re.compile(r"[SaUO]")
 COLLATE_ERR = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or "
@@ -519,7 +525,9 @@ class _Unmap:
 _LIBC = None
 _memmove = ctypes.memmove
 _gather = _sluice._dl_gather
-_NOTICE = struct.Struct("<I")  # a free-chunk notice: chunk id << 1 | pinned
+_NOTICE = struct.Struct("<I")  # a free-chunk notice: chunk id << 1 | pinned, or HURRY | idx
+HURRY = 1 << 31  # the main process waits for the batch of task idx (_Chunks.wait)
+HURRY_MASK = HURRY - 1
 
 
 def _libc():
@@ -575,15 +583,43 @@ class _Chunks:
     or while the worker idles, gives its pages back (madvise MADV_REMOVE). A chunk that
     must grow is replaced by a new memfd (its fd goes to the main process, which maps it in
     place of the old one); no fd is kept open here, so a program holding thousands of batches
-    exhausts no fd limit."""
+    exhausts no fd limit.
 
-    def __init__(self, wid, notices):
+    The chunks that exist are what is in flight. A worker that needs a chunk when none is free
+    and it has `cap` of them waits, up to WAIT_S, for one to come back rather than make
+    another, when chunks have been coming back or none came yet (a program that keeps its
+    batches sends no notice: after one wait that times out, the worker waits no more until
+    one comes), and never for the batch the main process is waiting for (it says so through
+    the notices pipe, HURRY: it holds the chunks in use and waits for this batch — the first
+    batch of an epoch while the program holds the last one of the epoch before, from the
+    same worker; two batches held at a time): that batch takes a free chunk beyond the cap
+    (with its pages while it is used now and then: COOL_AFTER) or a new one, and the cap
+    stays, unless that happens at two batches in a row (HURRIES: the program holds more
+    batches than the cap at every step: the worker writes ahead again). `cap` (CAP) is 2: the batch
+    the main process holds (or the one queued for it) and the one written now. A wait that
+    times out raises `cap` by one for good: the program holds more batches than that (a
+    step longer than WAIT_S, a reorder buffer waiting for another worker, a pin thread's
+    queue), and later batches make the chunk they need at once. (Before the cap, a worker
+    wrote ahead into a new chunk whenever none was free, and every chunk kept its pages for
+    COOL_AFTER batches: 3-4 chunks with one worker, 3 each with two. Faster with the cap,
+    measured on `asis` batches at real-time priority — so that wake-ups cost what they cost
+    on a quiet machine: docs/performance.md, "Ready arrays: memory (sixth session)". One
+    chunk per worker with several workers, tried too, leaves one worker writing at a time:
+    20 % slower with two.)
+    """
+
+    def __init__(self, wid, notices, cap=CAP):
         self.wid, self.chunks = wid, {}  # id -> [mmap, size, uint8 tensor]
         self.notices = notices  # the read end's fd (non-blocking), or None
         self.free = []          # [id, batch count when freed, pages held], most recent last
         self.pinned = set()     # page-locked by the main process: they keep their pages
         self.next_id = 0
         self.count = 0          # chunks handed out so far
+        self.cap = cap          # chunks made before waiting for a free one
+        self.noticed = 0        # self.count when the last notice came (None: after a wait
+        # that timed out, until the next notice)
+        self.hurry = None       # the batch (idx & HURRY_MASK) the main process waits for
+        self.hurried = None     # self.count at the last wait the main process cut short
 
     def drain(self):
         """Reads the notices that arrived (chunks free again)."""
@@ -598,6 +634,10 @@ class _Chunks:
                 self.notices = None
                 return
             for (rec,) in _NOTICE.iter_unpack(data):
+                if rec & HURRY:
+                    self.hurry = rec & HURRY_MASK
+                    continue
+                self.noticed = self.count
                 cid = rec >> 1
                 if rec & 1:
                     self.pinned.add(cid)
@@ -616,9 +656,12 @@ class _Chunks:
                 release_pages(self.chunks[f[0]][0])
                 f[2] = False
 
-    def get(self, need):
-        """(chunk id, mapping, uint8 tensor over it, fd of a new memfd to send or None)."""
+    def get(self, need, idx=None):
+        """(chunk id, mapping, uint8 tensor over it, fd of a new memfd to send or None) for
+        the batch of task `idx`."""
         self.drain()
+        if len(self.chunks) - len(self.free) >= self.cap:
+            self.wait(idx)
         self.count += 1
         pick = None
         for k in range(len(self.free) - 1, -1, -1):  # the most recently freed that fits
@@ -657,6 +700,27 @@ class _Chunks:
         self.chunks[cid] = [mm, size, torch.frombuffer(mm, dtype=torch.uint8)]
         self.pinned.discard(cid)
         return cid, mm, self.chunks[cid][2], fd
+
+    def wait(self, idx):
+        """Waits up to WAIT_S for one of the `cap` chunks in use to come back (see the
+        class): not when the main process waits for this batch (`idx`), and it raises the cap
+        when none comes."""
+        if self.notices is None or self.noticed is None or self.count - self.noticed > RECENT:
+            return
+        deadline = time.monotonic() + WAIT_S
+        mine = None if idx is None else idx & HURRY_MASK
+        while len(self.chunks) - len(self.free) >= self.cap and self.notices is not None:
+            if mine is not None and self.hurry == mine:
+                if self.hurried is not None and self.count - self.hurried <= HURRIES:
+                    self.cap += 1  # the program holds more batches than the cap, always
+                self.hurried = self.count
+                return  # a free chunk beyond the cap (or a new one) for this batch
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.cap, self.noticed = len(self.chunks) - len(self.free) + 1, None
+                return
+            select.select([self.notices], [], [], left)
+            self.drain()
 
     def put_back(self, cid, fd):
         """A chunk taken by get() that carries no batch after all (the batch failed)."""
@@ -925,7 +989,7 @@ def _serve(conn, wid, fetcher, init_error, fetch_args, base_seed=0, notices=None
             p = ShmPickler(buf)
             p.dump(data)
             if p.items:
-                cid, mm, base, fd = chunks.get(p.size)
+                cid, mm, base, fd = chunks.get(p.size, idx)
                 p.write(mm, base)
             blob, shm = buf.getvalue(), bool(p.items)
             del data, p
