@@ -87,7 +87,7 @@ assert "readers.file" in out, out
 print(f"install_pip: imported from {pkg}; pipeline, distributed, extension, command ok")
 PY
 
-pkg=$("$venv/bin/python" -c 'import os, sluice; print(os.path.dirname(sluice.__file__))')
+pkg=$(env -u PYTHONPATH "$venv/bin/python" -c 'import os, sluice; print(os.path.dirname(sluice.__file__))')
 cc "$src/examples/validate.c" -I"$pkg/include" "$pkg/lib/libsluice.so.0" \
     -Wl,-rpath,"$pkg/lib" -o "$tmp/validate"
 if [ -n "$tree" ]; then
