@@ -9,7 +9,8 @@
 # tests/fuzz/regressions/T, so every past finding is re-run first. libFuzzer's output goes to
 # FUZZ_DIR/logs/T.log; a finding (crash, sanitizer report, abort of a target's check, timeout,
 # memory limit) leaves its input in FUZZ_DIR/findings/T/ and its path and report are printed.
-# Every target runs even after a finding; the exit status is 1 when any had one.
+# Every target runs even after a finding; the exit status is 1 when any had one, or when a run
+# was interrupted (SIGINT/SIGTERM: "interrupted" in the table, no input written).
 # A summary table (executions, exec/s, CPU seconds and executions per CPU second, corpus, peak
 # memory) is printed and appended to FUZZ_DIR/fuzz-stats.txt.
 #
@@ -106,7 +107,14 @@ for t in "${targets[@]}"; do
     cpu=$((child_cs - cpu0))
     execs=$(stat "$log" number_of_executed_units)
     result=ok
-    if [[ $rc -ne 0 || $(ls "$dir/findings/$t" | wc -l) -ne $before ]]; then
+    if [[ $rc -ne 0 && $(ls "$dir/findings/$t" | wc -l) -eq $before ]] &&
+        grep -q 'libFuzzer: run interrupted' "$log"; then
+        # stopped by a signal (SIGINT/SIGTERM: libFuzzer exits 72 after its statistics): no
+        # finding, but not a complete run either
+        result="interrupted (exit $rc)"
+        status=1
+        echo "fuzz.sh: $t: interrupted after $(stat "$log" number_of_executed_units) executions" >&2
+    elif [[ $rc -ne 0 || $(ls "$dir/findings/$t" | wc -l) -ne $before ]]; then
         result="FINDING (exit $rc)"
         status=1
         echo "fuzz.sh: $t: a finding; the end of its log:" >&2
