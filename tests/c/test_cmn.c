@@ -65,9 +65,9 @@ static void run_ok(sl_pipeline *p)
         fail_msg("run: %s: %s", sl_status_name(st), sl_pipeline_error(p));
 }
 
-/* reader -> "dec" (pipeline output 0) -> "cmn" (output 1) with the given (name, JSON) argument
- * pairs, NULL-terminated. */
-static sl_graph *cmn_graph(const char *const *kv)
+/* reader -> "dec" -> "cmn" with the given (name, JSON) argument pairs, NULL-terminated; no
+ * outputs yet. */
+static sl_graph *cmn_chain(const char *const *kv)
 {
     sl_graph *g = NULL;
     assert_int_equal(sl_graph_create(&g), SL_OK);
@@ -80,6 +80,13 @@ static sl_graph *cmn_graph(const char *const *kv)
     for (int k = 0; kv && kv[k]; k += 2)
         if (sl_graph_arg_json(g, "cmn", kv[k], kv[k + 1]) != SL_OK)
             fail_msg("arg %s = %s: %s", kv[k], kv[k + 1], sl_last_error());
+    return g;
+}
+
+/* cmn_chain with "dec" as pipeline output 0 and "cmn" as output 1. */
+static sl_graph *cmn_graph(const char *const *kv)
+{
+    sl_graph *g = cmn_chain(kv);
     assert_int_equal(sl_graph_output(g, "dec"), SL_OK);
     assert_int_equal(sl_graph_output(g, "cmn"), SL_OK);
     return g;
@@ -291,16 +298,7 @@ static void test_fused_into_consumer_chw(void **state)
     static const char *const kv[] = {
         "crop", "[32, 32]", "mean", "[123.675, 116.28, 103.53]", "std", "[58.395, 57.12, 57.375]",
         NULL};
-    sl_graph *g = NULL;
-    assert_int_equal(sl_graph_create(&g), SL_OK);
-    assert_int_equal(sl_graph_add(g, "readers.file", "reader", NULL), SL_OK);
-    assert_int_equal(sl_graph_arg_str(g, "reader", "file_root", g_tree), SL_OK);
-    assert_int_equal(sl_graph_add(g, "decoders.image", "dec", NULL), SL_OK);
-    assert_int_equal(sl_graph_input(g, "dec", "reader:0"), SL_OK);
-    assert_int_equal(sl_graph_add(g, "crop_mirror_normalize", "cmn", NULL), SL_OK);
-    assert_int_equal(sl_graph_input(g, "cmn", "dec"), SL_OK);
-    for (int k = 0; kv[k]; k += 2)
-        assert_int_equal(sl_graph_arg_json(g, "cmn", kv[k], kv[k + 1]), SL_OK);
+    sl_graph *g = cmn_chain(kv);
     assert_int_equal(sl_graph_add(g, "random.coin_flip", "coin", NULL), SL_OK);
     assert_int_equal(sl_graph_arg_input(g, "cmn", "mirror", "coin"), SL_OK);
     assert_int_equal(sl_graph_add(g, "cast", "copy", NULL), SL_OK);
