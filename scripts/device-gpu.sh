@@ -12,25 +12,29 @@
 #             timeout_s 600 (build ~3 min on 16 cores, tests ~1 min, benchmarks ~4 min)
 #   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
 #
-# STEPS (comma-separated, default all): build (configure and build build-gpu/ with CUDA, its
-# tests reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel
-# against its CPU operator on the device and emulated, then the GPU tests of tests/python with
-# pytest: test_gpu.py and the held-batch loops of test_held_batches.py), bench (bench/gpu.py:
-# train with the GPU stage against the CPU pipeline and torchvision's DataLoader;
-# crop_mirror_normalize's bandwidth against a device-to-device copy), kernels (issue 21 point
-# 3, alone and quick: `bench/gpu.py --only bandwidth`, crop_mirror_normalize float32 and
-# float16 and resize against cudaMemcpy device to device in the same run, into kernels.md/json;
-# and bench_hybrid_cpu on the data set, the hybrid decoder's CPU share, into hybrid_cpu.txt),
-# scaling (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU
-# threads, issue 5's 16-thread goal). For the kernels alone, one call with command
-# "scripts/device-gpu.sh build,kernels" (timeout_s 420). What comes back in $OUT (the device tool brings back at most 8 files; /tmp/sluice-out
-# elsewhere): steps.txt (the machine, each step and its output's tail), build.txt,
-# ctest-gpu.txt, pytest-gpu.txt, gpu.md and gpu.json (bench/gpu.py), scaling.md and
-# scaling.json (bench/run). A failed step is reported in steps.txt and the next steps still run;
-# the exit status is non-zero when any step failed.
+# STEPS (comma-separated, default build,test,bench,hybrid,scaling, run in this order): build
+# (configure and build build-gpu/ with CUDA for sm_90, SLUICE_CUDA_ARCHS to change it, its tests
+# reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel against
+# its CPU operator on the device and emulated, then the GPU tests of tests/python with pytest:
+# test_gpu.py, the held-batch loops of test_held_batches.py and the DataLoader's pin_memory
+# cases), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 4 16 --rounds 3":
+# train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
+# crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), kernels
+# (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
+# bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
+# (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
+# issue 5's and issue 21's 16-thread goals). For the kernels alone, one call with command
+# "scripts/device-gpu.sh build,kernels,hybrid" (timeout_s 420).
+#
+# What comes back in $OUT (/tmp/sluice-out elsewhere; the device tool brings back at most 8
+# files): steps.txt (the machine, each step, its verdict and its output's tail), build.txt,
+# ctest-gpu.txt, pytest-gpu.txt, gpu.md (bench or kernels), scaling.md, and results.tgz (every
+# step's JSON and full output), rewritten after each step so that a run stopped at its time
+# limit still returns what it finished. A failed step is reported in steps.txt and the next
+# steps still run; the exit status is non-zero when any step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=",${1:-build,test,bench,scaling},"
+STEPS=",${1:-build,test,bench,hybrid,scaling},"
 OUT=${OUT:-/tmp/sluice-out}
 DEPS=${SLUICE_DEPS:-/opt/sluice-deps}
 DATA=${SLUICE_DATA:-build/bench-data/n500-s0}
@@ -41,6 +45,8 @@ FAILED=0
 log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
 failed() { FAILED=1; log "FAILED: $*"; }
 tail_to_steps() { tail -"$1" "$2" | tee -a "$OUT/steps.txt"; }
+# every step's full output and JSON, packed again after each step (one file back, not many)
+pack() { tar -C "$TMP" -czf "$OUT/results.tgz" . 2>/dev/null || true; }
 
 # The carried packages, unpacked into $DEPS (absolute links made to point inside it), found
 # through pkg-config's sysroot; the libraries through LD_LIBRARY_PATH.
@@ -82,46 +88,59 @@ if [[ $STEPS == *,test,* ]]; then
     (cd "$BUILD" && ctest -L 'gpu|gpu-emulated' --output-on-failure -j 4) > "$OUT/ctest-gpu.txt" 2>&1 \
         || failed "some GPU tests (ctest-gpu.txt)"
     tail_to_steps 25 "$OUT/ctest-gpu.txt"
-    log "test: pytest tests/python/test_gpu.py tests/python/test_held_batches.py"
+    log "test: pytest test_gpu.py, test_held_batches.py, the DataLoader's pin_memory cases"
     pypath="$BUILD/python"
     "$PY" -c 'import pytest' 2>/dev/null || pypath="$pypath:${PYDEPS:-}"
     tree=$(sed -n 's/^SLUICE_TEST_DATA_FROM:PATH=//p' "$BUILD/CMakeCache.txt")
     tree=${tree:-$BUILD}/testtree
-    (PYTHONPATH="$pypath" SLUICE_TEST_TREE="$tree" "$PY" -m pytest -q -p no:cacheprovider \
-        tests/python/test_gpu.py tests/python/test_held_batches.py) > "$OUT/pytest-gpu.txt" 2>&1 \
-        || failed "some Python GPU tests (pytest-gpu.txt)"
-    tail_to_steps 25 "$OUT/pytest-gpu.txt"
+    pytest_gpu() {
+        PYTHONPATH="$pypath" SLUICE_TEST_TREE="$tree" "$PY" -m pytest -q -p no:cacheprovider -rs "$@"
+    }
+    { pytest_gpu tests/python/test_gpu.py tests/python/test_held_batches.py ||
+          failed "some Python GPU tests (pytest-gpu.txt)"
+      pytest_gpu -k pin_memory tests/python/test_dataloader.py tests/python/test_dataloader_compat.py ||
+          failed "some DataLoader pin_memory tests (pytest-gpu.txt)"
+    } > "$OUT/pytest-gpu.txt" 2>&1
+    tail_to_steps 30 "$OUT/pytest-gpu.txt"
 fi
 if [[ $STEPS == *,bench,* ]]; then
-    log "bench: bench/gpu.py on $DATA"
-    "$PY" bench/gpu.py --root "$DATA" --threads 4 16 --rounds 3 --build-dir "$BUILD" \
-        --out "$OUT" > "$TMP/gpu.txt" 2>&1 || failed "bench/gpu.py"
-    tail_to_steps 60 "$TMP/gpu.txt"
+    # shellcheck disable=SC2086 # the arguments are meant to split
+    log "bench: bench/gpu.py ${SLUICE_GPU_BENCH_ARGS:=--threads 4 16 --rounds 3} on $DATA"
+    mkdir -p "$TMP/bench"
+    "$PY" bench/gpu.py --root "$DATA" $SLUICE_GPU_BENCH_ARGS --build-dir "$BUILD" \
+        --out "$TMP/bench" > "$TMP/bench/gpu.txt" 2>&1 || failed "bench/gpu.py"
+    tail_to_steps 60 "$TMP/bench/gpu.txt"
+    cp "$TMP/bench/gpu.md" "$OUT/gpu.md" 2>/dev/null || true
+    pack
 fi
 if [[ $STEPS == *,kernels,* ]]; then
-    log "kernels: bench/gpu.py --only bandwidth; bench_hybrid_cpu on $DATA"
+    log "kernels: bench/gpu.py --only bandwidth"
     mkdir -p "$TMP/kernels"
     "$PY" bench/gpu.py --only bandwidth --build-dir "$BUILD" --out "$TMP/kernels" \
-        > "$TMP/kernels.txt" 2>&1 || failed "bench/gpu.py --only bandwidth"
-    tail_to_steps 12 "$TMP/kernels.txt"
-    cp "$TMP/kernels/gpu.md" "$OUT/kernels.md" 2>/dev/null || true
-    cp "$TMP/kernels/gpu.json" "$OUT/kernels.json" 2>/dev/null || true
-    "$BUILD/bench_hybrid_cpu" "$DATA" --reps 3 > "$OUT/hybrid_cpu.txt" 2>&1 \
+        > "$TMP/kernels/kernels.txt" 2>&1 || failed "bench/gpu.py --only bandwidth"
+    tail_to_steps 12 "$TMP/kernels/kernels.txt"
+    [ -f "$OUT/gpu.md" ] || cp "$TMP/kernels/gpu.md" "$OUT/gpu.md" 2>/dev/null || true
+    pack
+fi
+if [[ $STEPS == *,hybrid,* ]]; then
+    log "hybrid: bench_hybrid_cpu on $DATA"
+    "$BUILD/bench_hybrid_cpu" "$DATA" --reps 3 > "$TMP/hybrid_cpu.txt" 2>&1 \
         || failed "bench_hybrid_cpu"
-    tail_to_steps 4 "$OUT/hybrid_cpu.txt"
+    tail_to_steps 6 "$TMP/hybrid_cpu.txt"
+    pack
 fi
 if [[ $STEPS == *,scaling,* ]]; then
     log "scaling: bench/run, 1 .. $JOBS threads"
     # bench/run reads BUILD/bench-data/nN-sS (the machine has no wallpapers to make one)
     n=$(find "$DATA" -name '*.jpg' | wc -l)
-    mkdir -p "$BUILD/bench-data"
+    mkdir -p "$BUILD/bench-data" "$TMP/scaling"
     ln -sfn "$(realpath "$DATA")" "$BUILD/bench-data/n$n-s0"
     "$PY" bench/run --no-build --build-dir "$BUILD" --n "$n" --seed 0 --rounds 1 \
         --threads "$JOBS" --only '^(decode_full|sluice_train|sluice_val)(_t[0-9]+)?$' \
-        --out "$TMP" > "$TMP/scaling.txt" 2>&1 || failed "bench/run"
-    tail_to_steps 30 "$TMP/scaling.txt"
-    cp "$TMP/latest.md" "$OUT/scaling.md" 2>/dev/null || true
-    cp "$TMP/latest.json" "$OUT/scaling.json" 2>/dev/null || true
+        --out "$TMP/scaling" > "$TMP/scaling/scaling.txt" 2>&1 || failed "bench/run"
+    tail_to_steps 30 "$TMP/scaling/scaling.txt"
+    cp "$TMP/scaling/latest.md" "$OUT/scaling.md" 2>/dev/null || true
+    pack
 fi
 log "done"
 exit $FAILED
