@@ -42,7 +42,7 @@ BUILD=${SLUICE_GPU_BUILD:-build-gpu}
 JOBS=$(nproc)
 mkdir -p "$OUT"
 FAILED=0
-log() { echo "== $*" | tee -a "$OUT/steps.txt"; }
+log() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.txt"; }
 failed() { FAILED=1; log "FAILED: $*"; }
 tail_to_steps() { tail -"$1" "$2" | tee -a "$OUT/steps.txt"; }
 # every step's full output and JSON, packed again after each step (one file back, not many)
@@ -59,6 +59,10 @@ if [ -d .device-debs ] && ls .device-debs/*.deb >/dev/null 2>&1; then
     PYDEPS="$DEPS/usr/lib/python3/dist-packages" # pytest, when the machine's Python lacks it"
     export PKG_CONFIG_LIBDIR="$ML/pkgconfig:$DEPS/usr/share/pkgconfig"
     export PKG_CONFIG_SYSROOT_DIR="$DEPS"
+    # the carried headers before the system's: jpeglib.h's jconfig.h (JPEG_LIB_VERSION) lies in
+    # the multiarch folder, which pkg-config's -I does not name; the system's (Ubuntu's jpeg8)
+    # would otherwise pair with the carried libjpeg62 ("library is 62, caller expects 80")
+    export CPATH="$DEPS/usr/include/x86_64-linux-gnu:$DEPS/usr/include${CPATH:+:$CPATH}"
     export LD_LIBRARY_PATH="$ML:$DEPS/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 PY=${SLUICE_PYTHON:-$(command -v python3)}

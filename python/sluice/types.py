@@ -314,7 +314,7 @@ def to_arg(value):
         return [to_arg(v) for v in value]
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
-    mod = type(value).__module__
+    mod = type(value).__module__.split(".")[0]  # numpy 2: dtypes live in numpy.dtypes
     if mod == "numpy":
         import numpy
 

@@ -124,7 +124,7 @@ static bool is_int64(sl_dtype t)
 }
 
 static void compare_batches(const sl_batch *c, const sl_batch *g, int it, int out, double tol,
-                            tu_diff *d, double *sum)
+                            bool rel, tu_diff *d, double *sum)
 {
     assert_int_equal(sl_batch_device(c), SL_DEVICE_CPU);
     assert_int_equal(sl_batch_size(c), sl_batch_size(g));
@@ -152,10 +152,11 @@ static void compare_batches(const sl_batch *c, const sl_batch *g, int it, int ou
             if (es == 8 && is_int64(sl_batch_dtype(c)) &&
                 memcmp((const char *)cs + e * 8, (const char *)gs + e * 8, 8) != 0)
                 diff = diff > 1 ? diff : 1; /* 64-bit integers: exact, not through a double */
-            if (!(diff <= tol))
+            const double allowed = rel && fabs(a) > 1 ? tol * fabs(a) : tol;
+            if (!(diff <= allowed))
                 fail_msg("iteration %d output %d sample %d element %lld: cpu %.9g, gpu %.9g "
-                         "(tolerance %g)",
-                         it, out, i, (long long)e, a, b, tol);
+                         "(tolerance %g%s)",
+                         it, out, i, (long long)e, a, b, tol, rel ? ", relative above 1" : "");
             if (diff > d->max_abs)
                 d->max_abs = diff;
             *sum += diff;
@@ -165,7 +166,7 @@ static void compare_batches(const sl_batch *c, const sl_batch *g, int it, int ou
     free(gh);
 }
 
-tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
+static tu_diff compare(const char *spec, int iterations, double tol, bool rel)
 {
     tu_diff d = {0};
     double sum = 0;
@@ -177,8 +178,8 @@ tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
             fail_msg("gpu run %d: %s", it, sl_pipeline_error(pg));
         assert_int_equal(sl_pipeline_num_outputs(pc), sl_pipeline_num_outputs(pg));
         for (int o = 0; o < sl_pipeline_num_outputs(pc); o++)
-            compare_batches(sl_pipeline_output(pc, o), sl_pipeline_output(pg, o), it, o, tol, &d,
-                            &sum);
+            compare_batches(sl_pipeline_output(pc, o), sl_pipeline_output(pg, o), it, o, tol, rel,
+                            &d, &sum);
     }
     d.mean_abs = d.elements ? sum / (double)d.elements : 0;
     print_message("compared %lld elements: max |diff| %g, mean %g\n", d.elements, d.max_abs,
@@ -186,6 +187,16 @@ tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
     sl_pipeline_destroy(pc);
     sl_pipeline_destroy(pg);
     return d;
+}
+
+tu_diff tu_gpu_compare(const char *spec, int iterations, double tol)
+{
+    return compare(spec, iterations, tol, false);
+}
+
+tu_diff tu_gpu_compare_rel(const char *spec, int iterations, double tol)
+{
+    return compare(spec, iterations, tol, true);
 }
 
 /* The sources every image test may use (see tu_gpu_source_json). */

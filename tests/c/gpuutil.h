@@ -41,6 +41,9 @@ typedef struct tu_diff {
 /* Runs both pipelines `iterations` times and compares all outputs; fails the test when a shape
  * or dtype differs or any element differs by more than tol. Returns the differences seen. */
 tu_diff tu_gpu_compare(const char *spec, int iterations, double tol);
+/* The same, with tol relative where the CPU's value exceeds 1 in magnitude (|cpu - gpu| <=
+ * tol * |cpu|) and absolute below: for functions whose results grow (exp, sinh, cosh). */
+tu_diff tu_gpu_compare_rel(const char *spec, int iterations, double tol);
 
 /* A way to make node "in" from the reader's output "reader:0": the spec nodes of one kind. */
 typedef struct tu_gpu_source {

@@ -130,7 +130,7 @@ static void test_variants_equal_cpu(void **state)
 /* P6 / P5 file: the pixels after the header (malloc'ed), its size in *w, *h, *c. */
 static unsigned char *read_pnm(const char *path, int *w, int *h, int *c)
 {
-    size_t n;
+    size_t n = 0;
     unsigned char *buf = tu_read_file(path, &n);
     assert_non_null(buf);
     int maxval, used = 0;

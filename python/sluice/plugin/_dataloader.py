@@ -40,6 +40,7 @@ kept in one place. What sluice replaces is the iteration:
 """
 import collections
 import functools
+import inspect
 import io
 import itertools
 import multiprocessing
@@ -53,12 +54,27 @@ import time
 import warnings
 import weakref
 from multiprocessing import reduction
+from typing import TypeVar
 
 import numpy as np
 import torch
 import torch.utils.data as tud
 from torch._utils import ExceptionWrapper
-from torch.utils.data.dataloader import T_co, _DatasetKind
+
+try:
+    from torch.utils.data.dataloader import _DatasetKind
+except ImportError:  # private to torch: the values its DataLoader gives _dataset_kind
+    class _DatasetKind:
+        Map = 0
+        Iterable = 1
+
+# torch.utils.data.dataloader had its own T_co until torch 2.x dropped it: ours, the same
+T_co = TypeVar("T_co", covariant=True)
+
+# What torch's own DataLoader takes for "no prefetch_factor" with num_workers=0: 2 up to torch
+# 1.13 (which refuses anything else there), None from torch 2.0 (which refuses anything else)
+_TORCH_PREFETCH_DEFAULT = inspect.signature(tud.DataLoader.__init__).parameters[
+    "prefetch_factor"].default
 
 from . import _dl_worker, _lower
 
@@ -101,7 +117,8 @@ class DataLoader(tud.DataLoader[T_co]):
                          collate_fn=collate_fn, pin_memory=pin_memory, drop_last=drop_last,
                          timeout=timeout, worker_init_fn=worker_init_fn,
                          multiprocessing_context=multiprocessing_context, generator=generator,
-                         prefetch_factor=2 if prefetch_factor is None else prefetch_factor,
+                         prefetch_factor=(_TORCH_PREFETCH_DEFAULT if prefetch_factor is None
+                                          else prefetch_factor),
                          persistent_workers=persistent_workers,
                          pin_memory_device=pin_memory_device)
         self.prefetch_factor = prefetch_factor

@@ -6,7 +6,8 @@
  * Exports (static inline; __host__ __device__ under nvcc):
  *   sl__wm_pixel   output pixel (row i, column j) of dst from source point (sx, sy) of src:
  *                  INTERP_NN or INTERP_LINEAR, fill outside (warp_map.h's rules)
- *   sl__wm_water / sl__wm_sphere / sl__wm_jitter   the operators' mappings; jitter's offsets of
+ *   sl__wm_water / sl__wm_sphere / sl__wm_jitter   the operators' mappings (water's offsets
+ *                  alone: sl__wm_water_dx / _dy); jitter's offsets of
  *                  pixel p come from words 4p .. 4p + 3 of the sample's stream (noise_rng.h's
  *                  seek: two sl_rng_below draws, each one 64-bit word pair, rejection aside)
  * Invariant: never reads outside the source, whatever the mapping returns (NaN included).
@@ -75,11 +76,21 @@ SL__NR void sl__wm_pixel(const sl__image *src, const sl__image *dst, int64_t i, 
     }
 }
 
-/* water: p = ampl_x, ampl_y, freq_x, freq_y, phase_x, phase_y (DALI's wave). */
+/* water: p = ampl_x, ampl_y, freq_x, freq_y, phase_x, phase_y (DALI's wave). The x offset
+ * depends on y alone and the y offset on x alone, so the device run takes them from tables
+ * that the host fills with these functions (glibc's sinf / cosf, not CUDA's). */
+SL__NR float sl__wm_water_dx(const float *p, float y)
+{
+    return p[0] * sinf(p[2] * y + p[4]);
+}
+SL__NR float sl__wm_water_dy(const float *p, float x)
+{
+    return p[1] * cosf(p[3] * x + p[5]);
+}
 SL__NR void sl__wm_water(const float *p, float x, float y, float *sx, float *sy)
 {
-    *sx = x + p[0] * sinf(p[2] * y + p[4]);
-    *sy = y + p[1] * cosf(p[3] * x + p[5]);
+    *sx = x + sl__wm_water_dx(p, y);
+    *sy = y + sl__wm_water_dy(p, x);
 }
 
 /* sphere: p = centre x, centre y, scale. */
