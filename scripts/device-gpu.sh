@@ -134,13 +134,29 @@ if [[ $STEPS == *,hybrid,* ]]; then
     pack
 fi
 if [[ $STEPS == *,scaling,* ]]; then
-    log "scaling: bench/run, 1 .. $JOBS threads"
-    # bench/run reads BUILD/bench-data/nN-sS (the machine has no wallpapers to make one)
-    n=$(find "$DATA" -name '*.jpg' | wc -l)
-    mkdir -p "$BUILD/bench-data" "$TMP/scaling"
-    ln -sfn "$(realpath "$DATA")" "$BUILD/bench-data/n$n-s0"
+    # The carried photos hard-linked SLUICE_SCALING_COPIES times (default 4: 2,000 files, 32
+    # iterations of 64 per epoch; 500 were too few for 16 threads: the epoch boundary and the
+    # tuner's first windows were most of the timed run), under the name bench/run reads
+    # (BUILD/bench-data/nN-s0); threads 1, 2, 4, 8, 12 and all (SLUICE_SCALING_THREADS).
+    copies=${SLUICE_SCALING_COPIES:-4}
+    n=$(( $(find "$DATA" -name '*.jpg' | wc -l) * copies ))
+    set_dir="$BUILD/bench-data/n$n-s0"
+    mkdir -p "$TMP/scaling"
+    if [ "$(realpath -m "$set_dir")" != "$(realpath "$DATA")" ]; then # never the carried set
+        rm -rf "$set_dir"
+        mkdir -p "$set_dir"
+        for c in "$DATA"/*/; do
+            for ((k = 0; k < copies; k++)); do cp -al "$c" "$set_dir/$(basename "$c")_$k"; done
+        done
+        # the list bench/run looks for (make_dataset.py's form; each copy keeps its labels)
+        for ((k = 0; k < copies; k++)); do
+            sed "s|^\([^/]*\)/|\1_$k/|" "$DATA/file_list.txt"
+        done > "$set_dir/file_list.txt"
+    fi
+    log "scaling: bench/run on $n files, 1 .. $JOBS threads"
     "$PY" bench/run --no-build --build-dir "$BUILD" --n "$n" --seed 0 --rounds 1 \
-        --threads "$JOBS" --only '^(decode_full|sluice_train|sluice_val)(_t[0-9]+)?$' \
+        --threads "$JOBS" \
+        --only "^(decode_full|sluice_train|sluice_val)(_t(${SLUICE_SCALING_THREADS:-1|2|4|8|12}))?\$" \
         --out "$TMP/scaling" > "$TMP/scaling/scaling.txt" 2>&1 || failed "bench/run"
     tail_to_steps 30 "$TMP/scaling/scaling.txt"
     cp "$TMP/scaling/latest.md" "$OUT/scaling.md" 2>/dev/null || true
