@@ -30,7 +30,10 @@ default sluice runs them in C, byte-identical: plugin/_lower.py).
 Both loaders: ``DataLoader(dataset, batch_size, shuffle=True, num_workers=N, prefetch_factor=2,
 persistent_workers=True)``, fork. Each measurement is a fresh process (one warm-up epoch, then
 --epochs timed ones: images/s over their wall time), with the peak PSS (proportional set size)
-of that process and all its workers sampled every 50 ms (bench/pss.py, bench/measure.py).
+of that process and all its workers sampled every 50 ms (bench/pss.py, bench/measure.py), and,
+where memory cgroups can be made (root), the peak of the memory the kernel charged to the
+run's own cgroup ("charged"): shared memory counts for as long as it exists, also while it
+is only in a pipe between a worker and the main process, where PSS cannot see it.
 Before each measurement the script waits (up to --quiet-wait s) for the machine to be quiet and
 records the background load; the table shows medians over the quiet rounds (all rounds if none
 was) and the per-round ratio sluice/torch. It also shows the CPU time (user + system) that the
@@ -187,6 +190,7 @@ def measure(a, contender, workers, workload):
     r = last_json(m["stdout"])
     k = 1000 / r["images"]
     return {"images_per_s": r["images"] / r["seconds"], "peak_pss_mib": m["peak_pss_mib"],
+            "peak_cgroup_mib": m["peak_cgroup_mib"],
             "cpu_s_per_1000": (r["cpu_main"] + r["cpu_workers"]) * k,
             "cpu_main_s_per_1000": r["cpu_main"] * k, "background_cpus": m["background_cores"],
             "cpu_s": r["cpu_main"] + r["cpu_workers"]}
@@ -228,20 +232,26 @@ def main():
             m = results[r][-1]
             print(f"round {rnd + 1}: {NAMES[r[0]]:32} N={r[1]} {r[2]:11} "
                   f"{m['images_per_s']:8.1f} images/s {m['peak_pss_mib']:7.1f} MiB "
+                  f"(charged {m['peak_cgroup_mib'] or 0:.1f}) "
                   f"{m['cpu_s_per_1000']:6.3f} CPU s/1000 "
                   f"(background {m['background_cpus']:.2f} CPUs)", file=sys.stderr, flush=True)
     quiet = [k for k in range(a.rounds)
              if all(results[r][k]["background_cpus"] < a.max_background for r in runs)]
     use = quiet or list(range(a.rounds))
-    med = {r: {k: statistics.median(ms[i][k] for i in use) for k in ms[0]}
-           for r, ms in results.items()}
+    med = {r: {k: statistics.median(ms[i][k] for i in use) if ms[0][k] is not None else None
+               for k in ms[0]} for r, ms in results.items()}
+    charged = all(m["peak_cgroup_mib"] is not None for m in med.values())
     print(f"\n{a.root}, batch {a.batch}, shuffle, prefetch_factor 2, persistent workers, fork; "
           f"{a.epochs} timed epochs after one warm-up; median of {len(use)} of {a.rounds} "
           f"interleaved rounds ({'quiet ones' if quiet else 'none was quiet: all'}); PSS summed "
-          f"over all processes; {os.cpu_count()} CPUs\n")
+          f"over all processes; {os.cpu_count()} CPUs"
+          + ("; charged: the peak of the memory the kernel charged to the run's own memory "
+             "cgroup (shared memory included while no process maps it)" if charged else "")
+          + "\n")
     print("| workload | N | loader | images/s | peak PSS (MiB) | speed vs torch | "
-          "memory vs torch | CPU s / 1000 images (main) | CPU: torch / this |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+          "memory vs torch | CPU s / 1000 images (main) | CPU: torch / this |"
+          + (" peak charged (MiB) | charged vs torch |" if charged else ""))
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if charged else ""))
     for w in a.workloads:
         for n in a.workers:
             for c in a.contenders:
@@ -261,9 +271,14 @@ def main():
                     cpu_ratio = "{:.2f}x".format(statistics.median(
                         base[i]["cpu_s_per_1000"] / results[(c, n, w)][i]["cpu_s_per_1000"]
                         for i in range(a.rounds)))
-                print(f"| {w} | {n} | {NAMES[c]} | {m['images_per_s']:.0f} | "
-                      f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB | "
-                      f"{cpu:.3f} ({cpu_main:.3f}) | {cpu_ratio} |")
+                row = (f"| {w} | {n} | {NAMES[c]} | {m['images_per_s']:.0f} | "
+                       f"{m['peak_pss_mib']:.0f} | {ratio:.2f}x | {mem:+.0f} MiB | "
+                       f"{cpu:.3f} ({cpu_main:.3f}) | {cpu_ratio} |")
+                if charged:
+                    cmem = statistics.median(results[(c, n, w)][i]["peak_cgroup_mib"] -
+                                             base[i]["peak_cgroup_mib"] for i in use)
+                    row += f" {m['peak_cgroup_mib']:.0f} | {cmem:+.0f} MiB |"
+                print(row)
     if a.json:
         with open(a.json, "w") as f:
             json.dump([{"contender": c, "workers": n, "workload": w, "rounds": ms,

@@ -160,6 +160,15 @@ if [[ $STEPS == *,scaling,* ]]; then
         --out "$TMP/scaling" > "$TMP/scaling/scaling.txt" 2>&1 || failed "bench/run"
     tail_to_steps 30 "$TMP/scaling/scaling.txt"
     cp "$TMP/scaling/latest.md" "$OUT/scaling.md" 2>/dev/null || true
+    # where train's time per sample goes at 1 thread and at all of them (each node's busy
+    # time: the first lent run saw train's cost per sample grow ~1.5x at 16 threads, val's not)
+    for t in 1 "$JOBS"; do
+        "$BUILD/sluice" run bench/specs/train.json --root "$set_dir" --threads "$t" \
+            --prefetch auto --epochs 2 --stats > "$TMP/scaling/stats-train-t$t.txt" 2>&1 ||
+            failed "sluice run --stats (train, $t threads)"
+        grep -E '^(images/s|dec |resize |cmn |reader |prefetch)' "$TMP/scaling/stats-train-t$t.txt" |
+            sed "s/^/t$t: /" >> "$OUT/steps.txt" || true
+    done
     pack
 fi
 log "done"
