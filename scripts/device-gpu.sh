@@ -9,21 +9,28 @@
 #   2. device tool `run`, one call:
 #             carry     [".device-debs", ".device-testdata", "build/bench-data/n500-s0"]
 #             command   "scripts/device-gpu.sh"
-#             timeout_s 600 (build ~3 min on 16 cores, tests ~1 min, benchmarks ~4 min)
+#             timeout_s 600 (on the H200 of 2026-11-27: build 31 s on 16 cores, tests 85 s,
+#             bench 81 s, hybrid 46 s, scaling ~3 min on 2,000 files, dataloader ~2 min; the
+#             machine's start ~30 s more). Keep ~2 minutes of the 15 for a rerun of one step.
 #   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
+#   Ignored build outputs stay on a warm machine between calls, but a changed environment does
+#   not rebuild them: after changing how it builds, start the command with `rm -rf build-gpu`.
 #
-# STEPS (comma-separated, default build,test,bench,hybrid,scaling, run in this order): build
+# STEPS (comma-separated, default build,test,bench,hybrid,scaling,dataloader, in this order): build
 # (configure and build build-gpu/ with CUDA for sm_90, SLUICE_CUDA_ARCHS to change it, its tests
 # reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel against
 # its CPU operator on the device and emulated, then the GPU tests of tests/python with pytest:
 # test_gpu.py, the held-batch loops of test_held_batches.py and the DataLoader's pin_memory
-# cases), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 4 16 --rounds 3":
+# cases), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 3":
 # train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
 # crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
 # bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
 # (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
-# issue 5's and issue 21's 16-thread goals). For the kernels alone, one call with command
+# issue 5's and issue 21's 16-thread goals; then `sluice run --stats` of train at 1 and all
+# threads), dataloader (bench/dataloader.py: sluice's DataLoader against torch's, ImageFolder
+# + PIL and ready arrays, 4 and all workers: issue 18's benchmark on many cores). For the
+# kernels alone, one call with command
 # "scripts/device-gpu.sh build,kernels,hybrid" (timeout_s 420).
 #
 # What comes back in $OUT (/tmp/sluice-out elsewhere; the device tool brings back at most 8
@@ -34,7 +41,7 @@
 # steps still run; the exit status is non-zero when any step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=",${1:-build,test,bench,hybrid,scaling},"
+STEPS=",${1:-build,test,bench,hybrid,scaling,dataloader},"
 OUT=${OUT:-/tmp/sluice-out}
 DEPS=${SLUICE_DEPS:-/opt/sluice-deps}
 DATA=${SLUICE_DATA:-build/bench-data/n500-s0}
@@ -109,7 +116,7 @@ if [[ $STEPS == *,test,* ]]; then
 fi
 if [[ $STEPS == *,bench,* ]]; then
     # shellcheck disable=SC2086 # the arguments are meant to split
-    log "bench: bench/gpu.py ${SLUICE_GPU_BENCH_ARGS:=--threads 4 16 --rounds 3} on $DATA"
+    log "bench: bench/gpu.py ${SLUICE_GPU_BENCH_ARGS:=--threads 16 --rounds 3} on $DATA"
     mkdir -p "$TMP/bench"
     "$PY" bench/gpu.py --root "$DATA" $SLUICE_GPU_BENCH_ARGS --build-dir "$BUILD" \
         --out "$TMP/bench" > "$TMP/bench/gpu.txt" 2>&1 || failed "bench/gpu.py"
@@ -169,6 +176,18 @@ if [[ $STEPS == *,scaling,* ]]; then
         grep -E '^(images/s|dec |resize |cmn |reader |prefetch)' "$TMP/scaling/stats-train-t$t.txt" |
             sed "s/^/t$t: /" >> "$OUT/steps.txt" || true
     done
+    pack
+fi
+if [[ $STEPS == *,dataloader,* ]]; then
+    # issue 18's benchmark on the lent machine's cores: the same Dataset code through both
+    # loaders, PIL workload and ready arrays, 4 and 16 workers
+    log "dataloader: bench/dataloader.py, 4 and $JOBS workers"
+    mkdir -p "$TMP/dataloader"
+    "$PY" bench/dataloader.py --root "$DATA" --workers 4 "$JOBS" --workloads imagefolder asis \
+        --contenders sluice torch --rounds 2 --epochs 2 --build-dir "$BUILD" --quiet-wait 5 \
+        --json "$TMP/dataloader/dataloader.json" > "$TMP/dataloader/dataloader.txt" 2>&1 ||
+        failed "bench/dataloader.py"
+    tail_to_steps 12 "$TMP/dataloader/dataloader.txt"
     pack
 fi
 log "done"
