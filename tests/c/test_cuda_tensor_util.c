@@ -343,7 +343,7 @@ static void math_operators(void **state)
         cmp("f32", "", "\"op\"", 2e-6, node);
         if (strcmp(unary[k], "atanh") && strcmp(unary[k], "asin") && strcmp(unary[k], "acos"))
             cmp_as(true, "rgb", "", "\"op\"", 2e-6, node); /* exp(22) is 3.6e9: a relative
-                                                              * tolerance (an H200 gave 1 ulp) */
+                                                            * tolerance (an H200 gave 1 ulp) */
     }
     one("f32", "", "math.acosh", ""); /* NaN below 1 on both */
     for (size_t k = 0; k < sizeof binary / sizeof binary[0]; k++) {

@@ -39,11 +39,11 @@ template <int KIND> struct warp_k {
         if (KIND == SL__WARP_WATER) {
             sx = x + g.wave[row];
             sy = y + g.wave[g.dst.h + col];
-        }
-        else if (KIND == SL__WARP_SPHERE)
+        } else if (KIND == SL__WARP_SPHERE) {
             sl__wm_sphere(g.p, x, y, &sx, &sy);
-        else
+        } else {
             sl__wm_jitter(g.r, g.n, g.half, p, x, y, &sx, &sy);
+        }
         sl__wm_pixel(&g.src, &g.dst, row, col, sx, sy, g.interp, g.fill);
     }
 };
@@ -54,9 +54,9 @@ static sl_status water_tables(sl_ctx *ctx, sl__warp_gpu *h, int n)
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += h[i].apply ? (size_t)(h[i].dst.h + h[i].dst.w) : 0;
-    float *t = total > (size_t)INT_MAX ? NULL
-                                        : (float *)sl_ctx_scratch_n(ctx, 1, sizeof(float) *
-                                                                                (total ? total : 1));
+    float *t = total > (size_t)INT_MAX
+                   ? NULL
+                   : (float *)sl_ctx_scratch_n(ctx, 1, sizeof(float) * (total ? total : 1));
     if (!t)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for water's tables of %d samples", n);
     size_t at = 0;

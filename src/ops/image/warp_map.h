@@ -58,12 +58,12 @@ typedef struct sl__warp_gpu {
     bool apply;         /* mask: false copies the sample */
     sl__interp interp;
     float fill;
-    float p[6];   /* the mapping's parameters (water: 6, sphere: 3) */
+    float p[6];        /* the mapping's parameters (water: 6, sphere: 3) */
     const float *wave; /* water: device table of dst.h x offsets (by row), then dst.w y offsets
                         * (by column), made on the host (sl__wm_water_dx / _dy) */
-    sl_rng r;     /* jitter: the sample's stream */
-    uint64_t n;   /* jitter: nDegree */
-    int64_t half; /* jitter: nDegree / 2 */
+    sl_rng r;          /* jitter: the sample's stream */
+    uint64_t n;        /* jitter: nDegree */
+    int64_t half;      /* jitter: nDegree / 2 */
 } sl__warp_gpu;
 
 /* The shared part of a sample's parameters: images, mask, interp_type, fill_value (the checks
