@@ -55,6 +55,12 @@ struct sl__gpunode {
     sl__gpu_event *copied;  /* mixed: last H2D copy of this node in this slot */
     sl__gpu_event *t0, *t1; /* timing of its device work (kernels or copies) */
     bool timed;             /* t0/t1 were recorded in the slot's current frame */
+    /* gpu nodes: t0 is still to be recorded. run_gpu plans on the host before it enqueues
+     * anything, and an event recorded on an idle stream before that planning would time the
+     * planning too; so t0 goes on the stream with the node's first device work (the first
+     * sl_ctx_stream, upload or error flag of run_gpu: sl__stage_mark_start), or after run_gpu
+     * when it enqueued nothing. Written by run_gpu's thread only. */
+    bool t0_pending;
     sl__gbuf up[SL_GPU_UPLOADS];
     unsigned up_used; /* bit k: upload buffer k was filled in the current frame */
     unsigned sc_used; /* bit k: scratch buffer k was handed out in the current frame */
@@ -110,6 +116,9 @@ static inline bool sl__stage_is_mixed_gpu(const sl__pnode *pn)
     return pn->stage == SL__STAGE_MIXED && (pn->op->flags & SL_OP_MIXED_GPU);
 }
 
+/* stage_ctx.c: records the gpu node's start event t0 on its stream if still pending (see
+ * t0_pending); the operator-facing calls that enqueue device work call it before they do. */
+void sl__stage_mark_start(const sl_ctx *ctx);
 /* stage_ctx.c: grows b to at least bytes (device part, and the pinned part when host is
  * wanted); false when out of memory (b is then empty). */
 bool sl__stage_reserve(sl_pipeline *p, sl__gbuf *b, size_t bytes, bool host);

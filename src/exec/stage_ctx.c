@@ -2,8 +2,8 @@
  *
  * Exports sl_ctx_stream, sl_ctx_gpu_emulated, sl_ctx_gpu_upload, sl_ctx_gpu_scratch,
  * sl_ctx_gpu_error_flag, sl_ctx_staged, sl_ctx_set_staging, sl_ctx_staging,
- * sl_ctx_staging_device, and sl__stage_reserve (stage.h). Called by operators from their
- * functions, on a thread of the thread pool, without the pipeline lock.
+ * sl_ctx_staging_device, and sl__stage_reserve and sl__stage_mark_start (stage.h). Called by
+ * operators from their functions, on a thread of the thread pool, without the pipeline lock.
  */
 #include <string.h>
 
@@ -39,8 +39,18 @@ const void *sl_ctx_staging_device(const sl_ctx *ctx, int sample)
     return (const char *)gn->staging.dev + gn->stage_off[sample];
 }
 
+void sl__stage_mark_start(const sl_ctx *ctx)
+{
+    struct sl__gpunode *gn = ctx->sn->gn;
+    if (gn && gn->t0_pending && ctx->stream) {
+        gn->t0_pending = false;
+        sl__gpu_event_record(gn->t0, ctx->stream); /* a failure only loses the timing */
+    }
+}
+
 void *sl_ctx_stream(const sl_ctx *ctx)
 {
+    sl__stage_mark_start(ctx); /* asked for to enqueue work (kernel.cuh) */
     return ctx->stream;
 }
 
@@ -85,6 +95,7 @@ void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
         return NULL;
     }
     memcpy(b->host, host, bytes);
+    sl__stage_mark_start(ctx);
     if (sl__gpu_copy(ctx->p->gpu, b->dev, b->host, bytes, sl__gpu_stream(ctx->p->gpu)) != SL_OK) {
         sl_fail(ctx, SL_EINTERNAL, "uploading parameters: %s", sl__gpu_error_text());
         return NULL;
@@ -103,6 +114,8 @@ int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message)
         sl_fail(ctx, SL_ENOMEM, "out of GPU or pinned memory for an error flag");
         return NULL;
     }
+    if (!gn->flag_armed)
+        sl__stage_mark_start(ctx);
     if (!gn->flag_armed &&
         sl__gpu_memset(ctx->p->gpu, gn->flag.dev, 0x7f, sizeof(int), ctx->stream) != SL_OK) {
         sl_fail(ctx, SL_EINTERNAL, "clearing an error flag: %s", sl__gpu_error_text());

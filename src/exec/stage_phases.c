@@ -116,8 +116,9 @@ sl_status sl__stage_run_gpu(sl_ctx *ctx)
         return sl_fail(ctx, st, "ordering the GPU work: %s", sl__gpu_error_text());
     }
     ctx->stream = stream;
-    sl__gpu_event_record(ctx->sn->gn->t0, stream);
+    ctx->sn->gn->t0_pending = true; /* recorded with the node's first device work */
     st = ctx->pn->op->run_gpu(ctx);
+    sl__stage_mark_start(ctx); /* it enqueued nothing: an empty interval */
     struct sl__gpunode *gn = ctx->sn->gn;
     if (st == SL_OK && gn->flag_armed) /* read when the frame is done (frame_finish) */
         st = sl__gpu_copy(p->gpu, gn->flag.host, gn->flag.dev, sizeof(int), stream);
