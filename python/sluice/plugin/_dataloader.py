@@ -68,7 +68,6 @@ except ImportError:  # private to torch: the values its DataLoader gives _datase
         Iterable = 1
 
 
-
 def _generic_base(cls):
     """`cls` subscripted with its own type parameters (a base class that keeps them), or `cls`
     itself when it has none."""
@@ -303,7 +302,12 @@ class _Pinner:
             return type(data)(*(self.pin(v, in_place) for v in data))
         if isinstance(data, tuple):  # a list up to the torch that keeps it a tuple
             out = [self.pin(v, in_place) for v in data]
-            return tuple(out) if self.rules.keeps_tuple else out
+            if not self.rules.keeps_tuple:
+                return out
+            try:
+                return type(data)(out)
+            except TypeError:  # a tuple subclass that does not take a list
+                return tuple(out)
         if isinstance(data, collections.abc.Sequence):
             out = [self.pin(v, in_place) for v in data]
             try:

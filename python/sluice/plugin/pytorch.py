@@ -57,9 +57,9 @@ from torch.utils.data import (  # noqa: F401 - re-exported for `from torch.utils
 
 try:  # DataPipes: in torch 1.13 to 2.x; deprecated upstream (torchdata 0.10 dropped its own)
     from torch.utils.data import IterDataPipe, MapDataPipe  # noqa: F401
-    _DATAPIPES = ["IterDataPipe", "MapDataPipe"]
+    _DATAPIPES = True
 except ImportError:
-    _DATAPIPES = []
+    _DATAPIPES = False
 
 try:  # torch >= 2.1
     from torch.utils.data import StackDataset  # noqa: F401
@@ -85,7 +85,9 @@ __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGeneric
            "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "default_collate",
-           "default_convert", "StackDataset"] + _DATAPIPES
+           "default_convert", "StackDataset", "IterDataPipe", "MapDataPipe"]
+if not _DATAPIPES:  # a torch without DataPipes
+    __all__ = [n for n in __all__ if n not in ("IterDataPipe", "MapDataPipe")]
 
 to_torch_type = {
     types.DALIDataType.FLOAT: torch.float32,
