@@ -295,6 +295,73 @@ def test_default_collate_honours_an_extended_fn_map(monkeypatch, workers, assign
         list(DataLoader(ds, batch_size=3, num_workers=workers))
 
 
+class Labelled(list):
+    """A list subclass with an attribute: newer torch's default_collate / default_convert
+    rebuild a MutableSequence as a copy (the attribute kept), torch 1.13's as type(x)(items)."""
+
+
+def _labelled(*items):
+    out = Labelled(items)
+    out.source = "cam0"
+    return out
+
+
+def _clone_collate(batch):
+    """default_collate of a batch of Labelled pairs with newer torch's rule (a copy of the first
+    sample, its items replaced): written from that rule, not torch's code."""
+    import copy
+
+    out = copy.copy(batch[0])
+    for i, items in enumerate(zip(*batch)):
+        out[i] = torch.tensor(items)
+    return out
+
+
+def _clone_convert(data):
+    import copy
+
+    if isinstance(data, Labelled):
+        out = copy.copy(data)
+        for i, v in enumerate(data):
+            out[i] = _clone_convert(v)
+        return out
+    return torch.as_tensor(data) if isinstance(data, np.ndarray) else data
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_sequences_are_rebuilt_as_the_installed_torch_rebuilds_them(monkeypatch, workers):
+    from torch.utils.data._utils import collate as tc
+
+    from sluice.plugin import _dl_worker
+
+    ds = [_labelled(i, -i) for i in range(4)]
+    nb = [_labelled(np.int64(i), "x") for i in range(2)]
+
+    def run():
+        return (next(iter(DataLoader(ds, batch_size=2, num_workers=workers))),
+                next(iter(DataLoader(nb, batch_size=None, num_workers=workers))))
+
+    # this machine's torch: the reference is its own DataLoader
+    (ours, ours_nb), ref = run(), next(iter(tud.DataLoader(ds, batch_size=2)))
+    ref_nb = next(iter(tud.DataLoader(nb, batch_size=None)))
+    assert type(ours) is type(ref) is Labelled and type(ours_nb) is type(ref_nb)
+    assert [t.tolist() for t in ours] == [t.tolist() for t in ref] == [[0, 1], [0, -1]]
+    assert getattr(ours, "source", None) == getattr(ref, "source", None)
+    assert getattr(ours_nb, "source", None) == getattr(ref_nb, "source", None)
+    # a torch whose default_collate / default_convert copy a MutableSequence (newer torch)
+    monkeypatch.setattr(tc, "default_collate", _clone_collate)
+    monkeypatch.setattr(tc, "default_convert", _clone_convert)
+    monkeypatch.setattr(_dl_worker, "_TORCH_RULES", _dl_worker._torch_container_rules())
+    assert _dl_worker._TORCH_RULES == (True, True)
+    monkeypatch.undo()  # sluice's own collation runs, with those rules
+    monkeypatch.setattr(_dl_worker, "_TORCH_RULES", (True, True))
+    ours, ours_nb = run()
+    assert type(ours) is Labelled and ours.source == "cam0"
+    assert [t.tolist() for t in ours] == [[0, 1], [0, -1]]
+    assert type(ours_nb) is Labelled and ours_nb.source == "cam0"
+    assert ours_nb[0].dtype == torch.int64 and ours_nb[0].item() == 0 and ours_nb[1] == "x"
+
+
 @pytest.mark.parametrize("workers", WORKERS)
 def test_default_convert_without_batching_matches_torch(workers):
     ds = MixedDataset()

@@ -117,13 +117,58 @@ def collate(batch, stack=None):
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
+        out = [collate(samples, stack) for samples in transposed]
         if isinstance(elem, tuple):
-            return [collate(samples, stack) for samples in transposed]
-        try:
-            return elem_type([collate(samples, stack) for samples in transposed])
-        except TypeError:  # the sequence type does not take a list
-            return [collate(samples, stack) for samples in transposed]
+            return out
+        return _rebuilt_sequence(elem, out, _TORCH_RULES[0])
     raise TypeError(COLLATE_ERR.format(elem_type))
+
+
+def _rebuilt_sequence(like, items, clone):
+    """A sequence of type(like) holding `items`, as this torch's default_collate /
+    default_convert rebuild it: a copy of `like` with its items replaced (`clone`: newer torch,
+    for a MutableSequence: its other attributes kept), else type(like)(items); a list when the
+    type refuses."""
+    if clone and isinstance(like, collections.abc.MutableSequence):
+        try:
+            import copy
+
+            out = copy.copy(like)
+            for i, v in enumerate(items):
+                out[i] = v
+            return out
+        except TypeError:  # no copy() / __setitem__
+            return items
+    try:
+        return type(like)(items)
+    except TypeError:  # the sequence type does not take a list (range)
+        return items
+
+
+def _torch_container_rules():
+    """(default_collate clones a MutableSequence, default_convert does): found by giving this
+    torch's functions a list subclass with an attribute, which a clone keeps (newer torch) and
+    type(x)(items) drops (torch 1.13)."""
+    from torch.utils.data._utils import collate as tc
+
+    class Tagged(list):
+        pass
+
+    def tagged(v):
+        t = Tagged([v])
+        t.sluice_probe = True
+        return t
+
+    found = []
+    for fn, arg in ((tc.default_collate, [tagged(1), tagged(2)]), (tc.default_convert, tagged(1))):
+        try:
+            found.append(getattr(fn(arg), "sluice_probe", False) is True)
+        except Exception:  # noqa: BLE001 - a torch that refuses it: the type(x)(items) rule
+            found.append(False)
+    return tuple(found)
+
+
+_TORCH_RULES = _torch_container_rules()
 
 
 def _torch_stack(batch):
@@ -158,10 +203,7 @@ def convert(data):
     if isinstance(data, tuple):
         return [convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, _string_classes):
-        try:
-            return elem_type([convert(d) for d in data])
-        except TypeError:
-            return [convert(d) for d in data]
+        return _rebuilt_sequence(data, [convert(d) for d in data], _TORCH_RULES[1])
     return data
 
 
