@@ -261,7 +261,10 @@ def _as_numpy(value):
     import numpy as np
 
     if isinstance(value, ScalarConstant):
-        return np.asarray(value.value, value.dtype.to_numpy()), value.dtype
+        # the Python value itself, converted to its dtype by the constant operator (as any
+        # types.Constant with a dtype): NumPy's own conversion of an out-of-range int wraps
+        # with a DeprecationWarning on NumPy 1.x and is an OverflowError on NumPy 2
+        return np.asarray(value.value), value.dtype
     if isinstance(value, (DALIDataType, DALIImageType, DALIInterpType)) or (
             isinstance(value, (list, tuple))
             and any(isinstance(v, (DALIDataType, DALIImageType, DALIInterpType))

@@ -263,6 +263,105 @@ def test_default_collate_matches_torch(workers):
     assert ours[0]["weight"].dtype == torch.float64 and ours[0]["name"] == ["s0", "s1", "s2"]
 
 
+class Celsius:
+    """A type default_collate does not know, until a program registers it."""
+
+    def __init__(self, deg):
+        self.deg = deg
+
+
+def _collate_celsius(batch, *, collate_fn_map=None):
+    return torch.tensor([c.deg for c in batch], dtype=torch.float32) + 273.15
+
+
+@pytest.mark.parametrize("workers,assignment", [(0, "batch"), (2, "batch"), (2, "sample")])
+def test_default_collate_honours_an_extended_fn_map(monkeypatch, workers, assignment):
+    """torch.utils.data's default_collate dispatches on default_collate_fn_map, which programs
+    may extend in place (torch 1.13 and 2.x): a registered type is collated by its function,
+    inside containers too, as torch's own DataLoader does."""
+    from torch.utils.data._utils import collate as tc
+
+    monkeypatch.setitem(tc.default_collate_fn_map, Celsius, _collate_celsius)
+    ds = [{"t": Celsius(i), "i": i} for i in range(6)]
+    ours = list(DataLoader(ds, batch_size=3, num_workers=workers, batch_assignment=assignment))
+    ref = list(tud.DataLoader(ds, batch_size=3))
+    assert len(ours) == len(ref) == 2
+    for a, b in zip(ours, ref):
+        assert torch.equal(a["t"], b["t"]) and torch.equal(a["i"], b["i"])
+    assert torch.allclose(ours[1]["t"], torch.tensor([276.15, 277.15, 278.15]))
+    # the map back as torch ships it: sluice's own collation again (no Celsius allowed)
+    monkeypatch.undo()
+    with pytest.raises(TypeError, match="default_collate: batch must contain"):
+        list(DataLoader(ds, batch_size=3, num_workers=workers))
+
+
+class Labelled(list):
+    """A list subclass with an attribute: newer torch's default_collate / default_convert
+    rebuild a MutableSequence as a copy (the attribute kept), torch 1.13's as type(x)(items)."""
+
+
+def _labelled(*items):
+    out = Labelled(items)
+    out.source = "cam0"
+    return out
+
+
+def _clone_collate(batch):
+    """default_collate of a batch of Labelled pairs with newer torch's rule (a copy of the first
+    sample, its items replaced): written from that rule, not torch's code."""
+    import copy
+
+    out = copy.copy(batch[0])
+    for i, items in enumerate(zip(*batch)):
+        out[i] = torch.tensor(items)
+    return out
+
+
+def _clone_convert(data):
+    import copy
+
+    if isinstance(data, Labelled):
+        out = copy.copy(data)
+        for i, v in enumerate(data):
+            out[i] = _clone_convert(v)
+        return out
+    return torch.as_tensor(data) if isinstance(data, np.ndarray) else data
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_sequences_are_rebuilt_as_the_installed_torch_rebuilds_them(monkeypatch, workers):
+    from torch.utils.data._utils import collate as tc
+
+    from sluice.plugin import _dl_worker
+
+    ds = [_labelled(i, -i) for i in range(4)]
+    nb = [_labelled(np.int64(i), "x") for i in range(2)]
+
+    def run():
+        return (next(iter(DataLoader(ds, batch_size=2, num_workers=workers))),
+                next(iter(DataLoader(nb, batch_size=None, num_workers=workers))))
+
+    # this machine's torch: the reference is its own DataLoader
+    (ours, ours_nb), ref = run(), next(iter(tud.DataLoader(ds, batch_size=2)))
+    ref_nb = next(iter(tud.DataLoader(nb, batch_size=None)))
+    assert type(ours) is type(ref) is Labelled and type(ours_nb) is type(ref_nb)
+    assert [t.tolist() for t in ours] == [t.tolist() for t in ref] == [[0, 1], [0, -1]]
+    assert getattr(ours, "source", None) == getattr(ref, "source", None)
+    assert getattr(ours_nb, "source", None) == getattr(ref_nb, "source", None)
+    # a torch whose default_collate / default_convert copy a MutableSequence (newer torch)
+    monkeypatch.setattr(tc, "default_collate", _clone_collate)
+    monkeypatch.setattr(tc, "default_convert", _clone_convert)
+    monkeypatch.setattr(_dl_worker, "_TORCH_RULES", _dl_worker._torch_container_rules())
+    assert _dl_worker._TORCH_RULES == (True, True)
+    monkeypatch.undo()  # sluice's own collation runs, with those rules
+    monkeypatch.setattr(_dl_worker, "_TORCH_RULES", (True, True))
+    ours, ours_nb = run()
+    assert type(ours) is Labelled and ours.source == "cam0"
+    assert [t.tolist() for t in ours] == [[0, 1], [0, -1]]
+    assert type(ours_nb) is Labelled and ours_nb.source == "cam0"
+    assert ours_nb[0].dtype == torch.int64 and ours_nb[0].item() == 0 and ours_nb[1] == "x"
+
+
 @pytest.mark.parametrize("workers", WORKERS)
 def test_default_convert_without_batching_matches_torch(workers):
     ds = MixedDataset()
@@ -596,6 +695,45 @@ def test_get_worker_info_fields():
     assert sp.get_worker_info() is None and tud.get_worker_info() is None  # main process
 
 
+def test_worker_info_of_a_torch_whose_worker_info_holds_the_generators():
+    """Newer torch's WorkerInfo is a frozen dataclass that also holds the worker's generators
+    (rng: random's, torch's and NumPy's) and worker_method; sluice fills them where the class
+    has those fields, and leaves torch 1.13's (which takes any keyword) as it was."""
+    import dataclasses
+    import random
+    import types as pytypes
+
+    from torch.utils.data._utils import worker as tw
+
+    from sluice.plugin import _dl_worker
+
+    @dataclasses.dataclass(frozen=True)
+    class RNG:
+        random_generator: object
+        torch_generator: object
+        numpy_generator: object = None
+
+    @dataclasses.dataclass(frozen=True)
+    class Info:
+        id: int
+        num_workers: int
+        seed: int
+        dataset: object
+        rng: object = None
+        worker_method: str = "thread"
+
+    gen = torch.Generator()
+    new = pytypes.SimpleNamespace(WorkerInfo=Info, _RNG=RNG)
+    info = _dl_worker.torch_worker_info(new, 1, 3, 17, "ds", gen)
+    assert (info.id, info.num_workers, info.seed, info.dataset) == (1, 3, 17, "ds")
+    assert info.worker_method == "multiprocessing"
+    assert info.rng.random_generator is random._inst and info.rng.torch_generator is gen
+    assert info.rng.numpy_generator is np.random.mtrand._rand
+    old = _dl_worker.torch_worker_info(tw, 1, 3, 17, "ds", gen)  # this machine's torch
+    assert type(old) is tw.WorkerInfo and (old.id, old.num_workers, old.seed) == (1, 3, 17)
+    assert hasattr(old, "rng") == ("rng" in getattr(tw.WorkerInfo, "__dataclass_fields__", {}))
+
+
 # ---- iterable datasets -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("workers", [0, 1, 3])
@@ -901,6 +1039,99 @@ def test_pin_memory_device_is_passed_to_tensor_pin_memory(fake_cuda, monkeypatch
         b = next(iter(DataLoader([1, 2], batch_size=2, pin_memory=True,
                                  pin_memory_device="cuda")))
     assert b.tolist() == [1, 2] and seen == ["cuda"]
+
+
+def _torch2_pin_memory(data, device=None):
+    """The shape newer torch (2.8 on) gives torch.utils.data._utils.pin_memory.pin_memory:
+    tensors are pinned without a device (pin_memory_device is ignored), an object's own
+    pin_memory() is asked first and gets the device when it takes one, a tuple stays a tuple.
+    Written here from its documented rules (torch 1.13 has the other shape)."""
+    import collections.abc
+    import inspect
+
+    if isinstance(data, torch.Tensor):
+        return data.pin_memory()
+    if hasattr(data, "pin_memory"):
+        if "device" in inspect.signature(data.pin_memory).parameters:
+            return data.pin_memory(device=device)
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        return {k: _torch2_pin_memory(v, device) for k, v in data.items()}
+    if isinstance(data, tuple):
+        return type(data)(_torch2_pin_memory(v, device) for v in data)
+    if isinstance(data, collections.abc.Sequence):
+        return [_torch2_pin_memory(v, device) for v in data]
+    return data
+
+
+class DevicePin(dict):
+    """A mapping that pins itself, and says which device it was given."""
+
+    def pin_memory(self, device=None):
+        return ("pinned", device)
+
+
+def _pinned_by_sluice(ds, collate_fn, workers):
+    return next(iter(DataLoader(ds, batch_size=2, num_workers=workers, pin_memory=True,
+                                pin_memory_device="cuda", collate_fn=collate_fn)))
+
+
+def _tuple_collate(batch):
+    return (torch.tensor([v for v, _ in batch]), "label", DevicePin(a=1))
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_pin_memory_follows_the_installed_torchs_rules(fake_cuda, monkeypatch, workers):
+    """The same batch pinned by sluice and by this torch's own pin_memory(): the devices
+    Tensor.pin_memory is given and the containers that come back are the same."""
+    from torch.utils.data._utils import pin_memory as tpm
+
+    seen = []
+
+    def pin_memory(self, device=None):
+        seen.append(device)
+        return self.clone()
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    ds = [(i, 0) for i in range(4)]
+    with pytest.warns(UserWarning, match="pin_memory_device is deprecated"):
+        got = _pinned_by_sluice(ds, _tuple_collate, workers)
+    ours = list(seen)
+    seen.clear()
+    want = tpm.pin_memory(_tuple_collate(ds[:2]), "cuda")
+    if workers == 0:  # (with workers the tensor lies in a chunk that is pinned in place)
+        assert seen == ours  # torch 1.13: ["cuda"]
+    else:
+        assert ours == []
+    assert type(got) is type(want) and got[1] == want[1] == "label"
+    assert got[0].tolist() == want[0].tolist() == [0, 1]
+    assert type(got[2]) is type(want[2])
+    if isinstance(want[2], tuple):
+        assert got[2] == want[2]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_pin_memory_on_a_torch_2_shape(fake_cuda, monkeypatch, workers):
+    """Newer torch ignores pin_memory_device (Tensor.pin_memory() with no device), keeps tuples,
+    and hands the accelerator's type to an object's pin_memory(device): sluice follows the
+    torch it runs on (here torch's pin_memory given that shape)."""
+    from torch.utils.data._utils import pin_memory as tpm
+
+    seen = []
+
+    def pin_memory(self, *args):
+        seen.append(args)
+        return self.clone()
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    monkeypatch.setattr(tpm, "pin_memory", _torch2_pin_memory)
+    with pytest.warns(UserWarning, match="pin_memory_device is deprecated"):
+        got = _pinned_by_sluice([(i, 0) for i in range(4)], _tuple_collate, workers)
+    assert seen == ([()] if workers == 0 else [])  # no device: pin_memory_device is ignored
+    assert type(got) is tuple and got[0].tolist() == [0, 1] and got[1] == "label"
+    assert got[2] == ("pinned", "cuda")  # asked first, with the accelerator's type
 
 
 # ---- batch_assignment="sample": one batch's samples spread over the workers ---------------------

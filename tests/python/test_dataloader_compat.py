@@ -29,13 +29,18 @@ def bounded():
 # ---- typing: DataLoader[T] (PyTorch's test_typing) ----------------------------------------------
 
 def test_dataloader_is_generic_like_torchs():
-    """torch's DataLoader is Generic[T_co]: annotations such as DataLoader[List[Tensor]] must
-    work with sluice's too (a plain subclass of a generic class is not subscriptable)."""
-    alias = DataLoader[typing.List[torch.Tensor]]
+    """torch's DataLoader is Generic[T_co] (newer torch: Generic[_T_co, _TCollated]):
+    annotations such as DataLoader[List[Tensor]] must work with sluice's too, with as many
+    arguments as torch's takes (a plain subclass of a generic class is not subscriptable)."""
+    n = len(tud.DataLoader.__parameters__)
+    args = (typing.List[torch.Tensor],) + (torch.Tensor,) * (n - 1)
+    tud.DataLoader[args]  # torch's own takes them
+    alias = DataLoader[args]
     assert typing.get_origin(alias) is DataLoader
-    assert typing.get_args(alias) == (typing.List[torch.Tensor],)
+    assert typing.get_args(alias) == args
+    assert len(DataLoader.__parameters__) == n
 
-    def make(train: bool) -> DataLoader[typing.List[torch.Tensor]]:
+    def make(train: bool) -> DataLoader[args]:
         return DataLoader([torch.tensor([i]) for i in range(3)], batch_size=2)
 
     assert typing.get_type_hints(make)["return"] == alias
@@ -43,6 +48,33 @@ def test_dataloader_is_generic_like_torchs():
     loader = make(True)
     assert isinstance(loader, tud.DataLoader)
     assert [b.tolist() for b in loader] == [[[0], [1]], [[2]]]
+
+
+def test_dataloader_takes_the_type_parameters_of_a_torch_with_two():
+    """Newer torch's DataLoader is Generic in its sample and batch types: sluice's base class
+    is torch's subscripted with torch's own parameters, so the subclass takes exactly as many
+    (two there, one on torch 1.13) and refuses fewer, as torch's does."""
+    S = typing.TypeVar("S", covariant=True)
+    B = typing.TypeVar("B", covariant=True)
+
+    class TorchLike(typing.Generic[S, B]):
+        pass
+
+    class Ours(_dataloader._generic_base(TorchLike)):
+        pass
+
+    assert Ours.__parameters__ == (S, B) and issubclass(Ours, TorchLike)
+    assert typing.get_args(Ours[int, str]) == (int, str)
+    with pytest.raises(TypeError):
+        Ours[int]
+    with pytest.raises(TypeError):
+        TorchLike[int]
+
+    class Plain:  # a torch whose DataLoader were not generic: the class itself
+        pass
+
+    assert _dataloader._generic_base(Plain) is Plain
+    assert _dataloader._DL_BASE.__origin__ is tud.DataLoader  # this machine's torch
 
 
 def test_generic_subclass_of_the_dataset_type_parameter():

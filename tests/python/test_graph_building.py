@@ -507,6 +507,27 @@ def test_constants_as_operator_inputs():
         fn.cast("text", dtype=types.INT32)
 
 
+def test_out_of_range_typed_constant_as_a_node_is_converted_by_the_operator():
+    """A ScalarConstant whose value does not fit its dtype (types.Constant(300, UINT8)) made a
+    node: the constant operator converts it as cast does (saturated), whatever NumPy is
+    installed (NumPy's own conversion wraps with a DeprecationWarning on 1.x and raises
+    OverflowError on 2.x)."""
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pipe:
+            pipe.set_outputs(fn.cast(types.Constant(300, types.UINT8), dtype=types.INT32),
+                             types.Constant(-1, types.UINT8, shape=[2]),
+                             types.Constant(-129, types.INT8),
+                             fn.cast(np.int32([300, -1]), dtype=types.UINT8))
+        a, b, c, ref = pipe.run()
+    assert a.at(0) == 255 and a.at(0).dtype == np.int32  # np.clip(300, 0, 255)
+    np.testing.assert_array_equal(b.at(0), np.array([0, 0], np.uint8))
+    assert b.at(0).dtype == np.uint8
+    assert c.at(0) == -128 and c.at(0).dtype == np.int8
+    np.testing.assert_array_equal(ref.at(0), [255, 0])  # cast's own rule, the reference
+
+
 def test_arithmetic_with_arrays_and_lists():
     img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
     mean = np.array([10, 20, 30], np.float32)

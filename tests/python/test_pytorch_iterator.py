@@ -827,3 +827,27 @@ def test_bool_and_float16_outputs():
         b = next(it)[0]
     assert b["h"].dtype == torch.float16 and b["h"][0].tolist() == [1.5, -2.0]
     assert b["b"].dtype == torch.bool and b["b"][1].tolist() == [True, False]
+
+
+def test_dlpack_bool_is_tried_not_read_from_the_version():
+    """Whether a bool batch goes to torch through DLPack (torch 2.x reads kDLBool) or through
+    NumPy (torch 1.13 refuses it) is decided by trying torch, as a bool batch of a pipeline
+    shows: the probe agrees with what torch.from_dlpack does with it."""
+    @pipeline_def(batch_size=2, num_threads=1)
+    def p():
+        x = fn.external_source(source=lambda: [np.array([1, -2, 3], np.int32)] * 2)
+        return x > 0
+
+    pipe = p()
+    pipe.build()
+    (tl,) = pipe.run()
+    try:
+        direct = torch.from_dlpack(tl)
+        takes = True
+    except (RuntimeError, TypeError, BufferError):
+        takes = False
+    assert spt._dlpack_takes_bool() is takes and spt._DLPACK_BOOL is takes
+    if takes:
+        assert direct.dtype == torch.bool and direct.tolist() == [[True, False, True]] * 2
+    t = spt._as_torch(tl)  # either way: the same bools
+    assert t.dtype == torch.bool and t.tolist() == [[True, False, True]] * 2

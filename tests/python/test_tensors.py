@@ -167,6 +167,27 @@ def test_tensor_wraps_numpy_without_a_copy():
     assert not np.asarray(ro).flags.writeable
 
 
+def test_array_protocol_copy_argument():
+    """NumPy 2 passes copy= to __array__: None and False give the tensor's own memory, True a
+    copy, and a dtype that needs a copy with copy=False is a ValueError (NumPy 2's rule for
+    np.asarray(x, dtype, copy=False)); NumPy 1.x passes only the dtype."""
+    arr = np.arange(6, dtype=np.int32).reshape(2, 3)
+    t = TensorCPU(arr)
+    for kw in ({}, {"copy": None}, {"copy": False}, {"dtype": np.int32, "copy": False}):
+        v = t.__array__(**kw)
+        assert v.ctypes.data == arr.ctypes.data and v.dtype == np.int32, kw
+    c = t.__array__(copy=True)
+    assert c.ctypes.data != arr.ctypes.data
+    np.testing.assert_array_equal(c, arr)
+    f = t.__array__(np.float64)
+    assert f.dtype == np.float64 and f.ctypes.data != arr.ctypes.data
+    np.testing.assert_array_equal(f, arr.astype(np.float64))
+    with pytest.raises(ValueError, match="copy=False"):
+        t.__array__(np.float64, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        t.__array__(dtype=np.float64, copy=False)
+
+
 @pytest.mark.parametrize("t", [np.bool_, np.int_, np.intc, np.intp, np.int8, np.int16,
                                np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                                np.float32, np.float16, np.float64, np.short, np.longlong,

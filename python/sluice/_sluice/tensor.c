@@ -251,7 +251,8 @@ static PyObject *t_dlpack_device(PyObject *self, PyObject *unused)
 }
 
 /* __array__(dtype=None, copy=None): a NumPy view of the tensor (a copy when copy=True or a
- * dtype asks for one). */
+ * dtype asks for one; ValueError when a dtype asks for one and copy=False, as NumPy 2's
+ * protocol says: NumPy 1.x passes no copy). */
 static PyObject *t_array(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dtype", "copy", NULL};
@@ -266,10 +267,23 @@ static PyObject *t_array(PyObject *self, PyObject *args, PyObject *kwargs)
     if (!arr || (dtype == Py_None && copy != Py_True))
         return arr;
     PyObject *want = dtype == Py_None ? PyObject_GetAttrString(arr, "dtype") : Py_NewRef(dtype);
-    PyObject *r =
-        want ? PyObject_CallMethod(arr, "astype", "OO", want, copy == Py_True ? Py_True : Py_False)
-             : NULL;
+    /* astype(dtype, copy=...): copy by keyword (astype's second positional is the order) */
+    PyObject *astype = want ? PyObject_GetAttrString(arr, "astype") : NULL;
+    PyObject *pargs = astype ? PyTuple_Pack(1, want) : NULL;
+    PyObject *kw =
+        pargs ? Py_BuildValue("{s:O}", "copy", copy == Py_True ? Py_True : Py_False) : NULL;
+    PyObject *r = kw ? PyObject_Call(astype, pargs, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(pargs);
+    Py_XDECREF(astype);
     Py_XDECREF(want);
+    if (r && r != arr && copy == Py_False) { /* NumPy 2's protocol: copy=False never copies */
+        Py_DECREF(r);
+        r = NULL;
+        PyErr_SetString(PyExc_ValueError,
+                        "__array__: a copy is needed to convert the tensor to that dtype, and "
+                        "copy=False was given (NumPy 2's np.asarray(x, dtype, copy=False))");
+    }
     Py_DECREF(arr);
     return r;
 }

@@ -54,7 +54,6 @@ import time
 import warnings
 import weakref
 from multiprocessing import reduction
-from typing import TypeVar
 
 import numpy as np
 import torch
@@ -68,8 +67,22 @@ except ImportError:  # private to torch: the values its DataLoader gives _datase
         Map = 0
         Iterable = 1
 
-# torch.utils.data.dataloader had its own T_co until torch 2.x dropped it: ours, the same
-T_co = TypeVar("T_co", covariant=True)
+
+def _generic_base(cls):
+    """`cls` subscripted with its own type parameters (a base class that keeps them), or `cls`
+    itself when it has none."""
+    params = tuple(getattr(cls, "__parameters__", ()))
+    return cls[params] if params else cls
+
+
+# torch's DataLoader is Generic in its sample type (torch.utils.data.dataloader's T_co, gone in
+# torch 2.x) and, in newer torch, also in its batch type (_T_co, _TCollated): ours takes the
+# type parameters of the torch it runs on (DataLoader[int] or DataLoader[int, Tensor], as
+# torch's), whatever their number
+_DL_BASE = _generic_base(tud.DataLoader)
+
+# DataPipes (seeded and sharded per epoch as PyTorch does) where this torch still has them
+_ITER_DATAPIPE = getattr(tud, "IterDataPipe", ())
 
 # What torch's own DataLoader takes for "no prefetch_factor" with num_workers=0: 2 up to torch
 # 1.13 (which refuses anything else there), None from torch 2.0 (which refuses anything else)
@@ -84,7 +97,7 @@ CLOSE_GRACE_S = 5.0  # PyTorch's join timeout at shutdown, before SIGTERM
 _LIVE = weakref.WeakSet()  # iterators with workers: a forked worker closes their sockets
 
 
-class DataLoader(tud.DataLoader[T_co]):
+class DataLoader(_DL_BASE):
     """``torch.utils.data.DataLoader`` with sluice's workers: same signature, defaults, errors
     and semantics (see PyTorch's documentation), plus ``in_order`` (False: batches are returned
     as workers finish them) and sluice's ``batch_assignment``: "batch" (default, PyTorch's:
@@ -241,7 +254,11 @@ class _Pinner:
     as PyTorch rebuilds them."""
 
     def __init__(self, device):
-        self.device = device or None
+        self.rules = _torch_pin_rules()
+        # torch 1.13 pins tensors on pin_memory_device (when given); newer torch ignores it
+        # (deprecated) and passes the current accelerator's type to objects' pin_memory(device)
+        self.device = (device or None) if self.rules.tensor_device else None
+        self.object_device = _accelerator_type() if self.rules.object_device else None
 
     def register(self, buf):
         """Page-locks the chunk mapping `buf` (a ctypes array from _dl_worker.map_shared)
@@ -267,6 +284,8 @@ class _Pinner:
             if id(data) in in_place:
                 return data
             return data.pin_memory(self.device) if self.device else data.pin_memory()
+        if self.rules.object_first and hasattr(data, "pin_memory"):
+            return self._pin_object(data)
         if isinstance(data, (str, bytes)):
             return data
         if isinstance(data, collections.abc.Mapping):
@@ -281,8 +300,14 @@ class _Pinner:
                 return out
         if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
             return type(data)(*(self.pin(v, in_place) for v in data))
-        if isinstance(data, tuple):
-            return [self.pin(v, in_place) for v in data]  # PyTorch's backwards compatibility
+        if isinstance(data, tuple):  # a list up to the torch that keeps it a tuple
+            out = [self.pin(v, in_place) for v in data]
+            if not self.rules.keeps_tuple:
+                return out
+            try:
+                return type(data)(out)
+            except TypeError:  # a tuple subclass that does not take a list
+                return tuple(out)
         if isinstance(data, collections.abc.Sequence):
             out = [self.pin(v, in_place) for v in data]
             try:
@@ -295,8 +320,82 @@ class _Pinner:
             except TypeError:  # the sequence type does not take a list (range)
                 return out
         if hasattr(data, "pin_memory"):
-            return data.pin_memory()
+            return self._pin_object(data)
         return data
+
+    def _pin_object(self, data):
+        """An object's own pin_memory(): called with the device where this torch passes it
+        (to a `device` parameter, positionally where it is positional only, or to **kwargs),
+        without arguments otherwise."""
+        fn = data.pin_memory
+        if self.object_device is None:
+            return fn()
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # no signature (a builtin)
+            return fn()
+        p = params.get("device")
+        if p is not None:
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL):
+                return fn(self.object_device)
+            return fn(device=self.object_device)
+        if any(q.kind == inspect.Parameter.VAR_KEYWORD for q in params.values()):
+            return fn(device=self.object_device)
+        return fn()
+
+
+_PinRules = collections.namedtuple("_PinRules", "tensor_device keeps_tuple object_first "
+                                                "object_device")
+
+
+def _torch_pin_rules():
+    """How the installed torch's pin_memory(data, device) treats what it is given, found by
+    calling it on objects that only record the call (nothing is pinned, no accelerator is
+    needed): whether it passes `device` to Tensor.pin_memory (torch 1.13: yes; newer: no,
+    pin_memory_device is deprecated), keeps a tuple a tuple (1.13: a list), asks an object
+    with a pin_memory() method before it looks into it as a container (1.13: after), and
+    passes `device` to that method when it takes one (1.13: never)."""
+    from torch.utils.data._utils import pin_memory as tpm
+
+    seen = []
+
+    class Probe(torch.Tensor):
+        def pin_memory(self, *args, **kwargs):
+            seen.append(args + tuple(kwargs.values()))
+            return self
+
+    class Pinnable(dict):
+        def pin_memory(self, device=None):
+            seen.append(device)
+            return "pinned"
+
+    tpm.pin_memory(torch.empty(0).as_subclass(Probe), "sluice-probe")
+    tensor_device = seen == [("sluice-probe",)]
+    seen.clear()
+    keeps_tuple = type(tpm.pin_memory((), "sluice-probe")) is tuple
+    object_first = tpm.pin_memory(Pinnable(), "sluice-probe") == "pinned"
+    object_device = object_first and seen == ["sluice-probe"]
+    if not object_first:  # an object that is no container: does it get the device?
+        class Plain:
+            def pin_memory(self, device=None):
+                seen.append(device)
+                return self
+
+        seen.clear()
+        tpm.pin_memory(Plain(), "sluice-probe")
+        object_device = seen == ["sluice-probe"]
+    return _PinRules(tensor_device, keeps_tuple, object_first, object_device)
+
+
+def _accelerator_type():
+    """The current accelerator's device type, as newer torch's DataLoader passes it to pin
+    memory ("cuda": sluice pins only where CUDA is available)."""
+    acc = getattr(torch, "accelerator", None)
+    try:
+        cur = acc.current_accelerator() if acc is not None else None
+    except Exception:  # noqa: BLE001 - an older torch.accelerator: CUDA's
+        cur = None
+    return cur.type if cur is not None else "cuda"
 
 
 class _PinThread:
@@ -398,7 +497,7 @@ class _BaseIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._shared_seed = None
-        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's seeding of datapipes
+        if isinstance(self._dataset, _ITER_DATAPIPE):  # PyTorch's seeding of datapipes
             self._shared_seed = _new_shared_seed(loader.generator)
             self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
         self._dataset_kind = loader._dataset_kind
@@ -464,7 +563,7 @@ class _BaseIter:
         if first_iter:
             self._fast_forward()
         self._IterableDataset_len_called = loader._IterableDataset_len_called
-        if isinstance(self._dataset, tud.IterDataPipe):
+        if isinstance(self._dataset, _ITER_DATAPIPE):
             self._shared_seed = _new_shared_seed(loader.generator)
             self._dataset = _dl_worker._seed_datapipe(self._dataset, self._shared_seed)
 
@@ -804,7 +903,7 @@ class _MultiProcessIter(_BaseIter):
         if _dl_worker.is_default_collate(collate_fn) or _dl_worker.is_default_convert(collate_fn):
             collate_fn = None  # the worker's own, stacking straight into shared memory
         init_fn = self._worker_init_fn
-        if isinstance(self._dataset, tud.IterDataPipe):  # PyTorch's sharding of datapipes
+        if isinstance(self._dataset, _ITER_DATAPIPE):  # PyTorch's sharding of datapipes
             from torch.utils.data import dataloader as tdl
 
             ws, rank = tdl._get_distributed_settings()

@@ -117,13 +117,58 @@ def collate(batch, stack=None):
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
+        out = [collate(samples, stack) for samples in transposed]
         if isinstance(elem, tuple):
-            return [collate(samples, stack) for samples in transposed]
-        try:
-            return elem_type([collate(samples, stack) for samples in transposed])
-        except TypeError:  # the sequence type does not take a list
-            return [collate(samples, stack) for samples in transposed]
+            return out
+        return _rebuilt_sequence(elem, out, _TORCH_RULES[0])
     raise TypeError(COLLATE_ERR.format(elem_type))
+
+
+def _rebuilt_sequence(like, items, clone):
+    """A sequence of type(like) holding `items`, as this torch's default_collate /
+    default_convert rebuild it: a copy of `like` with its items replaced (`clone`: newer torch,
+    for a MutableSequence: its other attributes kept), else type(like)(items); a list when the
+    type refuses."""
+    if clone and isinstance(like, collections.abc.MutableSequence):
+        try:
+            import copy
+
+            out = copy.copy(like)
+            for i, v in enumerate(items):
+                out[i] = v
+            return out
+        except TypeError:  # no copy() / __setitem__
+            return items
+    try:
+        return type(like)(items)
+    except TypeError:  # the sequence type does not take a list (range)
+        return items
+
+
+def _torch_container_rules():
+    """(default_collate clones a MutableSequence, default_convert does): found by giving this
+    torch's functions a list subclass with an attribute, which a clone keeps (newer torch) and
+    type(x)(items) drops (torch 1.13)."""
+    from torch.utils.data._utils import collate as tc
+
+    class Tagged(list):
+        pass
+
+    def tagged(v):
+        t = Tagged([v])
+        t.sluice_probe = True
+        return t
+
+    found = []
+    for fn, arg in ((tc.default_collate, [tagged(1), tagged(2)]), (tc.default_convert, tagged(1))):
+        try:
+            found.append(getattr(fn(arg), "sluice_probe", False) is True)
+        except Exception:  # noqa: BLE001 - a torch that refuses it: the type(x)(items) rule
+            found.append(False)
+    return tuple(found)
+
+
+_TORCH_RULES = _torch_container_rules()
 
 
 def _torch_stack(batch):
@@ -158,17 +203,28 @@ def convert(data):
     if isinstance(data, tuple):
         return [convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, _string_classes):
-        try:
-            return elem_type([convert(d) for d in data])
-        except TypeError:
-            return [convert(d) for d in data]
+        return _rebuilt_sequence(data, [convert(d) for d in data], _TORCH_RULES[1])
     return data
 
 
 def is_default_collate(fn):
+    """Whether `fn` collates as ``collate`` does: sluice's own, or torch's default_collate
+    while torch's ``default_collate_fn_map`` (which default_collate dispatches on, and which
+    programs may extend in place since torch 1.13) holds only torch's own entries; with other
+    entries torch's default_collate itself is used, as any collate_fn."""
     from torch.utils.data._utils import collate as tc
 
-    return fn is tc.default_collate or fn is collate
+    return fn is collate or (fn is tc.default_collate and _torch_map_is_default(tc))
+
+
+def _torch_map_is_default(tc):
+    fn_map = getattr(tc, "default_collate_fn_map", None)
+    if fn_map is None:  # a torch without the map: default_collate is fixed
+        return True
+    keys = {torch.Tensor, np.ndarray, (np.bool_, np.number, np.object_), float, int, str, bytes,
+            (str, bytes)}
+    return all(k in keys and getattr(v, "__module__", None) == tc.__name__
+               for k, v in fn_map.items())
 
 
 def is_default_convert(fn):
@@ -801,6 +857,26 @@ def _set_worker_info(info):
     sw._info = info
 
 
+def torch_worker_info(tw, wid, num_workers, seed, dataset, torch_generator):
+    """torch's WorkerInfo for worker `wid` (`tw`: torch.utils.data._utils.worker). Newer torch
+    makes it a dataclass that also holds the worker's generators (``rng``: random's, torch's
+    and NumPy's global ones in a process worker) and ``worker_method`` ("multiprocessing"):
+    given where its fields name them (torch 1.13's takes any keyword, so the fields decide)."""
+    kw = dict(id=wid, num_workers=num_workers, seed=seed, dataset=dataset)
+    fields = getattr(tw.WorkerInfo, "__dataclass_fields__", {})
+    rng_cls = getattr(tw, "_RNG", None)
+    if "rng" in fields and rng_cls is not None:
+        try:
+            kw["rng"] = rng_cls(random_generator=getattr(random, "_inst", None),
+                                torch_generator=torch_generator,
+                                numpy_generator=getattr(np.random.mtrand, "_rand", None))
+        except TypeError:  # a torch whose _RNG has other fields: its default (None)
+            pass
+    if "worker_method" in fields:
+        kw["worker_method"] = "multiprocessing"
+    return tw.WorkerInfo(**kw)
+
+
 def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, close_fds, cfg,
                    notices=None):
     """Entry point of a DataLoader worker (multiprocessing target). `cfg`: (iterable, dataset,
@@ -819,10 +895,10 @@ def dl_worker_main(conn, wid, num_workers, base_seed, parent_pid, pdeathsig, clo
     torch.set_num_threads(1)
     seed = base_seed + wid
     random.seed(seed)
-    torch.manual_seed(seed)
+    torch_generator = torch.manual_seed(seed)
     np.random.seed(tw._generate_state(base_seed, wid))
     dataset = _seed_datapipe(dataset, shared_seed)
-    _set_worker_info(tw.WorkerInfo(id=wid, num_workers=num_workers, seed=seed, dataset=dataset))
+    _set_worker_info(torch_worker_info(tw, wid, num_workers, seed, dataset, torch_generator))
     if collate_fn is None:
         collate_fn = _shm_collate if auto_collation else _shm_convert
     init_error, fetcher = None, None

@@ -52,8 +52,14 @@ from ._dataloader import DataLoader
 DataLoader.__module__ = __name__  # where users import it from
 from torch.utils.data import (  # noqa: F401 - re-exported for `from torch.utils.data` users
     BatchSampler, ChainDataset, ConcatDataset, Dataset, DistributedSampler, IterableDataset,
-    IterDataPipe, MapDataPipe, RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
+    RandomSampler, Sampler, SequentialSampler, Subset, SubsetRandomSampler, TensorDataset,
     WeightedRandomSampler, _utils, default_collate, default_convert, random_split)
+
+try:  # DataPipes: in torch 1.13 to 2.x; deprecated upstream (torchdata 0.10 dropped its own)
+    from torch.utils.data import IterDataPipe, MapDataPipe  # noqa: F401
+    _DATAPIPES = True
+except ImportError:
+    _DATAPIPES = False
 
 try:  # torch >= 2.1
     from torch.utils.data import StackDataset  # noqa: F401
@@ -66,11 +72,12 @@ def get_worker_info():
     ``dataset``: this worker's copy), the same object ``torch.utils.data.get_worker_info()``
     returns there. In a worker of a pipeline's parallel external source: sluice's WorkerInfo.
     In the main process: None."""
-    from torch.utils.data._utils import worker as tw
+    from torch.utils.data import get_worker_info as torch_info  # (newer torch: thread workers')
 
     from .. import worker as sw
 
-    return tw._worker_info if tw._worker_info is not None else sw.get_worker_info()
+    info = torch_info()
+    return info if info is not None else sw.get_worker_info()
 
 __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGenericIterator",
            "DALIClassificationIterator", "LastBatchPolicy", "feed_ndarray", "to_torch_type",
@@ -79,6 +86,8 @@ __all__ = ["SluiceGenericIterator", "SluiceClassificationIterator", "DALIGeneric
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "default_collate",
            "default_convert", "StackDataset", "IterDataPipe", "MapDataPipe"]
+if not _DATAPIPES:  # a torch without DataPipes
+    __all__ = [n for n in __all__ if n not in ("IterDataPipe", "MapDataPipe")]
 
 to_torch_type = {
     types.DALIDataType.FLOAT: torch.float32,
@@ -92,8 +101,22 @@ to_torch_type = {
     types.DALIDataType.INT64: torch.int64,
 }
 
-# torch reads DLPack's kDLBool from 2.0 on; before, a bool batch goes through NumPy (no copy)
-_DLPACK_BOOL = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 0)
+
+
+def _dlpack_takes_bool():
+    """Whether this torch reads DLPack's kDLBool (torch 2.x does, 1.13 refuses it): tried on a
+    one-element bool tensor, not read from the version."""
+    from torch.utils import dlpack
+
+    try:
+        t = dlpack.from_dlpack(dlpack.to_dlpack(torch.zeros(1, dtype=torch.bool)))
+    except (RuntimeError, TypeError, BufferError):
+        return False
+    return t.dtype == torch.bool
+
+
+# a bool batch goes through NumPy (no copy) where torch cannot take DLPack's bool
+_DLPACK_BOOL = _dlpack_takes_bool()
 
 
 def _dense_shape(tl):
