@@ -254,7 +254,10 @@ class _Pinner:
     as PyTorch rebuilds them."""
 
     def __init__(self, device):
-        self.rules = _torch_pin_rules()
+        try:
+            self.rules = _torch_pin_rules()
+        except Exception:  # noqa: BLE001 - a torch whose pin_memory refuses the probes:
+            self.rules = _PinRules(True, False, False, False)  # torch 1.13's rules
         # torch 1.13 pins tensors on pin_memory_device (when given); newer torch ignores it
         # (deprecated) and passes the current accelerator's type to objects' pin_memory(device)
         self.device = (device or None) if self.rules.tensor_device else None
