@@ -70,7 +70,9 @@ def train_rows(a):
             rows.append({"contender": name, "threads": threads, "images_per_s": ips,
                          "median": statistics.median(ok) if ok else None,
                          "ratio_to_dataloader": statistics.median(ratios) if ratios else None,
-                         "errors": [r for r in results if r.get("status") != "ok"][:1]})
+                         "errors": [r for r in results if r.get("status") != "ok"][:1],
+                         # the last round's per-node busy / device time (sluice rows)
+                         "nodes": results[-1].get("nodes") if results else None})
     return rows
 
 

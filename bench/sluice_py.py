@@ -138,7 +138,12 @@ def main():
         "warmup_epochs": a.warmup, "epochs": a.epochs, "images": timed_images,
         "seconds": round(timed_s, 4), "images_per_s": round(timed_images / timed_s, 1),
         "epoch_images_per_s": [round(r, 1) for r in rates],
-        "time_to_first_batch_s": round(ttfb, 4), "torch": torch.__version__}))
+        "time_to_first_batch_s": round(ttfb, 4), "torch": torch.__version__,
+        # where the time went (every epoch, warm-up included): per node, the CPU threads' busy
+        # time and the device time (ms), and the prefetch depth's decisions
+        "nodes": {k: {f: v.get(f) for f in ("op", "device", "iterations", "busy_ms", "gpu_ms")}
+                  for k, v in pipe.executor_statistics().items()},
+        "prefetch_stats": pipe.prefetch_statistics()}, default=str))
     return 0
 
 
