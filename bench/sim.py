@@ -109,9 +109,11 @@ def load(path):
     return iters
 
 
-def simulate(iters, threads, depth="2", consumer_s=0.0, setup_first=True):
+def simulate(iters, threads, depth="2", consumer_s=0.0, setup_first=True, timed=None):
     """images/s of the iterations replayed on `threads` workers at prefetch depth `depth` (an
-    int, or "auto"), and the autotuner's changes [(iteration delivered, new depth)]."""
+    int, or "auto"), and the autotuner's changes [(iteration delivered, new depth)]. timed: the
+    rate over the last `timed` deliveries only (a run whose first epoch is a warm-up, as
+    `bench/run` times `sluice run`); None: over all after the first."""
     tune = Autotune(depth == "auto", AUTO_START if depth == "auto" else int(depth))
     n_it = len(iters)
     ready, running = [], []  # (iteration, kind, seq, cost): oldest first, heads first
@@ -215,9 +217,10 @@ def simulate(iters, threads, depth="2", consumer_s=0.0, setup_first=True):
         advance(t)
     n = len(delivered)
     batch = len(iters[0][1][-1])
-    if n < 2:
+    k = n - 1 if timed is None else min(timed, n - 1)
+    if k < 1:
         return 0.0, tune.changes
-    return batch * (n - 1) / (delivered[-1] - delivered[0]), tune.changes
+    return batch * k / (delivered[-1] - delivered[-1 - k]), tune.changes
 
 
 def bound(iters, threads):
@@ -240,6 +243,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=4,
                     help="replay the recorded iterations this many times (the tuner needs "
                          "windows to settle)")
+    ap.add_argument("--iterations", type=int,
+                    help="replay only this many iterations (of the repeated list): a short run")
+    ap.add_argument("--timed", type=int,
+                    help="images/s over the last TIMED iterations only (bench/run's timing of "
+                         "`sluice run`: the epochs after a warm-up one)")
     ap.add_argument("--iteration-order", action="store_true",
                     help="the thread pool's order before issue 21: older iterations first only "
                          "(no setup work first)")
@@ -247,6 +255,8 @@ def main():
     a = ap.parse_args()
     sf = not a.iteration_order
     iters = load(a.trace) * a.repeat
+    if a.iterations:
+        iters = (iters * (a.iterations // len(iters) + 1))[:a.iterations]
     threads = [int(x) for x in a.threads.split(",")]
     depths = a.depth or ["2", "auto"]
     batch = len(iters[0][1][-1])
@@ -260,7 +270,7 @@ def main():
     out = {"trace": a.trace, "setup_first": sf, "iterations": len(iters), "batch": batch,
            "sample_ms": mean * 1e3, "sample_cv": cv, "rows": []}
     b1 = bound(iters, 1)
-    p1 = {d: simulate(iters, 1, d, setup_first=sf)[0] for d in depths}
+    p1 = {d: simulate(iters, 1, d, setup_first=sf, timed=a.timed)[0] for d in depths}
     print(f"{'threads':>7}  {'bound img/s':>11}  {'scaling':>7}" +
           "".join(f"  {'D=' + d + ' img/s':>12}  {'scaling':>7}  {'/bound':>6}" for d in depths))
     for n in threads:
@@ -268,7 +278,7 @@ def main():
         row = {"threads": n, "bound": bn, "bound_scaling": bn / b1}
         line = f"{n:>7}  {bn:>11.1f}  {bn / b1:>6.2f}x"
         for d in depths:
-            v, changes = simulate(iters, n, d, setup_first=sf)
+            v, changes = simulate(iters, n, d, setup_first=sf, timed=a.timed)
             ratio = (v / p1[d]) / (bn / b1)
             row[d] = {"images_per_s": v, "scaling": v / p1[d], "vs_bound": ratio,
                       "changes": changes[:8]}
