@@ -5,7 +5,7 @@ autotune.c, ported below), to predict thread scaling where no such machine is at
 (issue 21 point 1).
 
     bench/sim.py TRACE [--threads 1,2,4,8,16] [--depth 2 | --depth auto] [--batch B]
-                 [--measured IMAGES_PER_S] [--json OUT]
+                 [--repeat R] [--iterations N --timed M] [--measured IMAGES_PER_S] [--json OUT]
     sluice run SPEC --epochs 3 --trace TRACE --stats   (makes TRACE; bench/sim.py --help)
 
 The model. From the trace (sl_pipeline_write_trace): per iteration, the run task of every
