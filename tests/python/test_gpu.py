@@ -509,3 +509,49 @@ def test_separated_queues(emulated, tree):
         print("ok")
     """, emulated, tree)
     assert "ok" in out
+
+
+@pytest.mark.parametrize("emulated", MODES)
+def test_resize_batches_of_repeated_sizes(emulated, tree):
+    """The GPU resize computes the coefficient tables of a batch's same-sized samples once
+    (resample.cu: same_tables): a batch whose sizes repeat out of order (A B A A B C) gives the
+    CPU operator's bytes in every sample, for the fixed-point and the float paths."""
+    run_child('''
+        rng = np.random.default_rng(5)
+        shapes = [(37, 50, 3), (50, 37, 3), (37, 50, 3), (37, 50, 3), (50, 37, 3), (23, 61, 3)]
+        imgs = [rng.integers(0, 256, s, dtype=np.uint8) for s in shapes]
+        # per sample: the same input size with another output size or input region, so that
+        # samples which share only some of what the tables depend on are in one batch
+        sizes = [np.float32(v) for v in ([21, 30], [30, 21], [21, 30], [22, 30], [30, 21],
+                                         [21, 30])]
+        starts = [np.float32(v) for v in ([0, 0], [0, 0], [0.1, 0], [0, 0], [0, 0.2], [0, 0])]
+        ends = [np.float32(v) for v in ([1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [0.9, 1])]
+        for args in ({"resize_shorter": 20},
+                     {"resize_x": 45, "resize_y": 29, "interp_type": types.INTERP_CUBIC},
+                     {"resize_shorter": 24, "dtype": types.FLOAT},
+                     {"size": "sizes"},
+                     {"size": "sizes", "roi_start": "starts", "roi_end": "ends",
+                      "roi_relative": True}):
+            outs = []
+            for dev in ("cpu", "gpu"):
+                p = sluice.Pipeline(batch_size=len(imgs), num_threads=1, device_id=0)
+                with p:
+                    x = fn.external_source(source=lambda: imgs, layout="HWC")
+                    x = x.gpu() if dev == "gpu" else x
+                    kw = dict(args)
+                    for key, v in list(kw.items()):
+                        named = {"sizes": sizes, "starts": starts, "ends": ends}
+                        if isinstance(v, str) and v in named:
+                            kw[key] = fn.external_source(source=lambda v=named[v]: v)
+                    p.set_outputs(fn.resize(x, device=dev, **kw))
+                p.build()
+                o = p.run()[0]
+                outs.append([np.array((o.as_cpu() if dev == "gpu" else o).at(k))
+                             for k in range(len(imgs))])
+            for k, (c, g) in enumerate(zip(*outs)):
+                assert c.shape == g.shape and c.dtype == g.dtype, (args, k)
+                assert np.array_equal(c, g), (args, k)
+            if "resize_shorter" in args:  # A and B's outputs really differ in size
+                assert outs[0][0].shape != outs[0][1].shape, args
+        print("ok")
+    ''', emulated, tree)

@@ -11,7 +11,9 @@
  * structs (upload buffer 1). The intermediate
  * images of all samples share device scratch buffer 0. Then two launches over the batch: every
  * sample's first pass, then every sample's second one (resample.cuh). Nothing waits on the GPU.
- * Host scratch: sl_ctx_scratch_n buffers 0 (plans), 1 (tables) and 2 (pass structs).
+ * Samples with the same axes and types share one copy of the tables (same_tables).
+ * Host scratch: sl_ctx_scratch_n buffers 0 (plans), 1 (tables), 2 (pass structs) and 3 (the
+ * samples that own tables).
  */
 #include "ops/image/resample.cuh"
 
@@ -25,6 +27,7 @@ namespace {
 struct planned {
     sl__resample_plan p;
     int64_t offset;        /* elements from the sample's start to the plan's pixel (0, 0) */
+    int same;              /* an earlier sample whose tables these are (-1: its own) */
     size_t tab, ntab;      /* its tables: byte offset in the table buffer, bytes */
     size_t tmp, ntmp;      /* its intermediate: byte offset in device scratch, bytes */
     size_t fy, wy, fx, wx; /* table parts, byte offsets from tab (NN: fy rows, fx columns) */
@@ -66,6 +69,20 @@ void size_parts(planned *q, int *kmax)
     *kmax = p->kx > *kmax ? p->kx : *kmax;
 }
 
+bool same_axis(const sl__resample_axis &a, const sl__resample_axis &b)
+{
+    return a.in == b.in && a.out == b.out && a.lo == b.lo && a.hi == b.hi && a.filter == b.filter &&
+           a.antialias == b.antialias;
+}
+/* Whether two planned samples have the same coefficient tables: the tables are a function of
+ * the axes and the types alone (sl__resample_plan_init derives the rest from them; channels and
+ * strides only place the passes). Batches of same-sized images share them (a val pipeline's
+ * 500x375 photos), so each distinct table set is computed and uploaded once. */
+bool same_tables(const sl__resample_plan &a, const sl__resample_plan &b)
+{
+    return same_axis(a.y, b.y) && same_axis(a.x, b.x) && a.in_type == b.in_type &&
+           a.out_type == b.out_type;
+}
 int types_of(bool fixed, bool in_u8, bool out_u8)
 {
     if (fixed)
@@ -150,15 +167,31 @@ extern "C" sl_status sl__resample_gpu(sl_ctx *ctx, sl__resample_plan_fn plan)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d resampling plans", n);
     size_t ntab = 0, ntmp = 0;
     int kmax = 1;
+    int owners = 0; /* samples with tables of their own, listed at the front of `own` */
+    int *own = (int *)sl_ctx_scratch_n(ctx, 3, sizeof(int) * (size_t)n);
+    if (!own)
+        return sl_fail(ctx, SL_ENOMEM, "out of memory for %d resampling plans", n);
     for (int i = 0; i < n; i++) {
         planned *q = &qs[i];
         plan(ctx, i, &q->p, &q->offset);
         sl__resample_plan_init(&q->p);
         size_parts(q, &kmax);
-        q->tab = ntab;
+        q->same = -1;
+        for (int k = owners - 1; k >= 0 && q->ntab; k--) { /* the most recent first */
+            if (same_tables(qs[own[k]].p, q->p)) {
+                q->same = own[k];
+                break;
+            }
+        }
         q->tmp = ntmp;
-        ntab += align_up(q->ntab, 256);
         ntmp += align_up(q->ntmp, 256);
+        if (q->same >= 0) {
+            q->tab = qs[q->same].tab;
+            continue;
+        }
+        own[owners++] = i;
+        q->tab = ntab;
+        ntab += align_up(q->ntab, 256);
     }
     /* the tables, then the doubles sl__resample_tables borrows (not uploaded) */
     char *tabs = (char *)sl_ctx_scratch_n(ctx, 1, ntab + (size_t)kmax * sizeof(double));
@@ -168,6 +201,8 @@ extern "C" sl_status sl__resample_gpu(sl_ctx *ctx, sl__resample_plan_fn plan)
     for (int i = 0; i < n; i++) {
         planned *q = &qs[i];
         char *t = tabs + q->tab;
+        if (q->same >= 0)
+            continue; /* an earlier sample's tables */
         if (q->p.scratch && q->p.nn)
             sl__resample_nn_tables(&q->p, (int32_t *)(t + q->fy), (int32_t *)(t + q->fx));
         else if (q->p.scratch)
