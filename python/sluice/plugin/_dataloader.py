@@ -254,10 +254,7 @@ class _Pinner:
     as PyTorch rebuilds them."""
 
     def __init__(self, device):
-        try:
-            self.rules = _torch_pin_rules()
-        except Exception:  # noqa: BLE001 - a torch whose pin_memory refuses the probes:
-            self.rules = _PinRules(True, False, False, False)  # torch 1.13's rules
+        self.rules = _torch_pin_rules()
         # torch 1.13 pins tensors on pin_memory_device (when given); newer torch ignores it
         # (deprecated) and passes the current accelerator's type to objects' pin_memory(device)
         self.device = (device or None) if self.rules.tensor_device else None
@@ -311,17 +308,8 @@ class _Pinner:
                 return type(data)(out)
             except TypeError:  # a tuple subclass that does not take a list
                 return tuple(out)
-        if isinstance(data, collections.abc.Sequence):
-            out = [self.pin(v, in_place) for v in data]
-            try:
-                if isinstance(data, collections.abc.MutableSequence):
-                    clone = copy.copy(data)
-                    for i, v in enumerate(out):
-                        clone[i] = v
-                    return clone
-                return type(data)(out)
-            except TypeError:  # the sequence type does not take a list (range)
-                return out
+        if isinstance(data, collections.abc.Sequence):  # a mutable one cloned, as PyTorch's
+            return _dl_worker._rebuilt_sequence(data, [self.pin(v, in_place) for v in data], True)
         if hasattr(data, "pin_memory"):
             return self._pin_object(data)
         return data
@@ -352,14 +340,28 @@ _PinRules = collections.namedtuple("_PinRules", "tensor_device keeps_tuple objec
 
 
 def _torch_pin_rules():
-    """How the installed torch's pin_memory(data, device) treats what it is given, found by
-    calling it on objects that only record the call (nothing is pinned, no accelerator is
-    needed): whether it passes `device` to Tensor.pin_memory (torch 1.13: yes; newer: no,
-    pin_memory_device is deprecated), keeps a tuple a tuple (1.13: a list), asks an object
-    with a pin_memory() method before it looks into it as a container (1.13: after), and
-    passes `device` to that method when it takes one (1.13: never)."""
+    """How the installed torch's pin_memory(data, device) treats what it is given (see
+    _pin_rules_of), found once per pin_memory function."""
     from torch.utils.data._utils import pin_memory as tpm
 
+    return _pin_rules_of(tpm.pin_memory)
+
+
+@functools.lru_cache(maxsize=None)
+def _pin_rules_of(pin_memory):
+    """The rules of `pin_memory` (torch's), found by calling it on objects that only record
+    the call (nothing is pinned, no accelerator is needed): whether it passes `device` to
+    Tensor.pin_memory (torch 1.13: yes; newer: no, pin_memory_device is deprecated), keeps a
+    tuple a tuple (1.13: a list), asks an object with a pin_memory() method before it looks
+    into it as a container (1.13: after), and passes `device` to that method when it takes one
+    (1.13: never). torch 1.13's rules where it refuses the probes."""
+    try:
+        return _probe_pin_rules(pin_memory)
+    except Exception:  # noqa: BLE001 - never a DataLoader that fails over how it pins
+        return _PinRules(True, False, False, False)
+
+
+def _probe_pin_rules(pin_memory):
     seen = []
 
     class Probe(torch.Tensor):
@@ -372,11 +374,11 @@ def _torch_pin_rules():
             seen.append(device)
             return "pinned"
 
-    tpm.pin_memory(torch.empty(0).as_subclass(Probe), "sluice-probe")
+    pin_memory(torch.empty(0).as_subclass(Probe), "sluice-probe")
     tensor_device = seen == [("sluice-probe",)]
     seen.clear()
-    keeps_tuple = type(tpm.pin_memory((), "sluice-probe")) is tuple
-    object_first = tpm.pin_memory(Pinnable(), "sluice-probe") == "pinned"
+    keeps_tuple = type(pin_memory((), "sluice-probe")) is tuple
+    object_first = pin_memory(Pinnable(), "sluice-probe") == "pinned"
     object_device = object_first and seen == ["sluice-probe"]
     if not object_first:  # an object that is no container: does it get the device?
         class Plain:
@@ -385,7 +387,7 @@ def _torch_pin_rules():
                 return self
 
         seen.clear()
-        tpm.pin_memory(Plain(), "sluice-probe")
+        pin_memory(Plain(), "sluice-probe")
         object_device = seen == ["sluice-probe"]
     return _PinRules(tensor_device, keeps_tuple, object_first, object_device)
 
