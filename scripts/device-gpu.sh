@@ -21,7 +21,7 @@
 # reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel against
 # its CPU operator on the device and emulated, then the GPU tests of tests/python with pytest:
 # test_gpu.py, the held-batch loops of test_held_batches.py and the DataLoader's pin_memory
-# cases), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 3":
+# cases), pin (only those pin_memory cases, for a run without test), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 3":
 # train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
 # crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
@@ -31,7 +31,9 @@
 # threads), dataloader (bench/dataloader.py: sluice's DataLoader against torch's, ImageFolder
 # + PIL and ready arrays, 4 and all workers: issue 18's benchmark on many cores). For the
 # kernels alone, one call with command
-# "scripts/device-gpu.sh build,kernels,hybrid" (timeout_s 420).
+# "scripts/device-gpu.sh build,kernels,hybrid" (timeout_s 420); for pinning and the 1 -> 16
+# thread scaling alone (~3 minutes with the start), command
+# "SLUICE_SCALING_THREADS=1 scripts/device-gpu.sh build,pin,scaling" (timeout_s 240).
 #
 # What comes back in $OUT (/tmp/sluice-out elsewhere; the device tool brings back at most 8
 # files): steps.txt (the machine, each step, its verdict and its output's tail), build.txt,
@@ -94,24 +96,31 @@ if [[ $STEPS == *,build,* ]]; then
     cmake --build "$BUILD" -j "$JOBS" >> "$OUT/build.txt" 2>&1 ||
         { tail_to_steps 40 "$OUT/build.txt"; failed "build"; exit 1; }
 fi
+# pytest on the build's Python package, with the test tree the build's fixtures use
+pytest_gpu() {
+    local pypath="$BUILD/python" tree
+    "$PY" -c 'import pytest' 2>/dev/null || pypath="$pypath:${PYDEPS:-}"
+    tree=$(sed -n 's/^SLUICE_TEST_DATA_FROM:PATH=//p' "$BUILD/CMakeCache.txt")
+    tree=${tree:-$BUILD}/testtree
+    PYTHONPATH="$pypath" SLUICE_TEST_TREE="$tree" "$PY" -m pytest -q -p no:cacheprovider -rs "$@"
+}
+pytest_pin() {
+    pytest_gpu -k pin_memory tests/python/test_dataloader.py tests/python/test_dataloader_compat.py
+}
 if [[ $STEPS == *,test,* ]]; then
     log "test: ctest -L 'gpu|gpu-emulated'"
     (cd "$BUILD" && ctest -L 'gpu|gpu-emulated' --output-on-failure -j 4) > "$OUT/ctest-gpu.txt" 2>&1 \
         || failed "some GPU tests (ctest-gpu.txt)"
     tail_to_steps 25 "$OUT/ctest-gpu.txt"
     log "test: pytest test_gpu.py, test_held_batches.py, the DataLoader's pin_memory cases"
-    pypath="$BUILD/python"
-    "$PY" -c 'import pytest' 2>/dev/null || pypath="$pypath:${PYDEPS:-}"
-    tree=$(sed -n 's/^SLUICE_TEST_DATA_FROM:PATH=//p' "$BUILD/CMakeCache.txt")
-    tree=${tree:-$BUILD}/testtree
-    pytest_gpu() {
-        PYTHONPATH="$pypath" SLUICE_TEST_TREE="$tree" "$PY" -m pytest -q -p no:cacheprovider -rs "$@"
-    }
     { pytest_gpu tests/python/test_gpu.py tests/python/test_held_batches.py ||
           failed "some Python GPU tests (pytest-gpu.txt)"
-      pytest_gpu -k pin_memory tests/python/test_dataloader.py tests/python/test_dataloader_compat.py ||
-          failed "some DataLoader pin_memory tests (pytest-gpu.txt)"
+      pytest_pin || failed "some DataLoader pin_memory tests (pytest-gpu.txt)"
     } > "$OUT/pytest-gpu.txt" 2>&1
+    tail_to_steps 30 "$OUT/pytest-gpu.txt"
+elif [[ $STEPS == *,pin,* ]]; then
+    log "pin: pytest, the DataLoader's pin_memory cases"
+    pytest_pin > "$OUT/pytest-gpu.txt" 2>&1 || failed "some DataLoader pin_memory tests (pytest-gpu.txt)"
     tail_to_steps 30 "$OUT/pytest-gpu.txt"
 fi
 if [[ $STEPS == *,bench,* ]]; then

@@ -6,11 +6,11 @@
  * src/core/tpool.c), the last task of a phase starting the next, and its completion decrements
  * its consumers' counts. A stateful node's iteration k also waits for its own iteration k-1. No
  * task ever waits for another. Pipeline outputs have one batch per slot; intermediate outputs
- * have one intermediate storage for all slots (istore.c), which a node takes in iteration order
- * at its allocation phase (parking, without a waiting thread, until the previous iteration's
- * consumers are done). The mixed and gpu nodes' outputs live in `gdepth` GPU buffer sets
- * (stage_sets.c) that iterations take in order; a mixed/gpu node whose iteration holds no set
- * yet waits, parked, until one is given back.
+ * have two intermediate storage buffers for all slots (istore.c), which a node takes in
+ * iteration order at its allocation phase, iteration k buffer k % 2 (parking, without a waiting
+ * thread, until iteration k - 2's consumers are done). The mixed and gpu nodes' outputs live in
+ * `gdepth` GPU buffer sets (stage_sets.c) that iterations take in order; a mixed/gpu node whose
+ * iteration holds no set yet waits, parked, until one is given back.
  *
  * Conditionals (plan scopes, src/graph/cond.c): a node runs on its scope's samples — the slot's
  * scope_n[scope] of them, each mapped to its index in the whole batch by scope_idx — which the
@@ -248,15 +248,19 @@ typedef struct sl__istore_buf {
     size_t cap;
 } sl__istore_buf;
 
+/* Buffers of each stored intermediate output (istore.c): iteration k uses buffer k % 2, so
+ * iteration k + 1 can run the node while iteration k's consumers finish their batch's tail. */
+#define SL__ISTORE_BUFS 2
+
 /* Per node: which outputs share storage across slots, and whose turn it is. */
 typedef struct sl__istore {
-    bool *stored;          /* per output: not a pipeline output, CPU: one storage for all slots */
-    sl__istore_buf *store; /* per output */
+    bool *stored;          /* per output: not a pipeline output, CPU: shared by all slots */
+    sl__istore_buf *store; /* per buffer and output: store[b * nout + o] */
     int nstored;
     int *pred; /* distinct producer nodes (this node counts down their consumers_left) */
     int npred;
-    int64_t holder; /* (mu) iteration whose batches borrow the storage, -1 none */
-    int64_t next;   /* (mu) the next iteration that may take it */
+    int64_t holder[SL__ISTORE_BUFS]; /* (mu) iteration whose batches borrow buffer b, -1 none */
+    int64_t next;                    /* (mu) the next iteration that may take its buffer */
 } sl__istore;
 
 typedef struct sl__scratch {

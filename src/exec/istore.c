@@ -7,20 +7,28 @@
  * that waits for buffer sets: see is_source, feeds_parked_gpu_stage and sched.c) is dead once
  * every consumer of its node has finished
  * the iteration; keeping one buffer per slot for it, as for pipeline outputs, makes memory grow
- * with prefetch_queue_depth for nothing (val at depth 2: the files, decoded and resized images,
- * ~57 MiB per slot). So each such (node, output) has one storage that the slots' batches borrow
- * from the node's allocation until its last consumer of that iteration completes.
+ * with prefetch_queue_depth for nothing (unfused, val's decoded and resized images are ~57 MiB
+ * per slot, and "auto" goes to 8 slots). So each such (node, output) has SL__ISTORE_BUFS (2)
+ * buffers, iteration k's batches borrowing buffer k % 2 from the node's allocation until its
+ * last consumer of that iteration completes.
  *
- * Order and progress: iterations take a node's storage in iteration order (`next`), and a node
- * that cannot take it yet is parked — no thread waits — and resubmitted by the completion that
- * frees it (sl__exec_resume_locked). The oldest running iteration never parks: every older
- * iteration has completed all its nodes, so it has passed `next` and released the storage.
- * Hence no deadlock, whatever the graph (stateful nodes included). The cost is that iteration
- * k+1 cannot run a node until iteration k's consumers of it are done; with the scheduler's
- * oldest-first priorities that is how the work runs anyway.
+ * Why two, not one: with one, iteration k+1 could not run the node until iteration k's
+ * consumers of it were done, and when the consumer is a fused decode chain whose samples vary
+ * in cost, the threads idled through every batch's tail whatever the depth: the train pipeline's
+ * coin flips (64 bytes) made iteration k+1's whole chain wait for iteration k's slowest sample
+ * (16 threads of a lent H100 machine: only one iteration's samples in flight, 1 -> 16 threads
+ * 9.4x where the decode bound scales 15.3x). With two, iteration k+1 takes the other buffer
+ * and fills the tail; iteration k+2 waits for iteration k, whose tail has ended by then.
  *
- * Invariant (mu): istores[j].holder >= 0 iff the batches of node j in that iteration's slot borrow
- * the storage (slot node `holds`); every other slot's batch of a stored output has data NULL.
+ * Order and progress: iterations take a node's buffers in iteration order (`next`), and a node
+ * that cannot take its buffer yet is parked — no thread waits — and resubmitted by the
+ * completion that frees it (sl__exec_resume_locked). The oldest running iteration never parks:
+ * every older iteration has completed all its nodes, so it has passed `next` and released its
+ * buffer. Hence no deadlock, whatever the graph (stateful nodes included).
+ *
+ * Invariant (mu): istores[j].holder[k % 2] == k iff the batches of node j in iteration k's slot
+ * borrow buffer k % 2 (slot node `holds`); every other slot's batch of a stored output has data
+ * NULL.
  */
 #include <string.h>
 
@@ -69,9 +77,10 @@ sl_status sl__istore_create(sl_pipeline *p)
         const sl__pnode *pn = &plan->nodes[j];
         sl__istore *is = &p->istores[j];
         int nout = pn->nout;
-        is->holder = -1;
+        for (int b = 0; b < SL__ISTORE_BUFS; b++)
+            is->holder[b] = -1;
         is->stored = sl__calloc((size_t)(nout ? nout : 1), sizeof(bool));
-        is->store = sl__calloc((size_t)(nout ? nout : 1), sizeof(sl__istore_buf));
+        is->store = sl__calloc((size_t)SL__ISTORE_BUFS * (nout ? nout : 1), sizeof(sl__istore_buf));
         if (!is->stored || !is->store)
             return SL_ENOMEM;
         for (int o = 0; o < nout; o++) {
@@ -94,20 +103,24 @@ void sl__istore_destroy(sl_pipeline *p)
         return;
     for (int j = 0; j < p->plan->n; j++) {
         sl__istore *is = &p->istores[j];
-        for (int o = 0; is->stored && is->store && o < p->plan->nodes[j].nout; o++) {
+        const int nout = p->plan->nodes[j].nout;
+        for (int o = 0; is->stored && is->store && o < nout; o++) {
             if (!is->stored[o])
                 continue;
-            /* the slots' batches may still borrow it (destroyed mid-iteration): unbind them */
-            for (int s = 0; p->slots && s < p->depth; s++) {
-                if (!p->slots[s].nodes || !p->slots[s].nodes[j].outs)
-                    continue;
-                sl_batch *b = &p->slots[s].nodes[j].outs[o];
-                if (b->data == is->store[o].data) {
-                    b->data = NULL;
-                    b->bytes_cap = 0;
+            for (int k = 0; k < SL__ISTORE_BUFS; k++) {
+                uint8_t *data = is->store[k * nout + o].data;
+                /* the slots' batches may still borrow it (destroyed mid-iteration): unbind */
+                for (int s = 0; data && p->slots && s < p->depth; s++) {
+                    if (!p->slots[s].nodes || !p->slots[s].nodes[j].outs)
+                        continue;
+                    sl_batch *b = &p->slots[s].nodes[j].outs[o];
+                    if (b->data == data) {
+                        b->data = NULL;
+                        b->bytes_cap = 0;
+                    }
                 }
+                sl__free(data);
             }
-            sl__free(is->store[o].data);
         }
         sl__free(is->stored);
         sl__free(is->store);
@@ -117,20 +130,24 @@ void sl__istore_destroy(sl_pipeline *p)
     p->istores = NULL;
 }
 
+static void wake_locked(sl_pipeline *p, int j);
+
 bool sl__istore_acquire_locked(sl_pipeline *p, sl__snode *sn)
 {
     SL__ASSERT_LOCKED(p);
     sl__istore *is = &p->istores[sn->node];
     if (!is->nstored)
         return true;
-    if (is->next != sn->slot->iteration || is->holder >= 0) {
+    const int64_t it = sn->slot->iteration;
+    if (is->next != it || is->holder[it % SL__ISTORE_BUFS] >= 0) {
         sn->parked = true;
         return false;
     }
-    is->holder = sn->slot->iteration;
-    is->next = is->holder + 1;
+    is->holder[it % SL__ISTORE_BUFS] = it;
+    is->next = it + 1;
     sn->holds = true;
     sn->parked = false;
+    wake_locked(p, sn->node); /* the next iteration, parked for its turn, may have its buffer */
     return true;
 }
 
@@ -140,8 +157,9 @@ sl_status sl__istore_alloc(sl__snode *sn, int o)
     sl__istore *is = &sn->p->istores[sn->node];
     if (!is->stored[o])
         return sl__batch_alloc(b);
-    /* only the holder touches the storage, so no lock: borrow, grow if needed, give back */
-    sl__istore_buf *st = &is->store[o];
+    /* only the holder touches its buffer, so no lock: borrow, grow if needed, give back */
+    const int nout = sn->p->plan->nodes[sn->node].nout;
+    sl__istore_buf *st = &is->store[(sn->slot->iteration % SL__ISTORE_BUFS) * nout + o];
     b->data = st->data;
     b->bytes_cap = st->cap;
     sl_status s = sl__batch_alloc(b);
@@ -150,8 +168,8 @@ sl_status sl__istore_alloc(sl__snode *sn, int o)
     return s;
 }
 
-/* Gives node j's storage back (its consumers in the holder's iteration are done) and lets the
- * next iteration have it. */
+/* Gives node j's buffer back (its consumers in the holder's iteration are done), so that the
+ * iteration two later can have it. */
 static void release_locked(sl_pipeline *p, sl__snode *sn)
 {
     SL__ASSERT_LOCKED(p);
@@ -163,18 +181,18 @@ static void release_locked(sl_pipeline *p, sl__snode *sn)
         }
     }
     sn->holds = false;
-    is->holder = -1;
+    is->holder[sn->slot->iteration % SL__ISTORE_BUFS] = -1;
 }
 
-/* Resumes node j of iteration is->next if it is parked and the storage is free. */
+/* Resumes node j of iteration is->next if it is parked and its buffer is free. */
 static void wake_locked(sl_pipeline *p, int j)
 {
     SL__ASSERT_LOCKED(p);
     sl__istore *is = &p->istores[j];
     sl__slot *slot = &p->slots[is->next % p->depth];
     sl__snode *sn = &slot->nodes[j];
-    if (is->holder >= 0 || slot->state != SLOT_RUNNING || slot->iteration != is->next ||
-        !sn->parked)
+    if (is->holder[is->next % SL__ISTORE_BUFS] >= 0 || slot->state != SLOT_RUNNING ||
+        slot->iteration != is->next || !sn->parked)
         return;
     sl__istore_acquire_locked(p, sn);
     sl__exec_resume_locked(p, sn);

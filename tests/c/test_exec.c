@@ -3,7 +3,8 @@
  * In-order delivery, determinism across threads and prefetch depths, an error delivered at the
  * iteration it belongs to (and the pipeline usable afterwards), shutdown with work in flight,
  * DALI's run-API misuse cases, no allocation in steady state, stats and the trace, and one
- * storage per intermediate output whatever the prefetch depth (exec/istore.c, white-box).
+ * storage per intermediate output whatever the prefetch depth, two buffers of it so that the
+ * next iteration fills a batch's tail (exec/istore.c, white-box).
  * Data: the JPEG class tree made by tests/data/make_tree.py (env SLUICE_TEST_TREE).
  */
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -366,7 +368,7 @@ static void test_steady_state_no_alloc(void **state)
     free(labels);
 }
 
-/* Intermediate outputs (the decoded images, the coin flips) have one storage shared by all
+/* Intermediate outputs (the decoded images, the coin flips) have two buffers shared by all
  * slots, which a slot borrows only while its iteration needs it; pipeline outputs (cmn,
  * reader:1) and a source's (reader:0: it runs ahead) keep one per slot. Checked with iterations
  * shared, in flight and done. */
@@ -402,7 +404,7 @@ static void test_intermediates_share_storage(void **state)
                 assert_non_null(slot->nodes[cmn].outs[0].data);
             }
         }
-        assert_true(holders <= 1);
+        assert_true(holders <= SL__ISTORE_BUFS);
         pthread_mutex_unlock(&p->mu);
     }
     sl_pipeline_destroy(p);
@@ -914,6 +916,99 @@ static void test_caller_runs(void **state)
     sl_graph_destroy(g);
 }
 
+/* ---- the intermediate storage's two buffers ------------------------------------------------ */
+
+typedef struct overlap_fx {
+    sl_pipeline *p;
+    int gen;      /* the generator's node */
+    int saw_next; /* the consumer's iteration 0 saw the generator's iteration 1 allocate */
+    int64_t shape[4][1];
+    uint8_t byte[4];
+} overlap_fx;
+
+/* python_function with no inputs: one byte per sample (its iteration). */
+static sl_status overlap_gen(void *user, sl_callback_call *call)
+{
+    overlap_fx *fx = user;
+    for (int i = 0; i < call->batch_size; i++) {
+        fx->shape[i][0] = 1;
+        call->outputs[i] = (sl_sample_view){.dtype = SL_DTYPE_UINT8,
+                                            .ndim = 1,
+                                            .shape = fx->shape[i],
+                                            .data = &fx->byte[call->iteration % 4]};
+    }
+    return SL_OK;
+}
+
+/* Its consumer: iteration 0 waits (5 s at most) until the generator's iteration 1 has taken
+ * its output storage (white-box: the storage's turn has passed iteration 1), a batch tail
+ * that later iterations should fill; then hands its input back. */
+static sl_status overlap_consume(void *user, sl_callback_call *call)
+{
+    overlap_fx *fx = user;
+    for (int k = 0; call->iteration == 0 && k < 5000 && !fx->saw_next; k++) {
+        pthread_mutex_lock(&fx->p->mu);
+        fx->saw_next = fx->p->istores[fx->gen].next >= 2;
+        pthread_mutex_unlock(&fx->p->mu);
+        usleep(1000);
+    }
+    static int64_t one[1] = {1};
+    for (int i = 0; i < call->batch_size; i++)
+        call->outputs[i] = (sl_sample_view){.dtype = SL_DTYPE_UINT8,
+                                            .ndim = 1,
+                                            .shape = one,
+                                            .data = sl_batch_sample_data(call->inputs[0], i)};
+    return SL_OK;
+}
+
+/* A stored intermediate output (the generator's) has two buffers: while iteration 0's consumer
+ * is still running, iteration 1 runs the generator in the other buffer (with one, it waited for
+ * that consumer: the threads idled through every batch's tail). The values stay each
+ * iteration's own, and at most two iterations hold the storage. */
+static void test_intermediate_buffers_overlap(void **state)
+{
+    (void)state;
+    sl_graph *g = NULL;
+    assert_int_equal(sl_graph_create(&g), SL_OK);
+    assert_int_equal(sl_graph_add(g, "python_function", "gen", NULL), SL_OK);
+    assert_int_equal(sl_graph_arg_int(g, "gen", "num_outputs", 1), SL_OK);
+    assert_int_equal(sl_graph_add(g, "python_function", "use", NULL), SL_OK);
+    assert_int_equal(sl_graph_input(g, "use", "gen"), SL_OK);
+    assert_int_equal(sl_graph_arg_int(g, "use", "num_outputs", 1), SL_OK);
+    assert_int_equal(sl_graph_output(g, "use:0"), SL_OK);
+    sl_pipeline_options o;
+    sl_pipeline_options_init(&o);
+    o.batch_size = 3;
+    o.num_threads = 2;
+    o.prefetch_queue_depth = 3;
+    sl_pipeline *p = NULL;
+    assert_int_equal(sl_pipeline_create(g, &o, &p), SL_OK);
+    overlap_fx fx = {.p = p, .byte = {10, 11, 12, 13}};
+    assert_int_equal(sl_pipeline_set_callback(p, "gen", overlap_gen, &fx), SL_OK);
+    assert_int_equal(sl_pipeline_set_callback(p, "use", overlap_consume, &fx), SL_OK);
+    assert_int_equal(sl_pipeline_build(p), SL_OK);
+    int gen = -1;
+    for (int j = 0; j < p->plan->n; j++)
+        gen = strcmp(p->plan->nodes[j].name, "gen") == 0 ? j : gen;
+    assert_true(gen >= 0 && p->istores[gen].stored[0]);
+    fx.gen = gen;
+    for (int it = 0; it < 8; it++) {
+        assert_int_equal(sl_pipeline_run(p), SL_OK);
+        const sl_batch *b = sl_pipeline_output(p, 0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(*(const uint8_t *)sl_batch_sample_data(b, i), 10 + it % 4);
+        pthread_mutex_lock(&p->mu);
+        int holders = 0;
+        for (int s = 0; s < p->depth; s++)
+            holders += p->slots[s].nodes[gen].holds;
+        assert_true(holders <= SL__ISTORE_BUFS);
+        pthread_mutex_unlock(&p->mu);
+    }
+    assert_true(fx.saw_next);
+    sl_pipeline_destroy(p);
+    sl_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -930,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_variable_batch_size),
         cmocka_unit_test(test_lent_feed),
         cmocka_unit_test(test_intermediates_share_storage),
+        cmocka_unit_test(test_intermediate_buffers_overlap),
         cmocka_unit_test(test_sample_fusion),
         cmocka_unit_test(test_sample_fusion_errors),
         cmocka_unit_test(test_lock_checks),
