@@ -2,7 +2,7 @@
 """The GPU stage's benchmark (issue 7), for a machine with a CUDA GPU (the `device` tool).
 
     python3 bench/gpu.py --root DATASET [--threads 1 4 16] [--rounds 3] [--batch 256]
-                         [--out bench/results] [--build-dir build]
+                         [--epochs 1] [--out bench/results] [--build-dir build]
 
 Two parts, in one run, written to OUT/gpu.json and OUT/gpu.md:
 
@@ -59,7 +59,8 @@ def train_rows(a):
                 opt = "--workers" if "peers" in cmd[1] else "--threads"
                 extra = ["--build-dir", a.build_dir] if "sluice_py" in cmd[1] else []
                 res = run_json(cmd + ["--workload", "train", "--root", a.root, opt,
-                                      str(threads), "--batch", str(a.batch_train)] + extra)
+                                      str(threads), "--batch", str(a.batch_train),
+                                      "--epochs", str(a.epochs)] + extra)
                 per[name].append(res)
                 print(name, threads, res.get("images_per_s", res), flush=True)
         peer = [r.get("images_per_s") for r in per["torchvision DataLoader"]]
@@ -163,6 +164,9 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[4, 16])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch-train", type=int, default=256)
+    ap.add_argument("--epochs", type=int, default=1,
+                    help="timed epochs of the train part, after one warm-up epoch (500 photos "
+                         "at batch 256 are two iterations an epoch: use a larger set or more)")
     ap.add_argument("--batch", type=int, default=256, help="bandwidth part: images per batch")
     ap.add_argument("--size", type=int, nargs=2, default=[224, 224])
     ap.add_argument("--iters", type=int, default=50)

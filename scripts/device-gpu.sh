@@ -9,9 +9,10 @@
 #   2. device tool `run`, one call:
 #             carry     [".device-debs", ".device-testdata", "build/bench-data/n500-s0"]
 #             command   "scripts/device-gpu.sh"
-#             timeout_s 600 (on the H200 of 2026-11-27: build 31 s on 16 cores, tests 85 s,
-#             bench 81 s, hybrid 46 s, scaling ~3 min on 2,000 files, dataloader ~2 min; the
-#             machine's start ~30 s more). Keep ~2 minutes of the 15 for a rerun of one step.
+#             timeout_s 600 (on the H100 machine of 2026-11-27, 556 s in all: build 35 s on 16
+#             cores, tests 110 s, bench 80 s (then 3 rounds on 500 photos; now 2 rounds on
+#             2,000, about as long), hybrid 50 s, scaling 108 s, dataloader 172 s; the
+#             machine's start ~40 s more). Keep ~4 minutes of the 15 for a shorter second call.
 #   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
 #   Ignored build outputs stay on a warm machine between calls, but a changed environment does
 #   not rebuild them: after changing how it builds, start the command with `rm -rf build-gpu`.
@@ -21,8 +22,9 @@
 # reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel against
 # its CPU operator on the device and emulated, then the GPU tests of tests/python with pytest:
 # test_gpu.py, the held-batch loops of test_held_batches.py and the DataLoader's pin_memory
-# cases), pin (only those pin_memory cases, for a run without test), bench (bench/gpu.py, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 3":
-# train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
+# cases), pin (only those pin_memory cases, for a run without test), bench (bench/gpu.py on the
+# photos hard-linked to 2,000 files, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 2
+# --epochs 2": train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
 # crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
 # bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
@@ -123,11 +125,33 @@ elif [[ $STEPS == *,pin,* ]]; then
     pytest_pin > "$OUT/pytest-gpu.txt" 2>&1 || failed "some DataLoader pin_memory tests (pytest-gpu.txt)"
     tail_to_steps 30 "$OUT/pytest-gpu.txt"
 fi
+# The carried photos hard-linked SLUICE_SCALING_COPIES times (default 4: 2,000 files) under
+# the name bench/run reads (BUILD/bench-data/nN-s0), each copy keeping its labels; sets
+# $linked to it. 500 photos are too few for 16 threads: 8 iterations of 64 per epoch (2 of 256),
+# so the epoch boundaries, the pipeline's fill and drain and the tuner's first windows were most
+# of a timed run.
+make_linked_set() {
+    local copies=${SLUICE_SCALING_COPIES:-4} n c k
+    n=$(( $(find "$DATA" -name '*.jpg' | wc -l) * copies ))
+    linked="$BUILD/bench-data/n$n-s0"
+    [ "$(realpath -m "$linked")" != "$(realpath "$DATA")" ] || return 0 # never the carried set
+    [ -f "$linked/file_list.txt" ] && return 0
+    rm -rf "$linked"
+    mkdir -p "$linked"
+    for c in "$DATA"/*/; do
+        for ((k = 0; k < copies; k++)); do cp -al "$c" "$linked/$(basename "$c")_$k"; done
+    done
+    # the list bench/run looks for (make_dataset.py's form)
+    for ((k = 0; k < copies; k++)); do
+        sed "s|^\([^/]*\)/|\1_$k/|" "$DATA/file_list.txt"
+    done > "$linked/file_list.txt"
+}
 if [[ $STEPS == *,bench,* ]]; then
+    make_linked_set
     # shellcheck disable=SC2086 # the arguments are meant to split
-    log "bench: bench/gpu.py ${SLUICE_GPU_BENCH_ARGS:=--threads 16 --rounds 3} on $DATA"
+    log "bench: bench/gpu.py ${SLUICE_GPU_BENCH_ARGS:=--threads 16 --rounds 2 --epochs 2} on $linked"
     mkdir -p "$TMP/bench"
-    "$PY" bench/gpu.py --root "$DATA" $SLUICE_GPU_BENCH_ARGS --build-dir "$BUILD" \
+    "$PY" bench/gpu.py --root "$linked" $SLUICE_GPU_BENCH_ARGS --build-dir "$BUILD" \
         --out "$TMP/bench" > "$TMP/bench/gpu.txt" 2>&1 || failed "bench/gpu.py"
     tail_to_steps 60 "$TMP/bench/gpu.txt"
     cp "$TMP/bench/gpu.md" "$OUT/gpu.md" 2>/dev/null || true
@@ -150,25 +174,11 @@ if [[ $STEPS == *,hybrid,* ]]; then
     pack
 fi
 if [[ $STEPS == *,scaling,* ]]; then
-    # The carried photos hard-linked SLUICE_SCALING_COPIES times (default 4: 2,000 files, 32
-    # iterations of 64 per epoch; 500 were too few for 16 threads: the epoch boundary and the
-    # tuner's first windows were most of the timed run), under the name bench/run reads
-    # (BUILD/bench-data/nN-s0); threads 1, 2, 4, 8, 12 and all (SLUICE_SCALING_THREADS).
-    copies=${SLUICE_SCALING_COPIES:-4}
-    n=$(( $(find "$DATA" -name '*.jpg' | wc -l) * copies ))
-    set_dir="$BUILD/bench-data/n$n-s0"
+    # threads 1, 2, 4, 8, 12 and all (SLUICE_SCALING_THREADS) on the linked set
+    make_linked_set
+    set_dir=$linked
+    n=$(find "$set_dir" -name '*.jpg' | wc -l)
     mkdir -p "$TMP/scaling"
-    if [ "$(realpath -m "$set_dir")" != "$(realpath "$DATA")" ]; then # never the carried set
-        rm -rf "$set_dir"
-        mkdir -p "$set_dir"
-        for c in "$DATA"/*/; do
-            for ((k = 0; k < copies; k++)); do cp -al "$c" "$set_dir/$(basename "$c")_$k"; done
-        done
-        # the list bench/run looks for (make_dataset.py's form; each copy keeps its labels)
-        for ((k = 0; k < copies; k++)); do
-            sed "s|^\([^/]*\)/|\1_$k/|" "$DATA/file_list.txt"
-        done > "$set_dir/file_list.txt"
-    fi
     log "scaling: bench/run on $n files, 1 .. $JOBS threads"
     "$PY" bench/run --no-build --build-dir "$BUILD" --n "$n" --seed 0 --rounds 1 \
         --threads "$JOBS" \
