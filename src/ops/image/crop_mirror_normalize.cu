@@ -123,7 +123,9 @@ template <class I, class O, int NC> struct cmn_k {
     }
     SL_HD void operator()(int si, int64_t i) const
     {
-        const sl__cmn_gsample &p = s[si];
+        /* a copy: in registers, where a reference would be read again from global memory after
+         * every store (the stores could alias it, for all the compiler knows) */
+        const sl__cmn_gsample p = s[si];
         if (quad(p)) {
             run4(p, i);
             return;
@@ -151,7 +153,14 @@ template <class I, class O, int NC> struct cmn_k {
         /* input column of output pixel x + k: ix0 + k, or ix0 - k mirrored */
         const int64_t ix0 = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
         const int64_t lo = p.mirror ? ix0 - 3 : ix0; /* the 4 columns [lo, lo + 3] */
-        const float *mean = coef + p.coef, *mul = mean + 3, *fill = mul + 3;
+        /* the coefficients in registers before the first store (as p above) */
+        float mean[3], mul[3], fill[4];
+        for (int c = 0; c < 3; c++) {
+            mean[c] = coef[p.coef + c];
+            mul[c] = coef[p.coef + 3 + c];
+        }
+        for (int c = 0; c < (int)p.OC; c++)
+            fill[c] = coef[p.coef + 6 + c];
         const int64_t cs = p.oh * p.ow;
         O *o = (O *)p.out + y * p.ow + x;
         const bool row = (uint64_t)iy < (uint64_t)p.H;
@@ -211,12 +220,17 @@ static sl_status cmn_out(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, int64_t 
 extern "C" sl_status sl__cmn_gpu(sl_ctx *ctx, const sl__cmn_gsample *s, int n, const float *coef,
                                  size_t ncoef, sl_dtype in_type, sl_dtype out_type, bool chw)
 {
-    int64_t max_count = 0;
     bool c3 = true;
-    for (int i = 0; i < n; i++) {
-        int64_t c = s[i].OC > 0 ? s[i].oh * s[i].ow : 0;
-        max_count = c > max_count ? c : max_count;
+    for (int i = 0; i < n; i++)
         c3 = c3 && s[i].C == 3;
+    /* the largest count() of a sample, which sizes the grid: 4 pixels per element where the
+     * kernel does them so (cmn_k::quad), else 1 (a grid sized by pixels would launch 4x the
+     * blocks a batch of ImageNet crops needs, three quarters of them idle) */
+    int64_t max_count = 0;
+    for (int i = 0; i < n; i++) {
+        const bool quad = c3 && chw && (s[i].ow & 3) == 0 && s[i].OC <= 4;
+        int64_t c = s[i].OC > 0 ? s[i].oh * (quad ? s[i].ow / 4 : s[i].ow) : 0;
+        max_count = c > max_count ? c : max_count;
     }
     if (n <= 0 || max_count == 0)
         return SL_OK;
