@@ -167,9 +167,13 @@ void *sl__decoder_scratch(void *ctx, size_t bytes);
 /* Device "mixed" (sl_ctx_staged): the hybrid decoder's CPU half (hybrid.h), shared by the
  * decoder ops. Per sample, kept from setup_sample to run_sample in the op's iteration data. */
 typedef struct sl__staged {
-    size_t bytes; /* the sample's staging */
-    bool coefs;   /* planned as coefficients */
+    size_t bytes;     /* the sample's staging */
+    bool coefs;       /* planned as coefficients */
+    bool device_huff; /* and for device entropy decoding (hybrid.h): the file is known clean */
 } sl__staged;
+/* Samples the CPU half staged for device entropy decoding (hybrid.h) since the process
+ * started, over all pipelines: for tests (SLUICE_HYBRID_DEVICE_HUFF=0 keeps it at 0). */
+uint64_t sl__decoder_device_huff_samples(void);
 /* setup_sample: plans sample i's staging — its JPEG coefficients when `hybrid` and the kernels
  * decode it exactly, else room for its pixels (out_shape, the output's HWC) — and sizes it.
  * window: the part of the image the output is (NULL: all of it). */

@@ -29,9 +29,9 @@ namespace {
 
 /* A sample's parameters (one array per batch, uploaded). */
 struct hyb_sample {
-    const uint8_t *src; /* device staging: head, then blocks or pixels */
-    uint8_t *planes;    /* device scratch of its planes */
-    uint8_t *out;       /* output HWC */
+    uint8_t *src;    /* device staging: head, then blocks or pixels (and a huff job) */
+    uint8_t *planes; /* device scratch of its planes */
+    uint8_t *out;    /* output HWC */
     sl__hyb_head head;
 };
 
@@ -265,6 +265,98 @@ struct pixel_kernel {
     }
 };
 
+/* Device entropy decoding (hybrid.h), first part: the coefficient area of each sample with a
+ * job zeroed (the decoder writes only the nonzero coefficients), 16 bytes per element. */
+struct zero_kernel {
+    const hyb_sample *s;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off
+                   ? (int64_t)s[i].head.nblocks * 8 /* 128 bytes a block */
+                   : 0;
+    }
+    SL_HD void operator()(int i, int64_t k) const
+    {
+        uint4 *p = (uint4 *)(s[i].src + SL__HYB_HEAD_BYTES) + k;
+        *p = make_uint4(0, 0, 0, 0);
+    }
+};
+
+/* Second part: one thread per sample with a job runs jpeg_huff_core.h's decoder over the
+ * job's bytes, MCU by MCU as jpeg.c's single_scan_rows does, each block the window keeps
+ * written in place as point_mcu places it, the others decoded into nothing. The file was
+ * decoded cleanly by the same code on the CPU, so this never gives up; if it does, the sample
+ * is flagged and the batch fails naming it. */
+struct huff_kernel {
+    const hyb_sample *s;
+    int *flag;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off ? 1 : 0;
+    }
+    SL_HD void operator()(int i, int64_t) const
+    {
+        if (decode(i) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+    SL_HD int decode(int i) const
+    {
+        const sl__hyb_head &h = s[i].head;
+        uint8_t *base = s[i].src + h.huff_off;
+        const sl__hyb_huff_job &jb = *(const sl__hyb_huff_job *)base;
+        const sl__huff_dc *dcs = (const sl__huff_dc *)(base + jb.dc_off);
+        const sl__huff_ac *acs = (const sl__huff_ac *)(base + jb.ac_off);
+        sl__huff_bits b = jb.bits;
+        b.p = base + jb.data_off;
+        b.end = b.p + jb.data_len;
+        int16_t *blk[SL__HUFF_MAX_BLOCKS];
+        for (int row = 0; row < jb.rows; row++) {
+            const bool inside = row >= jb.first_imcu && row <= jb.last_imcu;
+            /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
+            const int mcu_rows = jb.comps_in_scan > 1           ? 1
+                                 : row < jb.total_imcu_rows - 1 ? jb.v_samp[0]
+                                                                : jb.last_row_height[0];
+            for (int y = 0; y < mcu_rows; y++) {
+                for (int x = 0; x < jb.mcus_per_row; x++) {
+                    const bool keep = inside && x >= jb.x0 && x <= jb.x1;
+                    if (keep)
+                        point(h, s[i].src, jb, row, y, x, blk);
+                    if (sl__huff_core_restart(&b) != SL__HUFF_OK)
+                        return SL__HUFF_GIVE_UP;
+                    for (int k = 0; k < b.blocks; k++) {
+                        int r = keep && blk[k] ? sl__huff_core_block(&b, dcs, acs, k, blk[k], 1)
+                                               : sl__huff_core_block(&b, dcs, acs, k, NULL, 0);
+                        if (r != SL__HUFF_OK)
+                            return SL__HUFF_GIVE_UP;
+                    }
+                }
+            }
+        }
+        return jb.to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
+    }
+    /* jpeg.c's point_mcu: the staging's block for each block of the MCU at column x, MCU row y
+     * of iMCU row `row` that the window keeps, NULL for the others. */
+    SL_HD static void point(const sl__hyb_head &h, uint8_t *src, const sl__hyb_huff_job &jb,
+                            int row, int y, int x, int16_t **blk)
+    {
+        int n = 0;
+        for (int ci = 0; ci < jb.comps_in_scan; ci++) {
+            const sl__hyb_comp &q = h.comp[jb.comp[ci]];
+            int16_t *base = (int16_t *)(src + q.coef_off);
+            for (int yi = 0; yi < jb.mcu_height[ci]; yi++) {
+                int64_t by =
+                    (int64_t)row * jb.v_samp[ci] + (int64_t)y * jb.mcu_height[ci] + yi - q.by0;
+                for (int xi = 0; xi < jb.mcu_width[ci]; xi++, n++) {
+                    int64_t bx = (int64_t)x * jb.mcu_width[ci] + xi - q.bx0;
+                    blk[n] = bx >= 0 && bx < q.bw && by >= 0 && by < q.bh
+                                 ? base + (by * q.bw + bx) * 64
+                                 : NULL;
+                }
+            }
+        }
+    }
+};
+
 } // namespace
 
 extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
@@ -274,7 +366,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     if (!ps)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
     size_t planes = 0;
-    int64_t max_blocks = 0, max_pixels = 0;
+    int64_t max_blocks = 0, max_pixels = 0, max_zero = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
         const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
@@ -284,12 +376,14 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
             return sl_fail(ctx, SL_EINTERNAL, "the staging does not hold a decoded sample");
         }
         ps[i].head = *h;
-        ps[i].src = (const uint8_t *)sl_ctx_staging_device(ctx, i);
+        ps[i].src = (uint8_t *)sl_ctx_staging_device(ctx, i);
         ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
         ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
+            if (h->huff_off && (int64_t)h->nblocks * 8 > max_zero)
+                max_zero = (int64_t)h->nblocks * 8;
         }
         int64_t px = (int64_t)h->width * h->height;
         max_pixels = px > max_pixels ? px : max_pixels;
@@ -302,7 +396,20 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     const hyb_sample *dev = sl_gpu_params(ctx, 0, ps, n);
     if (!dev)
         return SL_ENOMEM;
-    sl_status st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");
+    sl_status st = SL_OK;
+    if (max_zero > 0) { /* device entropy decoding (hybrid.h) */
+        int *flag = sl_ctx_gpu_error_flag(ctx, "internal error: the device entropy decoding "
+                                               "gave up on a file that jpeg_huff.c decoded "
+                                               "cleanly on the CPU (SLUICE_HYBRID_DEVICE_HUFF=0 "
+                                               "turns it off)");
+        if (!flag)
+            return SL_ENOMEM;
+        st = sl_gpu_each(ctx, n, max_zero, zero_kernel{dev}, "decoders.image entropy zero");
+        if (st == SL_OK)
+            st = sl_gpu_each(ctx, n, 1, huff_kernel{dev, flag}, "decoders.image entropy");
+    }
+    if (st == SL_OK)
+        st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");
     if (st == SL_OK)
         st = sl_gpu_each(ctx, n, max_pixels, pixel_kernel{dev}, "decoders.image color");
     return st;
