@@ -29,7 +29,8 @@ namespace {
 
 /* A sample's parameters (one array per batch, uploaded). */
 struct hyb_sample {
-    uint8_t *src;    /* device staging: head, then blocks or pixels (and a huff job) */
+    uint8_t *src;    /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
+    uint8_t *coefs;  /* where coef_off counts from: src, or with a huff job device scratch */
     uint8_t *planes; /* device scratch of its planes */
     uint8_t *out;    /* output HWC */
     sl__hyb_head head;
@@ -159,7 +160,7 @@ struct idct_kernel {
             return;
         int64_t by;
         int64_t bx = sl__gdivmod(b, q.bw, &by);
-        const int16_t *coef = (const int16_t *)(s[i].src + q.coef_off) + b * 64;
+        const int16_t *coef = (const int16_t *)(s[i].coefs + q.coef_off) + b * 64;
         const int64_t stride = (int64_t)q.bw * 8;
         idct_islow(coef, q.quant, s[i].planes + q.plane_off + by * 8 * stride + bx * 8, stride);
     }
@@ -266,7 +267,8 @@ struct pixel_kernel {
 };
 
 /* Device entropy decoding (hybrid.h), first part: the coefficient area of each sample with a
- * job zeroed (the decoder writes only the nonzero coefficients), 16 bytes per element. */
+ * job (device scratch) zeroed (the decoder writes only the nonzero coefficients), 16 bytes per
+ * element. */
 struct zero_kernel {
     const hyb_sample *s;
     SL_HD int64_t count(int i) const
@@ -277,7 +279,7 @@ struct zero_kernel {
     }
     SL_HD void operator()(int i, int64_t k) const
     {
-        uint4 *p = (uint4 *)(s[i].src + SL__HYB_HEAD_BYTES) + k;
+        uint4 *p = (uint4 *)(s[i].coefs + SL__HYB_HEAD_BYTES) + k;
         *p = make_uint4(0, 0, 0, 0);
     }
 };
@@ -320,7 +322,7 @@ struct huff_kernel {
                 for (int x = 0; x < jb.mcus_per_row; x++) {
                     const bool keep = inside && x >= jb.x0 && x <= jb.x1;
                     if (keep)
-                        point(h, s[i].src, jb, row, y, x, blk);
+                        point(h, s[i].coefs, jb, row, y, x, blk);
                     if (sl__huff_core_restart(&b) != SL__HUFF_OK)
                         return SL__HUFF_GIVE_UP;
                     for (int k = 0; k < b.blocks; k++) {
@@ -336,13 +338,13 @@ struct huff_kernel {
     }
     /* jpeg.c's point_mcu: the staging's block for each block of the MCU at column x, MCU row y
      * of iMCU row `row` that the window keeps, NULL for the others. */
-    SL_HD static void point(const sl__hyb_head &h, uint8_t *src, const sl__hyb_huff_job &jb,
+    SL_HD static void point(const sl__hyb_head &h, uint8_t *coefs, const sl__hyb_huff_job &jb,
                             int row, int y, int x, int16_t **blk)
     {
         int n = 0;
         for (int ci = 0; ci < jb.comps_in_scan; ci++) {
             const sl__hyb_comp &q = h.comp[jb.comp[ci]];
-            int16_t *base = (int16_t *)(src + q.coef_off);
+            int16_t *base = (int16_t *)(coefs + q.coef_off);
             for (int yi = 0; yi < jb.mcu_height[ci]; yi++) {
                 int64_t by =
                     (int64_t)row * jb.v_samp[ci] + (int64_t)y * jb.mcu_height[ci] + yi - q.by0;
@@ -365,7 +367,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     hyb_sample *ps = (hyb_sample *)sl_ctx_scratch(ctx, sizeof(hyb_sample) * (size_t)(n ? n : 1));
     if (!ps)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
-    size_t planes = 0;
+    size_t planes = 0, coefs = 0;
     int64_t max_blocks = 0, max_pixels = 0, max_zero = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
@@ -379,11 +381,15 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         ps[i].src = (uint8_t *)sl_ctx_staging_device(ctx, i);
         ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
         ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
+        ps[i].coefs = NULL;
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
-            if (h->huff_off && (int64_t)h->nblocks * 8 > max_zero)
-                max_zero = (int64_t)h->nblocks * 8;
+            if (h->huff_off) { /* its coefficients in device scratch, coef_off from here */
+                ps[i].coefs = (uint8_t *)(uintptr_t)coefs;
+                coefs += (size_t)h->nblocks * 128;
+                max_zero = (int64_t)h->nblocks * 8 > max_zero ? (int64_t)h->nblocks * 8 : max_zero;
+            }
         }
         int64_t px = (int64_t)h->width * h->height;
         max_pixels = px > max_pixels ? px : max_pixels;
@@ -391,8 +397,17 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *base = NULL;
     if (planes > 0 && !(base = (uint8_t *)sl_ctx_gpu_scratch(ctx, 0, planes)))
         return SL_ENOMEM;
-    for (int i = 0; i < n; i++)
+    uint8_t *cbase = NULL;
+    if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
+        return SL_ENOMEM;
+    for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
+        const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
+        /* coef_off counts from the head's start: the scratch stands where the blocks follow */
+        ps[i].coefs =
+            job ? (uint8_t *)((uintptr_t)cbase + (uintptr_t)ps[i].coefs - SL__HYB_HEAD_BYTES)
+                : ps[i].src;
+    }
     const hyb_sample *dev = sl_gpu_params(ctx, 0, ps, n);
     if (!dev)
         return SL_ENOMEM;

@@ -29,9 +29,11 @@
  * to its end without giving up (in an earlier epoch: decoder.c's verdicts, property "clean")
  * is not entropy-decoded on the CPU again: the CPU half parses its header and writes the head
  * (kind SL__HYB_COEFS, the same blocks layout) with huff_off pointing at a sl__hyb_huff_job
- * after the coefficient area — jpeg_huff.c's initialised state and the scan's tables, the MCU
- * geometry and the entropy-coded bytes from the scan's first byte to the file's end — and
- * leaves the coefficient area unwritten. hybrid.cu zeroes that area and runs the same decoder
+ * right after the head — jpeg_huff.c's initialised state and the scan's tables, the MCU
+ * geometry and the entropy-coded bytes from the scan's first byte to the file's end — and no
+ * coefficients: the staging (copied to the device) holds only the head and the job, and the
+ * coefficient area, at the same coef_off, is in device memory of its own. hybrid.cu zeroes
+ * that area and runs the same decoder
  * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample,
  * writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the same code on the
  * same bytes from the same state gives the same coefficients, so no device-side fallback is
@@ -40,8 +42,8 @@
  * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
  * then entropy-decoded on the CPU, for comparisons. Staging cost: the job's bytes (its header,
  * 1.4 KiB per DC and 8.4 KiB per AC table the scan uses — 20 KiB for the usual two of each —
- * and the compressed scan) instead of nothing; the coefficient area stays (the device fills
- * it).
+ * and the compressed scan) instead of the coefficient area (128 bytes a kept block), which
+ * the device then holds in scratch memory.
  */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_H
 #define SLUICE_OPS_DECODERS_HYBRID_H
@@ -94,7 +96,8 @@ typedef struct sl__hyb_head {
     uint64_t nblocks;     /* all components' blocks */
     uint64_t plane_bytes; /* device memory of its planes */
     uint64_t huff_off;    /* 0, or bytes from the head's start to its sl__hyb_huff_job: the
-                             coefficient area is then to be entropy-decoded on the device */
+                             coefficient area (coef_off from the start of a device buffer of
+                             its own) is then entropy-decoded on the device */
     sl__hyb_comp comp[SL__HYB_MAX_COMPS];
 } sl__hyb_head;
 
@@ -102,7 +105,7 @@ typedef struct sl__hyb_head {
  * bytes); 64-byte aligned. */
 #define SL__HYB_HEAD_BYTES ((sizeof(sl__hyb_head) + 63) & ~(size_t)63)
 
-/* Device entropy decoding's job (64-byte aligned, after the coefficient area): what
+/* Device entropy decoding's job (at SL__HYB_HEAD_BYTES, in place of the coefficients): what
  * jpeg.c's single_scan_rows and point_mcu need, from the file's jpeg_decompress_struct. */
 typedef struct sl__hyb_huff_job {
     sl__huff_bits bits;      /* sl__huff_init's state, dc_of/ac_of renumbered to the job's tables;

@@ -681,12 +681,13 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
     h->plane_bytes = planes;
     if ((j->flags & SL__HYB_DEVICE_HUFF) && !(j->flags & SL__HYB_LIBJPEG_HUFF) &&
         !jpeg_has_multiple_scans(c) && !c->arith_code && !c->progressive_mode && c->src) {
-        /* device entropy decoding (hybrid.h): the job after the coefficient area, its data
-         * from the scan's first byte (where jpeg_read_header left the source) to the end */
+        /* device entropy decoding (hybrid.h): the job in place of the coefficient area (which
+         * is then on the device only), its data from the scan's first byte (where
+         * jpeg_read_header left the source) to the end */
         int nd, na;
         scan_tables(c, NULL, NULL, &nd, &na);
-        h->huff_off = (off + 63) & ~(size_t)63;
-        off = (size_t)h->huff_off + job_bytes(nd, na, c->src->bytes_in_buffer);
+        h->huff_off = SL__HYB_HEAD_BYTES;
+        off = SL__HYB_HEAD_BYTES + job_bytes(nd, na, c->src->bytes_in_buffer);
     }
     if (off > *bytes)
         *bytes = off;
@@ -816,9 +817,9 @@ static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_u
 
 /* Device entropy decoding (hybrid.h): writes the sl__hyb_huff_job at the head's huff_off —
  * huff's state and tables (only the scan's, renumbered), the MCU geometry single_scan_rows and
- * point_mcu use, the entropy-coded bytes to the file's end — and nothing in the coefficient
- * area. False when it does not fit the staging (the plan's data ended elsewhere): the caller
- * then decodes on the CPU. */
+ * point_mcu use, the entropy-coded bytes to the file's end — and no coefficients (the
+ * coefficient area is on the device only). False when it does not fit the staging (the plan's
+ * data ended elsewhere): the caller then decodes on the CPU. */
 static bool write_job(job *j, const sl__huff *huff, int rows)
 {
     const struct jpeg_decompress_struct *c = &j->cinfo;
@@ -893,8 +894,17 @@ static sl_status hybrid_single_scan(job *j)
     sl__huff huff;
     bool gave_up = true;
     bool init = !(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK;
-    if (h->huff_off && !(init && write_job(j, &huff, rows)))
-        h->huff_off = 0; /* not for the device after all: decoded here */
+    if (h->huff_off && !(init && write_job(j, &huff, rows))) {
+        /* not for the device after all: decoded here if its coefficients fit the staging
+         * (planned for the job), else by the CPU decoder (the head's SL__HYB_PIXELS) */
+        h->huff_off = 0;
+        if (SL__HYB_HEAD_BYTES + (size_t)h->nblocks * sizeof(JBLOCK) > j->cap) {
+            h->kind = SL__HYB_PIXELS;
+            j->why = "a file planned for device entropy decoding that jpeg_huff.c does not take";
+            jpeg_abort_decompress(c);
+            return SL_OK;
+        }
+    }
     if (h->huff_off == 0 && init) {
         single_scan_rows(j, &huff, rows, &gave_up); /* SL_OK */
         j->huff_clean = !gave_up && rows == total;
