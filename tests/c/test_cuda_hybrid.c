@@ -595,6 +595,42 @@ static void test_device_huff_gives_up_named(void **state)
     assert_non_null(strstr(msg, "changed.jpg"));
     assert_non_null(strstr(msg, "decoders.image"));
     sl_pipeline_destroy(p);
+    /* the same with its frame turned arithmetic-coded (SOF0 to SOF9, same size): every
+     * iteration plans its sample from the header again, so it is no longer one for the device
+     * (sl__huff_init refuses arithmetic coding) and the CPU half decodes it as libjpeg does */
+    unsigned char *orig = tu_read_file(src, &n);
+    assert_non_null(orig);
+    write_bytes(dst, orig, n);
+    size_t sof = 2;
+    while (sof + 1 < n && !(orig[sof] == 0xFF && orig[sof + 1] == 0xC0))
+        sof++;
+    assert_true(sof + 1 < n);
+    p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
+    if (sl_pipeline_run(p) != SL_OK)
+        fail_msg("first epoch: %s", sl_pipeline_error(p));
+    orig[sof + 1] = 0xC9;
+    write_bytes(dst, orig, n);
+    /* the CPU decoder's verdict on the new bytes */
+    static unsigned char px[1 << 22];
+    const sl__decode_mem mem = {NULL, NULL, (size_t)1 << 26};
+    char err[256];
+    sl_status cpu = sl__image_decode(orig, n, SL__COLOR_RGB, 0, NULL, px, &mem, err, sizeof err);
+    uint64_t before = sl__decoder_device_huff_samples();
+    st = SL_OK;
+    for (int it = 0; it < 8 && st == SL_OK; it++)
+        st = sl_pipeline_run(p);
+    if (cpu == SL_OK) {
+        if (st != SL_OK)
+            fail_msg("arithmetic-coded: %s", sl_pipeline_error(p));
+    } else { /* libjpeg's own failure, naming the file; not the device's */
+        assert_int_equal(st, cpu);
+        assert_non_null(strstr(sl_pipeline_error(p), "changed.jpg"));
+        assert_null(strstr(sl_pipeline_error(p), "internal error"));
+    }
+    /* at most the two iterations in flight when the file changed read the old bytes */
+    assert_true(sl__decoder_device_huff_samples() - before <= 2);
+    sl_pipeline_destroy(p);
+    free(orig);
     free(d);
     tu_rmtree(dir);
     free(dir);

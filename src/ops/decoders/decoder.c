@@ -268,6 +268,8 @@ sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__ro
             st->bytes = bytes > st->bytes ? bytes : st->bytes;
             st->coefs = true;
             st->device_huff = head.huff_off != 0;
+            if (st->device_huff) /* the head and the job only: never a fallback (run_staged) */
+                st->bytes = bytes;
         }
     }
     sl_ctx_set_staging(ctx, i, st->bytes);
@@ -318,6 +320,14 @@ sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi 
         /* anything else (incomplete progressive, or a file libjpeg's coefficient reader
          * rejects): the CPU decoder decides, as on "cpu" (a file whose EOI is missing decodes
          * there, and corrupt data fails with its message) */
+        if (st->device_huff) { /* no room for pixels: the file was decoded cleanly before */
+            if (s != SL_OK)
+                return sl_fail(ctx, s, "%s", err);
+            return sl_fail(ctx, SL_EINTERNAL,
+                           "the file changed since it was decoded (planned for device entropy "
+                           "decoding: %s)",
+                           why ? why : "not decoded");
+        }
     }
     if (hybrid)
         sl_ctx_count_fallback(ctx);

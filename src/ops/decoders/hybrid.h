@@ -31,8 +31,10 @@
  * (kind SL__HYB_COEFS, the same blocks layout) with huff_off pointing at a sl__hyb_huff_job
  * right after the head — jpeg_huff.c's initialised state and the scan's tables, the MCU
  * geometry and the entropy-coded bytes from the scan's first byte to the file's end — and no
- * coefficients: the staging (copied to the device) holds only the head and the job, and the
- * coefficient area, at the same coef_off, is in device memory of its own. hybrid.cu zeroes
+ * coefficients: the staging (copied to the device) holds only the head and the job — no room
+ * for pixels either: such a sample never falls back to the CPU decoder (one whose file
+ * changed under the same name and size since fails, naming it) — and the coefficient area, at
+ * the same coef_off, is in device memory of its own. hybrid.cu zeroes
  * that area and runs the same decoder
  * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample,
  * writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the same code on the
@@ -42,8 +44,8 @@
  * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
  * then entropy-decoded on the CPU, for comparisons. Staging cost: the job's bytes (its header,
  * 1.4 KiB per DC and 8.4 KiB per AC table the scan uses — 20 KiB for the usual two of each —
- * and the compressed scan) instead of the coefficient area (128 bytes a kept block), which
- * the device then holds in scratch memory.
+ * and the compressed scan) instead of the larger of the coefficient area (128 bytes a kept
+ * block; the device then holds it in scratch memory) and the output's pixels.
  */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_H
 #define SLUICE_OPS_DECODERS_HYBRID_H

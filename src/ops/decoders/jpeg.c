@@ -687,7 +687,9 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
         int nd, na;
         scan_tables(c, NULL, NULL, &nd, &na);
         h->huff_off = SL__HYB_HEAD_BYTES;
-        off = SL__HYB_HEAD_BYTES + job_bytes(nd, na, c->src->bytes_in_buffer);
+        /* no room for the pixels: such a file never falls back (decoder.c) */
+        *bytes = SL__HYB_HEAD_BYTES + job_bytes(nd, na, c->src->bytes_in_buffer);
+        return;
     }
     if (off > *bytes)
         *bytes = off;
@@ -900,7 +902,7 @@ static sl_status hybrid_single_scan(job *j)
         h->huff_off = 0;
         if (SL__HYB_HEAD_BYTES + (size_t)h->nblocks * sizeof(JBLOCK) > j->cap) {
             h->kind = SL__HYB_PIXELS;
-            j->why = "a file planned for device entropy decoding that jpeg_huff.c does not take";
+            j->why = "jpeg_huff.c does not take its scan now";
             jpeg_abort_decompress(c);
             return SL_OK;
         }
