@@ -478,11 +478,25 @@ static void write_bytes(const char *path, const unsigned char *d, size_t n)
     assert_int_equal(fclose(f), 0);
 }
 
+/* A decode's scratch (sl__decode_mem): one buffer, kept for the process. */
+static void *scratch(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    static unsigned char *buf;
+    static size_t cap;
+    if (bytes > cap) {
+        free(buf);
+        cap = bytes;
+        buf = malloc(cap);
+    }
+    return buf;
+}
+
 /* Whether the CPU half decodes d (whole image, RGB) and jpeg_huff.c did it cleanly. */
 static bool cpu_half(const unsigned char *d, size_t n, bool *clean)
 {
     static unsigned char stage[1 << 22];
-    const sl__decode_mem mem = {NULL, NULL, (size_t)1 << 26};
+    const sl__decode_mem mem = {scratch, NULL, (size_t)1 << 26};
     const char *why = NULL;
     char err[256];
     *clean = false;
@@ -612,7 +626,7 @@ static void test_device_huff_gives_up_named(void **state)
     write_bytes(dst, orig, n);
     /* the CPU decoder's verdict on the new bytes */
     static unsigned char px[1 << 22];
-    const sl__decode_mem mem = {NULL, NULL, (size_t)1 << 26};
+    const sl__decode_mem mem = {scratch, NULL, (size_t)1 << 26};
     char err[256];
     sl_status cpu = sl__image_decode(orig, n, SL__COLOR_RGB, 0, NULL, px, &mem, err, sizeof err);
     uint64_t before = sl__decoder_device_huff_samples();
