@@ -1,10 +1,14 @@
 /* src/ops/decoders/hybrid.cu: the hybrid JPEG decoder's GPU half (hybrid.h).
  *
  * Exports sl__hybrid_run_gpu, decoders.image's run_gpu on device "mixed". Two kernels per
- * batch: `idct` (one thread per 8x8 block: dequantisation and libjpeg-turbo's jpeg_idct_islow
+ * batch, `idct` (one thread per 8x8 block: dequantisation and libjpeg-turbo's jpeg_idct_islow
  * into the component's 8-bit plane) and `pixels` (one thread per output pixel: each needed
  * component upsampled as jdsample.c does at that pixel, then jdcolor.c's conversion; a sample
- * decoded on the CPU is copied). The arithmetic is libjpeg's, integer for integer:
+ * decoded on the CPU is copied), after, when the batch has samples for device entropy decoding
+ * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and `entropy` (one
+ * thread per such sample: hybrid_job.h's walk with jpeg_huff_core.h's decoder; one that gives
+ * up fails the batch naming it, through the node's error flag). The arithmetic is libjpeg's,
+ * integer for integer:
  *
  * - IDCT (jidctint.c): CONST_BITS 13, PASS1_BITS 2, 64-bit intermediates (JLONG), the
  *   dequantised coefficient as ISLOW_MULT_TYPE (16 bits in SIMD builds: the table's values
@@ -24,6 +28,7 @@
  */
 #include "cuda/kernel.cuh"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/hybrid_job.h"
 
 namespace {
 
@@ -285,9 +290,9 @@ struct zero_kernel {
 };
 
 /* Second part: one thread per sample with a job runs jpeg_huff_core.h's decoder over the
- * job's bytes, MCU by MCU as jpeg.c's single_scan_rows does, each block the window keeps
- * written in place as point_mcu places it, the others decoded into nothing. The file was
- * decoded cleanly by the same code on the CPU, so this never gives up; if it does, the sample
+ * job's bytes (hybrid_job.h: MCU by MCU as jpeg.c's single_scan_rows does, each block the
+ * window keeps written in place as point_mcu places it, the others decoded into nothing). The file
+ * was decoded cleanly by the same code on the CPU, so this never gives up; if it does, the sample
  * is flagged and the batch fails naming it. */
 struct huff_kernel {
     const hyb_sample *s;
@@ -298,64 +303,9 @@ struct huff_kernel {
     }
     SL_HD void operator()(int i, int64_t) const
     {
-        if (decode(i) != SL__HUFF_OK)
+        const sl__hyb_head *h = &s[i].head;
+        if (sl__hyb_job_decode(h, s[i].src + h->huff_off, s[i].coefs) != SL__HUFF_OK)
             sl_gpu_flag_sample(flag, i);
-    }
-    SL_HD int decode(int i) const
-    {
-        const sl__hyb_head &h = s[i].head;
-        uint8_t *base = s[i].src + h.huff_off;
-        const sl__hyb_huff_job &jb = *(const sl__hyb_huff_job *)base;
-        const sl__huff_dc *dcs = (const sl__huff_dc *)(base + jb.dc_off);
-        const sl__huff_ac *acs = (const sl__huff_ac *)(base + jb.ac_off);
-        sl__huff_bits b = jb.bits;
-        b.p = base + jb.data_off;
-        b.end = b.p + jb.data_len;
-        int16_t *blk[SL__HUFF_MAX_BLOCKS];
-        for (int row = 0; row < jb.rows; row++) {
-            const bool inside = row >= jb.first_imcu && row <= jb.last_imcu;
-            /* jdcoefct.c's start_iMCU_row: MCU rows in this iMCU row */
-            const int mcu_rows = jb.comps_in_scan > 1           ? 1
-                                 : row < jb.total_imcu_rows - 1 ? jb.v_samp[0]
-                                                                : jb.last_row_height[0];
-            for (int y = 0; y < mcu_rows; y++) {
-                for (int x = 0; x < jb.mcus_per_row; x++) {
-                    const bool keep = inside && x >= jb.x0 && x <= jb.x1;
-                    if (keep)
-                        point(h, s[i].coefs, jb, row, y, x, blk);
-                    if (sl__huff_core_restart(&b) != SL__HUFF_OK)
-                        return SL__HUFF_GIVE_UP;
-                    for (int k = 0; k < b.blocks; k++) {
-                        int r = keep && blk[k] ? sl__huff_core_block(&b, dcs, acs, k, blk[k], 1)
-                                               : sl__huff_core_block(&b, dcs, acs, k, NULL, 0);
-                        if (r != SL__HUFF_OK)
-                            return SL__HUFF_GIVE_UP;
-                    }
-                }
-            }
-        }
-        return jb.to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
-    }
-    /* jpeg.c's point_mcu: the staging's block for each block of the MCU at column x, MCU row y
-     * of iMCU row `row` that the window keeps, NULL for the others. */
-    SL_HD static void point(const sl__hyb_head &h, uint8_t *coefs, const sl__hyb_huff_job &jb,
-                            int row, int y, int x, int16_t **blk)
-    {
-        int n = 0;
-        for (int ci = 0; ci < jb.comps_in_scan; ci++) {
-            const sl__hyb_comp &q = h.comp[jb.comp[ci]];
-            int16_t *base = (int16_t *)(coefs + q.coef_off);
-            for (int yi = 0; yi < jb.mcu_height[ci]; yi++) {
-                int64_t by =
-                    (int64_t)row * jb.v_samp[ci] + (int64_t)y * jb.mcu_height[ci] + yi - q.by0;
-                for (int xi = 0; xi < jb.mcu_width[ci]; xi++, n++) {
-                    int64_t bx = (int64_t)x * jb.mcu_width[ci] + xi - q.bx0;
-                    blk[n] = bx >= 0 && bx < q.bw && by >= 0 && by < q.bh
-                                 ? base + (by * q.bw + bx) * 64
-                                 : NULL;
-                }
-            }
-        }
     }
 };
 
