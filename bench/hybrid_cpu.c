@@ -37,7 +37,8 @@
  * samples the kernels would not decode (fallbacks) and the progressive ones (their whole image
  * entropy-decoded whatever the window), and for hybrid_device the mean staging per sample in
  * KiB: the coefficient area (written by the device) and the job (device_job_kib; 0 for a
- * progressive file, which stays on the CPU). Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file fails.
+ * progressive file, which stays on the CPU). Exit status 2 on bad usage or when DIR holds no
+ * JPEG, 1 when a file fails.
  */
 #include <dirent.h>
 #include <stdint.h>
