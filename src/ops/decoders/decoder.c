@@ -1,5 +1,6 @@
 /* src/ops/decoders/decoder.c: the decoder family helper (see decoder.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,11 +226,11 @@ static bool device_huff_enabled(void)
 }
 
 /* Samples staged for device entropy decoding so far (all pipelines; tests read it). */
-static uint64_t device_huff_samples;
+static atomic_uint_fast64_t device_huff_samples;
 
 uint64_t sl__decoder_device_huff_samples(void)
 {
-    return __atomic_load_n(&device_huff_samples, __ATOMIC_RELAXED);
+    return (uint64_t)atomic_load_explicit(&device_huff_samples, memory_order_relaxed);
 }
 
 static bool is_jpeg(const sl_batch *in, int i)
@@ -314,7 +315,7 @@ sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi 
             else if (key && clean)
                 add(v, key, CLEAN);
             if (h->huff_off)
-                __atomic_add_fetch(&device_huff_samples, 1, __ATOMIC_RELAXED);
+                atomic_fetch_add_explicit(&device_huff_samples, 1, memory_order_relaxed);
             return SL_OK;
         }
         /* anything else (incomplete progressive, or a file libjpeg's coefficient reader

@@ -12,7 +12,11 @@
  * decodes only the window of those in later epochs: the verdict is the whole decode's every
  * time, and only the first epoch pays. Samples without a file name (external_source) are always
  * read whole. The set is the op's state, shared by the workers under one mutex held for a
- * lookup or an insertion; it grows to one 8-byte key per good file, then allocates nothing.
+ * lookup or an insertion; it grows to one 8-byte key (and a byte of properties) per good file,
+ * then allocates nothing. On "mixed" a second property is kept, for whole-image decodes too:
+ * the file's whole scan was entropy-decoded by jpeg_huff.c without giving up ("clean"), which
+ * sends it to device entropy decoding in later epochs (hybrid.h; SLUICE_HYBRID_DEVICE_HUFF=0
+ * turns that off).
  */
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
