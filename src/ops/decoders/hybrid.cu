@@ -34,10 +34,11 @@ namespace {
 
 /* A sample's parameters (one array per batch, uploaded). */
 struct hyb_sample {
-    uint8_t *src;    /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
-    uint8_t *coefs;  /* where coef_off counts from: src, or with a huff job device scratch */
-    uint8_t *planes; /* device scratch of its planes */
-    uint8_t *out;    /* output HWC */
+    const uint8_t *src; /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
+    uint8_t *coefs;     /* where coef_off counts from: src (read only), or with a huff job
+                           device scratch */
+    uint8_t *planes;    /* device scratch of its planes */
+    uint8_t *out;       /* output HWC */
     sl__hyb_head head;
 };
 
@@ -328,7 +329,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
             return sl_fail(ctx, SL_EINTERNAL, "the staging does not hold a decoded sample");
         }
         ps[i].head = *h;
-        ps[i].src = (uint8_t *)sl_ctx_staging_device(ctx, i);
+        ps[i].src = (const uint8_t *)sl_ctx_staging_device(ctx, i);
         ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
         ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
         ps[i].coefs = NULL;
@@ -356,7 +357,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         /* coef_off counts from the head's start: the scratch stands where the blocks follow */
         ps[i].coefs =
             job ? (uint8_t *)((uintptr_t)cbase + (uintptr_t)ps[i].coefs - SL__HYB_HEAD_BYTES)
-                : ps[i].src;
+                : (uint8_t *)(uintptr_t)ps[i].src; /* the kernels only read it there */
     }
     const hyb_sample *dev = sl_gpu_params(ctx, 0, ps, n);
     if (!dev)
