@@ -27,20 +27,19 @@
  *
  * Device entropy decoding: a single-scan Huffman file that jpeg_huff.c has already decoded
  * to its end without giving up (in an earlier epoch: decoder.c's verdicts, property "clean")
- * is not entropy-decoded on the CPU again: the CPU half parses its header and writes the head
+ * is not entropy-decoded on the CPU again. The CPU half parses its header and writes the head
  * (kind SL__HYB_COEFS, the same blocks layout) with huff_off pointing at a sl__hyb_huff_job
- * right after the head — jpeg_huff.c's initialised state and the scan's tables, the MCU
- * geometry and the entropy-coded bytes from the scan's first byte to the file's end — and no
- * coefficients: the staging (copied to the device) holds only the head and the job — no room
- * for pixels either: such a sample never falls back to the CPU decoder (one whose file
- * changed under the same name and size since fails, naming it) — and the coefficient area, at
- * the same coef_off, is in device memory of its own. hybrid.cu zeroes
- * that area and runs the same decoder
- * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample,
- * writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the same code on the
- * same bytes from the same state gives the same coefficients, so no device-side fallback is
- * needed; a device decode that gives up anyway fails the batch naming the sample (an internal
- * error, never garbage). Not a fallback (sl_ctx_count_fallback counts CPU decodes only).
+ * right after it: jpeg_huff.c's initialised state and the scan's tables, the MCU geometry and
+ * the entropy-coded bytes from the scan's first byte to the file's end. The staging (copied to
+ * the device) holds only the head and the job, no coefficients and no room for pixels (such a
+ * sample never falls back to the CPU decoder); the coefficient area, at the same coef_off, is
+ * in device memory of its own. hybrid.cu zeroes that area and runs the same decoder
+ * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample
+ * (hybrid_job.h), writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the
+ * same code on the same bytes from the same state gives the same coefficients, so no
+ * device-side fallback is needed; a device decode that gives up anyway (a file changed under
+ * the same name and size) fails the batch naming the sample (an internal error, never
+ * garbage). Not a fallback (sl_ctx_count_fallback counts CPU decodes only).
  * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
  * then entropy-decoded on the CPU, for comparisons. Staging cost: the job's bytes (its header,
  * 1.4 KiB per DC and 8.4 KiB per AC table the scan uses — 20 KiB for the usual two of each —
