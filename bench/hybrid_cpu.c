@@ -24,6 +24,9 @@
  *   hybrid_libjpeg  hybrid with a single-scan file's entropy decoding left to libjpeg-turbo's
  *           own decoder (SL__HYB_LIBJPEG_HUFF) instead of jpeg_huff.c's: the decoder before
  *           jpeg_huff.c, measured in the same run;
+ *   hybrid_device  hybrid staged for device entropy decoding (SL__HYB_DEVICE_HUFF: a file
+ *           jpeg_huff.c decoded cleanly in an earlier epoch): the header parsed and the job
+ *           written (tables and the compressed scan), no entropy decoding on the CPU;
  *   floor   (whole images only) the same for a window of the bottom-right pixel: every MCU
  *           entropy-decoded (by jpeg_huff.c; a progressive file's by libjpeg) and almost none
  *           kept, the floor of this split for a whole image.
@@ -32,7 +35,10 @@
  * measure, the whole decode timed again in the same case's loop, file by file, so that a load
  * drifting between cases does not skew it; also for the single-scan files alone), and the
  * samples the kernels would not decode (fallbacks) and the progressive ones (their whole image
- * entropy-decoded whatever the window). Exit status 2 on bad usage or when DIR holds no JPEG, 1 when a file fails.
+ * entropy-decoded whatever the window), and for hybrid_device the mean staging per sample in
+ * KiB: the coefficient area (written by the device) and the job (device_job_kib; 0 for a
+ * progressive file, which stays on the CPU). Exit status 2 on bad usage or when DIR holds no
+ * JPEG, 1 when a file fails.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -133,7 +139,19 @@ static const sl__decode_mem mem = {scratch, NULL, SIZE_MAX};
 
 enum { CASE_FULL, CASE_TRAIN, CASE_VAL, NCASES };
 static const char *const case_names[NCASES] = {"full", "train", "val"};
-enum { WAY_CPU, WAY_HYBRID, WAY_HYBRID_FIRST, WAY_HYBRID_LIBJPEG, WAY_FLOOR, WAY_FULL, NWAYS };
+enum {
+    WAY_CPU,
+    WAY_HYBRID,
+    WAY_HYBRID_FIRST,
+    WAY_HYBRID_LIBJPEG,
+    WAY_HYBRID_DEVICE,
+    WAY_FLOOR,
+    WAY_FULL,
+    NWAYS
+};
+
+/* WAY_HYBRID_DEVICE's staging of the last decode: coefficient and job bytes. */
+static size_t last_coef_bytes, last_job_bytes;
 
 /* File k's window for case `cs`, repetition r (the whole image for CASE_FULL). */
 static sl__roi window_of(int k, int cs, int r)
@@ -179,6 +197,7 @@ static int decode(int k, int cs, int r, int way, int *fallback)
     } else {
         unsigned flags = way == WAY_HYBRID_FIRST     ? SL__DECODE_TO_END
                          : way == WAY_HYBRID_LIBJPEG ? SL__HYB_LIBJPEG_HUFF
+                         : way == WAY_HYBRID_DEVICE  ? SL__HYB_DEVICE_HUFF
                                                      : 0;
         sl__hyb_head head;
         size_t bytes = 0;
@@ -189,8 +208,13 @@ static int decode(int k, int cs, int r, int way, int *fallback)
             unsigned char *out = room(&out_buf, &out_cap, bytes);
             s = sl__jpeg_hybrid_coefs(f->data, f->size, SL__COLOR_RGB, flags, win, &mem, out,
                                       bytes, &why, err, sizeof err);
-            if (s == SL_OK && ((const sl__hyb_head *)(void *)out)->kind != SL__HYB_COEFS)
+            const sl__hyb_head *h = (const sl__hyb_head *)(void *)out;
+            if (s == SL_OK && h->kind != SL__HYB_COEFS)
                 head.kind = SL__HYB_PIXELS;
+            if (s == SL_OK && way == WAY_HYBRID_DEVICE) {
+                last_coef_bytes = (size_t)h->nblocks * 128;
+                last_job_bytes = h->huff_off ? bytes - (size_t)h->huff_off : 0;
+            }
         }
         if (s == SL_OK && head.kind != SL__HYB_COEFS) { /* the fallback: the CPU decode */
             *fallback = 1;
@@ -248,7 +272,9 @@ int main(int argc, char **argv)
     qsort(files, (size_t)nfiles, sizeof(file), by_path);
     double mp = 0;
     int progressive = 0;
+    double file_kib = 0;
     for (int k = 0; k < nfiles; k++) {
+        file_kib += (double)files[k].size / 1024 / nfiles;
         sl__image_info info;
         char err[256];
         if (sl__jpeg_peek(files[k].data, files[k].size, &info, err, sizeof err) != SL_OK) {
@@ -263,6 +289,7 @@ int main(int argc, char **argv)
     }
     /* [case][way], all files and the single-scan (baseline) ones alone */
     double t[NCASES][NWAYS] = {{0}}, tb[NCASES][NWAYS] = {{0}};
+    double coef_kib[NCASES] = {0}, job_kib[NCASES] = {0};
     int nbase = nfiles - progressive;
     for (int cs = 0; cs < NCASES; cs++) {
         int fallbacks = 0;
@@ -278,6 +305,10 @@ int main(int argc, char **argv)
                 for (int r = 0; r < reps; r++)
                     decode(k, cs, r, way, &fb);
                 double us = (cpu_us() - t0) / reps;
+                if (way == WAY_HYBRID_DEVICE) {
+                    coef_kib[cs] += (double)last_coef_bytes / 1024 / nfiles;
+                    job_kib[cs] += (double)last_job_bytes / 1024 / nfiles;
+                }
                 t[cs][way] += us / nfiles;
                 if (!files[k].progressive)
                     tb[cs][way] += us / (nbase ? nbase : 1);
@@ -290,13 +321,16 @@ int main(int argc, char **argv)
                "\"hybrid_first_us\": %.1f, \"hybrid_libjpeg_us\": %.1f, "
                "\"hybrid_over_cpu\": %.3f, \"hybrid_over_full\": %.3f, "
                "\"hybrid_first_over_full\": %.3f, \"hybrid_libjpeg_over_full\": %.3f, "
-               "\"baseline_hybrid_over_full\": %.3f, \"entropy_floor_over_full\": %.3f}\n",
+               "\"baseline_hybrid_over_full\": %.3f, \"entropy_floor_over_full\": %.3f, "
+               "\"hybrid_device_us\": %.1f, \"hybrid_device_over_full\": %.3f, "
+               "\"coef_kib\": %.1f, \"device_job_kib\": %.1f, \"file_kib\": %.1f}\n",
                case_names[cs], nfiles, mp / nfiles, progressive, fallbacks, t[cs][WAY_CPU],
                t[cs][full], t[cs][WAY_HYBRID], t[cs][WAY_HYBRID_FIRST], t[cs][WAY_HYBRID_LIBJPEG],
                t[cs][WAY_HYBRID] / t[cs][WAY_CPU], t[cs][WAY_HYBRID] / t[cs][full],
                t[cs][WAY_HYBRID_FIRST] / t[cs][full], t[cs][WAY_HYBRID_LIBJPEG] / t[cs][full],
                nbase ? tb[cs][WAY_HYBRID] / tb[cs][full] : 0.0,
-               t[CASE_FULL][WAY_FLOOR] / t[CASE_FULL][WAY_CPU]);
+               t[CASE_FULL][WAY_FLOOR] / t[CASE_FULL][WAY_CPU], t[cs][WAY_HYBRID_DEVICE],
+               t[cs][WAY_HYBRID_DEVICE] / t[cs][full], coef_kib[cs], job_kib[cs], file_kib);
         fflush(stdout);
     }
     return 0;

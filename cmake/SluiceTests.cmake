@@ -149,6 +149,19 @@ foreach(src IN LISTS sluice_test_mains)
     endif()
 endforeach()
 
+# The hybrid decoder with its device entropy decoding off (SLUICE_HYBRID_DEVICE_HUFF=0, read
+# once per process): the same tests, every sample entropy-decoded on the CPU.
+if(TARGET test_cuda_hybrid)
+    add_test(NAME test_cuda_hybrid.emulated_off COMMAND test_cuda_hybrid
+             WORKING_DIRECTORY "${PROJECT_BINARY_DIR}")
+    set_tests_properties(test_cuda_hybrid.emulated_off PROPERTIES
+        LABELS gpu-emulated
+        TIMEOUT 120
+        SKIP_RETURN_CODE 77
+        FIXTURES_REQUIRED testdata
+        ENVIRONMENT "${sluice_test_env};SLUICE_GPU_EMULATE=1;SLUICE_HYBRID_DEVICE_HUFF=0")
+endif()
+
 # --- the toolchains users have: jpeg7/jpeg8 API headers, no C11 atomics behind a .cu file ------
 # (scripts/check-toolchains.sh; SKIP when the .cu half has no nvcc). Not in sanitizer builds:
 # it compiles sources, it runs none of the library.

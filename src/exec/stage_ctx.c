@@ -106,7 +106,7 @@ void *sl_ctx_gpu_upload(sl_ctx *ctx, int k, const void *host, size_t bytes)
 int *sl_ctx_gpu_error_flag(sl_ctx *ctx, const char *message)
 {
     struct sl__gpunode *gn = ctx->sn->gn;
-    if (!gn || ctx->pn->stage != SL__STAGE_GPU) {
+    if (!gn || !(ctx->pn->stage == SL__STAGE_GPU || sl__stage_is_mixed_gpu(ctx->pn))) {
         sl_fail(ctx, SL_EINTERNAL, "sl_ctx_gpu_error_flag outside run_gpu");
         return NULL;
     }

@@ -91,6 +91,8 @@ sl_status sl__stage_run_mixed_gpu(sl_ctx *ctx)
     ctx->stream = stream;
     st = ctx->pn->op->run_gpu(ctx);
     ctx->stream = NULL;
+    if (st == SL_OK && gn->flag_armed) /* read when the frame is done (frame_finish) */
+        st = sl__gpu_copy(p->gpu, gn->flag.host, gn->flag.dev, sizeof(int), stream);
     gn->timed = sl__gpu_event_record(gn->t1, stream) == SL_OK && st == SL_OK;
     /* the consumers wait for `copied`: here it follows the kernels, on the compute stream */
     sl_status rec = sl__gpu_event_record(gn->copied, stream);

@@ -14,6 +14,15 @@
  * windows (the kernels decode the window; with `size` the CPU decodes and resamples, counted):
  * windows at the edges, bands and whole images on every variant, and a file truncated below
  * its window fails as on "cpu" while it is not known whole.
+ * Device entropy decoding (hybrid.h): from the second epoch on, every single-scan variant is
+ * entropy-decoded on the device (counted: sl__decoder_device_huff_samples, exactly once per
+ * single-scan sample after the first epoch, never a progressive one), whole images and
+ * windows, RGB, BGR and GRAY, with the CPU decoder's bytes; files jpeg_huff.c gives up on (fill
+ * bytes before a stuffed zero) never take that path and keep the
+ * CPU's pixels; a file changed under the same name and size after it was decoded cleanly (so
+ * the device decode gives up) fails its iteration with an internal error naming the file. The
+ * ctest entry test_cuda_hybrid.emulated_off runs all of it with SLUICE_HYBRID_DEVICE_HUFF=0,
+ * where nothing is counted.
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -23,9 +32,12 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuutil.h"
+#include "ops/decoders/codec.h"
+#include "ops/decoders/decoder.h"
 #include "testutil.h"
 
 /* The variants the kernels decode exactly (no fallback expected). */
@@ -56,6 +68,9 @@ static const char *const variants[] = {
     "jpeg_q100_444.jpg",
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+/* The progressive ones among them (the rest are single-scan). */
+#define NPROGRESSIVE 3
+#define NSINGLE (NVARIANTS - NPROGRESSIVE)
 
 static char spec[16384];
 
@@ -357,6 +372,284 @@ static void test_random_crop_truncated_below_window(void **state)
     free(dir);
 }
 
+/* ---- device entropy decoding (hybrid.h) ---------------------------------------------------- */
+
+/* SLUICE_HYBRID_DEVICE_HUFF=0 (the .emulated_off ctest entry): the path is off. */
+static bool device_huff_on(void)
+{
+    const char *e = getenv("SLUICE_HYBRID_DEVICE_HUFF");
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* n, the device samples of a pipeline whose batches hold each of `per_epoch` clean files
+ * once (a batch is an epoch), run for `done` iterations: none when the path is off; else
+ * every one after the first epoch, but for the second epoch's samples that the CPU half
+ * planned while the first epoch's (whose verdicts make them clean) were still decoding — a
+ * GPU pipeline keeps two iterations in flight — and with those of an iteration prefetched
+ * past the last one run (counted as it is staged, before the node's statistics count it). */
+static void assert_device_samples(uint64_t n, int64_t per_epoch, int64_t done)
+{
+    if (!device_huff_on()) {
+        assert_int_equal(n, 0);
+        return;
+    }
+    assert_true(done >= 3);
+    if (n > (uint64_t)(per_epoch * done) || n < (uint64_t)(per_epoch * (done - 2)))
+        fail_msg("%llu samples decoded on the device over %lld iterations of %lld clean files",
+                 (unsigned long long)n, (long long)done, (long long)per_epoch);
+}
+
+/* Samples staged for device entropy decoding while the gpu pipeline of spec s ran
+ * `iterations` iterations (*done: those the node ran); its fallbacks in *fallbacks. */
+static uint64_t device_samples(const char *s, int iterations, int64_t *done, int64_t *fallbacks)
+{
+    uint64_t before = sl__decoder_device_huff_samples();
+    *fallbacks = fallbacks_done(s, iterations, done);
+    return sl__decoder_device_huff_samples() - before;
+}
+
+/* Whole images, every variant, three epochs (a batch is all of them): the first decodes
+ * everything on the CPU, the next two entropy-decode the single-scan files on the device. */
+static void test_device_huff_variants(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const types[] = {"RGB", "BGR", "GRAY"};
+    for (int t = 0; t < 3; t++) {
+        tu_diff d =
+            tu_gpu_compare(files_spec(root, variants, NVARIANTS, NVARIANTS, types[t], ""), 3, 0);
+        assert_true(d.elements > 0);
+        /* batches of 5 over 24 files: epochs meet inside a batch */
+        tu_gpu_compare(files_spec(root, variants, NVARIANTS, 5, types[t], ""), 12, 0);
+        int64_t done = 0, fb = -1;
+        uint64_t n = device_samples(files_spec(root, variants, NVARIANTS, NVARIANTS, types[t], ""),
+                                    3, &done, &fb);
+        assert_int_equal(fb, 0);
+        assert_device_samples(n, NSINGLE, done);
+    }
+}
+
+/* Windows (decoders.image_random_crop): small ones, bands, whole images; from the second
+ * epoch the window's rows only, entropy-decoded on the device. */
+static void test_device_huff_windows(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    static const char *const extras[] = {
+        ", \"random_area\": [0.01, 0.2]",
+        ", \"random_area\": [0.5, 1.0], \"random_aspect_ratio\": [10.0, 10.0]",
+        ", \"random_area\": [1.0, 1.0], \"random_aspect_ratio\": [0.1, 10.0]",
+    };
+    static const char *const types[] = {"RGB", "GRAY", "BGR"};
+    for (int e = 0; e < 3; e++) {
+        tu_diff d = tu_gpu_compare(crop_spec(root, NVARIANTS, types[e], extras[e]), 4, 0);
+        assert_true(d.elements > 0);
+        int64_t done = 0, fb = -1;
+        uint64_t n = device_samples(crop_spec(root, NVARIANTS, types[e], extras[e]), 3, &done, &fb);
+        assert_int_equal(fb, 0);
+        assert_device_samples(n, NSINGLE, done);
+    }
+}
+
+/* Offsets of the stuffed zeros (0xFF 0x00) of d's first scan whose preceding byte is not
+ * 0xFF, and of its restart markers; counts in *nz, *nr. */
+static void scan_places(const unsigned char *d, size_t n, size_t *zeros, int *nz, size_t *rst,
+                        int *nr, int cap)
+{
+    size_t i = 2;
+    *nz = *nr = 0;
+    while (i + 4 <= n && !(d[i] == 0xFF && d[i + 1] == 0xDA)) /* to the SOS, over segments */
+        i += d[i] == 0xFF && d[i + 1] != 0xFF ? 2 + (size_t)(d[i + 2] << 8 | d[i + 3]) : 1;
+    if (i + 4 > n)
+        return;
+    for (i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]); i + 1 < n; i++) {
+        if (d[i] == 0xFF && d[i + 1] == 0x00 && d[i - 1] != 0xFF && *nz < cap)
+            zeros[(*nz)++] = i;
+        if (d[i] == 0xFF && d[i + 1] >= 0xD0 && d[i + 1] <= 0xD7 && *nr < cap)
+            rst[(*nr)++] = i;
+    }
+}
+
+static void write_bytes(const char *path, const unsigned char *d, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A decode's scratch (sl__decode_mem): one buffer, kept for the process. */
+static void *scratch(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    static unsigned char *buf;
+    static size_t cap;
+    if (bytes > cap) {
+        free(buf);
+        cap = bytes;
+        buf = malloc(cap);
+    }
+    return buf;
+}
+
+/* Whether the CPU half decodes d (whole image, RGB) and jpeg_huff.c did it cleanly. */
+static bool cpu_half(const unsigned char *d, size_t n, bool *clean)
+{
+    static unsigned char stage[1 << 22];
+    const sl__decode_mem mem = {scratch, NULL, (size_t)1 << 26};
+    const char *why = NULL;
+    char err[256];
+    *clean = false;
+    return sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__DECODE_TO_END, NULL, &mem, stage,
+                                 sizeof stage, &why, clean, err, sizeof err) == SL_OK;
+}
+
+/* Files jpeg_huff.c gives up on but libjpeg decodes: fill bytes before a stuffed zero, in a
+ * file without and one with restart intervals. They stay on the CPU path every epoch, with the
+ * CPU's pixels; the good file beside them goes to the device from the second epoch. */
+static void test_device_huff_not_after_give_up(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    static const char *const sources[] = {"jpeg_420_q90.jpg", "jpeg_restart_rows_420.jpg"};
+    const char *names[3] = {"good.jpg", NULL, NULL};
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/jpeg_444_q90.jpg", root);
+    snprintf(dst, sizeof dst, "%s/good.jpg", dir);
+    assert_int_equal(tu_copy_prefix(src, dst, SIZE_MAX), 0);
+    int nfiles = 1;
+    for (int k = 0; k < 2; k++) {
+        snprintf(src, sizeof src, "%s/%s", root, sources[k]);
+        size_t n = 0;
+        unsigned char *d = tu_read_file(src, &n);
+        assert_non_null(d);
+        bool clean = false;
+        assert_true(cpu_half(d, n, &clean));
+        assert_true(clean); /* the original: decoded cleanly */
+        size_t zeros[256], rst[256];
+        int nz, nr;
+        scan_places(d, n, zeros, &nz, rst, &nr, 256);
+        unsigned char *e = malloc(n + 2);
+        bool found = false;
+        for (int r = 0; r < nz && !found; r++) {
+            memcpy(e, d, zeros[r]); /* two fill bytes before the stuffed zero */
+            memset(e + zeros[r], 0xFF, 2);
+            memcpy(e + zeros[r] + 2, d + zeros[r], n - zeros[r]);
+            found = cpu_half(e, n + 2, &clean) && !clean;
+            if (found) {
+                names[nfiles] = k == 0 ? "fill.jpg" : "fill_restart.jpg";
+                snprintf(dst, sizeof dst, "%s/%s", dir, names[nfiles++]);
+                write_bytes(dst, e, n + 2);
+            }
+        }
+        if (!found)
+            fail_msg("%s: no damage that libjpeg decodes and jpeg_huff.c gives up on", src);
+        free(e);
+        free(d);
+    }
+    assert_int_equal(nfiles, 3);
+    static const char *const types[] = {"RGB", "GRAY"};
+    for (int t = 0; t < 2; t++) {
+        tu_diff d = tu_gpu_compare(files_spec(dir, names, 3, 3, types[t], ""), 3, 0);
+        assert_true(d.elements > 0);
+        int64_t done = 0, fb = -1;
+        uint64_t n = device_samples(files_spec(dir, names, 3, 3, types[t], ""), 3, &done, &fb);
+        assert_int_equal(fb, 0);
+        assert_device_samples(n, 1, done); /* good.jpg only */
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* A file decoded cleanly in the first epoch, then changed under the same name and size so
+ * that the decoder gives up on it (two fill bytes before a stuffed zero): the device decode
+ * gives up, and the iteration fails naming the file with an internal error, never garbage. */
+static void test_device_huff_gives_up_named(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/jpeg_420_q90.jpg", root);
+    snprintf(dst, sizeof dst, "%s/changed.jpg", dir);
+    size_t n = 0;
+    unsigned char *d = tu_read_file(src, &n);
+    assert_non_null(d);
+    write_bytes(dst, d, n);
+    size_t zeros[256], rst[256];
+    int nz, nr;
+    scan_places(d, n, zeros, &nz, rst, &nr, 256);
+    assert_true(nz > 4);
+    size_t at = zeros[nz / 2];
+    assert_true(d[at - 2] != 0xFF);
+    static const char *const files[] = {"changed.jpg"};
+    sl_pipeline *p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
+    if (sl_pipeline_run(p) != SL_OK)
+        fail_msg("first epoch: %s", sl_pipeline_error(p));
+    d[at - 1] = 0xFF; /* FF FF 00: a fill byte before the stuffed zero, same size */
+    write_bytes(dst, d, n);
+    sl_status st = SL_OK;
+    for (int it = 0; it < 8 && st == SL_OK; it++) /* prefetched iterations read the old bytes */
+        st = sl_pipeline_run(p);
+    if (!device_huff_on()) { /* the CPU decodes the new bytes: libjpeg's verdict, whatever */
+        assert_true(st == SL_OK || strstr(sl_pipeline_error(p), "internal error") == NULL);
+        sl_pipeline_destroy(p);
+        free(d);
+        tu_rmtree(dir);
+        free(dir);
+        return;
+    }
+    assert_int_not_equal(st, SL_OK);
+    const char *msg = sl_pipeline_error(p);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "internal error"));
+    assert_non_null(strstr(msg, "changed.jpg"));
+    assert_non_null(strstr(msg, "decoders.image"));
+    sl_pipeline_destroy(p);
+    /* the same with its frame turned arithmetic-coded (SOF0 to SOF9, same size): every
+     * iteration plans its sample from the header again, so it is no longer one for the device
+     * (sl__huff_init refuses arithmetic coding) and the CPU half decodes it as libjpeg does */
+    unsigned char *orig = tu_read_file(src, &n);
+    assert_non_null(orig);
+    write_bytes(dst, orig, n);
+    size_t sof = 2;
+    while (sof + 1 < n && !(orig[sof] == 0xFF && orig[sof + 1] == 0xC0))
+        sof++;
+    assert_true(sof + 1 < n);
+    p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
+    if (sl_pipeline_run(p) != SL_OK)
+        fail_msg("first epoch: %s", sl_pipeline_error(p));
+    orig[sof + 1] = 0xC9;
+    write_bytes(dst, orig, n);
+    /* the CPU decoder's verdict on the new bytes */
+    static unsigned char px[1 << 22];
+    const sl__decode_mem mem = {scratch, NULL, (size_t)1 << 26};
+    char err[256];
+    sl_status cpu = sl__image_decode(orig, n, SL__COLOR_RGB, 0, NULL, px, &mem, err, sizeof err);
+    uint64_t before = sl__decoder_device_huff_samples();
+    st = SL_OK;
+    for (int it = 0; it < 8 && st == SL_OK; it++)
+        st = sl_pipeline_run(p);
+    if (cpu == SL_OK) {
+        if (st != SL_OK)
+            fail_msg("arithmetic-coded: %s", sl_pipeline_error(p));
+    } else { /* libjpeg's own failure, naming the file; not the device's */
+        assert_int_equal(st, cpu);
+        assert_non_null(strstr(sl_pipeline_error(p), "changed.jpg"));
+        assert_null(strstr(sl_pipeline_error(p), "internal error"));
+    }
+    /* at most the two iterations in flight when the file changed read the old bytes */
+    assert_true(sl__decoder_device_huff_samples() - before <= 2);
+    sl_pipeline_destroy(p);
+    free(orig);
+    free(d);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     tu_gpu_require();
@@ -368,6 +661,10 @@ int main(void)
         cmocka_unit_test(test_corrupt_named),
         cmocka_unit_test(test_random_crop_windows),
         cmocka_unit_test(test_random_crop_truncated_below_window),
+        cmocka_unit_test(test_device_huff_variants),
+        cmocka_unit_test(test_device_huff_windows),
+        cmocka_unit_test(test_device_huff_not_after_give_up),
+        cmocka_unit_test(test_device_huff_gives_up_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,11 @@
  *   SL_EUNSUPPORTED, SL_EINVAL, SL_ENOMEM under the memory limit) and a message;
  * - a file planned as coefficients gives, through jpeg_huff.c and through libjpeg's decoder
  *   (SL__HYB_LIBJPEG_HUFF), the same status, the same message and the same staging bytes: the
- *   fast decoder writes libjpeg's coefficients or gives up to libjpeg, whose verdict stands.
+ *   fast decoder writes libjpeg's coefficients or gives up to libjpeg, whose verdict stands;
+ * - a file jpeg_huff.c decoded whole without giving up (clean: a later epoch's device entropy
+ *   decoding, hybrid.h) planned and staged with SL__HYB_DEVICE_HUFF (the window's rows only)
+ *   gives a job within the planned bytes whose walk (hybrid_job.h, the kernel's code compiled
+ *   as C) writes the same coefficients without giving up.
  *
  * Exports LLVMFuzzerTestOneInput.
  */
@@ -24,6 +28,7 @@
 #include "fuzzutil.h"
 #include "ops/decoders/codec.h"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/hybrid_job.h"
 
 static uint8_t *scratch_buf;
 static size_t scratch_cap;
@@ -44,6 +49,39 @@ static const sl__decode_mem mem = {scratch, NULL, (size_t)256 << 20};
 static bool blames_input(sl_status s)
 {
     return s == SL_ECORRUPT || s == SL_EUNSUPPORTED || s == SL_EINVAL || s == SL_ENOMEM;
+}
+
+/* Device entropy decoding of a clean file: the job's walk gives cpu's coefficients. */
+static void check_job(const uint8_t *jpeg, size_t n, sl__color color, unsigned flags,
+                      const sl__roi *win, const uint8_t *cpu)
+{
+    sl__hyb_head head;
+    size_t bytes = 0;
+    const char *why = NULL;
+    char err[512];
+    flags |= SL__HYB_DEVICE_HUFF;
+    sl_status s = sl__jpeg_hybrid_plan(jpeg, n, color, flags, win, &mem, &head, &bytes, &why, err,
+                                       sizeof err);
+    if (s != SL_OK || head.kind != SL__HYB_COEFS || head.huff_off != SL__HYB_HEAD_BYTES)
+        fz_fail("a clean file planned for the device: %s \"%s\", kind %d, huff_off %llu",
+                sl_status_name(s), err, head.kind, (unsigned long long)head.huff_off);
+    uint8_t *stage = malloc(bytes);
+    size_t area = (size_t)head.nblocks * 128;
+    uint8_t *coefs = calloc(1, SL__HYB_HEAD_BYTES + area);
+    if (!stage || !coefs)
+        fz_fail("out of memory for a job of %zu bytes", bytes);
+    bool clean;
+    s = sl__jpeg_hybrid_stage(jpeg, n, color, flags, win, &mem, stage, bytes, &why, &clean, err,
+                              sizeof err);
+    const sl__hyb_head *h = (const sl__hyb_head *)(const void *)stage;
+    if (s != SL_OK || h->kind != SL__HYB_COEFS || h->huff_off != SL__HYB_HEAD_BYTES)
+        fz_fail("a clean file staged for the device: %s \"%s\"", sl_status_name(s), err);
+    if (sl__hyb_job_decode(h, stage + h->huff_off, coefs) != SL__HUFF_OK)
+        fz_fail("the job's walk gave up on a clean file");
+    if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
+        fz_fail("the job's walk wrote other coefficients than the CPU half");
+    free(stage);
+    free(coefs);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -89,8 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_fail("out of memory for two stagings of %zu bytes", bytes);
     const char *why2 = NULL;
     err[0] = err2[0] = '\0';
-    sl_status a =
-        sl__jpeg_hybrid_coefs(jpeg, n, color, flags, win, &mem, fast, bytes, &why, err, sizeof err);
+    bool clean = false;
+    sl_status a = sl__jpeg_hybrid_stage(jpeg, n, color, flags, win, &mem, fast, bytes, &why, &clean,
+                                        err, sizeof err);
     sl_status b = sl__jpeg_hybrid_coefs(jpeg, n, color, flags | SL__HYB_LIBJPEG_HUFF, win, &mem,
                                         ref, bytes, &why2, err2, sizeof err2);
     if (a != b)
@@ -105,6 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_fail("the stagings differ at byte %zu of %zu (%u against libjpeg's %u)", k, bytes,
                 fast[k], ref[k]);
     }
+    if (a == SL_OK && clean)
+        check_job(jpeg, n, color, flags & ~SL__DECODE_TO_END, win, fast);
     free(fast);
     free(ref);
     return 0;

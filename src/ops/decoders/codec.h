@@ -16,6 +16,7 @@
 #ifndef SLUICE_OPS_DECODERS_CODEC_H
 #define SLUICE_OPS_DECODERS_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,11 @@ typedef struct sl__decode_mem {
 /* sl__jpeg_hybrid_coefs only, for tests: a single-scan file's entropy decoding left to
  * libjpeg's own decoder instead of jpeg_huff.c's (which gives the same coefficients). */
 #define SL__HYB_LIBJPEG_HUFF 0x4u
+/* sl__jpeg_hybrid_plan / _coefs / _stage: a single-scan Huffman file is planned and staged for
+ * device entropy decoding (hybrid.h: head huff_off, a sl__hyb_huff_job after the coefficients,
+ * which are then not written) when sl__huff_init accepts its scan. Only for a file jpeg_huff.c
+ * decoded whole without giving up before (sl__jpeg_hybrid_stage's *clean). */
+#define SL__HYB_DEVICE_HUFF 0x8u
 /* Extent of a JPEG decoded at n/8 (libjpeg rounds up). */
 static inline int sl__jpeg_scaled(int extent, int n)
 {
@@ -133,6 +139,13 @@ sl_status sl__jpeg_hybrid_plan(const uint8_t *data, size_t size, sl__color color
 sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color color, unsigned flags,
                                 const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
                                 size_t cap, const char **why, char *err, size_t errlen);
+/* sl__jpeg_hybrid_coefs, and *clean: true when jpeg_huff.c entropy-decoded the file's whole
+ * scan (to its last iMCU row: SL__DECODE_TO_END, or a window reaching the image's bottom)
+ * without giving up, which makes the file one for device entropy decoding in later epochs. */
+sl_status sl__jpeg_hybrid_stage(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                                const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
+                                size_t cap, const char **why, bool *clean, char *err,
+                                size_t errlen);
 
 /* Shared helpers (codec.c). */
 /* Pillow's ITU-R 601 luma, as ImageMath's L24: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16. */

@@ -1,5 +1,7 @@
 /* src/ops/decoders/decoder.c: the decoder family helper (see decoder.h). */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -8,10 +10,18 @@
 
 /* ---- the files known to be whole (see decoder.h) ------------------------------------------ */
 
+/* What is known of a file (a key's properties). */
+enum {
+    WHOLE = 1, /* read to its end without error */
+    CLEAN = 2  /* and jpeg_huff.c entropy-decoded its whole scan without giving up (hybrid.h:
+                  device entropy decoding) */
+};
+
 /* Open addressing, linear probing, keys != 0, at most half full. */
 typedef struct verdicts {
     pthread_mutex_t mu;
     uint64_t *keys; /* (mu) cap entries, 0 = empty */
+    uint8_t *props; /* (mu) each key's WHOLE | CLEAN */
     size_t cap, n;  /* (mu) */
 } verdicts;
 
@@ -30,6 +40,7 @@ void sl__decoder_fini(void *state)
     verdicts *v = state;
     pthread_mutex_destroy(&v->mu);
     sl__free(v->keys);
+    sl__free(v->props);
     sl__free(v);
 }
 
@@ -42,37 +53,65 @@ static size_t probe(const uint64_t *keys, size_t cap, uint64_t key)
     return i;
 }
 
-static bool known_whole(verdicts *v, uint64_t key)
+/* The properties known of key's file (0: none, or key 0). */
+static unsigned known(verdicts *v, uint64_t key)
 {
+    if (key == 0)
+        return 0;
     pthread_mutex_lock(&v->mu);
-    bool found = v->cap && v->keys[probe(v->keys, v->cap, key)] == key;
+    unsigned p = 0;
+    if (v->cap) {
+        size_t i = probe(v->keys, v->cap, key);
+        p = v->keys[i] == key ? v->props[i] : 0;
+    }
     pthread_mutex_unlock(&v->mu);
-    return found;
+    return p;
 }
 
-/* Out of memory, the set stays as it was: the file is read whole again next time. */
-static void add_whole(verdicts *v, uint64_t key)
+static bool known_whole(verdicts *v, uint64_t key)
+{
+    return (known(v, key) & WHOLE) != 0;
+}
+
+/* Adds props to key's. Out of memory, the set stays as it was: the file is read whole again
+ * next time. */
+static void add(verdicts *v, uint64_t key, unsigned props)
 {
     pthread_mutex_lock(&v->mu);
     if (2 * (v->n + 1) > v->cap) {
         size_t cap = v->cap ? 2 * v->cap : 1024;
         uint64_t *keys = sl__calloc(cap, sizeof(uint64_t));
-        for (size_t i = 0; keys && i < v->cap; i++) {
-            if (v->keys[i])
-                keys[probe(keys, cap, v->keys[i])] = v->keys[i];
+        uint8_t *pr = sl__calloc(cap, 1);
+        for (size_t i = 0; keys && pr && i < v->cap; i++) {
+            if (v->keys[i]) {
+                size_t k = probe(keys, cap, v->keys[i]);
+                keys[k] = v->keys[i];
+                pr[k] = v->props[i];
+            }
         }
-        if (keys) {
+        if (keys && pr) {
             sl__free(v->keys);
+            sl__free(v->props);
             v->keys = keys;
+            v->props = pr;
             v->cap = cap;
+        } else {
+            sl__free(keys);
+            sl__free(pr);
         }
     }
     if (2 * (v->n + 1) <= v->cap) {
         size_t i = probe(v->keys, v->cap, key);
         v->n += v->keys[i] == 0;
         v->keys[i] = key;
+        v->props[i] |= (uint8_t)props;
     }
     pthread_mutex_unlock(&v->mu);
+}
+
+static void add_whole(verdicts *v, uint64_t key)
+{
+    add(v, key, WHOLE);
 }
 
 /* Sample i's key: its file name and size, or 0 (no name: never remembered). */
@@ -170,6 +209,30 @@ sl_status sl__decoder_decode(sl_ctx *ctx, int i, sl__color color, unsigned flags
 
 /* ---- device "mixed": the hybrid decoder's CPU half (decoder.h, hybrid.h) ------------------- */
 
+/* SLUICE_HYBRID_DEVICE_HUFF=0 turns device entropy decoding off (hybrid.h); read once. */
+static pthread_once_t device_huff_once = PTHREAD_ONCE_INIT;
+static bool device_huff_on = true;
+
+static void device_huff_read(void)
+{
+    const char *e = getenv("SLUICE_HYBRID_DEVICE_HUFF");
+    device_huff_on = !(e && strcmp(e, "0") == 0);
+}
+
+static bool device_huff_enabled(void)
+{
+    pthread_once(&device_huff_once, device_huff_read);
+    return device_huff_on;
+}
+
+/* Samples staged for device entropy decoding so far (all pipelines; tests read it). */
+static atomic_uint_fast64_t device_huff_samples;
+
+uint64_t sl__decoder_device_huff_samples(void)
+{
+    return (uint64_t)atomic_load_explicit(&device_huff_samples, memory_order_relaxed);
+}
+
 static bool is_jpeg(const sl_batch *in, int i)
 {
     const uint8_t *d = sl_batch_sample_data(in, i);
@@ -187,7 +250,12 @@ sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__ro
         return s;
     st->bytes = SL__HYB_HEAD_BYTES + (size_t)(out_shape[0] * out_shape[1] * out_shape[2]);
     st->coefs = false;
+    st->device_huff = false;
     if (hybrid && is_jpeg(in, i)) {
+        /* a file jpeg_huff.c decoded whole before is entropy-decoded on the device (hybrid.h);
+         * the verdict is decided here, and run_staged follows it (the plan sized the job) */
+        if (device_huff_enabled() && (known(sl_ctx_state(ctx), file_key(in, i)) & CLEAN))
+            flags |= SL__HYB_DEVICE_HUFF;
         sl__hyb_head head;
         const sl__decode_mem mem = {sl__decoder_scratch, ctx, sl_ctx_max_sample_bytes(ctx)};
         const char *why = NULL;
@@ -200,6 +268,9 @@ sl_status sl__decoder_setup_staged(sl_ctx *ctx, int i, bool hybrid, const sl__ro
         if (head.kind == SL__HYB_COEFS) { /* a window outside the image is SL__HYB_PIXELS */
             st->bytes = bytes > st->bytes ? bytes : st->bytes;
             st->coefs = true;
+            st->device_huff = head.huff_off != 0;
+            if (st->device_huff) /* the head and the job only: never a fallback (run_staged) */
+                st->bytes = bytes;
         }
     }
     sl_ctx_set_staging(ctx, i, st->bytes);
@@ -228,20 +299,36 @@ sl_status sl__decoder_run_staged(sl_ctx *ctx, int i, bool hybrid, const sl__roi 
         /* a window: the rows below it are read (entropy-decoded, not kept) until the file is
          * known whole, as the CPU decoder does (sl__decoder_decode) */
         verdicts *v = sl_ctx_state(ctx);
-        uint64_t key = window ? file_key(in, i) : 0;
+        uint64_t key = file_key(in, i);
         if (window && !(key && known_whole(v, key)))
             flags |= SL__DECODE_TO_END;
-        s = sl__jpeg_hybrid_coefs(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
-                                  color, flags, window, &mem, buf, st->bytes, &why, err,
+        if (st->device_huff)
+            flags |= SL__HYB_DEVICE_HUFF;
+        bool clean = false;
+        s = sl__jpeg_hybrid_stage(sl_batch_sample_data(in, i), (size_t)sl_batch_sample_numel(in, i),
+                                  color, flags, window, &mem, buf, st->bytes, &why, &clean, err,
                                   sizeof err);
         if (s == SL_OK && h->kind == SL__HYB_COEFS) {
-            if (key && (flags & SL__DECODE_TO_END))
-                add_whole(v, key);
+            /* read to its end: a window's SL__DECODE_TO_END, or the whole image */
+            if (key && (!window || (flags & SL__DECODE_TO_END)))
+                add(v, key, WHOLE | (clean ? CLEAN : 0));
+            else if (key && clean)
+                add(v, key, CLEAN);
+            if (h->huff_off)
+                atomic_fetch_add_explicit(&device_huff_samples, 1, memory_order_relaxed);
             return SL_OK;
         }
         /* anything else (incomplete progressive, or a file libjpeg's coefficient reader
          * rejects): the CPU decoder decides, as on "cpu" (a file whose EOI is missing decodes
          * there, and corrupt data fails with its message) */
+        if (st->device_huff) { /* no room for pixels: the file was decoded cleanly before */
+            if (s != SL_OK)
+                return sl_fail(ctx, s, "%s", err);
+            return sl_fail(ctx, SL_EINTERNAL,
+                           "the file changed since it was decoded (planned for device entropy "
+                           "decoding: %s)",
+                           why ? why : "not decoded");
+        }
     }
     if (hybrid)
         sl_ctx_count_fallback(ctx);

@@ -12,7 +12,11 @@
  * decodes only the window of those in later epochs: the verdict is the whole decode's every
  * time, and only the first epoch pays. Samples without a file name (external_source) are always
  * read whole. The set is the op's state, shared by the workers under one mutex held for a
- * lookup or an insertion; it grows to one 8-byte key per good file, then allocates nothing.
+ * lookup or an insertion; it grows to one 8-byte key (and a byte of properties) per good file,
+ * then allocates nothing. On "mixed" a second property is kept, for whole-image decodes too:
+ * the file's whole scan was entropy-decoded by jpeg_huff.c without giving up ("clean"), which
+ * sends it to device entropy decoding in later epochs (hybrid.h; SLUICE_HYBRID_DEVICE_HUFF=0
+ * turns that off).
  */
 #ifndef SLUICE_OPS_DECODERS_DECODER_H
 #define SLUICE_OPS_DECODERS_DECODER_H
@@ -167,9 +171,13 @@ void *sl__decoder_scratch(void *ctx, size_t bytes);
 /* Device "mixed" (sl_ctx_staged): the hybrid decoder's CPU half (hybrid.h), shared by the
  * decoder ops. Per sample, kept from setup_sample to run_sample in the op's iteration data. */
 typedef struct sl__staged {
-    size_t bytes; /* the sample's staging */
-    bool coefs;   /* planned as coefficients */
+    size_t bytes;     /* the sample's staging */
+    bool coefs;       /* planned as coefficients */
+    bool device_huff; /* and for device entropy decoding (hybrid.h): the file is known clean */
 } sl__staged;
+/* Samples the CPU half staged for device entropy decoding (hybrid.h) since the process
+ * started, over all pipelines: for tests (SLUICE_HYBRID_DEVICE_HUFF=0 keeps it at 0). */
+uint64_t sl__decoder_device_huff_samples(void);
 /* setup_sample: plans sample i's staging — its JPEG coefficients when `hybrid` and the kernels
  * decode it exactly, else room for its pixels (out_shape, the output's HWC) — and sizes it.
  * window: the part of the image the output is (NULL: all of it). */

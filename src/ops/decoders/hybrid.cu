@@ -1,10 +1,14 @@
 /* src/ops/decoders/hybrid.cu: the hybrid JPEG decoder's GPU half (hybrid.h).
  *
  * Exports sl__hybrid_run_gpu, decoders.image's run_gpu on device "mixed". Two kernels per
- * batch: `idct` (one thread per 8x8 block: dequantisation and libjpeg-turbo's jpeg_idct_islow
+ * batch, `idct` (one thread per 8x8 block: dequantisation and libjpeg-turbo's jpeg_idct_islow
  * into the component's 8-bit plane) and `pixels` (one thread per output pixel: each needed
  * component upsampled as jdsample.c does at that pixel, then jdcolor.c's conversion; a sample
- * decoded on the CPU is copied). The arithmetic is libjpeg's, integer for integer:
+ * decoded on the CPU is copied), after, when the batch has samples for device entropy decoding
+ * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and `entropy` (one
+ * thread per such sample: hybrid_job.h's walk with jpeg_huff_core.h's decoder; one that gives
+ * up fails the batch naming it, through the node's error flag). The arithmetic is libjpeg's,
+ * integer for integer:
  *
  * - IDCT (jidctint.c): CONST_BITS 13, PASS1_BITS 2, 64-bit intermediates (JLONG), the
  *   dequantised coefficient as ISLOW_MULT_TYPE (16 bits in SIMD builds: the table's values
@@ -24,12 +28,15 @@
  */
 #include "cuda/kernel.cuh"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/hybrid_job.h"
 
 namespace {
 
 /* A sample's parameters (one array per batch, uploaded). */
 struct hyb_sample {
-    const uint8_t *src; /* device staging: head, then blocks or pixels */
+    const uint8_t *src; /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
+    uint8_t *coefs;     /* where coef_off counts from: src (read only), or with a huff job
+                           device scratch */
     uint8_t *planes;    /* device scratch of its planes */
     uint8_t *out;       /* output HWC */
     sl__hyb_head head;
@@ -159,7 +166,7 @@ struct idct_kernel {
             return;
         int64_t by;
         int64_t bx = sl__gdivmod(b, q.bw, &by);
-        const int16_t *coef = (const int16_t *)(s[i].src + q.coef_off) + b * 64;
+        const int16_t *coef = (const int16_t *)(s[i].coefs + q.coef_off) + b * 64;
         const int64_t stride = (int64_t)q.bw * 8;
         idct_islow(coef, q.quant, s[i].planes + q.plane_off + by * 8 * stride + bx * 8, stride);
     }
@@ -265,6 +272,44 @@ struct pixel_kernel {
     }
 };
 
+/* Device entropy decoding (hybrid.h), first part: the coefficient area of each sample with a
+ * job (device scratch) zeroed (the decoder writes only the nonzero coefficients), 16 bytes per
+ * element. */
+struct zero_kernel {
+    const hyb_sample *s;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off
+                   ? (int64_t)s[i].head.nblocks * 8 /* 128 bytes a block */
+                   : 0;
+    }
+    SL_HD void operator()(int i, int64_t k) const
+    {
+        uint4 *p = (uint4 *)(s[i].coefs + SL__HYB_HEAD_BYTES) + k;
+        *p = make_uint4(0, 0, 0, 0);
+    }
+};
+
+/* Second part: one thread per sample with a job runs jpeg_huff_core.h's decoder over the
+ * job's bytes (hybrid_job.h: MCU by MCU as jpeg.c's single_scan_rows does, each block the
+ * window keeps written in place as point_mcu places it, the others decoded into nothing). The file
+ * was decoded cleanly by the same code on the CPU, so this never gives up; if it does, the sample
+ * is flagged and the batch fails naming it. */
+struct huff_kernel {
+    const hyb_sample *s;
+    int *flag;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off ? 1 : 0;
+    }
+    SL_HD void operator()(int i, int64_t) const
+    {
+        const sl__hyb_head *h = &s[i].head;
+        if (sl__hyb_job_decode(h, s[i].src + h->huff_off, s[i].coefs) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+};
+
 } // namespace
 
 extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
@@ -273,8 +318,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     hyb_sample *ps = (hyb_sample *)sl_ctx_scratch(ctx, sizeof(hyb_sample) * (size_t)(n ? n : 1));
     if (!ps)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
-    size_t planes = 0;
-    int64_t max_blocks = 0, max_pixels = 0;
+    size_t planes = 0, coefs = 0;
+    int64_t max_blocks = 0, max_pixels = 0, max_zero = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
         const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
@@ -287,9 +332,15 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         ps[i].src = (const uint8_t *)sl_ctx_staging_device(ctx, i);
         ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
         ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
+        ps[i].coefs = NULL;
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
+            if (h->huff_off) { /* its coefficients in device scratch, coef_off from here */
+                ps[i].coefs = (uint8_t *)(uintptr_t)coefs;
+                coefs += (size_t)h->nblocks * 128;
+                max_zero = (int64_t)h->nblocks * 8 > max_zero ? (int64_t)h->nblocks * 8 : max_zero;
+            }
         }
         int64_t px = (int64_t)h->width * h->height;
         max_pixels = px > max_pixels ? px : max_pixels;
@@ -297,12 +348,34 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *base = NULL;
     if (planes > 0 && !(base = (uint8_t *)sl_ctx_gpu_scratch(ctx, 0, planes)))
         return SL_ENOMEM;
-    for (int i = 0; i < n; i++)
+    uint8_t *cbase = NULL;
+    if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
+        return SL_ENOMEM;
+    for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
+        const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
+        /* coef_off counts from the head's start: the scratch stands where the blocks follow */
+        ps[i].coefs =
+            job ? (uint8_t *)((uintptr_t)cbase + (uintptr_t)ps[i].coefs - SL__HYB_HEAD_BYTES)
+                : (uint8_t *)(uintptr_t)ps[i].src; /* the kernels only read it there */
+    }
     const hyb_sample *dev = sl_gpu_params(ctx, 0, ps, n);
     if (!dev)
         return SL_ENOMEM;
-    sl_status st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");
+    sl_status st = SL_OK;
+    if (max_zero > 0) { /* device entropy decoding (hybrid.h) */
+        int *flag = sl_ctx_gpu_error_flag(ctx, "internal error: the device entropy decoding "
+                                               "gave up on a file that jpeg_huff.c decoded "
+                                               "cleanly on the CPU (SLUICE_HYBRID_DEVICE_HUFF=0 "
+                                               "turns it off)");
+        if (!flag)
+            return SL_ENOMEM;
+        st = sl_gpu_each(ctx, n, max_zero, zero_kernel{dev}, "decoders.image entropy zero");
+        if (st == SL_OK)
+            st = sl_gpu_each(ctx, n, 1, huff_kernel{dev, flag}, "decoders.image entropy");
+    }
+    if (st == SL_OK)
+        st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");
     if (st == SL_OK)
         st = sl_gpu_each(ctx, n, max_pixels, pixel_kernel{dev}, "decoders.image color");
     return st;

@@ -24,11 +24,34 @@
  * progressive file whose coefficients are not complete (libjpeg smooths its blocks), and any
  * file the coefficient reading fails on (the CPU decode then gives the verdict); and, for
  * decoders.image_random_crop, a window resampled to `size`.
+ *
+ * Device entropy decoding: a single-scan Huffman file that jpeg_huff.c has already decoded
+ * to its end without giving up (in an earlier epoch: decoder.c's verdicts, property "clean")
+ * is not entropy-decoded on the CPU again. The CPU half parses its header and writes the head
+ * (kind SL__HYB_COEFS, the same blocks layout) with huff_off pointing at a sl__hyb_huff_job
+ * right after it: jpeg_huff.c's initialised state and the scan's tables, the MCU geometry and
+ * the entropy-coded bytes from the scan's first byte to the file's end. The staging (copied to
+ * the device) holds only the head and the job, no coefficients and no room for pixels (such a
+ * sample never falls back to the CPU decoder); the coefficient area, at the same coef_off, is
+ * in device memory of its own. hybrid.cu zeroes that area and runs the same decoder
+ * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample
+ * (hybrid_job.h), writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the
+ * same code on the same bytes from the same state gives the same coefficients, so no
+ * device-side fallback is needed; a device decode that gives up anyway (a file changed under
+ * the same name and size) fails the batch naming the sample (an internal error, never
+ * garbage). Not a fallback (sl_ctx_count_fallback counts CPU decodes only).
+ * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
+ * then entropy-decoded on the CPU, for comparisons. Staging cost: the job's bytes (its header,
+ * 1.4 KiB per DC and 8.4 KiB per AC table the scan uses — 20 KiB for the usual two of each —
+ * and the compressed scan) instead of the larger of the coefficient area (128 bytes a kept
+ * block; the device then holds it in scratch memory) and the output's pixels.
  */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_H
 #define SLUICE_OPS_DECODERS_HYBRID_H
 
 #include <stdint.h>
+
+#include "ops/decoders/jpeg_huff_core.h"
 
 #define SL__HYB_MAGIC 0x4a48594cu /* "JHYL" */
 
@@ -73,12 +96,35 @@ typedef struct sl__hyb_head {
     int32_t ncomp;
     uint64_t nblocks;     /* all components' blocks */
     uint64_t plane_bytes; /* device memory of its planes */
+    uint64_t huff_off;    /* 0, or bytes from the head's start to its sl__hyb_huff_job: the
+                             coefficient area (coef_off from the start of a device buffer of
+                             its own) is then entropy-decoded on the device */
     sl__hyb_comp comp[SL__HYB_MAX_COMPS];
 } sl__hyb_head;
 
 /* The head is followed by the blocks (or, for SL__HYB_PIXELS, by height * width * out_c
  * bytes); 64-byte aligned. */
 #define SL__HYB_HEAD_BYTES ((sizeof(sl__hyb_head) + 63) & ~(size_t)63)
+
+/* Device entropy decoding's job (at SL__HYB_HEAD_BYTES, in place of the coefficients): what
+ * jpeg.c's single_scan_rows and point_mcu need, from the file's jpeg_decompress_struct. */
+typedef struct sl__hyb_huff_job {
+    sl__huff_bits bits;      /* sl__huff_init's state, dc_of/ac_of renumbered to the job's tables;
+                                p and end unused (data_off, data_len) */
+    uint64_t dc_off, ac_off; /* bytes from the job's start to its DC tables, its AC tables */
+    uint64_t data_off, data_len;   /* its entropy-coded bytes: the scan's first to the file's end */
+    int32_t rows;                  /* iMCU rows to decode, from the first */
+    int32_t to_end;                /* rows are all of them: the scan's end checked (finish) */
+    int32_t first_imcu, last_imcu; /* the iMCU rows holding kept blocks */
+    int32_t x0, x1;                /* the MCU columns holding kept blocks (x1 < x0: none) */
+    int32_t mcus_per_row, comps_in_scan, total_imcu_rows;
+    /* per component of the scan (cur_comp_info) */
+    int32_t comp[SL__HUFF_MAX_COMPS]; /* its index in the head's comp[] */
+    int32_t mcu_width[SL__HUFF_MAX_COMPS], mcu_height[SL__HUFF_MAX_COMPS];
+    int32_t v_samp[SL__HUFF_MAX_COMPS], last_row_height[SL__HUFF_MAX_COMPS];
+} sl__hyb_huff_job;
+
+#define SL__HYB_JOB_BYTES ((sizeof(sl__hyb_huff_job) + 63) & ~(size_t)63)
 
 #ifdef SLUICE_HAVE_CUDA
 #include "sluice/op.h"

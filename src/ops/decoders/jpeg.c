@@ -64,6 +64,7 @@ typedef struct job {
     size_t cap;                /* the staging's room (out) */
     const sl__roi *window;     /* the hybrid decoder's window (NULL: the image) */
     int first_imcu, last_imcu; /* the iMCU rows holding the window's blocks */
+    bool huff_clean;           /* jpeg_huff.c decoded the whole scan without giving up */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -539,6 +540,38 @@ static void window_axis(int a0, int a1, int f, bool fancy, int samples, int32_t 
     *count = (int32_t)(s1 / DCTSIZE - s0 / DCTSIZE + 1);
 }
 
+/* The Huffman tables the scan uses, numbered in the order its components first use them:
+ * dmap / amap (may be NULL) map libjpeg's table number to that (-1: unused), *nd / *na count
+ * them. */
+static void scan_tables(const struct jpeg_decompress_struct *c, int dmap[NUM_HUFF_TBLS],
+                        int amap[NUM_HUFF_TBLS], int *nd, int *na)
+{
+    int dm[NUM_HUFF_TBLS], am[NUM_HUFF_TBLS];
+    for (int t = 0; t < NUM_HUFF_TBLS; t++)
+        dm[t] = am[t] = -1;
+    *nd = *na = 0;
+    for (int ci = 0; ci < c->comps_in_scan && ci < MAX_COMPS_IN_SCAN; ci++) {
+        int d = c->cur_comp_info[ci]->dc_tbl_no, a = c->cur_comp_info[ci]->ac_tbl_no;
+        if (d >= 0 && d < NUM_HUFF_TBLS && dm[d] < 0)
+            dm[d] = (*nd)++;
+        if (a >= 0 && a < NUM_HUFF_TBLS && am[a] < 0)
+            am[a] = (*na)++;
+    }
+    for (int t = 0; t < NUM_HUFF_TBLS; t++) {
+        if (dmap)
+            dmap[t] = dm[t];
+        if (amap)
+            amap[t] = am[t];
+    }
+}
+
+/* A sl__hyb_huff_job's bytes: its header, nd DC and na AC tables, data bytes of scan. */
+static size_t job_bytes(int nd, int na, size_t data)
+{
+    return SL__HYB_JOB_BYTES + (size_t)nd * sizeof(sl__huff_dc) + (size_t)na * sizeof(sl__huff_ac) +
+           data;
+}
+
 /* Fills j->head from the header (after jpeg_calc_output_dimensions at full scale, fancy
  * upsampling on): kind SL__HYB_COEFS with the layout when the kernels reproduce libjpeg's
  * decode exactly, else SL__HYB_PIXELS with the reason in *why. The layout holds only the
@@ -646,6 +679,18 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
     }
     h->kind = SL__HYB_COEFS;
     h->plane_bytes = planes;
+    if ((j->flags & SL__HYB_DEVICE_HUFF) && !(j->flags & SL__HYB_LIBJPEG_HUFF) &&
+        !jpeg_has_multiple_scans(c) && !c->arith_code && !c->progressive_mode && c->src) {
+        /* device entropy decoding (hybrid.h): the job in place of the coefficient area (which
+         * is then on the device only), its data from the scan's first byte (where
+         * jpeg_read_header left the source) to the end */
+        int nd, na;
+        scan_tables(c, NULL, NULL, &nd, &na);
+        h->huff_off = SL__HYB_HEAD_BYTES;
+        /* no room for the pixels: such a file never falls back (decoder.c) */
+        *bytes = SL__HYB_HEAD_BYTES + job_bytes(nd, na, c->src->bytes_in_buffer);
+        return;
+    }
     if (off > *bytes)
         *bytes = off;
 }
@@ -772,6 +817,62 @@ static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_u
     return SL_OK;
 }
 
+/* Device entropy decoding (hybrid.h): writes the sl__hyb_huff_job at the head's huff_off —
+ * huff's state and tables (only the scan's, renumbered), the MCU geometry single_scan_rows and
+ * point_mcu use, the entropy-coded bytes to the file's end — and no coefficients (the
+ * coefficient area is on the device only). False when it does not fit the staging (the plan's
+ * data ended elsewhere): the caller then decodes on the CPU. */
+static bool write_job(job *j, const sl__huff *huff, int rows)
+{
+    const struct jpeg_decompress_struct *c = &j->cinfo;
+    sl__hyb_head *h = j->head;
+    int dmap[NUM_HUFF_TBLS], amap[NUM_HUFF_TBLS], nd, na;
+    scan_tables(c, dmap, amap, &nd, &na);
+    size_t data = (size_t)(huff->b.end - huff->b.p);
+    if (c->comps_in_scan > SL__HUFF_MAX_COMPS || h->huff_off > j->cap ||
+        job_bytes(nd, na, data) > j->cap - (size_t)h->huff_off)
+        return false;
+    uint8_t *at = j->out + h->huff_off;
+    sl__hyb_huff_job *jb = (sl__hyb_huff_job *)(void *)at;
+    memset(jb, 0, sizeof *jb);
+    jb->bits = huff->b;
+    jb->bits.p = jb->bits.end = NULL;
+    for (int b = 0; b < huff->b.blocks; b++) {
+        jb->bits.dc_of[b] = (uint8_t)dmap[huff->b.dc_of[b]];
+        jb->bits.ac_of[b] = (uint8_t)amap[huff->b.ac_of[b]];
+    }
+    jb->dc_off = SL__HYB_JOB_BYTES;
+    jb->ac_off = jb->dc_off + (size_t)nd * sizeof(sl__huff_dc);
+    jb->data_off = jb->ac_off + (size_t)na * sizeof(sl__huff_ac);
+    jb->data_len = data;
+    for (int t = 0; t < NUM_HUFF_TBLS; t++) {
+        if (dmap[t] >= 0)
+            memcpy(at + jb->dc_off + (size_t)dmap[t] * sizeof(sl__huff_dc), &huff->dc[t],
+                   sizeof(sl__huff_dc));
+        if (amap[t] >= 0)
+            memcpy(at + jb->ac_off + (size_t)amap[t] * sizeof(sl__huff_ac), &huff->ac[t],
+                   sizeof(sl__huff_ac));
+    }
+    memcpy(at + jb->data_off, huff->b.p, data);
+    jb->rows = rows;
+    jb->total_imcu_rows = (int32_t)c->total_iMCU_rows;
+    jb->to_end = rows == jb->total_imcu_rows;
+    jb->first_imcu = j->first_imcu;
+    jb->last_imcu = j->last_imcu;
+    window_mcu_cols(c, h, &jb->x0, &jb->x1);
+    jb->mcus_per_row = (int32_t)c->MCUs_per_row;
+    jb->comps_in_scan = c->comps_in_scan;
+    for (int ci = 0; ci < c->comps_in_scan; ci++) {
+        const jpeg_component_info *cp = c->cur_comp_info[ci];
+        jb->comp[ci] = cp->component_index;
+        jb->mcu_width[ci] = cp->MCU_width;
+        jb->mcu_height[ci] = cp->MCU_height;
+        jb->v_samp[ci] = cp->v_samp_factor;
+        jb->last_row_height[ci] = cp->last_row_height;
+    }
+    return true;
+}
+
 /* A single-scan file: after jpeg_start_decompress in raw-data mode has read the tables and set
  * the scan up, its entropy-coded data decoded MCU by MCU (single_scan_rows): by jpeg_huff.c's
  * decoder, faster than libjpeg's, or, where that one gives up (a scan it does not decode,
@@ -794,9 +895,23 @@ static sl_status hybrid_single_scan(job *j)
         (j->flags & SL__DECODE_TO_END) || j->last_imcu >= total ? total : j->last_imcu + 1;
     sl__huff huff;
     bool gave_up = true;
-    if (!(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK)
+    bool init = !(j->flags & SL__HYB_LIBJPEG_HUFF) && sl__huff_init(&huff, c) == SL__HUFF_OK;
+    if (h->huff_off && !(init && write_job(j, &huff, rows))) {
+        /* not for the device after all: decoded here if its coefficients fit the staging
+         * (planned for the job), else by the CPU decoder (the head's SL__HYB_PIXELS) */
+        h->huff_off = 0;
+        if (SL__HYB_HEAD_BYTES + (size_t)h->nblocks * sizeof(JBLOCK) > j->cap) {
+            h->kind = SL__HYB_PIXELS;
+            j->why = "jpeg_huff.c does not take its scan now";
+            jpeg_abort_decompress(c);
+            return SL_OK;
+        }
+    }
+    if (h->huff_off == 0 && init) {
         single_scan_rows(j, &huff, rows, &gave_up); /* SL_OK */
-    if (gave_up) {
+        j->huff_clean = !gave_up && rows == total;
+    }
+    if (h->huff_off == 0 && gave_up) {
         sl_status s = single_scan_rows(j, NULL, rows, &gave_up);
         if (s != SL_OK)
             return s;
@@ -870,6 +985,15 @@ sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color colo
                                 const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
                                 size_t cap, const char **why, char *err, size_t errlen)
 {
+    bool clean;
+    return sl__jpeg_hybrid_stage(data, size, color, flags, window, mem, out, cap, why, &clean, err,
+                                 errlen);
+}
+
+sl_status sl__jpeg_hybrid_stage(const uint8_t *data, size_t size, sl__color color, unsigned flags,
+                                const sl__roi *window, const sl__decode_mem *mem, uint8_t *out,
+                                size_t cap, const char **why, bool *clean, char *err, size_t errlen)
+{
     job j;
     memset(&j, 0, sizeof j);
     j.window = window;
@@ -883,5 +1007,6 @@ sl_status sl__jpeg_hybrid_coefs(const uint8_t *data, size_t size, sl__color colo
     j.head = (sl__hyb_head *)(void *)out;
     sl_status s = guarded(&j, data, size, hybrid_coefs_body);
     *why = j.why;
+    *clean = s == SL_OK && j.huff_clean;
     return s;
 }

@@ -11,30 +11,12 @@
 
 #include <string.h>
 
-/* An entry of sl__huff_ac.ac: bits 0-7 the bits to consume, 8-11 the zero run, bits 16-31 the
- * coefficient (signed); or, with bit 12, a code with no extra bits (end of block, or sixteen
- * zeros when the run is 15); with bit 14, a code whose extra bits reach past the look-up
- * (bits 0-7 the code's length, 16-19 the extra bits' count); with bit 13, a code longer than
- * the look-up (decoded the slow way). */
-#define AC_ZERO 0x1000
-#define AC_SLOW 0x2000
-#define AC_BITS 0x4000
+#define AC_ZERO SL__HUFF_AC_ZERO
+#define AC_SLOW SL__HUFF_AC_SLOW
+#define AC_BITS SL__HUFF_AC_BITS
 
 #define DC_FAST SL__HUFF_DC_FAST
-
-/* Natural order of the zigzag index, with sixteen extra entries as libjpeg's
- * jpeg_natural_order has, for a corrupt run that goes past 63 (jutils.c). */
-static const uint8_t natural[64 + 16] = {
-    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33,
-    40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36,
-    29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54,
-    47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63};
-
-/* s extra bits r to a coefficient (jdhuff.h's HUFF_EXTEND). */
-static inline int extend(int r, int s)
-{
-    return r < (1 << (s - 1)) ? r - (1 << s) + 1 : r;
-}
+#define extend sl__huff_extend
 
 /* Builds the DC table dc or the AC table ac (the other NULL) from libjpeg's table as
  * jpeg_make_d_derived_tbl does; 0, or -1 for a table libjpeg would refuse (it refused it
@@ -130,240 +112,40 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
         if (!built[NUM_HUFF_TBLS + a] && build(NULL, &h->ac[a], c->ac_huff_tbl_ptrs[a]) != 0)
             return SL__HUFF_GIVE_UP;
         built[d] = built[NUM_HUFF_TBLS + a] = 1;
-        h->last_dc[ci] = 0;
+        h->b.last_dc[ci] = 0;
     }
-    h->blocks = c->blocks_in_MCU;
+    h->b.blocks = c->blocks_in_MCU;
     for (int b = 0; b < c->blocks_in_MCU; b++) {
         int ci = c->MCU_membership[b];
         if (ci < 0 || ci >= c->comps_in_scan)
             return SL__HUFF_GIVE_UP;
-        h->comp_of[b] = ci;
-        h->dc_of[b] = &h->dc[c->cur_comp_info[ci]->dc_tbl_no];
-        h->ac_of[b] = &h->ac[c->cur_comp_info[ci]->ac_tbl_no];
+        h->b.comp_of[b] = (uint8_t)ci;
+        h->b.dc_of[b] = (uint8_t)c->cur_comp_info[ci]->dc_tbl_no;
+        h->b.ac_of[b] = (uint8_t)c->cur_comp_info[ci]->ac_tbl_no;
     }
-    h->acc = 0;
-    h->n = 0;
-    h->stop = 0;
-    h->p = c->src->next_input_byte;
-    h->end = h->p + c->src->bytes_in_buffer;
-    h->restart_interval = (int)c->restart_interval;
-    h->restarts_to_go = h->restart_interval;
-    h->next_restart = 0;
+    h->b.acc = 0;
+    h->b.n = 0;
+    h->b.stop = 0;
+    h->b.p = c->src->next_input_byte;
+    h->b.end = h->b.p + c->src->bytes_in_buffer;
+    h->b.restart_interval = (int)c->restart_interval;
+    h->b.restarts_to_go = h->b.restart_interval;
+    h->b.next_restart = 0;
     return SL__HUFF_OK;
 }
 
-/* Byte by byte, as libjpeg's jpeg_fill_bit_buffer: 0xFF then 0x00 is a data 0xFF; 0xFF, any
- * number of 0xFF fill bytes, then anything else is a marker, where the data stops; so does the
- * buffer's end, also inside the fill bytes (where libjpeg, asking for more, warns of a
- * premature end). Past either, acc is zero.
- * Fill bytes before a stuffed zero (0xFF 0xFF .. 0x00) are data to jpeg_fill_bit_buffer but a
- * marker to libjpeg-turbo's decode_mcu_fast, which then pads with zeros to the end of the MCU
- * and hands the MCU to decode_mcu_slow without clearing the coefficients it wrote: the slow
- * decode writes only its nonzero ones over them, so libjpeg's MCU mixes both decodes. No
- * encoder writes fill bytes inside a scan; this decoder gives up there (stop 3), and libjpeg's
- * result stands. */
-static void refill_slow(sl__huff *h)
-{
-    while (h->n <= 56 && !h->stop) {
-        if (h->p >= h->end) {
-            h->stop = 2;
-            break;
-        }
-        unsigned b = h->p[0];
-        if (b == 0xFF) {
-            const uint8_t *q = h->p + 1;
-            while (q < h->end && *q == 0xFF)
-                q++;
-            if (q >= h->end) {
-                h->stop = 2;
-                break;
-            }
-            if (*q != 0) {
-                h->stop = 1; /* p stays at the marker */
-                break;
-            }
-            if (q != h->p + 1) {
-                h->stop = 3;
-                break;
-            }
-            h->p = q + 1;
-        } else {
-            h->p++;
-        }
-        h->acc |= (uint64_t)b << (56 - h->n);
-        h->n += 8;
-    }
-    if (h->stop)
-        h->acc &= h->n <= 0 ? 0 : ~(uint64_t)0 << (64 - h->n);
-}
-
-/* At least 57 bits in acc (data, or padding past a marker or the end). Eight bytes at once
- * where none of them is 0xFF (the branchless refill: the bytes of a partly counted one are
- * ORed again, to the same place, by the next refill). */
-static inline void refill(sl__huff *h)
-{
-    if (h->end - h->p >= 8 && !h->stop) {
-        uint64_t w;
-        memcpy(&w, h->p, 8);
-        uint64_t x = ~w; /* a zero byte of x is a 0xFF of w */
-        if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {
-            h->acc |= __builtin_bswap64(w) >> h->n;
-            h->p += (63 - h->n) >> 3;
-            h->n |= 56;
-            return;
-        }
-    }
-    refill_slow(h);
-}
-
-/* A symbol the look-up does not hold: a code of FAST+1 .. 16 bits (jdhuff.c's
- * jpeg_huff_decode). Returns the symbol, with *len its length; -1 for no code of 16 bits or
- * less (libjpeg: "corrupt JPEG data: bad Huffman code"). */
-static int slow_symbol(const sl__huff_codes *t, uint64_t acc, int *len, int from)
-{
-    for (int l = from; l <= 16; l++) {
-        int32_t code = (int32_t)(acc >> (64 - l));
-        if (code <= t->maxcode[l]) {
-            *len = l;
-            return t->val[(t->valoff[l] + code) & 255];
-        }
-    }
-    return -1;
-}
-
-static inline int dc_symbol(const sl__huff_dc *t, uint64_t acc, int *len)
-{
-    int e = t->look[acc >> (64 - DC_FAST)];
-    if (e) {
-        *len = e >> 8;
-        return e & 255;
-    }
-    return slow_symbol(&t->codes, acc, len, DC_FAST + 1);
-}
-
-/* The bit reader's state in locals: acc, n, then p and stop through h (the refills). */
-#define CONSUME(k)                                                                                 \
-    do {                                                                                           \
-        acc <<= (k);                                                                               \
-        n -= (k);                                                                                  \
-    } while (0)
-#define ENSURE32()                                                                                 \
-    do {                                                                                           \
-        if (n < 32) {                                                                              \
-            h->acc = acc;                                                                          \
-            h->n = n;                                                                              \
-            refill(h);                                                                             \
-            acc = h->acc;                                                                          \
-            n = h->n;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-/* A restart marker due before this MCU (jdhuff.c's process_restart): the bits left in the
- * buffer are dropped and the next bytes must be the expected RSTn. */
-static int restart(sl__huff *h)
-{
-    if (h->end - h->p < 2 || h->p[0] != 0xFF || h->p[1] != 0xD0 + h->next_restart)
-        return SL__HUFF_GIVE_UP; /* libjpeg resynchronises (and warns), or tolerates junk */
-    h->p += 2;
-    h->acc = 0;
-    h->n = 0;
-    h->stop = 0;
-    for (int ci = 0; ci < MAX_COMPS_IN_SCAN; ci++)
-        h->last_dc[ci] = 0;
-    h->next_restart = (h->next_restart + 1) & 7;
-    h->restarts_to_go = h->restart_interval;
-    return SL__HUFF_OK;
-}
-
-/* One block: its coefficients into blk when `store` (a constant at each call: the compiler
- * makes a storing and a skipping copy), else only the bits consumed and the DC prediction
- * kept. Returns SL__HUFF_OK or SL__HUFF_GIVE_UP. */
-static inline __attribute__((always_inline)) int block(sl__huff *h, int b, JCOEF *blk,
-                                                       const int store)
-{
-    const sl__huff_dc *dc = h->dc_of[b];
-    const sl__huff_ac *ac = h->ac_of[b];
-    uint64_t acc = h->acc;
-    int n = h->n;
-    ENSURE32();
-    int len, s = dc_symbol(dc, acc, &len);
-    if (s < 0)
-        return SL__HUFF_GIVE_UP;
-    CONSUME(len);
-    int diff = 0;
-    if (s) { /* s <= 15 (build): len + s <= 31 bits, within the 32 ensured */
-        diff = extend((int)(acc >> (64 - s)), s);
-        CONSUME(s);
-    }
-    int dcv = h->last_dc[h->comp_of[b]] + diff;
-    if (dcv < -32768 || dcv > 32767) /* libjpeg lets it grow; no real file does */
-        return SL__HUFF_GIVE_UP;
-    h->last_dc[h->comp_of[b]] = dcv;
-    if (store)
-        blk[0] = (JCOEF)dcv;
-    const int32_t *fast = ac->ac;
-    for (int k = 1; k < DCTSIZE2; k++) {
-        ENSURE32();
-        int32_t e = fast[acc >> (64 - SL__HUFF_FAST)];
-        if (__builtin_expect(!(e & (AC_ZERO | AC_SLOW | AC_BITS)), 1)) {
-            k += (e >> 8) & 15;
-            CONSUME(e & 63);
-            if (store)
-                blk[natural[k]] = (JCOEF)(e >> 16);
-            continue;
-        }
-        if (e & AC_ZERO) {
-            CONSUME(e & 63);
-            if (((e >> 8) & 15) != 15)
-                break;
-            k += 15;
-            continue;
-        }
-        int r;
-        if (e & AC_BITS) {
-            CONSUME(e & 63);
-            r = (e >> 8) & 15;
-            s = e >> 16;
-        } else {
-            int sym = slow_symbol(&ac->codes, acc, &len, SL__HUFF_FAST + 1);
-            if (sym < 0)
-                return SL__HUFF_GIVE_UP;
-            CONSUME(len);
-            r = sym >> 4;
-            s = sym & 15;
-            if (s == 0) {
-                if (r != 15)
-                    break;
-                k += 15;
-                continue;
-            }
-        }
-        k += r; /* len + s <= 31 */
-        int v = extend((int)(acc >> (64 - s)), s);
-        CONSUME(s);
-        if (store)
-            blk[natural[k]] = (JCOEF)v;
-    }
-    h->acc = acc;
-    h->n = n;
-    /* n < 0: bits past the data were read */
-    return n < 0 || h->stop == 3 ? SL__HUFF_GIVE_UP : SL__HUFF_OK;
-}
-
+/* The decoding itself is jpeg_huff_core.h's, shared with the device (hybrid.cu). */
 int sl__huff_mcu(sl__huff *h, JBLOCKROW *mcu)
 {
-    if (h->restart_interval) {
-        if (h->restarts_to_go == 0 && restart(h) != SL__HUFF_OK)
-            return SL__HUFF_GIVE_UP;
-        h->restarts_to_go--;
-    }
+    if (sl__huff_core_restart(&h->b) != SL__HUFF_OK)
+        return SL__HUFF_GIVE_UP;
     if (mcu) {
-        for (int b = 0; b < h->blocks; b++)
-            if (block(h, b, mcu[b][0], 1) != SL__HUFF_OK)
+        for (int b = 0; b < h->b.blocks; b++)
+            if (sl__huff_core_block(&h->b, h->dc, h->ac, b, mcu[b][0], 1) != SL__HUFF_OK)
                 return SL__HUFF_GIVE_UP;
     } else {
-        for (int b = 0; b < h->blocks; b++)
-            if (block(h, b, NULL, 0) != SL__HUFF_OK)
+        for (int b = 0; b < h->b.blocks; b++)
+            if (sl__huff_core_block(&h->b, h->dc, h->ac, b, NULL, 0) != SL__HUFF_OK)
                 return SL__HUFF_GIVE_UP;
     }
     return SL__HUFF_OK;
@@ -371,11 +153,5 @@ int sl__huff_mcu(sl__huff *h, JBLOCKROW *mcu)
 
 int sl__huff_finish(const sl__huff *h)
 {
-    if (h->n < 0 || h->stop >= 2)
-        return SL__HUFF_GIVE_UP;
-    /* libjpeg fills its buffer ahead by up to 8 bytes: if the data ends (with no marker) that
-     * close, it would ask its source for more and warn of a premature end */
-    if (h->stop == 0 && h->end - h->p < 16)
-        return SL__HUFF_GIVE_UP;
-    return SL__HUFF_OK;
+    return sl__huff_core_finish(&h->b);
 }

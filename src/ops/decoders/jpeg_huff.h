@@ -28,46 +28,19 @@
 
 #include <jpeglib.h>
 
-#define SL__HUFF_FAST 11   /* look-up bits of an AC table */
-#define SL__HUFF_DC_FAST 9 /* of a DC table (its codes are short: 12 symbols) */
+#include "ops/decoders/jpeg_huff_core.h" /* the tables, the state and the decoding itself */
 
-/* One Huffman table's codes, derived as jdhuff.c's jpeg_make_d_derived_tbl does. */
-typedef struct sl__huff_codes {
-    int32_t maxcode[18]; /* the largest code of each length (-1: none) */
-    int32_t valoff[18];  /* symbol index of a code of that length, minus it */
-    uint8_t val[256];
-} sl__huff_codes;
+#if MAX_COMPS_IN_SCAN != SL__HUFF_MAX_COMPS || D_MAX_BLOCKS_IN_MCU != SL__HUFF_MAX_BLOCKS ||       \
+    NUM_HUFF_TBLS != SL__HUFF_NTBL
+#error "jpeg_huff_core.h's limits differ from libjpeg's"
+#endif
 
-/* A DC table: its codes and a look-up of the short ones. */
-typedef struct sl__huff_dc {
-    sl__huff_codes codes;
-    uint16_t look[1 << SL__HUFF_DC_FAST]; /* (length << 8) | symbol of codes <= DC_FAST bits */
-} sl__huff_dc;
-
-/* An AC table: its codes and a look-up of code and extra bits at once (jpeg_huff.c). */
-typedef struct sl__huff_ac {
-    sl__huff_codes codes;
-    int32_t ac[1 << SL__HUFF_FAST];
-} sl__huff_ac;
-
-/* The state of one scan's decoding; caller's memory (sl__huff_init fills it). */
+/* The state of one scan's decoding and its tables; caller's memory (sl__huff_init fills it). */
 typedef struct sl__huff {
-    uint64_t acc; /* bits, left-aligned */
-    int n;        /* valid bits in acc (negative: bits past a marker were read) */
-    int stop;     /* 1: a marker was met, 2: the data ended (no more bytes read), 3: fill bytes
-                     before a stuffed zero (jpeg_huff.c's refill_slow: give up) */
-    const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
-    int last_dc[MAX_COMPS_IN_SCAN];
-    int restart_interval, restarts_to_go, next_restart;
-    int blocks;                       /* blocks in an MCU */
-    int comp_of[D_MAX_BLOCKS_IN_MCU]; /* the block's component in the scan */
-    const sl__huff_dc *dc_of[D_MAX_BLOCKS_IN_MCU];
-    const sl__huff_ac *ac_of[D_MAX_BLOCKS_IN_MCU];
-    sl__huff_dc dc[NUM_HUFF_TBLS]; /* only the scan's are built */
+    sl__huff_bits b;
+    sl__huff_dc dc[NUM_HUFF_TBLS]; /* only the scan's are built (b.dc_of, b.ac_of index them) */
     sl__huff_ac ac[NUM_HUFF_TBLS];
 } sl__huff;
-
-enum { SL__HUFF_OK = 0, SL__HUFF_GIVE_UP = -1 };
 
 /* After jpeg_start_decompress of a single-scan file (before any decode_mcu call: the source
  * still at the scan's first byte): sets h up for the scan. Returns SL__HUFF_OK, or

@@ -1,0 +1,293 @@
+/* tests/c/test_codec_hybrid_job.c: device entropy decoding's CPU half and walk (hybrid.h,
+ * jpeg.c's SL__HYB_DEVICE_HUFF, hybrid_job.h) on the host, against the CPU half's own
+ * entropy decoding.
+ *
+ * The claim that makes device entropy decoding exact without a device-side fallback: for a
+ * file whose whole scan jpeg_huff.c decoded without giving up (sl__jpeg_hybrid_stage's
+ * *clean), the job written with SL__HYB_DEVICE_HUFF and decoded by sl__hyb_job_decode (the
+ * kernel's code, here compiled as C) gives the coefficients the CPU half writes, byte for byte,
+ * for every window and output color, and never gives up. Checked on every JPEG of the test
+ * data and on hundreds of damaged ones (tests/c/mutate.h: cuts, byte changes in the
+ * entropy-coded data, fill bytes before stuffed zeros): those found clean must match; those
+ * not clean never get a job (decoder.c plans them for the CPU). Also: the plan sizes the
+ * staging the job needs exactly (the job is staged into no more than the planned bytes), the
+ * head equals the CPU's but for huff_off, and the job decode of a file that is not the one
+ * staged (the clean file's job over a damaged copy's bytes) gives up rather than writing
+ * garbage unnoticed in at least some cases. Data: SLUICE_TEST_DATA (make_images.py).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mutate.h"
+#include "ops/decoders/codec.h"
+#include "ops/decoders/hybrid.h"
+#include "ops/decoders/hybrid_job.h"
+#include "testutil.h"
+
+#define STAGE_CAP ((size_t)32 << 20)
+static uint8_t *cpu_stage, *job_stage, *coefs;
+
+static void *no_scratch(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    (void)bytes;
+    return NULL; /* the hybrid CPU half takes none */
+}
+
+static const sl__decode_mem mem = {no_scratch, NULL, (size_t)64 << 20};
+
+typedef struct tally {
+    int files, clean, not_clean, compared;
+} tally;
+
+/* Windows of a w x h image (NULL for the whole one is tried besides). */
+static int windows(int w, int h, sl__roi *out)
+{
+    int k = 0;
+    out[k++] = (sl__roi){0, 0, w, h, 0};
+    out[k++] = (sl__roi){w / 3, h / 3, (w + 2) / 3, (h + 2) / 3, 0};       /* the middle */
+    out[k++] = (sl__roi){0, h - (h + 3) / 4, (w + 1) / 2, (h + 3) / 4, 0}; /* bottom-left */
+    out[k++] = (sl__roi){w - 1, 0, 1, h, 0};                               /* the last column */
+    out[k++] = (sl__roi){0, h / 2, w, 1, 0};                               /* one row */
+    out[k++] = (sl__roi){w / 2, h / 5, w - w / 2, h / 5 > 0 ? h / 5 : 1, 0};
+    return k;
+}
+
+/* d with color and window: the CPU half (flags 0: a file known whole) against the job path. */
+static void compare_job(const char *name, const uint8_t *d, size_t n, sl__color color,
+                        const sl__roi *win, tally *t)
+{
+    char what[512], e1[256] = "", e2[256] = "";
+    snprintf(what, sizeof what, "%s (color %d, window %d,%d %dx%d)", name, (int)color,
+             win ? win->x : 0, win ? win->y : 0, win ? win->w : -1, win ? win->h : -1);
+    sl__hyb_head plan;
+    size_t bytes = 0;
+    const char *why = NULL;
+    if (sl__jpeg_hybrid_plan(d, n, color, SL__HYB_DEVICE_HUFF, win, &mem, &plan, &bytes, &why, e1,
+                             sizeof e1) != SL_OK)
+        fail_msg("%s: the plan fails on a clean file: %s", what, e1);
+    if (plan.kind != SL__HYB_COEFS)
+        return; /* a window the kernels do not take */
+    if (plan.huff_off != SL__HYB_HEAD_BYTES || bytes > STAGE_CAP)
+        fail_msg("%s: planned without a job (huff_off %llu, %zu bytes)", what,
+                 (unsigned long long)plan.huff_off, bytes);
+    bool clean = false;
+    memset(cpu_stage, 0x5a, STAGE_CAP);
+    memset(job_stage, 0x5a, bytes + 64);
+    sl_status s1 = sl__jpeg_hybrid_stage(d, n, color, 0, win, &mem, cpu_stage, STAGE_CAP, &why,
+                                         &clean, e1, sizeof e1);
+    /* staged into exactly the planned bytes: the bytes past them must stay untouched */
+    sl_status s2 = sl__jpeg_hybrid_stage(d, n, color, SL__HYB_DEVICE_HUFF, win, &mem, job_stage,
+                                         bytes, &why, &clean, e2, sizeof e2);
+    if (s1 != SL_OK || s2 != SL_OK)
+        fail_msg("%s: staging fails on a clean file: %s | %s", what, e1, e2);
+    for (size_t k = bytes; k < bytes + 64; k++)
+        if (job_stage[k] != 0x5a)
+            fail_msg("%s: the job was written past the planned %zu bytes", what, bytes);
+    sl__hyb_head a = *(const sl__hyb_head *)(const void *)cpu_stage;
+    sl__hyb_head b = *(const sl__hyb_head *)(const void *)job_stage;
+    if (b.kind != SL__HYB_COEFS || b.huff_off != SL__HYB_HEAD_BYTES)
+        fail_msg("%s: no job staged (kind %d, huff_off %llu)", what, b.kind,
+                 (unsigned long long)b.huff_off);
+    b.huff_off = 0;
+    if (memcmp(&a, &b, sizeof a) != 0)
+        fail_msg("%s: the job's head differs from the CPU half's", what);
+    size_t area = (size_t)a.nblocks * 128;
+    memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+    const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+    if (sl__hyb_job_decode(h, job_stage + h->huff_off, coefs) != SL__HUFF_OK)
+        fail_msg("%s: the job's decode gave up on a clean file", what);
+    if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu_stage + SL__HYB_HEAD_BYTES, area) != 0) {
+        size_t at = 0;
+        while (coefs[SL__HYB_HEAD_BYTES + at] == cpu_stage[SL__HYB_HEAD_BYTES + at])
+            at++;
+        fail_msg("%s: coefficients differ at byte %zu of %zu", what, at, area);
+    }
+    t->compared++;
+}
+
+/* A file: decoded to its end by the CPU half (the first epoch); clean ones compared every way,
+ * the others checked never to be planned a job by decoder.c's rule (they are not clean). */
+static void check_file(const char *name, const uint8_t *d, size_t n, tally *t)
+{
+    sl__image_info info;
+    char err[256];
+    if (sl__jpeg_peek(d, n, &info, err, sizeof err) != SL_OK)
+        return;
+    t->files++;
+    bool clean = false;
+    const char *why = NULL;
+    sl_status s = sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__DECODE_TO_END, NULL, &mem,
+                                        cpu_stage, STAGE_CAP, &why, &clean, err, sizeof err);
+    if (s != SL_OK || !clean) {
+        t->not_clean++;
+        return;
+    }
+    t->clean++;
+    sl__roi win[8];
+    int nw = windows(info.width, info.height, win);
+    static const sl__color colors[] = {SL__COLOR_RGB, SL__COLOR_GRAY};
+    for (int c = 0; c < 2; c++) {
+        compare_job(name, d, n, colors[c], NULL, t);
+        for (int k = 0; k < nw; k++)
+            compare_job(name, d, n, colors[c], &win[k], t);
+    }
+}
+
+static uint8_t *read_data(const char *name, size_t *n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", tu_env_dir("SLUICE_TEST_DATA"), name);
+    uint8_t *d = tu_read_file(path, n);
+    if (d == NULL)
+        fail_msg("cannot read %s", path);
+    return d;
+}
+
+static void test_test_data(void **state)
+{
+    (void)state;
+    char **names;
+    int nn = tu_list(tu_env_dir("SLUICE_TEST_DATA"), ".jpg", &names);
+    tally t = {0};
+    for (int i = 0; i < nn; i++) {
+        size_t n;
+        uint8_t *d = read_data(names[i], &n);
+        check_file(names[i], d, n, &t);
+        free(d);
+    }
+    tu_free_list(names, nn);
+    /* the single-scan variants are clean; progressive, CMYK-less... and corrupt ones are not */
+    assert_true(t.clean >= 21);
+    assert_true(t.not_clean >= 3);
+    assert_true(t.compared > 21 * 2 * 5);
+}
+
+/* Stuffed zeros (0xFF 0x00) of d's scan: their offsets. */
+static int stuffed_zeros(const uint8_t *d, size_t n, size_t *at, int cap)
+{
+    size_t i = 2;
+    while (i + 4 <= n && !(d[i] == 0xFF && d[i + 1] == 0xDA))
+        i += d[i] == 0xFF && d[i + 1] != 0xFF ? 2 + (size_t)(d[i + 2] << 8 | d[i + 3]) : 1;
+    if (i + 4 > n)
+        return 0;
+    int k = 0;
+    for (i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]); i + 1 < n && k < cap; i++)
+        if (d[i] == 0xFF && d[i + 1] == 0x00)
+            at[k++] = i;
+    return k;
+}
+
+static void test_damaged(void **state)
+{
+    (void)state;
+    static const char *const sources[] = {
+        "jpeg_420_q90.jpg",        "jpeg_422_odd_97x131.jpg",  "jpeg_411_odd_75x101.jpg",
+        "jpeg_gray.jpg",           "jpeg_restart_mcu_422.jpg", "jpeg_restart_gray.jpg",
+        "jpeg_440_odd_101x75.jpg", "jpeg_q100_444.jpg",
+    };
+    tu_corpus corpus = {0};
+    for (int i = 0; i < (int)(sizeof sources / sizeof sources[0]); i++) {
+        size_t n;
+        uint8_t *d = read_data(sources[i], &n);
+        tu_add_cuts(&corpus, sources[i], d, n);
+        tu_add_changes(&corpus, sources[i], d, n, 24, 91u + (uint32_t)i);
+        size_t at[64];
+        int m = stuffed_zeros(d, n, at, 64);
+        for (int r = 0; r < m; r += (m > 6 ? m / 6 : 1)) {
+            uint8_t *e = malloc(n + 2);
+            memcpy(e, d, at[r]);
+            e[at[r]] = e[at[r] + 1] = 0xFF;
+            memcpy(e + at[r] + 2, d + at[r], n - at[r]);
+            tu_corpus_add(&corpus, TU_CHANGE, e, n + 2,
+                          "%s: fill bytes before the 0xFF 0x00 at %zu", sources[i], at[r]);
+            free(e);
+        }
+        free(d);
+    }
+    tally t = {0};
+    for (int i = 0; i < corpus.n; i++)
+        check_file(corpus.v[i].name, corpus.v[i].data, corpus.v[i].size, &t);
+    tu_corpus_free(&corpus);
+    print_message("%d damaged files: %d clean (compared %d ways), %d not\n", t.files, t.clean,
+                  t.compared, t.not_clean);
+    assert_true(t.clean > 50);      /* changes the decoder reads through (libjpeg does too) */
+    assert_true(t.not_clean > 100); /* cuts, bad codes, fill bytes: never given a job */
+}
+
+/* A clean file's job run over other bytes (the file changed after its verdict): the walk gives
+ * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size. */
+static void test_job_on_changed_bytes(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *d = read_data("jpeg_420_q90.jpg", &n);
+    sl__hyb_head plan;
+    size_t bytes = 0;
+    const char *why = NULL;
+    char err[256];
+    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                          &plan, &bytes, &why, err, sizeof err),
+                     SL_OK);
+    bool clean;
+    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                           job_stage, bytes, &why, &clean, err, sizeof err),
+                     SL_OK);
+    const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+    uint8_t *job = job_stage + h->huff_off;
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    uint8_t *data = job + jb->data_off;
+    uint8_t *orig = malloc(jb->data_len);
+    memcpy(orig, data, jb->data_len);
+    size_t area = (size_t)h->nblocks * 128;
+    int gave_up = 0;
+    uint32_t seed = 7;
+    for (int r = 0; r < 200; r++) {
+        memcpy(data, orig, jb->data_len);
+        for (int k = 0; k < 1 + r % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            data[(seed >> 8) % jb->data_len] ^= (uint8_t)(1u << (seed >> 28 & 7));
+        }
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        gave_up += sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK;
+    }
+    print_message("%d of 200 changed scans given up on\n", gave_up);
+    assert_true(gave_up > 50);
+    free(orig);
+    free(d);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    cpu_stage = malloc(STAGE_CAP);
+    job_stage = malloc(STAGE_CAP + 64);
+    coefs = malloc(STAGE_CAP);
+    return cpu_stage && job_stage && coefs ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(cpu_stage);
+    free(job_stage);
+    free(coefs);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_test_data),
+        cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_job_on_changed_bytes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
