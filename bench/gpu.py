@@ -8,7 +8,8 @@ Two parts, in one run, written to OUT/gpu.json and OUT/gpu.md:
 
 1. **Training pipeline**: the ImageNet train workload of BENCHMARK.md (bench/sluice_py.py)
    with the GPU stage (decoders.image_random_crop on "mixed", resize and
-   crop_mirror_normalize on "gpu", CUDA tensors out) against the same pipeline on the CPU and
+   crop_mirror_normalize on "gpu", CUDA tensors out; again with SLUICE_HYBRID_DEVICE_HUFF=0,
+   the hybrid decoder's entropy decoding on the CPU) against the same pipeline on the CPU and
    torchvision's DataLoader (bench/peers.py), interleaved for --rounds rounds, for each number
    of CPU threads (= DataLoader workers) in --threads: images/s, median over the rounds, and
    the ratio to the DataLoader of the same round.
@@ -38,8 +39,9 @@ sys.path.insert(0, HERE)
 from measure import last_json  # noqa: E402
 
 
-def run_json(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def run_json(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, **env) if env else None)
     out = last_json(r.stdout) if r.returncode == 0 else None
     return out or {"status": "failed", "cmd": " ".join(cmd), "stderr": r.stderr[-2000:]}
 
@@ -48,6 +50,9 @@ def train_rows(a):
     py = sys.executable
     contenders = {
         "sluice GPU stage": [py, os.path.join(HERE, "sluice_py.py"), "--device", "gpu"],
+        # the same with the hybrid decoder's entropy decoding kept on the CPU (hybrid.h)
+        "sluice GPU stage, CPU entropy": [py, os.path.join(HERE, "sluice_py.py"), "--device",
+                                          "gpu"],
         "sluice CPU": [py, os.path.join(HERE, "sluice_py.py"), "--device", "cpu"],
         "torchvision DataLoader": [py, os.path.join(HERE, "peers.py"), "--lib", "torchvision"],
     }
@@ -58,9 +63,10 @@ def train_rows(a):
             for name, cmd in contenders.items():
                 opt = "--workers" if "peers" in cmd[1] else "--threads"
                 extra = ["--build-dir", a.build_dir] if "sluice_py" in cmd[1] else []
+                env = {"SLUICE_HYBRID_DEVICE_HUFF": "0"} if "CPU entropy" in name else None
                 res = run_json(cmd + ["--workload", "train", "--root", a.root, opt,
                                       str(threads), "--batch", str(a.batch_train),
-                                      "--epochs", str(a.epochs)] + extra)
+                                      "--epochs", str(a.epochs)] + extra, env)
                 per[name].append(res)
                 print(name, threads, res.get("images_per_s", res), flush=True)
         peer = [r.get("images_per_s") for r in per["torchvision DataLoader"]]
