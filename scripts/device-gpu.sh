@@ -10,9 +10,11 @@
 #             carry     [".device-debs", ".device-testdata", "build/bench-data/n500-s0"]
 #             command   "scripts/device-gpu.sh"
 #             timeout_s 600 (on the H100 machine of 2026-11-27, 556 s in all: build 35 s on 16
-#             cores, tests 110 s, bench 80 s (then 3 rounds on 500 photos; now 2 rounds on
-#             2,000, about as long), hybrid 50 s, scaling 108 s, dataloader 172 s; the
-#             machine's start ~40 s more). Keep ~4 minutes of the 15 for a shorter second call.
+#             cores, tests 110 s, bench 80 s (then 3 rounds of 3 contenders on 500 photos; now
+#             2 rounds of 4 on 2,000: ~100 s), hybrid 50 s, scaling 108 s, dataloader 172 s; the
+#             machine's start ~40 s more). That is close to the 600 s a call may run: when in
+#             doubt, two calls ("build,test,bench,hybrid", then "build,scaling,dataloader" on
+#             the warm machine, whose build is kept). Keep ~4 minutes of the 15 for a rerun.
 #   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
 #   Ignored build outputs stay on a warm machine between calls, but a changed environment does
 #   not rebuild them: after changing how it builds, start the command with `rm -rf build-gpu`.
