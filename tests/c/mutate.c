@@ -270,6 +270,23 @@ int tu_add_cuts(tu_corpus *c, const char *name, const uint8_t *d, size_t n)
     return added;
 }
 
+int tu_add_fill_bytes(tu_corpus *c, const char *name, const uint8_t *d, size_t n, int most)
+{
+    static const uint8_t fill[2] = {0xff, 0xff};
+    size_t at[64];
+    int m = 0, added = 0;
+    size_t i = n >= 3 && d[0] == 0xff && d[1] == 0xd8 ? jpeg_headers_end(d, n) : 0;
+    for (; i > 0 && i + 1 < n && m < 64; i++)
+        if (d[i] == 0xff && d[i + 1] == 0x00)
+            at[m++] = i;
+    for (int r = 0; r<m; r += m> most ? m / most : 1, added++) {
+        char what[64];
+        snprintf(what, sizeof what, "two fill bytes before the 0xFF 0x00 at %zu", at[r]);
+        add_splice(c, TU_CHANGE, d, n, at[r], 0, fill, sizeof fill, name, what);
+    }
+    return added;
+}
+
 static size_t headers_end(const uint8_t *d, size_t n)
 {
     if (n >= 3 && d[0] == 0xff && d[1] == 0xd8)

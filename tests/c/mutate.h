@@ -50,6 +50,11 @@ int tu_add_cuts(tu_corpus *c, const char *name, const uint8_t *d, size_t n);
  * bytes changed at once. Offsets come from an LCG seeded with `seed`. */
 int tu_add_changes(tu_corpus *c, const char *name, const uint8_t *d, size_t n, int count,
                    uint32_t seed);
+/* Two 0xFF fill bytes inserted before stuffed zeros (0xFF 0x00) of d's first scan (a JPEG):
+ * at most `most` of them (of the first 64), spread over the scan. Data to libjpeg's slow
+ * Huffman decoder, a marker to its fast one; jpeg_huff.c gives up there. Returns how many were
+ * added. */
+int tu_add_fill_bytes(tu_corpus *c, const char *name, const uint8_t *d, size_t n, int most);
 /* Extreme values of the JPEG header fields of d (a JPEG with DQT, DHT, SOF and SOS segments):
  * SOF width and height (0, 1, 65500, 65535, sizes at and past the pixel limit), precision,
  * component count, sampling factors 0 and 5, quantisation table selectors, the SOF type

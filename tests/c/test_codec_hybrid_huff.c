@@ -285,21 +285,6 @@ static int restart_markers(const unsigned char *d, size_t n, size_t *at, int cap
     return k;
 }
 
-/* Stuffed zeros (0xFF 0x00) of d's first scan: their offsets. */
-static int stuffed_zeros(const unsigned char *d, size_t n, size_t *at, int cap)
-{
-    size_t i = 2;
-    while (i + 4 <= n && !(d[i] == 0xFF && d[i + 1] == 0xDA)) /* to the SOS, over segments */
-        i += d[i] == 0xFF && d[i + 1] != 0xFF ? 2 + (size_t)(d[i + 2] << 8 | d[i + 3]) : 1;
-    if (i + 4 > n)
-        return 0;
-    int k = 0;
-    for (i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]); i + 1 < n && k < cap; i++)
-        if (d[i] == 0xFF && d[i + 1] == 0x00)
-            at[k++] = i;
-    return k;
-}
-
 static void test_damaged_equal_libjpeg(void **state)
 {
     (void)state;
@@ -331,16 +316,7 @@ static void test_damaged_equal_libjpeg(void **state)
         }
         /* fill bytes before a stuffed zero: data to libjpeg's slow decoder, a marker to its
          * fast one, whose coefficients stay in the MCU (jpeg_huff.c's refill_slow) */
-        m = stuffed_zeros(d, n, at, 64);
-        for (int r = 0; r < m; r += (m > 8 ? m / 8 : 1)) {
-            unsigned char *e = malloc(n + 2);
-            memcpy(e, d, at[r]);
-            e[at[r]] = e[at[r] + 1] = 0xFF;
-            memcpy(e + at[r] + 2, d + at[r], n - at[r]);
-            tu_corpus_add(&corpus, TU_CHANGE, e, n + 2,
-                          "%s: two fill bytes before the 0xFF 0x00 at %zu", sources[i], at[r]);
-            free(e);
-        }
+        tu_add_fill_bytes(&corpus, sources[i], d, n, 8);
         free(d);
     }
     tally t = {0};

@@ -170,21 +170,6 @@ static void test_test_data(void **state)
     assert_true(t.compared > 21 * 2 * 5);
 }
 
-/* Stuffed zeros (0xFF 0x00) of d's scan: their offsets. */
-static int stuffed_zeros(const uint8_t *d, size_t n, size_t *at, int cap)
-{
-    size_t i = 2;
-    while (i + 4 <= n && !(d[i] == 0xFF && d[i + 1] == 0xDA))
-        i += d[i] == 0xFF && d[i + 1] != 0xFF ? 2 + (size_t)(d[i + 2] << 8 | d[i + 3]) : 1;
-    if (i + 4 > n)
-        return 0;
-    int k = 0;
-    for (i += 2 + (size_t)(d[i + 2] << 8 | d[i + 3]); i + 1 < n && k < cap; i++)
-        if (d[i] == 0xFF && d[i + 1] == 0x00)
-            at[k++] = i;
-    return k;
-}
-
 static void test_damaged(void **state)
 {
     (void)state;
@@ -199,17 +184,7 @@ static void test_damaged(void **state)
         uint8_t *d = read_data(sources[i], &n);
         tu_add_cuts(&corpus, sources[i], d, n);
         tu_add_changes(&corpus, sources[i], d, n, 24, 91u + (uint32_t)i);
-        size_t at[64];
-        int m = stuffed_zeros(d, n, at, 64);
-        for (int r = 0; r < m; r += (m > 6 ? m / 6 : 1)) {
-            uint8_t *e = malloc(n + 2);
-            memcpy(e, d, at[r]);
-            e[at[r]] = e[at[r] + 1] = 0xFF;
-            memcpy(e + at[r] + 2, d + at[r], n - at[r]);
-            tu_corpus_add(&corpus, TU_CHANGE, e, n + 2,
-                          "%s: fill bytes before the 0xFF 0x00 at %zu", sources[i], at[r]);
-            free(e);
-        }
+        tu_add_fill_bytes(&corpus, sources[i], d, n, 6);
         free(d);
     }
     tally t = {0};

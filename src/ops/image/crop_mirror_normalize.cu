@@ -100,6 +100,14 @@ static SL_HD void cmn_load12(const float *src, float v[12])
         v[k] = src[k];
 }
 
+/* Whether a sample runs 4 pixels per element (cmn_k below): CHW output of 3-channel input (c3:
+ * the kernel instantiated with NC = 3), rows a multiple of 4 wide, at most 4 output channels.
+ * The kernel's count() and the grid's size on the host both ask this. */
+static SL_HD bool cmn_quad(bool c3, bool chw, const sl__cmn_gsample &p)
+{
+    return c3 && chw && (p.ow & 3) == 0 && p.OC <= 4;
+}
+
 /* NC: the channel count when known at compile time (3), else 0 (read from the sample).
  * Two shapes of work per sample: one output pixel per element (all outputs), or, for CHW
  * output of 3-channel input (NC = 3) whose rows are a multiple of 4 pixels wide (ow % 4 ==
@@ -115,7 +123,7 @@ template <class I, class O, int NC> struct cmn_k {
 
     SL_HD bool quad(const sl__cmn_gsample &p) const
     {
-        return NC == 3 && chw && (p.ow & 3) == 0 && p.OC <= 4;
+        return cmn_quad(NC == 3, chw, p);
     }
     SL_HD int64_t count(int i) const
     {
@@ -224,12 +232,11 @@ extern "C" sl_status sl__cmn_gpu(sl_ctx *ctx, const sl__cmn_gsample *s, int n, c
     for (int i = 0; i < n; i++)
         c3 = c3 && s[i].C == 3;
     /* the largest count() of a sample, which sizes the grid: 4 pixels per element where the
-     * kernel does them so (cmn_k::quad), else 1 (a grid sized by pixels would launch 4x the
+     * kernel does them so (cmn_quad), else 1 (a grid sized by pixels would launch 4x the
      * blocks a batch of ImageNet crops needs, three quarters of them idle) */
     int64_t max_count = 0;
     for (int i = 0; i < n; i++) {
-        const bool quad = c3 && chw && (s[i].ow & 3) == 0 && s[i].OC <= 4;
-        int64_t c = s[i].OC > 0 ? s[i].oh * (quad ? s[i].ow / 4 : s[i].ow) : 0;
+        int64_t c = s[i].OC > 0 ? s[i].oh * (cmn_quad(c3, chw, s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
         max_count = c > max_count ? c : max_count;
     }
     if (n <= 0 || max_count == 0)
