@@ -37,8 +37,14 @@
  * samples the kernels would not decode (fallbacks) and the progressive ones (their whole image
  * entropy-decoded whatever the window), and for hybrid_device the mean staging per sample in
  * KiB: the coefficient area (written by the device) and the job (device_job_kib; 0 for a
- * progressive file, which stays on the CPU). Exit status 2 on bad usage or when DIR holds no
- * JPEG, 1 when a file fails.
+ * progressive file, which stays on the CPU). A last line ("case": "chunks") measures the
+ * device's chunked entropy decoding (hybrid_job.h) of every single-scan file's whole-image
+ * job on this CPU: chunks per file (SL__HYB_CHUNK bytes), the share of chunks whose entry
+ * after the first pass and the one round is still wrong (fixup_redecodes: decoded again by
+ * the fixup's one thread; first_guess_right: the guess (0, 0) was the true entry), and the
+ * chunked decode's CPU time against the one-thread walk's (work_over_walk: the passes
+ * decode each bit about three times). Exit status 2 on bad usage or when DIR holds no JPEG,
+ * 1 when a file fails.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -50,6 +56,7 @@
 
 #include "ops/decoders/codec.h"
 #include "ops/decoders/hybrid.h"
+#include "ops/decoders/hybrid_job.h"
 #include "ops/image/crop_window.h"
 
 typedef struct file {
@@ -228,6 +235,84 @@ static int decode(int k, int cs, int r, int way, int *fallback)
     return s != SL_OK;
 }
 
+/* The "chunks" line (see the top): the whole-image job of every single-scan file, decoded
+ * by the one-thread walk and by the chunked passes (hybrid_job.h) with the kernels' chunk
+ * size and rounds, timed; the chunks whose entry the fixup must still correct counted. */
+static int chunk_stats(int reps)
+{
+    double walk_us = 0, chunked_us = 0;
+    long chunks = 0, redecodes = 0, guessed = 0, jobs = 0;
+    for (int k = 0; k < nfiles; k++) {
+        const file *f = &files[k];
+        sl__hyb_head head;
+        size_t bytes = 0;
+        const char *why = NULL;
+        char err[256];
+        if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                 &head, &bytes, &why, err, sizeof err) != SL_OK ||
+            head.kind != SL__HYB_COEFS || !head.huff_off)
+            continue; /* progressive, or not for the kernels */
+        unsigned char *stage = malloc(bytes);
+        unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
+        bool clean = false;
+        if (!stage || !coefs ||
+            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL,
+                                  &mem, stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
+            return 1;
+        }
+        const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
+        const unsigned char *job = stage + h->huff_off;
+        const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job,
+                                         SL__HYB_CHUNK);
+        sl__hyb_chunk *rec = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *rec);
+        if (n < 1 || !rec) {
+            free(rec);
+            free(stage);
+            free(coefs);
+            continue; /* a restart interval: one thread */
+        }
+        jobs++;
+        chunks += n;
+        /* the kernels' passes, the entries checked before the fixup */
+        int last = n - 1;
+        for (int t = 0; t < n; t++)
+            sl__hyb_chunk_first(h, job, t, SL__HYB_CHUNK, &rec[t], &last);
+        for (int t = 1; t <= last; t++)
+            guessed += rec[t - 1].xb == 0 && rec[t - 1].xpos == 0;
+        for (int t = 0; t < n; t++)
+            sl__hyb_chunk_round(h, job, t, last, rec, rec + n);
+        for (int t = 1; t < last; t++)
+            redecodes += rec[n + t].gpos != rec[n + t - 1].xpos || rec[n + t].gb != rec[n + t - 1].xb;
+        double t0 = cpu_us();
+        for (int r = 0; r < reps; r++)
+            if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
+                fprintf(stderr, "%s: the job's walk gave up\n", f->path);
+                return 1;
+            }
+        double t1 = cpu_us();
+        for (int r = 0; r < reps; r++)
+            if (sl__hyb_job_decode_chunked(h, job, coefs, SL__HYB_CHUNK, 1, rec) != SL__HUFF_OK) {
+                fprintf(stderr, "%s: the chunked decode gave up\n", f->path);
+                return 1;
+            }
+        walk_us += (t1 - t0) / reps;
+        chunked_us += (cpu_us() - t1) / reps;
+        free(rec);
+        free(stage);
+        free(coefs);
+    }
+    printf("{\"case\": \"chunks\", \"jobs\": %ld, \"chunk_bytes\": %d, "
+           "\"chunks_per_job\": %.1f, \"first_guess_right\": %.4f, \"fixup_redecodes\": %.4f, "
+           "\"walk_us\": %.1f, \"chunked_us\": %.1f, \"work_over_walk\": %.2f}\n",
+           jobs, SL__HYB_CHUNK, jobs ? (double)chunks / jobs : 0.0,
+           chunks > jobs ? (double)guessed / (double)(chunks - jobs) : 0.0,
+           chunks > jobs ? (double)redecodes / (double)(chunks - jobs) : 0.0,
+           jobs ? walk_us / jobs : 0.0, jobs ? chunked_us / jobs : 0.0,
+           walk_us > 0 ? chunked_us / walk_us : 0.0);
+    return 0;
+}
+
 /* A progressive (SOF2) or other multi-scan file: the first SOFn marker's type. */
 static int is_progressive(const file *f)
 {
@@ -333,5 +418,5 @@ int main(int argc, char **argv)
                t[cs][WAY_HYBRID_DEVICE] / t[cs][full], coef_kib[cs], job_kib[cs], file_kib);
         fflush(stdout);
     }
-    return 0;
+    return chunk_stats(reps);
 }

@@ -60,6 +60,47 @@ static int windows(int w, int h, sl__roi *out)
     return k;
 }
 
+/* The coefficients the job's decode wrote (coefs) against the CPU half's (cpu_stage). */
+static void same_coefs(const char *what, const char *how, size_t area)
+{
+    if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu_stage + SL__HYB_HEAD_BYTES, area) != 0) {
+        size_t at = 0;
+        while (coefs[SL__HYB_HEAD_BYTES + at] == cpu_stage[SL__HYB_HEAD_BYTES + at])
+            at++;
+        fail_msg("%s: %s: coefficients differ at byte %zu of %zu", what, how, at, area);
+    }
+}
+
+/* The chunked decode (hybrid_job.h, the kernels' passes on one thread) of the job staged in
+ * job_stage, against the CPU half: chunks far smaller than the device's (a few blocks or
+ * less: most guesses wrong, entries past the next origin, exits into the last chunk), the
+ * device's, and without rounds (the fixup doing all) or with one or two. */
+static void check_chunked(const char *what, const sl__hyb_head *h, size_t area)
+{
+    static const int ways[][2] = {{16, 0}, {16, 1}, {61, 2}, {SL__HYB_CHUNK, 3}, {4096, 1}};
+    const uint8_t *job = job_stage + h->huff_off;
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    if (jb->bits.restart_interval) {
+        assert_int_equal(sl__hyb_job_chunks(jb, SL__HYB_CHUNK), 0); /* one thread decodes it */
+        return;
+    }
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        const int chunk = ways[w][0], rounds = ways[w][1];
+        const int n = sl__hyb_job_chunks(jb, chunk);
+        if (n < 1)
+            fail_msg("%s: no chunks of %d bytes", what, chunk);
+        sl__hyb_chunk *rec = malloc(2 * (size_t)n * sizeof *rec);
+        assert_non_null(rec);
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        char how[96];
+        snprintf(how, sizeof how, "chunks of %d bytes, %d rounds", chunk, rounds);
+        if (sl__hyb_job_decode_chunked(h, job, coefs, chunk, rounds, rec) != SL__HUFF_OK)
+            fail_msg("%s: %s: gave up on a clean file", what, how);
+        same_coefs(what, how, area);
+        free(rec);
+    }
+}
+
 /* d with color and window: the CPU half (flags 0: a file known whole) against the job path. */
 static void compare_job(const char *name, const uint8_t *d, size_t n, sl__color color,
                         const sl__roi *win, tally *t)
@@ -104,12 +145,8 @@ static void compare_job(const char *name, const uint8_t *d, size_t n, sl__color 
     const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
     if (sl__hyb_job_decode(h, job_stage + h->huff_off, coefs) != SL__HUFF_OK)
         fail_msg("%s: the job's decode gave up on a clean file", what);
-    if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu_stage + SL__HYB_HEAD_BYTES, area) != 0) {
-        size_t at = 0;
-        while (coefs[SL__HYB_HEAD_BYTES + at] == cpu_stage[SL__HYB_HEAD_BYTES + at])
-            at++;
-        fail_msg("%s: coefficients differ at byte %zu of %zu", what, at, area);
-    }
+    same_coefs(what, "the job's walk", area);
+    check_chunked(what, h, area);
     t->compared++;
 }
 
@@ -222,7 +259,9 @@ static void test_job_on_changed_bytes(void **state)
     uint8_t *orig = malloc(jb->data_len);
     memcpy(orig, data, jb->data_len);
     size_t area = (size_t)h->nblocks * 128;
-    int gave_up = 0;
+    int gave_up = 0, chunked_gave_up = 0;
+    sl__hyb_chunk *rec = malloc(2 * (size_t)sl__hyb_job_chunks(jb, 61) * sizeof *rec);
+    assert_non_null(rec);
     uint32_t seed = 7;
     for (int r = 0; r < 200; r++) {
         memcpy(data, orig, jb->data_len);
@@ -232,9 +271,14 @@ static void test_job_on_changed_bytes(void **state)
         }
         memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
         gave_up += sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK;
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        chunked_gave_up += sl__hyb_job_decode_chunked(h, job, coefs, 61, 1, rec) != SL__HUFF_OK;
     }
-    print_message("%d of 200 changed scans given up on\n", gave_up);
+    print_message("%d of 200 changed scans given up on (chunked: %d)\n", gave_up,
+                  chunked_gave_up);
     assert_true(gave_up > 50);
+    assert_true(chunked_gave_up > 20);
+    free(rec);
     free(orig);
     free(d);
 }

@@ -18,7 +18,10 @@
  * - a file jpeg_huff.c decoded whole without giving up (clean: a later epoch's device entropy
  *   decoding, hybrid.h) planned and staged with SL__HYB_DEVICE_HUFF (the window's rows only)
  *   gives a job within the planned bytes whose walk (hybrid_job.h, the kernel's code compiled
- *   as C) writes the same coefficients without giving up.
+ *   as C) writes the same coefficients without giving up; so does its chunked decode (the
+ *   device's many threads per sample, its passes run in order), with chunks of 16 and 37
+ *   bytes (several in a fuzzer's small file: wrong guesses, entries past the next chunk) and
+ *   of the device's size.
  *
  * Exports LLVMFuzzerTestOneInput.
  */
@@ -80,6 +83,27 @@ static void check_job(const uint8_t *jpeg, size_t n, sl__color color, unsigned f
         fz_fail("the job's walk gave up on a clean file");
     if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
         fz_fail("the job's walk wrote other coefficients than the CPU half");
+    /* the chunked decode (many device threads per sample), in chunks small enough that the
+     * fuzzer's small files have several, and with the device's size */
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)(stage + h->huff_off);
+    static const int ways[][2] = {{16, 0}, {37, 1}, {SL__HYB_CHUNK, 3}};
+    for (int w = 0; w < 3; w++) {
+        const int nc = sl__hyb_job_chunks(jb, ways[w][0]);
+        if (nc < 1)
+            break; /* a restart interval: one thread decodes it (the walk above) */
+        sl__hyb_chunk *rec = malloc(2 * (size_t)nc * sizeof *rec);
+        if (!rec)
+            fz_fail("out of memory for %d chunks", nc);
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        if (sl__hyb_job_decode_chunked(h, stage + h->huff_off, coefs, ways[w][0], ways[w][1],
+                                       rec) != SL__HUFF_OK)
+            fz_fail("the chunked decode (%d bytes, %d rounds) gave up on a clean file",
+                    ways[w][0], ways[w][1]);
+        if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
+            fz_fail("the chunked decode (%d bytes, %d rounds) wrote other coefficients than "
+                    "the CPU half", ways[w][0], ways[w][1]);
+        free(rec);
+    }
     free(stage);
     free(coefs);
 }

@@ -5,10 +5,12 @@
  * into the component's 8-bit plane) and `pixels` (one thread per output pixel: each needed
  * component upsampled as jdsample.c does at that pixel, then jdcolor.c's conversion; a sample
  * decoded on the CPU is copied), after, when the batch has samples for device entropy decoding
- * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and `entropy` (one
- * thread per such sample: hybrid_job.h's walk with jpeg_huff_core.h's decoder; one that gives
- * up fails the batch naming it, through the node's error flag). The arithmetic is libjpeg's,
- * integer for integer:
+ * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and the entropy
+ * decoding: hybrid_job.h's chunked decode, one thread per SL__HYB_CHUNK bytes of a sample's
+ * scan (`entropy first`, three `entropy round`s, `entropy fixup` with one thread per sample,
+ * `entropy store`), and `entropy` (one thread per sample: sl__hyb_job_decode) for a scan with
+ * a restart interval; a sample whose decode gives up fails the batch naming it, through the
+ * node's error flag. The arithmetic is libjpeg's, integer for integer:
  *
  * - IDCT (jidctint.c): CONST_BITS 13, PASS1_BITS 2, 64-bit intermediates (JLONG), the
  *   dequantised coefficient as ISLOW_MULT_TYPE (16 bits in SIMD builds: the table's values
@@ -26,6 +28,9 @@
  *   x * 2^16 rounded, ONE_HALF in the Cb->G term, arithmetic right shifts), clamped; gray
  *   output of a YCbCr JPEG is Y; of an RGB JPEG rgb_gray_convert's luma; gray to RGB copies.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "cuda/kernel.cuh"
 #include "ops/decoders/hybrid.h"
 #include "ops/decoders/hybrid_job.h"
@@ -39,8 +44,39 @@ struct hyb_sample {
                            device scratch */
     uint8_t *planes;    /* device scratch of its planes */
     uint8_t *out;       /* output HWC */
+    sl__hyb_chunk *chunks; /* with a chunked job (nchunks > 0): two sets of nchunks records,
+                              device scratch (hybrid_job.h's passes alternate between them) */
+    int *last;             /* its last chunk (device scratch) */
+    int32_t nchunks;
     sl__hyb_head head;
 };
+
+/* The chunked decode's chunk size and rounds before the fixup (hybrid_job.h). A guess falls
+ * onto the true block boundaries slowly: on 487 photos of the benchmark set (bench_hybrid_cpu's
+ * "chunks" line and its sweep in performance.md), after the first pass and one round 12 % of
+ * 512-byte chunks still had a wrong entry, after 2 rounds 1.9 %, after 3 0.36 %, and each
+ * round costs about one chunk's decode on the device (its slowest thread) while the fixup
+ * decodes what is left of a sample on one thread. SLUICE_HYBRID_CHUNK="BYTES:ROUNDS" (read
+ * once) sets others, to measure them on a lent GPU. */
+struct chunking {
+    int bytes, rounds;
+};
+
+static chunking chunking_read()
+{
+    chunking c = {SL__HYB_CHUNK, 3};
+    const char *e = getenv("SLUICE_HYBRID_CHUNK");
+    int b, r;
+    if (e && sscanf(e, "%d:%d", &b, &r) == 2 && b >= 16 && b <= (1 << 20) && r >= 0 && r <= 64)
+        c = chunking{b, r};
+    return c;
+}
+
+static const chunking &chunking_now()
+{
+    static const chunking c = chunking_read(); /* C++: initialised once, thread-safe */
+    return c;
+}
 
 #define CONST_BITS 13
 #define PASS1_BITS 2
@@ -290,6 +326,68 @@ struct zero_kernel {
     }
 };
 
+/* The chunked decode's passes (hybrid_job.h), one thread per chunk of a sample's job but for
+ * the fixup (one per sample; it flags a sample whose decode gave up, as the store does). */
+static SL_HD const uint8_t *job_of(const hyb_sample &s)
+{
+    return s.src + s.head.huff_off;
+}
+
+struct chunk_init_kernel {
+    const hyb_sample *s;
+    SL_HD int64_t count(int i) const { return s[i].nchunks > 0 ? 1 : 0; }
+    SL_HD void operator()(int i, int64_t) const { *s[i].last = s[i].nchunks - 1; }
+};
+
+struct chunk_first_kernel {
+    const hyb_sample *s;
+    int bytes; /* per chunk */
+    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD void operator()(int i, int64_t t) const
+    {
+        sl__hyb_chunk_first(&s[i].head, job_of(s[i]), (int)t, bytes, &s[i].chunks[t], s[i].last);
+    }
+};
+
+struct chunk_round_kernel {
+    const hyb_sample *s;
+    int from; /* the set of records read: 0 or 1 */
+    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD void operator()(int i, int64_t t) const
+    {
+        const sl__hyb_chunk *in = s[i].chunks + (int64_t)from * s[i].nchunks;
+        sl__hyb_chunk *out = s[i].chunks + (int64_t)(1 - from) * s[i].nchunks;
+        sl__hyb_chunk_round(&s[i].head, job_of(s[i]), (int)t, *s[i].last, in, out);
+    }
+};
+
+struct chunk_fixup_kernel {
+    const hyb_sample *s;
+    int *flag;
+    int set; /* the records of the last round: rounds % 2 */
+    SL_HD int64_t count(int i) const { return s[i].nchunks > 0 ? 1 : 0; }
+    SL_HD void operator()(int i, int64_t) const
+    {
+        sl__hyb_chunk *c = s[i].chunks + (int64_t)set * s[i].nchunks;
+        if (sl__hyb_chunk_fixup(&s[i].head, job_of(s[i]), c, *s[i].last) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+};
+
+struct chunk_store_kernel {
+    const hyb_sample *s;
+    int *flag;
+    int set;
+    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD void operator()(int i, int64_t t) const
+    {
+        const sl__hyb_chunk *c = s[i].chunks + (int64_t)set * s[i].nchunks;
+        if (sl__hyb_chunk_store(&s[i].head, job_of(s[i]), (int)t, *s[i].last, c,
+                                s[i].coefs) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+};
+
 /* Second part: one thread per sample with a job runs jpeg_huff_core.h's decoder over the
  * job's bytes (hybrid_job.h: MCU by MCU as jpeg.c's single_scan_rows does, each block the
  * window keeps written in place as point_mcu places it, the others decoded into nothing). The file
@@ -300,7 +398,7 @@ struct huff_kernel {
     int *flag;
     SL_HD int64_t count(int i) const
     {
-        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off ? 1 : 0;
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off && !s[i].nchunks ? 1 : 0;
     }
     SL_HD void operator()(int i, int64_t) const
     {
@@ -318,8 +416,9 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     hyb_sample *ps = (hyb_sample *)sl_ctx_scratch(ctx, sizeof(hyb_sample) * (size_t)(n ? n : 1));
     if (!ps)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
-    size_t planes = 0, coefs = 0;
-    int64_t max_blocks = 0, max_pixels = 0, max_zero = 0;
+    size_t planes = 0, coefs = 0, chunks = 0;
+    int64_t max_blocks = 0, max_pixels = 0, max_zero = 0, max_chunks = 0;
+    int chunked = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
         const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
@@ -333,6 +432,9 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         ps[i].out = (uint8_t *)sl_ctx_output_data(ctx, 0, i);
         ps[i].planes = (uint8_t *)(uintptr_t)planes; /* an offset until the scratch exists */
         ps[i].coefs = NULL;
+        ps[i].chunks = NULL;
+        ps[i].last = NULL;
+        ps[i].nchunks = 0;
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
@@ -340,6 +442,15 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                 ps[i].coefs = (uint8_t *)(uintptr_t)coefs;
                 coefs += (size_t)h->nblocks * 128;
                 max_zero = (int64_t)h->nblocks * 8 > max_zero ? (int64_t)h->nblocks * 8 : max_zero;
+                /* the job is in the pinned staging, readable here */
+                const int nc = sl__hyb_job_chunks(
+                    (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off),
+                    chunking_now().bytes);
+                ps[i].nchunks = nc;
+                ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)chunks; /* offsets, as planes */
+                chunks += 2 * (size_t)nc * sizeof(sl__hyb_chunk);
+                max_chunks = nc > max_chunks ? nc : max_chunks;
+                chunked += nc > 0;
             }
         }
         int64_t px = (int64_t)h->width * h->height;
@@ -351,8 +462,17 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *cbase = NULL;
     if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
         return SL_ENOMEM;
+    /* the chunk records, then each sample's last chunk */
+    uint8_t *hbase = NULL;
+    const size_t lasts = (chunks + 15) & ~(size_t)15;
+    if (chunked && !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
+        return SL_ENOMEM;
     for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
+        if (ps[i].nchunks) {
+            ps[i].chunks = (sl__hyb_chunk *)(hbase + (uintptr_t)ps[i].chunks);
+            ps[i].last = (int *)(void *)(hbase + lasts) + i;
+        }
         const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
         /* coef_off counts from the head's start: the scratch stands where the blocks follow */
         ps[i].coefs =
@@ -373,6 +493,22 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         st = sl_gpu_each(ctx, n, max_zero, zero_kernel{dev}, "decoders.image entropy zero");
         if (st == SL_OK)
             st = sl_gpu_each(ctx, n, 1, huff_kernel{dev, flag}, "decoders.image entropy");
+        if (st == SL_OK && chunked) {
+            st = sl_gpu_each(ctx, n, 1, chunk_init_kernel{dev}, "decoders.image entropy init");
+            const chunking &ck = chunking_now();
+            if (st == SL_OK)
+                st = sl_gpu_each(ctx, n, max_chunks, chunk_first_kernel{dev, ck.bytes},
+                                 "decoders.image entropy first");
+            for (int r = 0; r < ck.rounds && st == SL_OK; r++)
+                st = sl_gpu_each(ctx, n, max_chunks, chunk_round_kernel{dev, r % 2},
+                                 "decoders.image entropy round");
+            if (st == SL_OK)
+                st = sl_gpu_each(ctx, n, 1, chunk_fixup_kernel{dev, flag, ck.rounds % 2},
+                                 "decoders.image entropy fixup");
+            if (st == SL_OK)
+                st = sl_gpu_each(ctx, n, max_chunks, chunk_store_kernel{dev, flag, ck.rounds % 2},
+                                 "decoders.image entropy store");
+        }
     }
     if (st == SL_OK)
         st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");

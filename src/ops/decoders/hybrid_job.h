@@ -5,7 +5,39 @@
  * Exports sl__hyb_job_decode: the MCUs of the job's scan decoded with jpeg_huff_core.h's
  * decoder, as jpeg.c's single_scan_rows drives jpeg_huff.c's (down to the job's rows; MCU rows
  * per iMCU row as jdcoefct.c's start_iMCU_row counts them), each block the window keeps
- * written where jpeg.c's point_mcu places it and the others decoded into nothing.
+ * written where jpeg.c's point_mcu places it and the others decoded into nothing. One thread
+ * does a whole scan, at a GPU thread's serial speed: on a lent H100, ~50 ms for a batch of 256
+ * photos, slower than the CPU half it replaces.
+ *
+ * And the chunked decode of a scan without a restart interval, many threads per sample
+ * (sl__hyb_job_chunks, sl__hyb_chunk_first, sl__hyb_chunk_round, sl__hyb_chunk_fixup,
+ * sl__hyb_chunk_store; sl__hyb_job_decode_chunked runs them in order on one thread). Such a
+ * scan can be entered only at its first bit, so its data is cut into chunks, each decoded by
+ * its own thread from a guess, and the guesses are then corrected; Huffman codes
+ * synchronise themselves (a decode started at a wrong bit soon falls onto the true code and
+ * block boundaries), which makes the first correction almost always the last:
+ *
+ * - A chunk's origin is its first data byte. Its entry is the first block boundary of the
+ *   scan's true decode at or past the origin: the data bits from the origin and the block's
+ *   index in the MCU. Its exit is the next chunk's entry, found by decoding from its entry
+ *   until a block boundary lies at or past the next origin. Chunk 0's entry is (0, 0).
+ * - first: each chunk decodes from the guess (0, 0) to an exit. round: each decodes again from
+ *   its predecessor's exit where that is not the entry it used. Chunk 0 is right from the
+ *   start, so after r rounds chunks 0..r are; a chunk whose predecessor's guess fell onto the
+ *   true boundaries within that chunk is right after one round.
+ * - fixup (one thread per sample): walks the chunks in order and decodes again any whose
+ *   entry is not its predecessor's exit, so the result is exact whatever the rounds reached;
+ *   then sums the blocks and DC differences before each chunk: its first block's index in the
+ *   job and the DC predictions at its entry.
+ * - store: each chunk decodes once more from its entry with those predictions, writing the
+ *   blocks the window keeps where sl__hyb_job_decode writes them.
+ *
+ * The first and round passes sum each chunk's DC differences (the predictions set back to 0
+ * after each block), so libjpeg's range check on the DC value applies in the store pass
+ * only, to the true values. The chunk that holds the end of the scan's data (the first
+ * marker, or the data's end) is the last: it needs no exit, and the store pass decodes it
+ * until the job's blocks are done. A decode that gives up before them, anywhere, fails the
+ * sample (the bytes are not the file found clean) — never garbage written unnoticed.
  */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_JOB_H
 #define SLUICE_OPS_DECODERS_HYBRID_JOB_H
@@ -83,5 +115,306 @@ SL__HYB_JOB_FN int sl__hyb_job_decode(const sl__hyb_head *h, const uint8_t *job,
     }
     return jb->to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
 }
+
+
+/* ---- Chunked decoding (see the top) ---- */
+
+#define SL__HYB_CHUNK 512 /* bytes of entropy-coded data per chunk on the device */
+
+typedef struct sl__hyb_chunk {
+    int32_t origin;   /* its first data byte: an offset into the job's data */
+    int32_t bits;     /* data bits from its origin to the next chunk's */
+    int32_t marker;   /* 1: the scan's data ends in it (a marker, or the data's end) */
+    int32_t gpos, gb; /* the entry it was decoded from: bits past the origin, block of the MCU */
+    int32_t xpos, xb; /* its exit: bits past the next origin, block; xb < 0: the decode gave up */
+    int32_t n;        /* blocks decoded from entry to exit (or to where the decode gave up) */
+    int32_t dc[SL__HUFF_MAX_COMPS];  /* the sums of their DC differences, per scan component */
+    int32_t dcb[SL__HUFF_MAX_COMPS]; /* fixup: the DC predictions at its entry */
+    int64_t base;                    /* fixup: the job's index of its entry's block */
+} sl__hyb_chunk;
+
+/* The blocks the job decodes: its rows' MCUs (start_iMCU_row's count) times blocks per MCU. */
+SL__HYB_JOB_FN int64_t sl__hyb_job_blocks(const sl__hyb_huff_job *jb)
+{
+    int64_t mcu_rows = jb->rows;
+    if (jb->comps_in_scan == 1) {
+        const int last = jb->rows >= jb->total_imcu_rows;
+        mcu_rows = (int64_t)(last ? jb->total_imcu_rows - 1 : jb->rows) * jb->v_samp[0] +
+                   (last ? jb->last_row_height[0] : 0);
+    }
+    return mcu_rows * jb->mcus_per_row * jb->bits.blocks;
+}
+
+/* Chunks of `chunk` bytes in the job's data; 0 where the job is for sl__hyb_job_decode (a
+ * restart interval, or a geometry the chunked walk does not take). */
+SL__HYB_JOB_FN int sl__hyb_job_chunks(const sl__hyb_huff_job *jb, int chunk)
+{
+    if (jb->bits.restart_interval || jb->comps_in_scan < 1 ||
+        jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
+        jb->bits.blocks > SL__HUFF_MAX_BLOCKS || jb->mcus_per_row < 1 || jb->v_samp[0] < 1 ||
+        jb->data_len > (uint64_t)INT32_MAX / 8 - (uint64_t)chunk)
+        return 0;
+    const int64_t n = ((int64_t)jb->data_len + chunk - 1) / chunk;
+    return n > 0 ? (int)n : 1;
+}
+
+/* Chunk t's origin: its first byte, or the one after when that is the zero stuffed after a
+ * data 0xFF (which the previous chunk's reader skips). */
+SL__HYB_JOB_FN int64_t sl__hyb_chunk_origin(const uint8_t *d, int64_t len, int64_t t, int chunk)
+{
+    int64_t o = t * chunk;
+    if (o >= len)
+        return len;
+    return o > 0 && d[o - 1] == 0xFF && d[o] == 0 ? o + 1 : o;
+}
+
+/* What a walk found: the exit (xb < 0: it gave up before), blocks, DC difference sums. */
+typedef struct sl__hyb_walked {
+    int32_t xpos, xb, n;
+    int32_t dc[SL__HUFF_MAX_COMPS];
+} sl__hyb_walked;
+
+/* Decodes chunk c from the entry (gpos, gb) block by block until a block boundary lies at or
+ * past `stop` data bits from its origin (the exit: past it, relative to the next origin).
+ * Without coefs only the bits are walked, the DC differences summed. With coefs (the store
+ * pass) the blocks are the job's from c->base with the predictions c->dcb, the walk ends also
+ * where the job's `total` blocks are done, and the kept blocks are written as
+ * sl__hyb_job_decode writes them. Returns SL__HUFF_OK, or SL__HUFF_GIVE_UP where a block's
+ * decode gave up (w->xb = -1, w->n the blocks before it). */
+SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
+                                      const sl__hyb_chunk *c, int32_t gpos, int32_t gb,
+                                      int64_t stop, uint8_t *coefs, int64_t total,
+                                      sl__hyb_walked *w)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const sl__huff_dc *dcs = (const sl__huff_dc *)(const void *)(job + jb->dc_off);
+    const sl__huff_ac *acs = (const sl__huff_ac *)(const void *)(job + jb->ac_off);
+    const uint8_t *d = job + jb->data_off, *start = d + c->origin;
+    sl__huff_bits b = jb->bits;
+    b.p = start;
+    b.end = d + jb->data_len;
+    b.acc = 0;
+    b.n = 0;
+    b.stop = 0;
+    b.stuffed = 0;
+    for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++) {
+        b.last_dc[ci] = coefs ? c->dcb[ci] : 0;
+        w->dc[ci] = 0;
+    }
+    for (int32_t skip = gpos; skip > 0;) { /* to the entry */
+        sl__huff_refill(&b);
+        const int k = skip < 32 ? skip : 32;
+        b.acc <<= k;
+        b.n -= k;
+        skip -= k;
+    }
+    int k = gb, ret = SL__HUFF_OK, keep = 0;
+    int64_t g = coefs ? c->base : 0;
+    int16_t *blk[SL__HUFF_MAX_BLOCKS];
+    w->n = 0;
+    w->xb = -1;
+    for (;;) {
+        const int64_t pos = 8 * (int64_t)(b.p - start - b.stuffed) - b.n;
+        if (pos >= stop) {
+            w->xpos = (int32_t)(pos - stop);
+            w->xb = k;
+            break;
+        }
+        if (coefs && g >= total)
+            break;
+        if (coefs && (k == 0 || w->n == 0)) { /* an MCU starts: jpeg.c's point_mcu */
+            const int64_t m = g / b.blocks, mr = m / jb->mcus_per_row;
+            const int x = (int)(m % jb->mcus_per_row);
+            const int row = (int)(jb->comps_in_scan > 1 ? mr : mr / jb->v_samp[0]);
+            const int y = (int)(jb->comps_in_scan > 1 ? 0 : mr % jb->v_samp[0]);
+            keep = row >= jb->first_imcu && row <= jb->last_imcu && x >= jb->x0 && x <= jb->x1;
+            if (keep)
+                sl__hyb_job_point(h, coefs, jb, row, y, x, blk);
+        }
+        const int r = keep && blk[k] ? sl__huff_core_block(&b, dcs, acs, k, blk[k], 1)
+                                     : sl__huff_core_block(&b, dcs, acs, k, NULL, 0);
+        if (r != SL__HUFF_OK) {
+            ret = SL__HUFF_GIVE_UP;
+            break;
+        }
+        if (!coefs) { /* the difference summed, the prediction back to 0 */
+            const int ci = b.comp_of[k];
+            w->dc[ci] += b.last_dc[ci];
+            b.last_dc[ci] = 0;
+        }
+        w->n++;
+        g++;
+        k = k + 1 == b.blocks ? 0 : k + 1;
+    }
+    return ret;
+}
+
+/* A walk without storing from (gpos, gb) to chunk c's exit, recorded in c. */
+SL__HYB_JOB_FN void sl__hyb_chunk_sync(const sl__hyb_head *h, const uint8_t *job,
+                                       sl__hyb_chunk *c, int32_t gpos, int32_t gb)
+{
+    sl__hyb_walked w;
+    sl__hyb_chunk_walk(h, job, c, gpos, gb, c->bits, NULL, 0, &w);
+    c->gpos = gpos;
+    c->gb = gb;
+    c->xpos = w.xpos;
+    c->xb = w.xb;
+    c->n = w.n;
+    for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++)
+        c->dc[ci] = w.dc[ci];
+}
+
+/* *last = min(*last, t): from many threads on the device. */
+SL__HYB_JOB_FN void sl__hyb_lower(int *last, int t)
+{
+#if defined(__CUDA_ARCH__)
+    atomicMin(last, t);
+#else
+    if (t < *last)
+        *last = t;
+#endif
+}
+
+/* The first pass for chunk t (*last, set to the chunk count before, is lowered to the chunk
+ * where the data ends): its origin, data bits and marker, then, unless the data ends in it, a
+ * decode from the guess (0, 0) to its exit. */
+SL__HYB_JOB_FN void sl__hyb_chunk_first(const sl__hyb_head *h, const uint8_t *job, int t,
+                                        int chunk, sl__hyb_chunk *c, int *last)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const uint8_t *d = job + jb->data_off;
+    const int64_t len = (int64_t)jb->data_len;
+    const int64_t o = sl__hyb_chunk_origin(d, len, t, chunk);
+    const int64_t next = sl__hyb_chunk_origin(d, len, (int64_t)t + 1, chunk);
+    int64_t stuffed = 0;
+    int marker = next >= len;
+    for (int64_t i = o; i < next && !marker; i++) {
+        if (d[i] == 0xFF)
+            marker = i + 1 >= len || d[i + 1] != 0; /* what refill_slow stops at */
+        else if (d[i] == 0 && i > 0 && d[i - 1] == 0xFF)
+            stuffed++;
+    }
+    c->origin = (int32_t)o;
+    c->bits = (int32_t)(8 * (next - o - stuffed));
+    c->marker = marker;
+    c->gpos = c->gb = 0;
+    c->xpos = c->n = 0;
+    c->xb = -1;
+    for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++)
+        c->dc[ci] = c->dcb[ci] = 0;
+    c->base = 0;
+    if (marker)
+        sl__hyb_lower(last, t);
+    else
+        sl__hyb_chunk_sync(h, job, c, 0, 0);
+}
+
+/* A round for chunk t: out[t] is in[t], decoded again from in[t - 1]'s exit where that is not
+ * its entry (the last chunk takes the entry without a decode; a predecessor that gave up
+ * leaves it as it was). */
+SL__HYB_JOB_FN void sl__hyb_chunk_round(const sl__hyb_head *h, const uint8_t *job, int t,
+                                        int last, const sl__hyb_chunk *in, sl__hyb_chunk *out)
+{
+    out[t] = in[t];
+    if (t == 0 || t > last || in[t - 1].xb < 0 ||
+        (in[t].gpos == in[t - 1].xpos && in[t].gb == in[t - 1].xb))
+        return;
+    if (t == last) {
+        out[t].gpos = in[t - 1].xpos;
+        out[t].gb = in[t - 1].xb;
+    } else {
+        sl__hyb_chunk_sync(h, job, &out[t], in[t - 1].xpos, in[t - 1].xb);
+    }
+}
+
+/* After the rounds, one thread per sample: chunks 0..last made consistent in order (each
+ * entry its predecessor's exit, decoded again where not), then each one's base and DC
+ * predictions (the chunks past the job's blocks get base >= total: the store skips them).
+ * Returns SL__HUFF_OK, or SL__HUFF_GIVE_UP where a decode gave up before the job's blocks
+ * were done. */
+SL__HYB_JOB_FN int sl__hyb_chunk_fixup(const sl__hyb_head *h, const uint8_t *job,
+                                       sl__hyb_chunk *c, int last)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const int64_t total = sl__hyb_job_blocks(jb);
+    int64_t base = 0, dc[SL__HUFF_MAX_COMPS];
+    for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++)
+        dc[ci] = jb->bits.last_dc[ci];
+    for (int t = 0; t <= last; t++) {
+        if (t > 0 && base < total) {
+            const sl__hyb_chunk *p = &c[t - 1];
+            if (p->xb < 0)
+                return SL__HUFF_GIVE_UP;
+            if (c[t].gpos != p->xpos || c[t].gb != p->xb) {
+                if (t < last) {
+                    sl__hyb_chunk_sync(h, job, &c[t], p->xpos, p->xb);
+                } else {
+                    c[t].gpos = p->xpos;
+                    c[t].gb = p->xb;
+                }
+            }
+        }
+        c[t].base = base;
+        for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++) /* out of int16: the store gives up */
+            c[t].dcb[ci] = (int32_t)(dc[ci] < -65536 ? -65536 : dc[ci] > 65536 ? 65536 : dc[ci]);
+        if (base >= total || t == last)
+            continue;
+        base += c[t].n;
+        for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++)
+            dc[ci] += c[t].dc[ci];
+    }
+    return SL__HUFF_OK;
+}
+
+/* The store pass for chunk t: its blocks written from its entry (the last chunk's until the
+ * job's blocks are done). Returns SL__HUFF_OK, or SL__HUFF_GIVE_UP where the decode gave up
+ * before the chunk's blocks were done. */
+SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job, int t,
+                                       int last, const sl__hyb_chunk *c, uint8_t *coefs)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const int64_t total = sl__hyb_job_blocks(jb);
+    if (t > last || c[t].base >= total)
+        return SL__HUFF_OK;
+    sl__hyb_walked w;
+    const int64_t stop = t < last ? c[t].bits : INT64_MAX;
+    if (sl__hyb_chunk_walk(h, job, &c[t], c[t].gpos, c[t].gb, stop, coefs, total, &w) !=
+        SL__HUFF_OK)
+        return SL__HUFF_GIVE_UP;
+    /* the last chunk must have reached the job's last block */
+    return t < last || c[t].base + w.n >= total ? SL__HUFF_OK : SL__HUFF_GIVE_UP;
+}
+
+#if !defined(__CUDACC__)
+/* The chunked decode on one thread, its passes in the kernels' order (tests, the fuzz
+ * target): chunks of `chunk` bytes, `rounds` rounds (0: the fixup does all), rec room for
+ * twice sl__hyb_job_chunks(jb, chunk) records. Same result and contract as
+ * sl__hyb_job_decode, for a job sl__hyb_job_chunks takes. */
+SL__HYB_JOB_FN int sl__hyb_job_decode_chunked(const sl__hyb_head *h, const uint8_t *job,
+                                              uint8_t *coefs, int chunk, int rounds,
+                                              sl__hyb_chunk *rec)
+{
+    const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job, chunk);
+    if (n < 1)
+        return SL__HUFF_GIVE_UP;
+    int last = n - 1;
+    sl__hyb_chunk *cur = rec, *next = rec + n;
+    for (int t = 0; t < n; t++)
+        sl__hyb_chunk_first(h, job, t, chunk, &cur[t], &last);
+    for (int r = 0; r < rounds; r++) {
+        for (int t = 0; t < n; t++)
+            sl__hyb_chunk_round(h, job, t, last, cur, next);
+        sl__hyb_chunk *x = cur;
+        cur = next;
+        next = x;
+    }
+    if (sl__hyb_chunk_fixup(h, job, cur, last) != SL__HUFF_OK)
+        return SL__HUFF_GIVE_UP;
+    for (int t = 0; t <= last; t++)
+        if (sl__hyb_chunk_store(h, job, t, last, cur, coefs) != SL__HUFF_OK)
+            return SL__HUFF_GIVE_UP;
+    return SL__HUFF_OK;
+}
+#endif
 
 #endif

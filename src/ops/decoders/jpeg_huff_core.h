@@ -69,6 +69,8 @@ typedef struct sl__huff_bits {
     int stop;     /* 1: a marker was met, 2: the data ended (no more bytes read), 3: fill bytes
                      before a stuffed zero (refill_slow: give up) */
     const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
+    int stuffed;            /* stuffed zeros (0xFF 0x00) skipped since p was set: the data bit
+                               at p is 8 * (p - start - stuffed) from the start (hybrid_job.h) */
     int last_dc[SL__HUFF_MAX_COMPS];
     int restart_interval, restarts_to_go, next_restart;
     int blocks;                           /* blocks in an MCU */
@@ -151,6 +153,7 @@ SL__HUFF_OUTLINE void sl__huff_refill_slow(sl__huff_bits *h)
                 break;
             }
             h->p = q + 1;
+            h->stuffed++;
         } else {
             h->p++;
         }
