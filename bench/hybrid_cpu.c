@@ -37,14 +37,14 @@
  * samples the kernels would not decode (fallbacks) and the progressive ones (their whole image
  * entropy-decoded whatever the window), and for hybrid_device the mean staging per sample in
  * KiB: the coefficient area (written by the device) and the job (device_job_kib; 0 for a
- * progressive file, which stays on the CPU). A last line ("case": "chunks") measures the
- * device's chunked entropy decoding (hybrid_job.h) of every single-scan file's whole-image
- * job on this CPU: chunks per file (SL__HYB_CHUNK bytes), the share of chunks whose entry
- * after the first pass and the one round is still wrong (fixup_redecodes: decoded again by
- * the fixup's one thread; first_guess_right: the guess (0, 0) was the true entry), and the
- * chunked decode's CPU time against the one-thread walk's (work_over_walk: the passes
- * decode each bit about three times). Exit status 2 on bad usage or when DIR holds no JPEG,
- * 1 when a file fails.
+ * progressive file, which stays on the CPU). Last lines ("case": "chunks", one per chunk
+ * size: 256, SL__HYB_CHUNK = 512, 1024 bytes) measure the device's chunked entropy decoding
+ * (hybrid_job.h) of every single-scan file's whole-image job on this CPU: chunks per job, the
+ * share of chunks whose entry is still wrong after 1, 2, 3 and 4 rounds (wrong_after_rounds:
+ * what is left to the fixup's one thread per sample), and, for the device's size with its 3
+ * rounds, the chunked decode's CPU time against the one-thread walk's (work_over_walk: the
+ * passes decode each bit about 3 times, some more). Exit status 2 on bad usage or when DIR
+ * holds no JPEG, 1 when a file fails.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -235,13 +235,14 @@ static int decode(int k, int cs, int r, int way, int *fallback)
     return s != SL_OK;
 }
 
-/* The "chunks" line (see the top): the whole-image job of every single-scan file, decoded
- * by the one-thread walk and by the chunked passes (hybrid_job.h) with the kernels' chunk
- * size and rounds, timed; the chunks whose entry the fixup must still correct counted. */
-static int chunk_stats(int reps)
+/* A "chunks" line (see the top) for chunks of `chunk` bytes: the whole-image job of every
+ * single-scan file through the kernels' passes (the entries checked after each round), and
+ * with timed set, the one-thread walk and the chunked decode (3 rounds) timed. */
+static int chunk_stats(int reps, int chunk, int timed)
 {
+    enum { ROUNDS = 4 };
     double walk_us = 0, chunked_us = 0;
-    long chunks = 0, redecodes = 0, guessed = 0, jobs = 0;
+    long chunks = 0, wrong[ROUNDS] = {0}, jobs = 0;
     for (int k = 0; k < nfiles; k++) {
         const file *f = &files[k];
         sl__hyb_head head;
@@ -263,36 +264,38 @@ static int chunk_stats(int reps)
         }
         const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
         const unsigned char *job = stage + h->huff_off;
-        const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job,
-                                         SL__HYB_CHUNK);
+        const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job, chunk);
         sl__hyb_chunk *rec = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *rec);
-        if (n < 1 || !rec) {
+        if (n < 1 || !rec) { /* a restart interval: one thread */
             free(rec);
             free(stage);
             free(coefs);
-            continue; /* a restart interval: one thread */
+            continue;
         }
         jobs++;
-        chunks += n;
-        /* the kernels' passes, the entries checked before the fixup */
         int last = n - 1;
         for (int t = 0; t < n; t++)
-            sl__hyb_chunk_first(h, job, t, SL__HYB_CHUNK, &rec[t], &last);
-        for (int t = 1; t <= last; t++)
-            guessed += rec[t - 1].xb == 0 && rec[t - 1].xpos == 0;
-        for (int t = 0; t < n; t++)
-            sl__hyb_chunk_round(h, job, t, last, rec, rec + n);
-        for (int t = 1; t < last; t++)
-            redecodes += rec[n + t].gpos != rec[n + t - 1].xpos || rec[n + t].gb != rec[n + t - 1].xb;
+            sl__hyb_chunk_first(h, job, t, chunk, &rec[t], &last);
+        chunks += last > 1 ? last - 1 : 0; /* the chunks a round may decode again */
+        sl__hyb_chunk *cur = rec, *next = rec + n;
+        for (int r = 0; r < ROUNDS; r++) {
+            for (int t = 0; t < n; t++)
+                sl__hyb_chunk_round(h, job, t, last, cur, next);
+            sl__hyb_chunk *x = cur;
+            cur = next;
+            next = x;
+            for (int t = 1; t < last; t++)
+                wrong[r] += cur[t].gpos != cur[t - 1].xpos || cur[t].gb != cur[t - 1].xb;
+        }
         double t0 = cpu_us();
-        for (int r = 0; r < reps; r++)
+        for (int r = 0; timed && r < reps; r++)
             if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
                 fprintf(stderr, "%s: the job's walk gave up\n", f->path);
                 return 1;
             }
         double t1 = cpu_us();
-        for (int r = 0; r < reps; r++)
-            if (sl__hyb_job_decode_chunked(h, job, coefs, SL__HYB_CHUNK, 1, rec) != SL__HUFF_OK) {
+        for (int r = 0; timed && r < reps; r++)
+            if (sl__hyb_job_decode_chunked(h, job, coefs, chunk, 3, rec) != SL__HUFF_OK) {
                 fprintf(stderr, "%s: the chunked decode gave up\n", f->path);
                 return 1;
             }
@@ -302,14 +305,17 @@ static int chunk_stats(int reps)
         free(stage);
         free(coefs);
     }
-    printf("{\"case\": \"chunks\", \"jobs\": %ld, \"chunk_bytes\": %d, "
-           "\"chunks_per_job\": %.1f, \"first_guess_right\": %.4f, \"fixup_redecodes\": %.4f, "
-           "\"walk_us\": %.1f, \"chunked_us\": %.1f, \"work_over_walk\": %.2f}\n",
-           jobs, SL__HYB_CHUNK, jobs ? (double)chunks / jobs : 0.0,
-           chunks > jobs ? (double)guessed / (double)(chunks - jobs) : 0.0,
-           chunks > jobs ? (double)redecodes / (double)(chunks - jobs) : 0.0,
-           jobs ? walk_us / jobs : 0.0, jobs ? chunked_us / jobs : 0.0,
-           walk_us > 0 ? chunked_us / walk_us : 0.0);
+    double w[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        w[r] = chunks ? (double)wrong[r] / (double)chunks : 0.0;
+    printf("{\"case\": \"chunks\", \"jobs\": %ld, \"chunk_bytes\": %d, \"chunks_per_job\": %.1f, "
+           "\"wrong_after_rounds\": [%.4f, %.4f, %.4f, %.4f]",
+           jobs, chunk, jobs ? (double)chunks / jobs : 0.0, w[0], w[1], w[2], w[3]);
+    if (timed)
+        printf(", \"walk_us\": %.1f, \"chunked_us\": %.1f, \"work_over_walk\": %.2f",
+               jobs ? walk_us / jobs : 0.0, jobs ? chunked_us / jobs : 0.0,
+               walk_us > 0 ? chunked_us / walk_us : 0.0);
+    printf("}\n");
     return 0;
 }
 
@@ -418,5 +424,9 @@ int main(int argc, char **argv)
                t[cs][WAY_HYBRID_DEVICE] / t[cs][full], coef_kib[cs], job_kib[cs], file_kib);
         fflush(stdout);
     }
-    return chunk_stats(reps);
+    static const int sizes[] = {256, SL__HYB_CHUNK, 1024};
+    for (int k = 0; k < 3; k++)
+        if (chunk_stats(reps, sizes[k], sizes[k] == SL__HYB_CHUNK))
+            return 1;
+    return 0;
 }

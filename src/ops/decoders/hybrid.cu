@@ -416,7 +416,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     hyb_sample *ps = (hyb_sample *)sl_ctx_scratch(ctx, sizeof(hyb_sample) * (size_t)(n ? n : 1));
     if (!ps)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
-    size_t planes = 0, coefs = 0, chunks = 0;
+    size_t planes = 0, coefs = 0;
     int64_t max_blocks = 0, max_pixels = 0, max_zero = 0, max_chunks = 0;
     int chunked = 0;
     for (int i = 0; i < n; i++) {
@@ -447,8 +447,6 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                     (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off),
                     chunking_now().bytes);
                 ps[i].nchunks = nc;
-                ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)chunks; /* offsets, as planes */
-                chunks += 2 * (size_t)nc * sizeof(sl__hyb_chunk);
                 max_chunks = nc > max_chunks ? nc : max_chunks;
                 chunked += nc > 0;
             }
@@ -462,15 +460,18 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *cbase = NULL;
     if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
         return SL_ENOMEM;
-    /* the chunk records, then each sample's last chunk */
+    /* the chunk records, room for the batch's largest job in every sample (so that once an
+     * epoch has shown the largest file, no batch grows the scratch: steady state allocates
+     * nothing), then each sample's last chunk */
+    const size_t room = 2 * (size_t)max_chunks * sizeof(sl__hyb_chunk);
+    const size_t lasts = room * (size_t)n;
     uint8_t *hbase = NULL;
-    const size_t lasts = (chunks + 15) & ~(size_t)15;
     if (chunked && !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
         return SL_ENOMEM;
     for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
         if (ps[i].nchunks) {
-            ps[i].chunks = (sl__hyb_chunk *)(hbase + (uintptr_t)ps[i].chunks);
+            ps[i].chunks = (sl__hyb_chunk *)(void *)(hbase + room * (size_t)i);
             ps[i].last = (int *)(void *)(hbase + lasts) + i;
         }
         const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
