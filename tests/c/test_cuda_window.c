@@ -122,8 +122,8 @@ static void cmn_chw_float32_mirror(void **state)
 
 static void cmn_chw_rows_of_4(void **state)
 {
-    /* rows a multiple of 4 pixels wide (and not of 8): 4 pixels per thread, vector loads and
-     * stores, mirrored or not, inside the images */
+    /* rows a multiple of 4 pixels wide: 4 pixels per thread, vector loads and stores (the
+     * ImageNet case), mirrored or not, inside the images */
     assert_true(same("rgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [31, 36], "
                             "\"mean\": [123.675, 116.28, 103.53], \"std\": [58.395, 57.12, "
                             "57.375]}, \"arg_inputs\": {\"mirror\": \"coin\", \"crop_pos_x\": "
@@ -136,8 +136,7 @@ static void cmn_chw_rows_of_4(void **state)
                             "70000], \"mean\": [128], \"std\": [0.37]}, \"arg_inputs\": "
                             "{\"mirror\": \"coin\", \"crop_pos_x\": \"px\", \"crop_pos_y\": "
                             "\"py\"}") > 0);
-    /* rows a multiple of 8 wide: two runs of 4 per thread (the ImageNet 224), inside the
-     * images and straddling their edges */
+    /* rows a multiple of 8 wide (as 224), inside the images and straddling their edges */
     assert_true(same("rgb", "\"op\": \"crop_mirror_normalize\", \"args\": {\"crop\": [27, 40], "
                             "\"mean\": [123.675, 116.28, 103.53], \"std\": [58.395, 57.12, "
                             "57.375]}, \"arg_inputs\": {\"mirror\": \"coin\", \"crop_pos_x\": "

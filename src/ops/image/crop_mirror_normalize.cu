@@ -6,7 +6,7 @@
  * One thread per output pixel: it reads the pixel's C input channels once and writes all OC
  * output channels, so in CHW consecutive threads write consecutive addresses of each plane and
  * in HWC consecutive runs of OC values; CHW output of 3 channels, rows a multiple of 4 wide,
- * 4 or 8 pixels per thread with vector loads and stores (cmn_k). Instantiated per input type (uint8,
+ * 4 pixels per thread with vector loads and stores (cmn_k). Instantiated per input type (uint8,
  * float32), output type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any
  * C. Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation rounded
  * (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of crop_mirror_normalize.c
@@ -100,62 +100,42 @@ static SL_HD void cmn_load12(const float *src, float v[12])
         v[k] = src[k];
 }
 
-/* Output pixels per element of a sample (cmn_k below): 8 or 4 for CHW output of 3-channel
- * input (c3: the kernel instantiated with NC = 3) with at most 4 output channels, rows a
- * multiple of 8 or 4 wide; else 1. The kernel's count() and the grid's size on the host both
- * ask this. */
-static SL_HD int cmn_pixels(bool c3, bool chw, const sl__cmn_gsample &p)
+/* Whether a sample runs 4 pixels per element (cmn_k below): CHW output of 3-channel input (c3:
+ * the kernel instantiated with NC = 3), rows a multiple of 4 wide, at most 4 output channels.
+ * The kernel's count() and the grid's size on the host both ask this. */
+static SL_HD bool cmn_quad(bool c3, bool chw, const sl__cmn_gsample &p)
 {
-    if (!c3 || !chw || p.OC > 4 || (p.ow & 3) != 0)
-        return 1;
-    return (p.ow & 7) == 0 ? 8 : 4;
+    return c3 && chw && (p.ow & 3) == 0 && p.OC <= 4;
 }
-
-/* A sample's mean, mul (C = 3) and fill (OC <= 4) values, in registers. */
-struct cmn_coefs {
-    float mean[3], mul[3], fill[4];
-};
 
 /* NC: the channel count when known at compile time (3), else 0 (read from the sample).
  * Two shapes of work per sample: one output pixel per element (all outputs), or, for CHW
  * output of 3-channel input (NC = 3) whose rows are a multiple of 4 pixels wide (ow % 4 ==
- * 0: the ImageNet crops), runs of 4 consecutive pixels of a row (run4), two of them per
- * element where rows are a multiple of 8 wide (224: a thread's fixed work — its sample's
- * parameters, coefficients, index — was most of its time with one: on a lent H100 float32 and
- * float16 output took about the same time). A run's 12 input values are read at once (4-byte
- * loads of uint8) and each output plane written with one 16-byte (float32), 8-byte (float16)
- * or 4-byte (8-bit) store, so that a warp reads 384 contiguous bytes and writes 512
- * contiguous bytes per plane and run. The values are the same expressions either way. */
+ * 0: the ImageNet crops), 4 consecutive pixels of a row per element (`quad`): their 12 input
+ * values read at once (4-byte loads of uint8) and each output plane written with one 16-byte
+ * (float32), 8-byte (float16) or 4-byte (8-bit) store, so that a warp reads 384 contiguous
+ * bytes and writes 512 contiguous bytes per plane. The values are the same expressions either
+ * way. */
 template <class I, class O, int NC> struct cmn_k {
     const sl__cmn_gsample *s; /* device */
     const float *coef;        /* device */
     bool chw;
 
-    SL_HD int pixels(const sl__cmn_gsample &p) const
+    SL_HD bool quad(const sl__cmn_gsample &p) const
     {
-        return cmn_pixels(NC == 3, chw, p);
+        return cmn_quad(NC == 3, chw, p);
     }
     SL_HD int64_t count(int i) const
     {
-        return s[i].OC > 0 ? s[i].oh * (s[i].ow / pixels(s[i])) : 0;
+        return s[i].OC > 0 ? s[i].oh * (quad(s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
     }
     SL_HD void operator()(int si, int64_t i) const
     {
         /* a copy: in registers, where a reference would be read again from global memory after
          * every store (the stores could alias it, for all the compiler knows) */
         const sl__cmn_gsample p = s[si];
-        const int px = pixels(p);
-        if (px > 1) {
-            /* the coefficients in registers before the first store (as p above) */
-            cmn_coefs k;
-            for (int c = 0; c < 3; c++) {
-                k.mean[c] = coef[p.coef + c];
-                k.mul[c] = coef[p.coef + 3 + c];
-            }
-            for (int c = 0; c < (int)p.OC; c++)
-                k.fill[c] = coef[p.coef + 6 + c];
-            for (int r = 0; r < px / 4; r++) /* runs 2i, 2i + 1: one row, as ow / 4 is even */
-                run4(p, k, i * (px / 4) + r);
+        if (quad(p)) {
+            run4(p, i);
             return;
         }
         const int64_t C = NC ? NC : p.C, OC = p.OC;
@@ -173,15 +153,22 @@ template <class I, class O, int NC> struct cmn_k {
         for (; c < OC; c++)
             cmn_store(o + c * cs, fill[c]);
     }
-    /* Pixels x .. x + 3 of row y (run q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
-    SL_HD void run4(const sl__cmn_gsample &p, const cmn_coefs &k4, int64_t q) const
+    /* Pixels x .. x + 3 of row y (element q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
+    SL_HD void run4(const sl__cmn_gsample &p, int64_t q) const
     {
         int64_t y, x = 4 * sl__gdivmod(q, p.ow / 4, &y);
         const int64_t iy = p.y0 + y;
         /* input column of output pixel x + k: ix0 + k, or ix0 - k mirrored */
         const int64_t ix0 = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
         const int64_t lo = p.mirror ? ix0 - 3 : ix0; /* the 4 columns [lo, lo + 3] */
-        const float *mean = k4.mean, *mul = k4.mul, *fill = k4.fill;
+        /* the coefficients in registers before the first store (as p above) */
+        float mean[3], mul[3], fill[4];
+        for (int c = 0; c < 3; c++) {
+            mean[c] = coef[p.coef + c];
+            mul[c] = coef[p.coef + 3 + c];
+        }
+        for (int c = 0; c < (int)p.OC; c++)
+            fill[c] = coef[p.coef + 6 + c];
         const int64_t cs = p.oh * p.ow;
         O *o = (O *)p.out + y * p.ow + x;
         const bool row = (uint64_t)iy < (uint64_t)p.H;
@@ -244,12 +231,12 @@ extern "C" sl_status sl__cmn_gpu(sl_ctx *ctx, const sl__cmn_gsample *s, int n, c
     bool c3 = true;
     for (int i = 0; i < n; i++)
         c3 = c3 && s[i].C == 3;
-    /* the largest count() of a sample, which sizes the grid: 8 or 4 pixels per element where
-     * the kernel does them so (cmn_pixels), else 1 (a grid sized by pixels would launch 8x the
-     * blocks a batch of ImageNet crops needs, most of them idle) */
+    /* the largest count() of a sample, which sizes the grid: 4 pixels per element where the
+     * kernel does them so (cmn_quad), else 1 (a grid sized by pixels would launch 4x the
+     * blocks a batch of ImageNet crops needs, three quarters of them idle) */
     int64_t max_count = 0;
     for (int i = 0; i < n; i++) {
-        int64_t c = s[i].OC > 0 ? s[i].oh * (s[i].ow / cmn_pixels(c3, chw, s[i])) : 0;
+        int64_t c = s[i].OC > 0 ? s[i].oh * (cmn_quad(c3, chw, s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
         max_count = c > max_count ? c : max_count;
     }
     if (n <= 0 || max_count == 0)
