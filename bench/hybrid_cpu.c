@@ -213,8 +213,8 @@ static int decode(int k, int cs, int r, int way, int *fallback)
                                  &why, err, sizeof err);
         if (s == SL_OK && head.kind == SL__HYB_COEFS) {
             unsigned char *out = room(&out_buf, &out_cap, bytes);
-            s = sl__jpeg_hybrid_coefs(f->data, f->size, SL__COLOR_RGB, flags, win, &mem, out,
-                                      bytes, &why, err, sizeof err);
+            s = sl__jpeg_hybrid_coefs(f->data, f->size, SL__COLOR_RGB, flags, win, &mem, out, bytes,
+                                      &why, err, sizeof err);
             const sl__hyb_head *h = (const sl__hyb_head *)(void *)out;
             if (s == SL_OK && h->kind != SL__HYB_COEFS)
                 head.kind = SL__HYB_PIXELS;
@@ -257,8 +257,8 @@ static int chunk_stats(int reps, int chunk, int timed)
         unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
         bool clean = false;
         if (!stage || !coefs ||
-            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL,
-                                  &mem, stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
+            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                  stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
             fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
             return 1;
         }

@@ -274,8 +274,7 @@ static void test_job_on_changed_bytes(void **state)
         memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
         chunked_gave_up += sl__hyb_job_decode_chunked(h, job, coefs, 61, 1, rec) != SL__HUFF_OK;
     }
-    print_message("%d of 200 changed scans given up on (chunked: %d)\n", gave_up,
-                  chunked_gave_up);
+    print_message("%d of 200 changed scans given up on (chunked: %d)\n", gave_up, chunked_gave_up);
     assert_true(gave_up > 50);
     assert_true(chunked_gave_up > 20);
     free(rec);

@@ -97,11 +97,12 @@ static void check_job(const uint8_t *jpeg, size_t n, sl__color color, unsigned f
         memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
         if (sl__hyb_job_decode_chunked(h, stage + h->huff_off, coefs, ways[w][0], ways[w][1],
                                        rec) != SL__HUFF_OK)
-            fz_fail("the chunked decode (%d bytes, %d rounds) gave up on a clean file",
-                    ways[w][0], ways[w][1]);
+            fz_fail("the chunked decode (%d bytes, %d rounds) gave up on a clean file", ways[w][0],
+                    ways[w][1]);
         if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
             fz_fail("the chunked decode (%d bytes, %d rounds) wrote other coefficients than "
-                    "the CPU half", ways[w][0], ways[w][1]);
+                    "the CPU half",
+                    ways[w][0], ways[w][1]);
         free(rec);
     }
     free(stage);

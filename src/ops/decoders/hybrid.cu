@@ -39,11 +39,11 @@ namespace {
 
 /* A sample's parameters (one array per batch, uploaded). */
 struct hyb_sample {
-    const uint8_t *src; /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
-    uint8_t *coefs;     /* where coef_off counts from: src (read only), or with a huff job
-                           device scratch */
-    uint8_t *planes;    /* device scratch of its planes */
-    uint8_t *out;       /* output HWC */
+    const uint8_t *src;    /* device staging: head, then blocks, pixels or a huff job (hybrid.h) */
+    uint8_t *coefs;        /* where coef_off counts from: src (read only), or with a huff job
+                              device scratch */
+    uint8_t *planes;       /* device scratch of its planes */
+    uint8_t *out;          /* output HWC */
     sl__hyb_chunk *chunks; /* with a chunked job (nchunks > 0): two sets of nchunks records,
                               device scratch (hybrid_job.h's passes alternate between them) */
     int *last;             /* its last chunk (device scratch) */
@@ -335,14 +335,23 @@ static SL_HD const uint8_t *job_of(const hyb_sample &s)
 
 struct chunk_init_kernel {
     const hyb_sample *s;
-    SL_HD int64_t count(int i) const { return s[i].nchunks > 0 ? 1 : 0; }
-    SL_HD void operator()(int i, int64_t) const { *s[i].last = s[i].nchunks - 1; }
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nchunks > 0 ? 1 : 0;
+    }
+    SL_HD void operator()(int i, int64_t) const
+    {
+        *s[i].last = s[i].nchunks - 1;
+    }
 };
 
 struct chunk_first_kernel {
     const hyb_sample *s;
     int bytes; /* per chunk */
-    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nchunks;
+    }
     SL_HD void operator()(int i, int64_t t) const
     {
         sl__hyb_chunk_first(&s[i].head, job_of(s[i]), (int)t, bytes, &s[i].chunks[t], s[i].last);
@@ -352,7 +361,10 @@ struct chunk_first_kernel {
 struct chunk_round_kernel {
     const hyb_sample *s;
     int from; /* the set of records read: 0 or 1 */
-    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nchunks;
+    }
     SL_HD void operator()(int i, int64_t t) const
     {
         const sl__hyb_chunk *in = s[i].chunks + (int64_t)from * s[i].nchunks;
@@ -365,7 +377,10 @@ struct chunk_fixup_kernel {
     const hyb_sample *s;
     int *flag;
     int set; /* the records of the last round: rounds % 2 */
-    SL_HD int64_t count(int i) const { return s[i].nchunks > 0 ? 1 : 0; }
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nchunks > 0 ? 1 : 0;
+    }
     SL_HD void operator()(int i, int64_t) const
     {
         sl__hyb_chunk *c = s[i].chunks + (int64_t)set * s[i].nchunks;
@@ -378,12 +393,15 @@ struct chunk_store_kernel {
     const hyb_sample *s;
     int *flag;
     int set;
-    SL_HD int64_t count(int i) const { return s[i].nchunks; }
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nchunks;
+    }
     SL_HD void operator()(int i, int64_t t) const
     {
         const sl__hyb_chunk *c = s[i].chunks + (int64_t)set * s[i].nchunks;
-        if (sl__hyb_chunk_store(&s[i].head, job_of(s[i]), (int)t, *s[i].last, c,
-                                s[i].coefs) != SL__HUFF_OK)
+        if (sl__hyb_chunk_store(&s[i].head, job_of(s[i]), (int)t, *s[i].last, c, s[i].coefs) !=
+            SL__HUFF_OK)
             sl_gpu_flag_sample(flag, i);
     }
 };

@@ -116,7 +116,6 @@ SL__HYB_JOB_FN int sl__hyb_job_decode(const sl__hyb_head *h, const uint8_t *job,
     return jb->to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
 }
 
-
 /* ---- Chunked decoding (see the top) ---- */
 
 #define SL__HYB_CHUNK 512 /* bytes of entropy-coded data per chunk on the device */
@@ -250,8 +249,8 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
 }
 
 /* A walk without storing from (gpos, gb) to chunk c's exit, recorded in c. */
-SL__HYB_JOB_FN void sl__hyb_chunk_sync(const sl__hyb_head *h, const uint8_t *job,
-                                       sl__hyb_chunk *c, int32_t gpos, int32_t gb)
+SL__HYB_JOB_FN void sl__hyb_chunk_sync(const sl__hyb_head *h, const uint8_t *job, sl__hyb_chunk *c,
+                                       int32_t gpos, int32_t gb)
 {
     sl__hyb_walked w;
     sl__hyb_chunk_walk(h, job, c, gpos, gb, c->bits, NULL, 0, &w);
@@ -278,8 +277,8 @@ SL__HYB_JOB_FN void sl__hyb_lower(int *last, int t)
 /* The first pass for chunk t (*last, set to the chunk count before, is lowered to the chunk
  * where the data ends): its origin, data bits and marker, then, unless the data ends in it, a
  * decode from the guess (0, 0) to its exit. */
-SL__HYB_JOB_FN void sl__hyb_chunk_first(const sl__hyb_head *h, const uint8_t *job, int t,
-                                        int chunk, sl__hyb_chunk *c, int *last)
+SL__HYB_JOB_FN void sl__hyb_chunk_first(const sl__hyb_head *h, const uint8_t *job, int t, int chunk,
+                                        sl__hyb_chunk *c, int *last)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
     const uint8_t *d = job + jb->data_off;
@@ -312,8 +311,8 @@ SL__HYB_JOB_FN void sl__hyb_chunk_first(const sl__hyb_head *h, const uint8_t *jo
 /* A round for chunk t: out[t] is in[t], decoded again from in[t - 1]'s exit where that is not
  * its entry (the last chunk takes the entry without a decode; a predecessor that gave up
  * leaves it as it was). */
-SL__HYB_JOB_FN void sl__hyb_chunk_round(const sl__hyb_head *h, const uint8_t *job, int t,
-                                        int last, const sl__hyb_chunk *in, sl__hyb_chunk *out)
+SL__HYB_JOB_FN void sl__hyb_chunk_round(const sl__hyb_head *h, const uint8_t *job, int t, int last,
+                                        const sl__hyb_chunk *in, sl__hyb_chunk *out)
 {
     out[t] = in[t];
     if (t == 0 || t > last || in[t - 1].xb < 0 ||
@@ -332,8 +331,8 @@ SL__HYB_JOB_FN void sl__hyb_chunk_round(const sl__hyb_head *h, const uint8_t *jo
  * predictions (the chunks past the job's blocks get base >= total: the store skips them).
  * Returns SL__HUFF_OK, or SL__HUFF_GIVE_UP where a decode gave up before the job's blocks
  * were done. */
-SL__HYB_JOB_FN int sl__hyb_chunk_fixup(const sl__hyb_head *h, const uint8_t *job,
-                                       sl__hyb_chunk *c, int last)
+SL__HYB_JOB_FN int sl__hyb_chunk_fixup(const sl__hyb_head *h, const uint8_t *job, sl__hyb_chunk *c,
+                                       int last)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
     const int64_t total = sl__hyb_job_blocks(jb);
@@ -369,8 +368,8 @@ SL__HYB_JOB_FN int sl__hyb_chunk_fixup(const sl__hyb_head *h, const uint8_t *job
 /* The store pass for chunk t: its blocks written from its entry (the last chunk's until the
  * job's blocks are done). Returns SL__HUFF_OK, or SL__HUFF_GIVE_UP where the decode gave up
  * before the chunk's blocks were done. */
-SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job, int t,
-                                       int last, const sl__hyb_chunk *c, uint8_t *coefs)
+SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job, int t, int last,
+                                       const sl__hyb_chunk *c, uint8_t *coefs)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
     const int64_t total = sl__hyb_job_blocks(jb);

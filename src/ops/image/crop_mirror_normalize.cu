@@ -6,11 +6,12 @@
  * One thread per output pixel: it reads the pixel's C input channels once and writes all OC
  * output channels, so in CHW consecutive threads write consecutive addresses of each plane and
  * in HWC consecutive runs of OC values; CHW output of 3 channels, rows a multiple of 4 wide,
- * 4 pixels per thread with vector loads and stores (cmn_k). Instantiated per input type (uint8,
- * float32), output type (float32, float16, uint8, int8) and for C = 3 (the loops unrolled) or any
- * C. Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32, each operation rounded
- * (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of crop_mirror_normalize.c
- * written for host and device, and convert.h's sl__cv_u8 itself): so every output equals the CPU's.
+ * 4 pixels per thread with vector loads and stores in a kernel of its own (cmn_k4). Instantiated
+ * per input type (uint8, float32), output type (float32, float16, uint8, int8) and for C = 3 (the
+ * loops unrolled) or any C. Arithmetic: the CPU's row kernels' (x - mean) * mul + shift in float32,
+ * each operation rounded (built with --fmad=false), then the CPU's conversions (cv_f16 / cv_i8 of
+ * crop_mirror_normalize.c written for host and device, and convert.h's sl__cv_u8 itself): so every
+ * output equals the CPU's.
  */
 #include <cuda_fp16.h>
 
@@ -77,67 +78,100 @@ template <class O> static SL_HD void cmn_store4(O *p, const float v[4])
     memcpy(p, t, sizeof t);
 }
 
-/* The 4 pixels' 3 channels from 12 contiguous input values at src (the first pixel in memory
- * first): one to three 4-byte loads for uint8 when aligned, else element by element. */
-static SL_HD void cmn_load12(const uint8_t *src, float v[12])
-{
-    uint8_t b[12];
+/* Loops unrolled on the device (cmn_k4: 32 registers for uint8 input with, 40 and a stack
+ * frame without); the host's compiler does not know the pragma. */
 #ifdef __CUDA_ARCH__
-    if (((uintptr_t)src & 3) == 0) {
-        const uint32_t *w = (const uint32_t *)(const void *)src;
-        uint32_t w3[3] = {w[0], w[1], w[2]};
-        memcpy(b, w3, sizeof b);
-    } else
+#define CMN_UNROLL _Pragma("unroll")
+#else
+#define CMN_UNROLL
 #endif
-        memcpy(b, src, sizeof b);
-    for (int k = 0; k < 12; k++)
-        v[k] = (float)b[k];
-}
 
-static SL_HD void cmn_load12(const float *src, float v[12])
-{
-    for (int k = 0; k < 12; k++)
-        v[k] = src[k];
-}
+/* The 4 pixels' 12 input values (3 channels each, the first pixel in memory first): uint8
+ * kept packed in 3 words and converted where used (12 floats would hold 9 more registers
+ * through all the stores), read with three 4-byte loads when aligned; float as they are.
+ * load: from 12 contiguous values; clear, then set: value by value (at the image's edge). */
+template <class I> struct cmn_in12;
+template <> struct cmn_in12<uint8_t> {
+    uint32_t w[3];
+    SL_HD void clear()
+    {
+        w[0] = w[1] = w[2] = 0;
+    }
+    SL_HD void set(int j, uint8_t v)
+    {
+        w[j >> 2] |= (uint32_t)v << (8 * (j & 3));
+    }
+    SL_HD void load(const uint8_t *src)
+    {
+#ifdef __CUDA_ARCH__
+        if (((uintptr_t)src & 3) == 0) { /* the device is little-endian: byte j at 8 * (j & 3) */
+            const uint32_t *q = (const uint32_t *)(const void *)src;
+            w[0] = q[0];
+            w[1] = q[1];
+            w[2] = q[2];
+            return;
+        }
+#endif
+        clear();
+        for (int j = 0; j < 12; j++)
+            set(j, src[j]);
+    }
+    SL_HD float at(int j) const
+    {
+        return (float)((w[j >> 2] >> (8 * (j & 3))) & 0xffu);
+    }
+};
+template <> struct cmn_in12<float> {
+    float v[12];
+    SL_HD void clear()
+    {
+        for (int j = 0; j < 12; j++)
+            v[j] = 0.0f;
+    }
+    SL_HD void set(int j, float x)
+    {
+        v[j] = x;
+    }
+    SL_HD void load(const float *src)
+    {
+        for (int j = 0; j < 12; j++)
+            v[j] = src[j];
+    }
+    SL_HD float at(int j) const
+    {
+        return v[j];
+    }
+};
 
-/* Whether a sample runs 4 pixels per element (cmn_k below): CHW output of 3-channel input (c3:
- * the kernel instantiated with NC = 3), rows a multiple of 4 wide, at most 4 output channels.
- * The kernel's count() and the grid's size on the host both ask this. */
+/* Whether a sample runs 4 pixels per element (cmn_k4 below): CHW output of 3-channel input (c3:
+ * all the batch's samples have 3), rows a multiple of 4 wide, at most 4 output channels. Both
+ * kernels' count() and their grids' sizes on the host ask this. */
 static SL_HD bool cmn_quad(bool c3, bool chw, const sl__cmn_gsample &p)
 {
-    return c3 && chw && (p.ow & 3) == 0 && p.OC <= 4;
+    /* and every index of cmn_k4's 32-bit arithmetic within int32 */
+    const int64_t big = (int64_t)1 << 30;
+    return c3 && chw && (p.ow & 3) == 0 && p.OC <= 4 && p.H < big && p.W < big && p.oh < big &&
+           p.ow < big && p.y0 > -big && p.y0 < big && p.x0 > -big && p.x0 < big && p.coef < big &&
+           p.H * p.W * 3 < big && p.oh * p.ow * p.OC < big;
 }
 
-/* NC: the channel count when known at compile time (3), else 0 (read from the sample).
- * Two shapes of work per sample: one output pixel per element (all outputs), or, for CHW
- * output of 3-channel input (NC = 3) whose rows are a multiple of 4 pixels wide (ow % 4 ==
- * 0: the ImageNet crops), 4 consecutive pixels of a row per element (`quad`): their 12 input
- * values read at once (4-byte loads of uint8) and each output plane written with one 16-byte
- * (float32), 8-byte (float16) or 4-byte (8-bit) store, so that a warp reads 384 contiguous
- * bytes and writes 512 contiguous bytes per plane. The values are the same expressions either
- * way. */
+/* One output pixel per element, for the samples cmn_quad leaves (any layout, channel count
+ * and width; the ImageNet crops go to cmn_k4 below). NC: the channel count when known at
+ * compile time (3), else 0 (read from the sample). */
 template <class I, class O, int NC> struct cmn_k {
     const sl__cmn_gsample *s; /* device */
     const float *coef;        /* device */
     bool chw;
 
-    SL_HD bool quad(const sl__cmn_gsample &p) const
-    {
-        return cmn_quad(NC == 3, chw, p);
-    }
     SL_HD int64_t count(int i) const
     {
-        return s[i].OC > 0 ? s[i].oh * (quad(s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
+        return s[i].OC > 0 && !cmn_quad(NC == 3, chw, s[i]) ? s[i].oh * s[i].ow : 0;
     }
     SL_HD void operator()(int si, int64_t i) const
     {
         /* a copy: in registers, where a reference would be read again from global memory after
          * every store (the stores could alias it, for all the compiler knows) */
         const sl__cmn_gsample p = s[si];
-        if (quad(p)) {
-            run4(p, i);
-            return;
-        }
         const int64_t C = NC ? NC : p.C, OC = p.OC;
         int64_t y, x = sl__gdivmod(i, p.ow, &y);
         const int64_t iy = p.y0 + y, ix = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
@@ -153,65 +187,106 @@ template <class I, class O, int NC> struct cmn_k {
         for (; c < OC; c++)
             cmn_store(o + c * cs, fill[c]);
     }
-    /* Pixels x .. x + 3 of row y (element q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
-    SL_HD void run4(const sl__cmn_gsample &p, int64_t q) const
+};
+
+/* The samples cmn_quad takes, 4 consecutive pixels of a row per element: their 12 input values
+ * read at once (4-byte loads of uint8) and each output plane written with one 16-byte
+ * (float32), 8-byte (float16) or 4-byte (8-bit) store, so that a warp reads 384 contiguous
+ * bytes and writes 512 contiguous bytes per plane. A kernel of its own, in 32-bit arithmetic
+ * (cmn_quad checked that every index fits), with the sample's fields read once into 32-bit
+ * locals before the first store: a kernel's registers bound how many threads an SM holds,
+ * and with them the loads and stores in flight. With the one-pixel path in the same kernel,
+ * the sample copied whole and 64-bit indices, it took 56 registers: 4 blocks of 256 threads
+ * per SM, and 54-69 % of the copy's bandwidth on the lent H100s (two runs of 4 per thread took
+ * more and ran slower). The values are the one-pixel path's expressions. */
+template <class I, class O> struct cmn_k4 {
+    const sl__cmn_gsample *s; /* device */
+    const float *coef;        /* device */
+
+    SL_HD int64_t count(int i) const
     {
-        int64_t y, x = 4 * sl__gdivmod(q, p.ow / 4, &y);
-        const int64_t iy = p.y0 + y;
+        return s[i].OC > 0 && cmn_quad(true, true, s[i]) ? s[i].oh * (s[i].ow / 4) : 0;
+    }
+    /* Pixels x .. x + 3 of row y (element q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
+    SL_HD void operator()(int si, int64_t q) const
+    {
+        const sl__cmn_gsample &sp = s[si];
+        const int32_t H = (int32_t)sp.H, W = (int32_t)sp.W, oh = (int32_t)sp.oh;
+        const int32_t ow = (int32_t)sp.ow, OC = (int32_t)sp.OC, cf = (int32_t)sp.coef;
+        const int32_t y0 = (int32_t)sp.y0, x0 = (int32_t)sp.x0;
+        const bool mirror = sp.mirror != 0;
+        const float shift = sp.shift;
+        const I *src = (const I *)sp.in;
+        O *out = (O *)sp.out;
+        const uint32_t runs = (uint32_t)ow / 4, uq = (uint32_t)q;
+        const int32_t y = (int32_t)(uq / runs), x = 4 * (int32_t)(uq - (uint32_t)y * runs);
+        const int32_t iy = y0 + y;
         /* input column of output pixel x + k: ix0 + k, or ix0 - k mirrored */
-        const int64_t ix0 = p.mirror ? p.x0 + p.ow - 1 - x : p.x0 + x;
-        const int64_t lo = p.mirror ? ix0 - 3 : ix0; /* the 4 columns [lo, lo + 3] */
-        /* the coefficients in registers before the first store (as p above) */
-        float mean[3], mul[3], fill[4];
-        for (int c = 0; c < 3; c++) {
-            mean[c] = coef[p.coef + c];
-            mul[c] = coef[p.coef + 3 + c];
-        }
-        for (int c = 0; c < (int)p.OC; c++)
-            fill[c] = coef[p.coef + 6 + c];
-        const int64_t cs = p.oh * p.ow;
-        O *o = (O *)p.out + y * p.ow + x;
-        const bool row = (uint64_t)iy < (uint64_t)p.H;
-        float in[12];
+        const int32_t ix0 = mirror ? x0 + ow - 1 - x : x0 + x;
+        const int32_t lo = mirror ? ix0 - 3 : ix0; /* the 4 columns [lo, lo + 3] */
+        const bool row = (uint32_t)iy < (uint32_t)H;
+        cmn_in12<I> in;
         bool inside[4];
-        if (row && lo >= 0 && lo + 3 < p.W) {
-            cmn_load12((const I *)p.in + (iy * p.W + lo) * 3, in);
+        if (row && lo >= 0 && lo + 3 < W) {
+            in.load(src + (iy * W + lo) * 3);
             for (int k = 0; k < 4; k++)
                 inside[k] = true;
         } else { /* at the image's edge or outside it: pixel by pixel */
+            in.clear();
             for (int k = 0; k < 4; k++) {
-                const int64_t ix = lo + k;
-                inside[k] = row && (uint64_t)ix < (uint64_t)p.W;
-                for (int c = 0; c < 3; c++)
-                    in[k * 3 + c] =
-                        inside[k] ? (float)((const I *)p.in)[(iy * p.W + ix) * 3 + c] : 0.0f;
+                const int32_t ix = lo + k;
+                inside[k] = row && (uint32_t)ix < (uint32_t)W;
+                for (int c = 0; c < 3 && inside[k]; c++)
+                    in.set(k * 3 + c, src[(iy * W + ix) * 3 + c]);
             }
         }
-        for (int c = 0; c < (int)p.OC; c++) {
+        O *o = out + (y * ow + x);
+        if (mirror)
+            planes<true>(o, oh * ow, OC, cf, shift, in, inside);
+        else
+            planes<false>(o, oh * ow, OC, cf, shift, in, inside);
+    }
+    /* The output planes of the 4 pixels at o (plane stride cs). Each plane's coefficients are
+     * read where it needs them (one value each), and MIRROR a constant, so that every index
+     * into `in` and `inside` is one too (registers, not local memory). */
+    template <bool MIRROR>
+    SL_HD void planes(O *o, int32_t cs, int32_t OC, int32_t cf, float shift, const cmn_in12<I> &in,
+                      const bool inside[4]) const
+    {
+        CMN_UNROLL
+        for (int c = 0; c < 4; c++) {
+            if (c >= OC)
+                break;
+            const float mean = c < 3 ? coef[cf + c] : 0.0f, mul = c < 3 ? coef[cf + 3 + c] : 0.0f;
+            const float fill = coef[cf + 6 + c];
             float v[4];
+            CMN_UNROLL
             for (int k = 0; k < 4; k++) {
-                const int m = p.mirror ? 3 - k : k; /* output pixel k is input column lo + m */
-                v[k] = c < 3 && inside[m] ? (in[m * 3 + c] - mean[c]) * mul[c] + p.shift : fill[c];
+                const int m = MIRROR ? 3 - k : k; /* output pixel k is input column lo + m */
+                v[k] = c < 3 && inside[m] ? (in.at(m * 3 + c) - mean) * mul + shift : fill;
             }
             cmn_store4(o + c * cs, v);
         }
     }
 };
 
+/* max_count[0]: the largest count() of the one-pixel kernel, [1]: of cmn_k4 (0: not run). */
 template <class I, class O>
-static sl_status cmn_launch(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, int64_t max_count,
-                            const float *dc, bool chw, bool c3)
+static sl_status cmn_launch(sl_ctx *ctx, const sl__cmn_gsample *ds, int n,
+                            const int64_t max_count[2], const float *dc, bool chw, bool c3)
 {
-    if (c3) {
-        cmn_k<I, O, 3> k = {ds, dc, chw};
-        return sl_gpu_each(ctx, n, max_count, k, "crop_mirror_normalize");
+    if (!c3) {
+        cmn_k<I, O, 0> k = {ds, dc, chw};
+        return sl_gpu_each(ctx, n, max_count[0], k, "crop_mirror_normalize");
     }
-    cmn_k<I, O, 0> k = {ds, dc, chw};
-    return sl_gpu_each(ctx, n, max_count, k, "crop_mirror_normalize");
+    cmn_k4<I, O> k4 = {ds, dc};
+    sl_status st = sl_gpu_each(ctx, n, max_count[1], k4, "crop_mirror_normalize");
+    cmn_k<I, O, 3> k = {ds, dc, chw};
+    return st == SL_OK ? sl_gpu_each(ctx, n, max_count[0], k, "crop_mirror_normalize") : st;
 }
 
 template <class I>
-static sl_status cmn_out(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, int64_t max_count,
+static sl_status cmn_out(sl_ctx *ctx, const sl__cmn_gsample *ds, int n, const int64_t max_count[2],
                          const float *dc, sl_dtype out_type, bool chw, bool c3)
 {
     switch (out_type) {
@@ -231,15 +306,16 @@ extern "C" sl_status sl__cmn_gpu(sl_ctx *ctx, const sl__cmn_gsample *s, int n, c
     bool c3 = true;
     for (int i = 0; i < n; i++)
         c3 = c3 && s[i].C == 3;
-    /* the largest count() of a sample, which sizes the grid: 4 pixels per element where the
-     * kernel does them so (cmn_quad), else 1 (a grid sized by pixels would launch 4x the
-     * blocks a batch of ImageNet crops needs, three quarters of them idle) */
-    int64_t max_count = 0;
+    /* each kernel's largest count() of a sample, which sizes its grid: the one-pixel kernel's
+     * pixels, cmn_k4's runs of 4 (a grid sized by pixels would launch 4x the blocks a batch of
+     * ImageNet crops needs, three quarters of them idle) */
+    int64_t max_count[2] = {0, 0};
     for (int i = 0; i < n; i++) {
-        int64_t c = s[i].OC > 0 ? s[i].oh * (cmn_quad(c3, chw, s[i]) ? s[i].ow / 4 : s[i].ow) : 0;
-        max_count = c > max_count ? c : max_count;
+        const bool q = cmn_quad(c3, chw, s[i]);
+        const int64_t c = s[i].OC > 0 ? s[i].oh * (q ? s[i].ow / 4 : s[i].ow) : 0;
+        max_count[q] = c > max_count[q] ? c : max_count[q];
     }
-    if (n <= 0 || max_count == 0)
+    if (n <= 0 || (max_count[0] == 0 && max_count[1] == 0))
         return SL_OK;
     const sl__cmn_gsample *ds = sl_gpu_params(ctx, 0, s, n);
     const float *dc = ds ? sl_gpu_params(ctx, 1, coef, (int)ncoef) : NULL;
