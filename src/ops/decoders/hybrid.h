@@ -34,12 +34,14 @@
  * the device) holds only the head and the job, no coefficients and no room for pixels (such a
  * sample never falls back to the CPU decoder); the coefficient area, at the same coef_off, is
  * in device memory of its own. hybrid.cu zeroes that area and runs the same decoder
- * (jpeg_huff_core.h, one source for host and device) on one device thread per such sample
- * (hybrid_job.h), writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the
+ * (jpeg_huff_core.h, one source for host and device) over the scan cut into chunks, many
+ * device threads per sample (hybrid_job.h's chunked decode; a scan with a restart interval on
+ * one thread), writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the
  * same code on the same bytes from the same state gives the same coefficients, so no
  * device-side fallback is needed; a device decode that gives up anyway (a file changed under
  * the same name and size) fails the batch naming the sample (an internal error, never
  * garbage). Not a fallback (sl_ctx_count_fallback counts CPU decodes only).
+ * SLUICE_HYBRID_CHUNK=BYTES:ROUNDS sets the chunks' size and rounds (hybrid.cu; read once).
  * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
  * then entropy-decoded on the CPU, for comparisons. Staging cost: the job's bytes (its header,
  * 1.4 KiB per DC and 8.4 KiB per AC table the scan uses — 20 KiB for the usual two of each —
