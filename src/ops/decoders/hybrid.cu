@@ -436,6 +436,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         return sl_fail(ctx, SL_ENOMEM, "out of memory for %d samples' parameters", n);
     size_t planes = 0, coefs = 0;
     int64_t max_blocks = 0, max_pixels = 0, max_zero = 0, max_chunks = 0;
+    size_t records = 0;
     int chunked = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
@@ -465,6 +466,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                     (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off),
                     chunking_now().bytes);
                 ps[i].nchunks = nc;
+                ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)records; /* an offset, as planes */
+                records += 2 * (size_t)nc * sizeof(sl__hyb_chunk);
                 max_chunks = nc > max_chunks ? nc : max_chunks;
                 chunked += nc > 0;
             }
@@ -478,18 +481,17 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *cbase = NULL;
     if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
         return SL_ENOMEM;
-    /* the chunk records, room for the batch's largest job in every sample (so that once an
-     * epoch has shown the largest file, no batch grows the scratch: steady state allocates
-     * nothing), then each sample's last chunk */
-    const size_t room = 2 * (size_t)max_chunks * sizeof(sl__hyb_chunk);
-    const size_t lasts = room * (size_t)n;
+    /* the chunk records (2 x 80 bytes per 512 bytes of a job's data, sized by what the batch
+     * holds as the planes are: room for the largest job in every sample would take 1.2 GB of a
+     * batch of 256 with one 15 MB file), then each sample's last chunk */
+    const size_t lasts = (records + 15) & ~(size_t)15;
     uint8_t *hbase = NULL;
     if (chunked && !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
         return SL_ENOMEM;
     for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
         if (ps[i].nchunks) {
-            ps[i].chunks = (sl__hyb_chunk *)(void *)(hbase + room * (size_t)i);
+            ps[i].chunks = (sl__hyb_chunk *)(void *)(hbase + (uintptr_t)ps[i].chunks);
             ps[i].last = (int *)(void *)(hbase + lasts) + i;
         }
         const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
