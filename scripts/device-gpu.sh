@@ -15,6 +15,9 @@
 #             machine's start ~40 s more). That is close to the 600 s a call may run: when in
 #             doubt, two calls ("build,test,bench,hybrid", then "build,scaling,dataloader" on
 #             the warm machine, whose build is kept). Keep ~4 minutes of the 15 for a rerun.
+#             The ninth session's "build,test,bench" with SLUICE_GPU_BENCH_ARGS="--threads 16
+#             --rounds 3 --epochs 2" took 199 s (build 29 s, tests 75 s, bench 94 s) plus
+#             ~35 s of start, on the same H100 machine kind.
 #   3. read steps.txt in the returned files (each step, its verdict and its output's tail).
 #   Ignored build outputs stay on a warm machine between calls, but a changed environment does
 #   not rebuild them: after changing how it builds, start the command with `rm -rf build-gpu`.
