@@ -32,6 +32,12 @@
  * - store: each chunk decodes once more from its entry with those predictions, writing the
  *   blocks the window keeps where sl__hyb_job_decode writes them.
  *
+ * A chunk's reader starts a full refill (57+ bits) ahead of its entry, where the CPU's
+ * reader had read ahead less: so where the one-thread walk gives up on merely meeting
+ * something ahead of what it decodes (fill bytes before a stuffed zero: jpeg_huff_core.h),
+ * the chunks' readers take it as the data's end (fill_ends); the file was decoded clean, so
+ * what they decode lies before it (found by the hybrid fuzz target).
+ *
  * The first and round passes sum each chunk's DC differences (the predictions set back to 0
  * after each block), so libjpeg's range check on the DC value applies in the store pass
  * only, to the true values. The chunk that holds the end of the scan's data (the first
@@ -196,6 +202,7 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
     b.n = 0;
     b.stop = 0;
     b.stuffed = 0;
+    b.fill_ends = 1; /* see jpeg_huff_core.h */
     for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++) {
         b.last_dc[ci] = coefs ? c->dcb[ci] : 0;
         w->dc[ci] = 0;

@@ -127,6 +127,7 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
     h->b.n = 0;
     h->b.stop = 0;
     h->b.stuffed = 0;
+    h->b.fill_ends = 0;
     h->b.p = c->src->next_input_byte;
     h->b.end = h->b.p + c->src->bytes_in_buffer;
     h->b.restart_interval = (int)c->restart_interval;

@@ -71,6 +71,12 @@ typedef struct sl__huff_bits {
     const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
     int stuffed;            /* stuffed zeros (0xFF 0x00) skipped since p was set: the data bit
                                at p is 8 * (p - start - stuffed) from the start (hybrid_job.h) */
+    int fill_ends;          /* 1: fill bytes before a stuffed zero end the data as a marker does
+                               (stop 1, not 3). For the chunked device decode of a file known
+                               clean (hybrid_job.h): whether a reader meets them depends on how
+                               far ahead it has read, and a chunk's reader starts 57 bits ahead
+                               of a point the CPU's reached with fewer; the CPU's never met them,
+                               so the bits decoded all lie before them */
     int last_dc[SL__HUFF_MAX_COMPS];
     int restart_interval, restarts_to_go, next_restart;
     int blocks;                           /* blocks in an MCU */
@@ -149,7 +155,7 @@ SL__HUFF_OUTLINE void sl__huff_refill_slow(sl__huff_bits *h)
                 break;
             }
             if (q != h->p + 1) {
-                h->stop = 3;
+                h->stop = h->fill_ends ? 1 : 3;
                 break;
             }
             h->p = q + 1;
