@@ -248,11 +248,12 @@ static int chunk_stats(int reps, int chunk, int timed)
         sl__hyb_head head;
         size_t bytes = 0;
         const char *why = NULL;
-        char err[256];
+        char err[256] = "out of memory";
         if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
                                  &head, &bytes, &why, err, sizeof err) != SL_OK ||
             head.kind != SL__HYB_COEFS || !head.huff_off)
             continue; /* progressive, or not for the kernels */
+        snprintf(err, sizeof err, "out of memory");
         unsigned char *stage = malloc(bytes);
         unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
         bool clean = false;

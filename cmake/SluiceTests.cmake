@@ -160,6 +160,19 @@ if(TARGET test_cuda_hybrid)
         SKIP_RETURN_CODE 77
         FIXTURES_REQUIRED testdata
         ENVIRONMENT "${sluice_test_env};SLUICE_GPU_EMULATE=1;SLUICE_HYBRID_DEVICE_HUFF=0")
+    # and with chunks of 16 bytes (many per test image) after 0 and 2 rounds: the fixup doing
+    # all, and the kernels' record sets the other way round (SLUICE_HYBRID_CHUNK, hybrid.cu)
+    foreach(way 16:0 16:2)
+        string(REPLACE ":" "_" suffix "${way}")
+        add_test(NAME test_cuda_hybrid.emulated_chunks_${suffix} COMMAND test_cuda_hybrid
+                 WORKING_DIRECTORY "${PROJECT_BINARY_DIR}")
+        set_tests_properties(test_cuda_hybrid.emulated_chunks_${suffix} PROPERTIES
+            LABELS gpu-emulated
+            TIMEOUT 120
+            SKIP_RETURN_CODE 77
+            FIXTURES_REQUIRED testdata
+            ENVIRONMENT "${sluice_test_env};SLUICE_GPU_EMULATE=1;SLUICE_HYBRID_CHUNK=${way}")
+    endforeach()
 endif()
 
 # --- the toolchains users have: jpeg7/jpeg8 API headers, no C11 atomics behind a .cu file ------

@@ -235,7 +235,13 @@ static void test_damaged(void **state)
 }
 
 /* A clean file's job run over other bytes (the file changed after its verdict): the walk gives
- * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size. */
+ * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size; the
+ * chunked decode (the device's) writes the walk's coefficients wherever the walk does not give
+ * up, and gives up wherever the walk does but for the end rule's look-ahead: the walk gives
+ * up at a whole image's end when its reader, within 16 bytes of the data's end, has not yet
+ * met a marker (libjpeg would read on, and decode these bytes without an error); the chunked
+ * decode then sees the marker that follows and accepts, with the coefficients of the walk
+ * without that rule. Where the end-of-image marker is gone, both give up (premature end). */
 static void test_job_on_changed_bytes(void **state)
 {
     (void)state;
@@ -259,24 +265,58 @@ static void test_job_on_changed_bytes(void **state)
     uint8_t *orig = malloc(jb->data_len);
     memcpy(orig, data, jb->data_len);
     size_t area = (size_t)h->nblocks * 128;
-    int gave_up = 0, chunked_gave_up = 0;
+    assert_true(jb->data_len > 2 && orig[jb->data_len - 2] == 0xFF &&
+                orig[jb->data_len - 1] == 0xD9);
+    int gave_up = 0, both = 0, only_walk = 0, eoi = 0;
     sl__hyb_chunk *rec = malloc(2 * (size_t)sl__hyb_job_chunks(jb, 61) * sizeof *rec);
     assert_non_null(rec);
     uint32_t seed = 7;
-    for (int r = 0; r < 200; r++) {
+    for (int r = 0; r < 300; r++) {
         memcpy(data, orig, jb->data_len);
         for (int k = 0; k < 1 + r % 4; k++) {
             seed = seed * 1103515245u + 12345u;
-            data[(seed >> 8) % jb->data_len] ^= (uint8_t)(1u << (seed >> 28 & 7));
+            /* one change in three among the data's last 40 bytes, where the scan ends */
+            size_t at = r % 3 ? (seed >> 8) % jb->data_len : jb->data_len - 1 - (seed >> 8) % 40;
+            data[at] ^= (uint8_t)(1u << (seed >> 28 & 7));
+        }
+        const int no_eoi = r % 25 == 0; /* the end-of-image marker gone, nothing else */
+        if (no_eoi) {
+            memcpy(data, orig, jb->data_len);
+            data[jb->data_len - 2] = 0x12;
         }
         memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
-        gave_up += sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK;
-        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
-        chunked_gave_up += sl__hyb_job_decode_chunked(h, job, coefs, 61, 1, rec) != SL__HUFF_OK;
+        const int walk = sl__hyb_job_decode(h, job, coefs);
+        memset(cpu_stage, 0, SL__HYB_HEAD_BYTES + area);
+        const int chunked = sl__hyb_job_decode_chunked(h, job, cpu_stage, 61, 1, rec);
+        gave_up += walk != SL__HUFF_OK;
+        both += walk != SL__HUFF_OK && chunked != SL__HUFF_OK;
+        only_walk += walk != SL__HUFF_OK && chunked == SL__HUFF_OK;
+        sl__hyb_huff_job *wjb = (sl__hyb_huff_job *)(void *)job;
+        if (walk != SL__HUFF_OK && chunked == SL__HUFF_OK) { /* the walk without its end rule */
+            const int32_t to_end = wjb->to_end;
+            wjb->to_end = 0;
+            memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+            if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK)
+                fail_msg("change %d: the chunked decode accepted what the walk gave up on", r);
+            wjb->to_end = to_end;
+        }
+        if (chunked == SL__HUFF_OK &&
+            memcmp(coefs + SL__HYB_HEAD_BYTES, cpu_stage + SL__HYB_HEAD_BYTES, area) != 0)
+            fail_msg("change %d: the chunked decode wrote other coefficients than the walk", r);
+        if (walk == SL__HUFF_OK && chunked != SL__HUFF_OK)
+            fail_msg("change %d: the chunked decode gave up where the walk did not", r);
+        if (no_eoi) {
+            assert_int_not_equal(walk, SL__HUFF_OK);
+            assert_int_not_equal(chunked, SL__HUFF_OK);
+            eoi++;
+        }
     }
-    print_message("%d of 200 changed scans given up on (chunked: %d)\n", gave_up, chunked_gave_up);
-    assert_true(gave_up > 50);
-    assert_true(chunked_gave_up > 20);
+    print_message("%d of 300 changed scans given up on by the walk: %d by the chunked decode "
+                  "too, %d only by the walk's end rule\n",
+                  gave_up, both, only_walk);
+    assert_true(gave_up > 75);
+    assert_true(both > 75);
+    assert_true(eoi == 12);
     free(rec);
     free(orig);
     free(d);

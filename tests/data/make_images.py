@@ -6,8 +6,9 @@ wallpaper packages (plasma-workspace-wallpapers, mate-backgrounds, ukui-wallpape
 from the sorted list of photos with a fixed seed, written as:
 
   JPEG  every chroma subsampling (4:4:4, 4:2:2, 4:2:0 by PIL; 4:4:0 and 4:1:1 by cjpeg from
-        libjpeg-turbo-progs), odd sizes, progressive, grayscale, CMYK (Adobe), restart
-        intervals (cjpeg), optimized Huffman tables, qualities 10..100
+        libjpeg-turbo-progs), odd sizes, progressive, grayscale (also sampled 2x2 and 1x4 by
+        cjpeg), CMYK (Adobe), restart intervals (cjpeg), optimized Huffman tables, qualities
+        10..100
   PNG   RGB, RGBA, palette (8-bit, 4-bit, with tRNS), 1-bit, L, LA, 16-bit gray, 16-bit RGB and
         RGBA (OpenCV), Adam7-interlaced RGB and L (written by the small encoder below, because
         PIL 9.4 cannot write interlaced PNGs)
@@ -237,6 +238,10 @@ def main():
     cjpeg_jpeg("jpeg_restart_rows_420.jpg", 129, 97, ["-quality", "90", "-sample", "2x2", "-restart", "1"])
     cjpeg_jpeg("jpeg_restart_mcu_422.jpg", 120, 88, ["-quality", "90", "-sample", "2x1", "-restart", "1B"])
     cjpeg_jpeg("jpeg_restart_gray.jpg", 96, 72, ["-quality", "90", "-grayscale", "-restart", "2B"], gray=True)
+    # one component sampled 2x2 / 1x4: a non-interleaved scan whose iMCU rows hold 2 / 4 rows of
+    # blocks, the last one fewer (odd sizes): the MCU walk's v_samp and last_row_height
+    cjpeg_jpeg("jpeg_gray_2x2_odd_83x61.jpg", 83, 61, ["-quality", "88", "-grayscale", "-sample", "2x2"], gray=True)
+    cjpeg_jpeg("jpeg_gray_1x4_odd_70x45.jpg", 70, 45, ["-quality", "90", "-grayscale", "-sample", "1x4"], gray=True)
     pil_jpeg("jpeg_optimized_420.jpg", 180, 120, quality=90, subsampling=2, optimize=True)
     pil_jpeg("jpeg_q10_420.jpg", 160, 120, quality=10, subsampling=2)
     pil_jpeg("jpeg_q50_422.jpg", 160, 120, quality=50, subsampling=1)

@@ -67,7 +67,8 @@ static chunking chunking_read()
     chunking c = {SL__HYB_CHUNK, 3};
     const char *e = getenv("SLUICE_HYBRID_CHUNK");
     int b, r;
-    if (e && sscanf(e, "%d:%d", &b, &r) == 2 && b >= 16 && b <= (1 << 20) && r >= 0 && r <= 64)
+    if (e && sscanf(e, "%d:%d", &b, &r) == 2 && b >= 16 && b <= SL__HYB_CHUNK_MAX && r >= 0 &&
+        r <= 64)
         c = chunking{b, r};
     return c;
 }

@@ -125,6 +125,9 @@ SL__HYB_JOB_FN int sl__hyb_job_decode(const sl__hyb_head *h, const uint8_t *job,
 /* ---- Chunked decoding (see the top) ---- */
 
 #define SL__HYB_CHUNK 512 /* bytes of entropy-coded data per chunk on the device */
+/* The largest chunk: a walk decodes at most 4 blocks a byte (a DC and an end-of-block code of a
+ * bit each) plus one past its stop, each DC difference within +-32767, summed in int32. */
+#define SL__HYB_CHUNK_MAX 8192
 
 typedef struct sl__hyb_chunk {
     int32_t origin;   /* its first data byte: an offset into the job's data */
@@ -150,12 +153,12 @@ SL__HYB_JOB_FN int64_t sl__hyb_job_blocks(const sl__hyb_huff_job *jb)
     return mcu_rows * jb->mcus_per_row * jb->bits.blocks;
 }
 
-/* Chunks of `chunk` bytes in the job's data; 0 where the job is for sl__hyb_job_decode (a
- * restart interval, or a geometry the chunked walk does not take). */
+/* Chunks of `chunk` bytes (1 .. SL__HYB_CHUNK_MAX) in the job's data; 0 where the job is for
+ * sl__hyb_job_decode (a restart interval, or a geometry the chunked walk does not take). */
 SL__HYB_JOB_FN int sl__hyb_job_chunks(const sl__hyb_huff_job *jb, int chunk)
 {
-    if (jb->bits.restart_interval || jb->comps_in_scan < 1 ||
-        jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
+    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || jb->bits.restart_interval ||
+        jb->comps_in_scan < 1 || jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
         jb->bits.blocks > SL__HUFF_MAX_BLOCKS || jb->mcus_per_row < 1 || jb->v_samp[0] < 1 ||
         jb->data_len > (uint64_t)INT32_MAX / 8 - (uint64_t)chunk)
         return 0;
@@ -173,10 +176,12 @@ SL__HYB_JOB_FN int64_t sl__hyb_chunk_origin(const uint8_t *d, int64_t len, int64
     return o > 0 && d[o - 1] == 0xFF && d[o] == 0 ? o + 1 : o;
 }
 
-/* What a walk found: the exit (xb < 0: it gave up before), blocks, DC difference sums. */
+/* What a walk found: the exit (xb < 0: it gave up before), blocks, DC difference sums, and
+ * where it stopped (data bits from the chunk's origin; not where it gave up). */
 typedef struct sl__hyb_walked {
     int32_t xpos, xb, n;
     int32_t dc[SL__HUFF_MAX_COMPS];
+    int64_t end;
 } sl__hyb_walked;
 
 /* Decodes chunk c from the entry (gpos, gb) block by block until a block boundary lies at or
@@ -252,7 +257,31 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
         g++;
         k = k + 1 == b.blocks ? 0 : k + 1;
     }
+    w->end = 8 * (int64_t)(b.p - start - b.stuffed) - b.n;
     return ret;
+}
+
+/* A whole-image job's end, after the last chunk's last block, data bit `end` from origin o:
+ * SL__HUFF_GIVE_UP where no marker (0xFF then anything but 0) follows the last byte decoded
+ * from and fewer than 16 bytes do. sl__huff_core_finish's rule as far as it does not depend on
+ * how far a reader has read ahead: the one-thread walk accepts a file only after meeting a
+ * marker in its look-ahead (which then follows) or with 16 bytes or more left after its read
+ * position (so after the last byte decoded from), so this never fails a file the walk accepts,
+ * and catches what the walk rejects at the end of a changed file (its end-of-image marker gone:
+ * premature end, as libjpeg says). Where the walk's reader, within 16 bytes of the data's end,
+ * has not yet met the marker that follows, the walk gives up and this does not: libjpeg reads on
+ * to the marker and decodes those bytes without an error. */
+SL__HYB_JOB_FN int sl__hyb_chunk_end(const uint8_t *d, int64_t len, int64_t o, int64_t end)
+{
+    int64_t i = o; /* the raw byte after the last one decoded from: end's data bytes counted */
+    for (int64_t left = (end + 7) / 8; left > 0 && i < len; left--)
+        i += d[i] == 0xFF && i + 1 < len && d[i + 1] == 0 ? 2 : 1;
+    if (len - i >= 16)
+        return SL__HUFF_OK;
+    for (; i + 1 < len; i++)
+        if (d[i] == 0xFF && d[i + 1] != 0)
+            return SL__HUFF_OK;
+    return SL__HUFF_GIVE_UP;
 }
 
 /* A walk without storing from (gpos, gb) to chunk c's exit, recorded in c. */
@@ -387,8 +416,14 @@ SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job
     if (sl__hyb_chunk_walk(h, job, &c[t], c[t].gpos, c[t].gb, stop, coefs, total, &w) !=
         SL__HUFF_OK)
         return SL__HUFF_GIVE_UP;
-    /* the last chunk must have reached the job's last block */
-    return t < last || c[t].base + w.n >= total ? SL__HUFF_OK : SL__HUFF_GIVE_UP;
+    if (t < last)
+        return SL__HUFF_OK;
+    /* the last chunk must have reached the job's last block, and a whole image's end be one */
+    if (c[t].base + w.n < total)
+        return SL__HUFF_GIVE_UP;
+    return jb->to_end
+               ? sl__hyb_chunk_end(job + jb->data_off, (int64_t)jb->data_len, c[t].origin, w.end)
+               : SL__HUFF_OK;
 }
 
 #if !defined(__CUDACC__)

@@ -102,6 +102,8 @@ int sl__huff_init(sl__huff *h, const struct jpeg_decompress_struct *c)
         c->unread_marker != 0)
         return SL__HUFF_GIVE_UP;
     int built[2 * NUM_HUFF_TBLS] = {0};
+    for (int ci = 0; ci < SL__HUFF_MAX_COMPS; ci++) /* all: a device job copies them */
+        h->b.last_dc[ci] = 0;
     for (int ci = 0; ci < c->comps_in_scan; ci++) {
         const jpeg_component_info *cp = c->cur_comp_info[ci];
         int d = cp->dc_tbl_no, a = cp->ac_tbl_no;

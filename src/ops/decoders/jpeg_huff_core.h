@@ -69,7 +69,7 @@ typedef struct sl__huff_bits {
     int stop;     /* 1: a marker was met, 2: the data ended (no more bytes read), 3: fill bytes
                      before a stuffed zero (refill_slow: give up) */
     const uint8_t *p, *end; /* the next byte to put in acc; the data's end */
-    int stuffed;            /* stuffed zeros (0xFF 0x00) skipped since p was set: the data bit
+    int64_t stuffed;        /* stuffed zeros (0xFF 0x00) skipped since p was set: the data bit
                                at p is 8 * (p - start - stuffed) from the start (hybrid_job.h) */
     int fill_ends;          /* 1: fill bytes before a stuffed zero end the data as a marker does
                                (stop 1, not 3). For the chunked device decode of a file known

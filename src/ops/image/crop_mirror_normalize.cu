@@ -202,10 +202,11 @@ template <class I, class O, int NC> struct cmn_k {
 template <class I, class O> struct cmn_k4 {
     const sl__cmn_gsample *s; /* device */
     const float *coef;        /* device */
+    bool chw;                 /* launched only where every sample has C = 3 (c3) */
 
     SL_HD int64_t count(int i) const
     {
-        return s[i].OC > 0 && cmn_quad(true, true, s[i]) ? s[i].oh * (s[i].ow / 4) : 0;
+        return s[i].OC > 0 && cmn_quad(true, chw, s[i]) ? s[i].oh * (s[i].ow / 4) : 0;
     }
     /* Pixels x .. x + 3 of row y (element q = y * ow / 4 + x / 4), CHW, C = 3, OC 3 or 4. */
     SL_HD void operator()(int si, int64_t q) const
@@ -279,7 +280,7 @@ static sl_status cmn_launch(sl_ctx *ctx, const sl__cmn_gsample *ds, int n,
         cmn_k<I, O, 0> k = {ds, dc, chw};
         return sl_gpu_each(ctx, n, max_count[0], k, "crop_mirror_normalize");
     }
-    cmn_k4<I, O> k4 = {ds, dc};
+    cmn_k4<I, O> k4 = {ds, dc, chw};
     sl_status st = sl_gpu_each(ctx, n, max_count[1], k4, "crop_mirror_normalize");
     cmn_k<I, O, 3> k = {ds, dc, chw};
     return st == SL_OK ? sl_gpu_each(ctx, n, max_count[0], k, "crop_mirror_normalize") : st;
