@@ -42,9 +42,12 @@
  * after each block), so libjpeg's range check on the DC value applies in the store pass
  * only, to the true values. The chunk that holds the end of the scan's data (the first
  * marker, or the data's end) is the last: it needs no exit, and the store pass decodes it
- * until the job's blocks are done. A decode that gives up before them, anywhere, fails the
- * sample (the bytes are not the file found clean) — never garbage written unnoticed.
- */
+ * until the job's blocks are done, and for a whole image checks the scan's end
+ * (sl__hyb_chunk_end). A decode that gives up before them, anywhere, fails the sample (the
+ * bytes are not the file found clean); where it does not, the coefficients are those the
+ * one-thread walk writes over the same bytes (also where only the walk's end rule, which
+ * depends on its look-ahead, gives up: sl__hyb_chunk_end), whether they are the clean file's
+ * or not. */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_JOB_H
 #define SLUICE_OPS_DECODERS_HYBRID_JOB_H
 
