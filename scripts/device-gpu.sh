@@ -22,7 +22,8 @@
 #   Ignored build outputs stay on a warm machine between calls, but a changed environment does
 #   not rebuild them: after changing how it builds, start the command with `rm -rf build-gpu`.
 #
-# STEPS (comma-separated, default build,test,bench,hybrid,scaling,dataloader, in this order): build
+# STEPS (comma-separated; default build,test,bench,gputrace,hybrid,scaling,dataloader, in this
+# order): build
 # (configure and build build-gpu/ with CUDA for sm_90, SLUICE_CUDA_ARCHS to change it, its tests
 # reading the carried .device-testdata), test (ctest -L 'gpu|gpu-emulated': every kernel against
 # its CPU operator on the device and emulated, then the GPU tests of tests/python with pytest:
@@ -30,7 +31,10 @@
 # cases), pin (only those pin_memory cases, for a run without test), bench (bench/gpu.py on the
 # photos hard-linked to 2,000 files, SLUICE_GPU_BENCH_ARGS, default "--threads 16 --rounds 2
 # --epochs 2": train with the GPU stage against the CPU pipeline and torchvision's DataLoader, and
-# crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), kernels
+# crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), gputrace
+# (`sluice run --stats --trace` of the GPU stage's train pipeline, bench/specs/train_gpu.json,
+# all threads, 3 epochs on the 2,000 files: each node's busy and device time, and a trace of
+# how the iterations overlap; ~15 s), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
 # bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
 # (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
@@ -50,7 +54,7 @@
 # steps still run; the exit status is non-zero when any step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=",${1:-build,test,bench,hybrid,scaling,dataloader},"
+STEPS=",${1:-build,test,bench,gputrace,hybrid,scaling,dataloader},"
 OUT=${OUT:-/tmp/sluice-out}
 DEPS=${SLUICE_DEPS:-/opt/sluice-deps}
 DATA=${SLUICE_DATA:-build/bench-data/n500-s0}
@@ -160,6 +164,19 @@ if [[ $STEPS == *,bench,* ]]; then
         --out "$TMP/bench" > "$TMP/bench/gpu.txt" 2>&1 || failed "bench/gpu.py"
     tail_to_steps 60 "$TMP/bench/gpu.txt"
     cp "$TMP/bench/gpu.md" "$OUT/gpu.md" 2>/dev/null || true
+    pack
+fi
+if [[ $STEPS == *,gputrace,* ]]; then
+    # where the GPU stage's iteration goes (the ninth session: 14.5 ms per batch of 256 at
+    # 17,657 images/s, against ~8 ms of device time and ~4 ms of the decoder's CPU half on 16
+    # threads): `sluice run --stats --trace` of the same pipeline (bench/specs/train_gpu.json)
+    make_linked_set
+    mkdir -p "$TMP/gputrace"
+    log "gputrace: sluice run bench/specs/train_gpu.json, $JOBS threads, 3 epochs, on $linked"
+    "$BUILD/sluice" run bench/specs/train_gpu.json --root "$linked" --threads "$JOBS" \
+        --epochs 3 --stats --trace "$TMP/gputrace/trace-train-gpu.json" \
+        > "$TMP/gputrace/stats.txt" 2>&1 || failed "sluice run (train_gpu)"
+    tail_to_steps 14 "$TMP/gputrace/stats.txt"
     pack
 fi
 if [[ $STEPS == *,kernels,* ]]; then
