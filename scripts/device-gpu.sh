@@ -34,7 +34,7 @@
 # crop_mirror_normalize's and the resize's bandwidth against a device-to-device copy), gputrace
 # (`sluice run --stats --trace` of the GPU stage's train pipeline, bench/specs/train_gpu.json,
 # all threads, 3 epochs on the 2,000 files: each node's busy and device time, and a trace of
-# how the iterations overlap; ~15 s), kernels
+# how the iterations overlap; then images/s at depths 3 and 4; ~30 s), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
 # bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
 # (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
@@ -177,6 +177,13 @@ if [[ $STEPS == *,gputrace,* ]]; then
         --epochs 3 --stats --trace "$TMP/gputrace/trace-train-gpu.json" \
         > "$TMP/gputrace/stats.txt" 2>&1 || failed "sluice run (train_gpu)"
     tail_to_steps 14 "$TMP/gputrace/stats.txt"
+    # a GPU pipeline's "auto" depth stays at 2 (pipeline.c's resolve_depth): 3 and 4 by hand
+    for d in 3 4; do
+        "$BUILD/sluice" run bench/specs/train_gpu.json --root "$linked" --threads "$JOBS" \
+            --epochs 3 --prefetch "$d" --stats > "$TMP/gputrace/stats-d$d.txt" 2>&1 ||
+            failed "sluice run (train_gpu, depth $d)"
+        echo "depth $d: $(grep -E '^images/s' "$TMP/gputrace/stats-d$d.txt")" | tee -a "$OUT/steps.txt"
+    done
     pack
 fi
 if [[ $STEPS == *,kernels,* ]]; then
