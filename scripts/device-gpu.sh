@@ -182,7 +182,8 @@ if [[ $STEPS == *,gputrace,* ]]; then
         "$BUILD/sluice" run bench/specs/train_gpu.json --root "$linked" --threads "$JOBS" \
             --epochs 3 --prefetch "$d" --stats > "$TMP/gputrace/stats-d$d.txt" 2>&1 ||
             failed "sluice run (train_gpu, depth $d)"
-        echo "depth $d: $(grep -E '^images/s' "$TMP/gputrace/stats-d$d.txt")" | tee -a "$OUT/steps.txt"
+        echo "depth $d: $(grep -E '^images/s' "$TMP/gputrace/stats-d$d.txt")" |
+            tee -a "$OUT/steps.txt"
     done
     pack
 fi
