@@ -274,17 +274,11 @@ static int chunk_stats(int reps, int chunk, int timed)
             continue;
         }
         jobs++;
-        int last = n - 1;
-        for (int t = 0; t < n; t++)
-            sl__hyb_chunk_first(h, job, t, chunk, &rec[t], &last);
+        const int last = sl__hyb_chunks_first(h, job, n, chunk, rec);
         chunks += last > 1 ? last - 1 : 0; /* the chunks a round may decode again */
         sl__hyb_chunk *cur = rec, *next = rec + n;
         for (int r = 0; r < ROUNDS; r++) {
-            for (int t = 0; t < n; t++)
-                sl__hyb_chunk_round(h, job, t, last, cur, next);
-            sl__hyb_chunk *x = cur;
-            cur = next;
-            next = x;
+            sl__hyb_chunks_round(h, job, n, last, &cur, &next);
             for (int t = 1; t < last; t++)
                 wrong[r] += cur[t].gpos != cur[t - 1].xpos || cur[t].gb != cur[t - 1].xb;
         }

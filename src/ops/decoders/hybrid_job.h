@@ -135,7 +135,6 @@ SL__HYB_JOB_FN int sl__hyb_job_decode(const sl__hyb_head *h, const uint8_t *job,
 typedef struct sl__hyb_chunk {
     int32_t origin;   /* its first data byte: an offset into the job's data */
     int32_t bits;     /* data bits from its origin to the next chunk's */
-    int32_t marker;   /* 1: the scan's data ends in it (a marker, or the data's end) */
     int32_t gpos, gb; /* the entry it was decoded from: bits past the origin, block of the MCU */
     int32_t xpos, xb; /* its exit: bits past the next origin, block; xb < 0: the decode gave up */
     int32_t n;        /* blocks decoded from entry to exit (or to where the decode gave up) */
@@ -334,7 +333,6 @@ SL__HYB_JOB_FN void sl__hyb_chunk_first(const sl__hyb_head *h, const uint8_t *jo
     }
     c->origin = (int32_t)o;
     c->bits = (int32_t)(8 * (next - o - stuffed));
-    c->marker = marker;
     c->gpos = c->gb = 0;
     c->xpos = c->n = 0;
     c->xb = -1;
@@ -430,10 +428,31 @@ SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job
 }
 
 #if !defined(__CUDACC__)
-/* The chunked decode on one thread, its passes in the kernels' order (tests, the fuzz
- * target): chunks of `chunk` bytes, `rounds` rounds (0: the fixup does all), rec room for
- * twice sl__hyb_job_chunks(jb, chunk) records. Same result and contract as
- * sl__hyb_job_decode, for a job sl__hyb_job_chunks takes. */
+/* The passes on one thread, in the kernels' order (tests, the fuzz target, the benchmark).
+ * sl__hyb_chunks_first: the first pass over n chunks of `chunk` bytes into rec; returns the
+ * last chunk. sl__hyb_chunks_round: one round from *cur into *next, then the two swapped. */
+SL__HYB_JOB_FN int sl__hyb_chunks_first(const sl__hyb_head *h, const uint8_t *job, int n, int chunk,
+                                        sl__hyb_chunk *rec)
+{
+    int last = n - 1;
+    for (int t = 0; t < n; t++)
+        sl__hyb_chunk_first(h, job, t, chunk, &rec[t], &last);
+    return last;
+}
+
+SL__HYB_JOB_FN void sl__hyb_chunks_round(const sl__hyb_head *h, const uint8_t *job, int n, int last,
+                                         sl__hyb_chunk **cur, sl__hyb_chunk **next)
+{
+    for (int t = 0; t < n; t++)
+        sl__hyb_chunk_round(h, job, t, last, *cur, *next);
+    sl__hyb_chunk *x = *cur;
+    *cur = *next;
+    *next = x;
+}
+
+/* The chunked decode on one thread: chunks of `chunk` bytes, `rounds` rounds (0: the fixup
+ * does all), rec room for twice sl__hyb_job_chunks(jb, chunk) records. Same result and
+ * contract as sl__hyb_job_decode, for a job sl__hyb_job_chunks takes. */
 SL__HYB_JOB_FN int sl__hyb_job_decode_chunked(const sl__hyb_head *h, const uint8_t *job,
                                               uint8_t *coefs, int chunk, int rounds,
                                               sl__hyb_chunk *rec)
@@ -441,17 +460,10 @@ SL__HYB_JOB_FN int sl__hyb_job_decode_chunked(const sl__hyb_head *h, const uint8
     const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job, chunk);
     if (n < 1)
         return SL__HUFF_GIVE_UP;
-    int last = n - 1;
+    const int last = sl__hyb_chunks_first(h, job, n, chunk, rec);
     sl__hyb_chunk *cur = rec, *next = rec + n;
-    for (int t = 0; t < n; t++)
-        sl__hyb_chunk_first(h, job, t, chunk, &cur[t], &last);
-    for (int r = 0; r < rounds; r++) {
-        for (int t = 0; t < n; t++)
-            sl__hyb_chunk_round(h, job, t, last, cur, next);
-        sl__hyb_chunk *x = cur;
-        cur = next;
-        next = x;
-    }
+    for (int r = 0; r < rounds; r++)
+        sl__hyb_chunks_round(h, job, n, last, &cur, &next);
     if (sl__hyb_chunk_fixup(h, job, cur, last) != SL__HUFF_OK)
         return SL__HUFF_GIVE_UP;
     for (int t = 0; t <= last; t++)
