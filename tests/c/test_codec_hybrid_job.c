@@ -80,10 +80,26 @@ static void check_chunked(const char *what, const sl__hyb_head *h, size_t area)
     static const int ways[][2] = {{16, 0}, {16, 1}, {61, 2}, {SL__HYB_CHUNK, 3}, {4096, 1}};
     const uint8_t *job = job_stage + h->huff_off;
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
-    if (jb->bits.restart_interval) {
-        assert_int_equal(sl__hyb_job_chunks(jb, SL__HYB_CHUNK), 0); /* one thread decodes it */
+    if (jb->bits.restart_interval) { /* the decode by intervals */
+        static const int spans[] = {1, 2, 16, 61, SL__HYB_CHUNK, 4096};
+        assert_int_equal(sl__hyb_job_chunks(jb, SL__HYB_CHUNK), 0);
+        for (size_t w = 0; w < sizeof spans / sizeof spans[0]; w++) {
+            const int n = sl__hyb_job_spans(jb, spans[w]);
+            if (n < 1)
+                fail_msg("%s: no chunks of %d bytes for the intervals", what, spans[w]);
+            int32_t *cnt = malloc((size_t)n * sizeof *cnt);
+            assert_non_null(cnt);
+            memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+            char how[96];
+            snprintf(how, sizeof how, "intervals, markers found in chunks of %d bytes", spans[w]);
+            if (sl__hyb_job_decode_spans(h, job, coefs, spans[w], cnt) != SL__HUFF_OK)
+                fail_msg("%s: %s: gave up on a clean file", what, how);
+            same_coefs(what, how, area);
+            free(cnt);
+        }
         return;
     }
+    assert_int_equal(sl__hyb_job_spans(jb, SL__HYB_CHUNK), 0);
     for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
         const int chunk = ways[w][0], rounds = ways[w][1];
         const int n = sl__hyb_job_chunks(jb, chunk);
@@ -322,6 +338,160 @@ static void test_job_on_changed_bytes(void **state)
     free(d);
 }
 
+/* The data's restart markers (0xFF 0xD0..0xD7): their offsets, up to cap; returns the count. */
+static int restart_markers(const uint8_t *d, size_t n, size_t *at, int cap)
+{
+    int k = 0;
+    for (size_t i = 0; i + 1 < n && k < cap; i++)
+        if (d[i] == 0xFF && d[i + 1] >= 0xD0 && d[i + 1] <= 0xD7)
+            at[k++] = i;
+    return k;
+}
+
+/* The decode by intervals of a clean file's job over changed bytes: the same verdict as the
+ * walk, every time (it decodes each interval from the walk's own state there, hybrid_job.h),
+ * and where both decode, the walk's coefficients. Changes of five kinds, in turn: bits
+ * anywhere, bits among the data's last 40 bytes (the end checks), a marker's number changed
+ * (RST3 for RST2), the byte before a marker made a fill byte (0xFF 0xFF 0xD2), a marker gone
+ * (its 0xFF changed). In the whole image the last three are always given up on (by libjpeg
+ * too: it warns and resynchronises); in a window, only where the job's rows reach the
+ * marker. */
+static void intervals_on_changed_bytes(const char *name, const sl__roi *win, int *total,
+                                       int *decoded, int *gave_up)
+{
+    size_t n;
+    uint8_t *d = read_data(name, &n);
+    sl__hyb_head plan;
+    size_t bytes = 0;
+    const char *why = NULL;
+    char err[256];
+    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
+                                          &plan, &bytes, &why, err, sizeof err),
+                     SL_OK);
+    bool clean;
+    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
+                                           job_stage, bytes, &why, &clean, err, sizeof err),
+                     SL_OK);
+    const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+    uint8_t *job = job_stage + h->huff_off;
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    assert_true(jb->bits.restart_interval > 0);
+    uint8_t *data = job + jb->data_off;
+    uint8_t *orig = malloc(jb->data_len);
+    assert_non_null(orig);
+    memcpy(orig, data, jb->data_len);
+    size_t marks[4096];
+    const int nm = restart_markers(orig, jb->data_len, marks, 4096);
+    assert_true(nm >= 3);
+    const size_t area = (size_t)h->nblocks * 128;
+    int32_t *cnt = malloc((size_t)sl__hyb_job_spans(jb, 16) * sizeof *cnt);
+    assert_non_null(cnt);
+    int kinds_given_up[5] = {0};
+    uint32_t seed = 11;
+    for (int r = 0; r < 250; r++) {
+        memcpy(data, orig, jb->data_len);
+        seed = seed * 1103515245u + 12345u;
+        const size_t m = marks[(seed >> 8) % (uint32_t)nm];
+        const int kind = r % 5;
+        if (kind == 0 || kind == 1) {
+            for (int k = 0; k < 1 + r % 4; k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at =
+                    kind == 0 ? (seed >> 8) % jb->data_len : jb->data_len - 1 - (seed >> 8) % 40;
+                data[at] ^= (uint8_t)(1u << (seed >> 28 & 7));
+            }
+        } else if (kind == 2) {
+            data[m + 1] = (uint8_t)(0xD0 + ((data[m + 1] - 0xD0 + 1 + (seed >> 28) % 7) & 7));
+        } else if (kind == 3) {
+            data[m - 1] = 0xFF;
+        } else {
+            data[m] = 0x12;
+        }
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        const int walk = sl__hyb_job_decode(h, job, coefs);
+        memset(cpu_stage, 0, SL__HYB_HEAD_BYTES + area);
+        const int chunk = r % 2 ? 16 : SL__HYB_CHUNK;
+        const int spans = sl__hyb_job_decode_spans(h, job, cpu_stage, chunk, cnt);
+        if (walk != spans)
+            fail_msg("%s: change %d (kind %d): the walk %s, the intervals' decode %s", name, r,
+                     kind, walk == SL__HUFF_OK ? "decoded" : "gave up",
+                     spans == SL__HUFF_OK ? "decoded" : "gave up");
+        if (walk == SL__HUFF_OK &&
+            memcmp(coefs + SL__HYB_HEAD_BYTES, cpu_stage + SL__HYB_HEAD_BYTES, area) != 0)
+            fail_msg("%s: change %d: the intervals' decode wrote other coefficients", name, r);
+        (*total)++;
+        *decoded += walk == SL__HUFF_OK;
+        *gave_up += walk != SL__HUFF_OK;
+        kinds_given_up[kind] += walk != SL__HUFF_OK;
+    }
+    if (!win) /* each marker is checked: any change to one is given up on */
+        for (int k = 2; k < 5; k++)
+            assert_int_equal(kinds_given_up[k], 50);
+    free(cnt);
+    free(orig);
+    free(d);
+}
+
+static void test_intervals_on_changed_bytes(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"jpeg_restart_rows_420.jpg", "jpeg_restart_mcu_422.jpg",
+                                        "jpeg_restart_gray.jpg", "jpeg_restart_5mcu_420.jpg"};
+    int total = 0, decoded = 0, gave_up = 0;
+    for (int f = 0; f < 4; f++) {
+        size_t n;
+        uint8_t *d = read_data(files[f], &n);
+        sl__image_info info;
+        char err[256];
+        assert_int_equal(sl__jpeg_peek(d, n, &info, err, sizeof err), SL_OK);
+        free(d);
+        const sl__roi top = {0, 0, info.width / 2, info.height / 3, 0};
+        intervals_on_changed_bytes(files[f], NULL, &total, &decoded, &gave_up);
+        intervals_on_changed_bytes(files[f], &top, &total, &decoded, &gave_up);
+    }
+    print_message("%d changed scans with restart intervals: %d decoded by both, %d given up on by "
+                  "both\n",
+                  total, decoded, gave_up);
+    assert_true(decoded > 200); /* bit changes the decoder reads through, changes past a window */
+    assert_true(gave_up > 800);
+}
+
+/* Intervals decode exactly where the job ends inside one (a window's rows: 9 MCUs a row, a
+ * marker every 5) and with every chunk size from 1 byte (markers cut between chunks). */
+static void test_intervals_short_last(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *d = read_data("jpeg_restart_5mcu_420.jpg", &n);
+    tally t = {0};
+    int short_last = 0;
+    for (int rows = 1; rows <= 7; rows++) {
+        const sl__roi win = {0, rows < 7 ? 16 * rows - 1 : 99, 130, 1, 0}; /* 100 rows */
+        compare_job("jpeg_restart_5mcu_420.jpg", d, n, SL__COLOR_RGB, &win, &t);
+        const sl__hyb_huff_job *jb =
+            (const sl__hyb_huff_job *)(const void *)(job_stage +
+                                                     ((const sl__hyb_head *)job_stage)->huff_off);
+        assert_int_equal(jb->bits.restart_interval, 5);
+        assert_true(jb->rows >= rows && jb->rows <= 7);
+        assert_int_equal(sl__hyb_job_intervals(jb), (jb->rows * 9 + 4) / 5);
+        short_last += jb->rows * 9 % 5 != 0;
+        for (int chunk = 1; chunk <= 40; chunk++) {
+            const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+            int32_t cnt[8192];
+            assert_true(sl__hyb_job_spans(jb, chunk) <= 8192);
+            memset(coefs, 0, SL__HYB_HEAD_BYTES + (size_t)h->nblocks * 128);
+            assert_int_equal(
+                sl__hyb_job_decode_spans(h, job_stage + h->huff_off, coefs, chunk, cnt),
+                SL__HUFF_OK);
+            same_coefs("jpeg_restart_5mcu_420.jpg", "intervals, small chunks",
+                       (size_t)h->nblocks * 128);
+        }
+    }
+    assert_int_equal(t.compared, 7);
+    assert_true(short_last >= 5);
+    free(d);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -346,6 +516,8 @@ int main(void)
         cmocka_unit_test(test_test_data),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_job_on_changed_bytes),
+        cmocka_unit_test(test_intervals_on_changed_bytes),
+        cmocka_unit_test(test_intervals_short_last),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -61,6 +61,7 @@ static const char *const variants[] = {
     "jpeg_restart_rows_420.jpg",
     "jpeg_restart_mcu_422.jpg",
     "jpeg_restart_gray.jpg",
+    "jpeg_restart_5mcu_420.jpg",
     "jpeg_optimized_420.jpg",
     "jpeg_q10_420.jpg",
     "jpeg_q50_422.jpg",

@@ -238,6 +238,8 @@ def main():
     cjpeg_jpeg("jpeg_restart_rows_420.jpg", 129, 97, ["-quality", "90", "-sample", "2x2", "-restart", "1"])
     cjpeg_jpeg("jpeg_restart_mcu_422.jpg", 120, 88, ["-quality", "90", "-sample", "2x1", "-restart", "1B"])
     cjpeg_jpeg("jpeg_restart_gray.jpg", 96, 72, ["-quality", "90", "-grayscale", "-restart", "2B"], gray=True)
+    # 9 x 7 MCUs, a marker every 5: the last interval is short (the device's decode by intervals)
+    cjpeg_jpeg("jpeg_restart_5mcu_420.jpg", 130, 100, ["-quality", "85", "-sample", "2x2", "-restart", "5B"])
     # one component sampled 2x2 / 1x4: a non-interleaved scan whose iMCU rows hold 2 / 4 rows of
     # blocks, the last one fewer (odd sizes): the MCU walk's v_samp and last_row_height
     cjpeg_jpeg("jpeg_gray_2x2_odd_83x61.jpg", 83, 61, ["-quality", "88", "-grayscale", "-sample", "2x2"], gray=True)

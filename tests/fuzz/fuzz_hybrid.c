@@ -21,7 +21,8 @@
  *   as C) writes the same coefficients without giving up; so does its chunked decode (the
  *   device's many threads per sample, its passes run in order), with chunks of 16 and 37
  *   bytes (several in a fuzzer's small file: wrong guesses, entries past the next chunk) and
- *   of the device's size.
+ *   of the device's size; a scan with a restart interval, its decode by intervals (the
+ *   markers found in chunks of 16, 37 and 512 bytes).
  *
  * Exports LLVMFuzzerTestOneInput.
  */
@@ -87,10 +88,27 @@ static void check_job(const uint8_t *jpeg, size_t n, sl__color color, unsigned f
      * fuzzer's small files have several, and with the device's size */
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)(stage + h->huff_off);
     static const int ways[][2] = {{16, 0}, {37, 1}, {SL__HYB_CHUNK, 3}};
+    for (int w = 0; w < 3 && jb->bits.restart_interval; w++) { /* the decode by intervals */
+        const int ns = sl__hyb_job_spans(jb, ways[w][0]);
+        int32_t *cnt = malloc((size_t)(ns > 0 ? ns : 1) * sizeof *cnt);
+        if (!cnt)
+            fz_fail("out of memory for %d chunks", ns);
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
+        if (ns < 1 ||
+            sl__hyb_job_decode_spans(h, stage + h->huff_off, coefs, ways[w][0], cnt) != SL__HUFF_OK)
+            fz_fail("the decode by intervals (markers in chunks of %d bytes) gave up on a clean "
+                    "file",
+                    ways[w][0]);
+        if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
+            fz_fail("the decode by intervals (markers in chunks of %d bytes) wrote other "
+                    "coefficients than the CPU half",
+                    ways[w][0]);
+        free(cnt);
+    }
     for (int w = 0; w < 3; w++) {
         const int nc = sl__hyb_job_chunks(jb, ways[w][0]);
         if (nc < 1)
-            break; /* a restart interval: one thread decodes it (the walk above) */
+            break; /* a restart interval: decoded by intervals (above) */
         sl__hyb_chunk *rec = malloc(2 * (size_t)nc * sizeof *rec);
         if (!rec)
             fz_fail("out of memory for %d chunks", nc);

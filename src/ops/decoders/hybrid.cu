@@ -8,8 +8,11 @@
  * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and the entropy
  * decoding: hybrid_job.h's chunked decode, one thread per SL__HYB_CHUNK bytes of a sample's
  * scan (`entropy first`, three `entropy round`s, `entropy fixup` with one thread per sample,
- * `entropy store`), and `entropy` (one thread per sample: sl__hyb_job_decode) for a scan with
- * a restart interval; a sample whose decode gives up fails the batch naming it, through the
+ * `entropy store`); for a scan with a restart interval, its decode by intervals (`entropy
+ * markers`, one thread per SL__HYB_CHUNK bytes counting the restart markers, `entropy marker
+ * sum`, one per sample, and `entropy intervals`, each chunk's thread decoding the intervals
+ * whose marker is in its bytes); and `entropy` (one thread per sample: sl__hyb_job_decode) for
+ * a job neither takes. A sample whose decode gives up fails the batch naming it, through the
  * node's error flag. The arithmetic is libjpeg's, integer for integer:
  *
  * - IDCT (jidctint.c): CONST_BITS 13, PASS1_BITS 2, 64-bit intermediates (JLONG), the
@@ -47,7 +50,9 @@ struct hyb_sample {
     sl__hyb_chunk *chunks; /* with a chunked job (nchunks > 0): two sets of nchunks records,
                               device scratch (hybrid_job.h's passes alternate between them) */
     int *last;             /* its last chunk (device scratch) */
-    int32_t nchunks;
+    int32_t *marks;        /* with a job by intervals (nspans > 0): nspans counts, then each
+                              chunk's first marker's index (device scratch) */
+    int32_t nchunks, nspans;
     sl__hyb_head head;
 };
 
@@ -407,6 +412,53 @@ struct chunk_store_kernel {
     }
 };
 
+/* The decode by intervals (hybrid_job.h): one thread per chunk counts its markers, one per
+ * sample sums them (and flags a sample whose data holds too few), one per chunk decodes the
+ * intervals whose marker starts in it. */
+struct span_count_kernel {
+    const hyb_sample *s;
+    int bytes; /* per chunk */
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nspans;
+    }
+    SL_HD void operator()(int i, int64_t t) const
+    {
+        s[i].marks[t] = sl__hyb_span_count(job_of(s[i]), (int)t, bytes);
+    }
+};
+
+struct span_sum_kernel {
+    const hyb_sample *s;
+    int *flag;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nspans > 0 ? 1 : 0;
+    }
+    SL_HD void operator()(int i, int64_t) const
+    {
+        const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job_of(s[i]);
+        if (sl__hyb_span_sum(jb, s[i].marks, s[i].nspans) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+};
+
+struct span_decode_kernel {
+    const hyb_sample *s;
+    int *flag;
+    int bytes;
+    SL_HD int64_t count(int i) const
+    {
+        return s[i].nspans;
+    }
+    SL_HD void operator()(int i, int64_t t) const
+    {
+        if (sl__hyb_span_decode(&s[i].head, job_of(s[i]), (int)t, bytes, s[i].marks[t],
+                                s[i].coefs) != SL__HUFF_OK)
+            sl_gpu_flag_sample(flag, i);
+    }
+};
+
 /* Second part: one thread per sample with a job runs jpeg_huff_core.h's decoder over the
  * job's bytes (hybrid_job.h: MCU by MCU as jpeg.c's single_scan_rows does, each block the
  * window keeps written in place as point_mcu places it, the others decoded into nothing). The file
@@ -417,7 +469,10 @@ struct huff_kernel {
     int *flag;
     SL_HD int64_t count(int i) const
     {
-        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off && !s[i].nchunks ? 1 : 0;
+        return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off && !s[i].nchunks &&
+                       !s[i].nspans
+                   ? 1
+                   : 0;
     }
     SL_HD void operator()(int i, int64_t) const
     {
@@ -438,7 +493,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     size_t planes = 0, coefs = 0;
     int64_t max_blocks = 0, max_pixels = 0, max_zero = 0, max_chunks = 0;
     size_t records = 0;
-    int chunked = 0;
+    int chunked = 0, spanned = 0, max_spans = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
         const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
@@ -454,7 +509,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         ps[i].coefs = NULL;
         ps[i].chunks = NULL;
         ps[i].last = NULL;
-        ps[i].nchunks = 0;
+        ps[i].marks = NULL;
+        ps[i].nchunks = ps[i].nspans = 0;
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
@@ -463,14 +519,21 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                 coefs += (size_t)h->nblocks * 128;
                 max_zero = (int64_t)h->nblocks * 8 > max_zero ? (int64_t)h->nblocks * 8 : max_zero;
                 /* the job is in the pinned staging, readable here */
-                const int nc = sl__hyb_job_chunks(
-                    (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off),
-                    chunking_now().bytes);
+                const sl__hyb_huff_job *jb =
+                    (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off);
+                const int nc = sl__hyb_job_chunks(jb, chunking_now().bytes);
+                const int ns = sl__hyb_job_spans(jb, SL__HYB_CHUNK);
                 ps[i].nchunks = nc;
-                ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)records; /* an offset, as planes */
+                ps[i].nspans = ns;
+                /* offsets, as planes: two sets of chunk records, or the marker counts */
+                ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)records;
+                ps[i].marks = (int32_t *)(uintptr_t)records;
                 records += 2 * (size_t)nc * sizeof(sl__hyb_chunk);
+                records += ((size_t)ns * sizeof(int32_t) + 15) & ~(size_t)15;
                 max_chunks = nc > max_chunks ? nc : max_chunks;
+                max_spans = ns > max_spans ? ns : max_spans;
                 chunked += nc > 0;
+                spanned += ns > 0;
             }
         }
         int64_t px = (int64_t)h->width * h->height;
@@ -482,12 +545,14 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *cbase = NULL;
     if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
         return SL_ENOMEM;
-    /* the chunk records (2 x 80 bytes per 512 bytes of a job's data, sized by what the batch
-     * holds as the planes are: room for the largest job in every sample would take 1.2 GB of a
-     * batch of 256 with one 15 MB file), then each sample's last chunk */
+    /* the chunk records (2 x 80 bytes per 512 bytes of a job's data; 4 bytes for a job by
+     * intervals), sized by what the batch holds as the planes are (room for the largest job in
+     * every sample would take 1.2 GB of a batch of 256 with one 15 MB file), then each sample's
+     * last chunk */
     const size_t lasts = (records + 15) & ~(size_t)15;
     uint8_t *hbase = NULL;
-    if (chunked && !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
+    if ((chunked || spanned) &&
+        !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
         return SL_ENOMEM;
     for (int i = 0; i < n; i++) {
         ps[i].planes = base ? base + (uintptr_t)ps[i].planes : NULL;
@@ -495,6 +560,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
             ps[i].chunks = (sl__hyb_chunk *)(void *)(hbase + (uintptr_t)ps[i].chunks);
             ps[i].last = (int *)(void *)(hbase + lasts) + i;
         }
+        if (ps[i].nspans)
+            ps[i].marks = (int32_t *)(void *)(hbase + (uintptr_t)ps[i].marks);
         const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
         /* coef_off counts from the head's start: the scratch stands where the blocks follow */
         ps[i].coefs =
@@ -531,6 +598,15 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                 st = sl_gpu_each(ctx, n, max_chunks, chunk_store_kernel{dev, flag, ck.rounds % 2},
                                  "decoders.image entropy store");
         }
+        if (st == SL_OK && spanned)
+            st = sl_gpu_each(ctx, n, max_spans, span_count_kernel{dev, SL__HYB_CHUNK},
+                             "decoders.image entropy markers");
+        if (st == SL_OK && spanned)
+            st = sl_gpu_each(ctx, n, 1, span_sum_kernel{dev, flag},
+                             "decoders.image entropy marker sum");
+        if (st == SL_OK && spanned)
+            st = sl_gpu_each(ctx, n, max_spans, span_decode_kernel{dev, flag, SL__HYB_CHUNK},
+                             "decoders.image entropy intervals");
     }
     if (st == SL_OK)
         st = sl_gpu_each(ctx, n, max_blocks, idct_kernel{dev}, "decoders.image IDCT");

@@ -7,7 +7,8 @@
  * per iMCU row as jdcoefct.c's start_iMCU_row counts them), each block the window keeps
  * written where jpeg.c's point_mcu places it and the others decoded into nothing. One thread
  * does a whole scan, at a GPU thread's serial speed: on a lent H100, ~50 ms for a batch of 256
- * photos, slower than the CPU half it replaces.
+ * photos, slower than the CPU half it replaces; the device runs it only for a job neither of
+ * the decodes below takes (a geometry the walk gives up on, or a scan of 256 MB or more).
  *
  * And the chunked decode of a scan without a restart interval, many threads per sample
  * (sl__hyb_job_chunks, sl__hyb_chunk_first, sl__hyb_chunk_round, sl__hyb_chunk_fixup,
@@ -47,7 +48,26 @@
  * bytes are not the file found clean); where it does not, the coefficients are those the
  * one-thread walk writes over the same bytes (also where only the walk's end rule, which
  * depends on its look-ahead, gives up: sl__hyb_chunk_end), whether they are the clean file's
- * or not. */
+ * or not.
+ *
+ * And the decode of a scan with a restart interval by its intervals (sl__hyb_job_spans,
+ * sl__hyb_span_count, sl__hyb_span_sum, sl__hyb_span_decode; sl__hyb_job_decode_spans runs
+ * them in order on one thread). Such a scan can be entered exactly at each restart marker:
+ * the walk there drops its reader's bits, checks the marker (RSTn, n the interval's number
+ * mod 8), sets the DC predictions to 0, and decodes the interval's MCUs (a count the job's
+ * geometry gives) from the byte after it. So the data is cut into chunks only to find the
+ * markers (count: each chunk's; sum, one thread per sample: each chunk's first marker's
+ * index); then each chunk's thread decodes the intervals whose marker starts in its bytes,
+ * each from the state the walk has at that marker, and checks the next marker where the
+ * walk's next MCU would. Interval k's marker is the data's k-th: the walk's reader never
+ * reads past a marker (its refills stop at 0xFF followed by anything but 0) and its check
+ * passes only with the reader at one, so after interval k - 1 it stands at the first marker
+ * past the previous one, which that previous marker's checked second byte (0xD0..0xD7, not
+ * 0xFF) makes the next one in the data. Hence every interval decodes from the walk's own
+ * state, and the decode gives up exactly where the walk does, writing otherwise the walk's
+ * coefficients: also over bytes changed since the file's verdict, with no rule of its own.
+ * An interval is one thread's serial work (the walk's speed): a file with a marker every
+ * MCU row of a 4,000-pixel-wide photo has intervals of tens of KB. */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_JOB_H
 #define SLUICE_OPS_DECODERS_HYBRID_JOB_H
 
@@ -427,6 +447,136 @@ SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job
                : SL__HUFF_OK;
 }
 
+/* ---- Restart intervals (see the top) ---- */
+
+/* The job's restart intervals: its MCUs over the interval, at least one (the first holds the
+ * scan's start and, for a job of no MCUs, only the end check). */
+SL__HYB_JOB_FN int64_t sl__hyb_job_intervals(const sl__hyb_huff_job *jb)
+{
+    const int64_t mcus = sl__hyb_job_blocks(jb) / jb->bits.blocks;
+    const int64_t ri = jb->bits.restart_interval;
+    return mcus > ri ? (mcus + ri - 1) / ri : 1;
+}
+
+/* Chunks of `chunk` bytes (1 .. SL__HYB_CHUNK_MAX) in the job's data for the decode by
+ * intervals; 0 where the job has no restart interval (sl__hyb_job_chunks takes it then) or a
+ * geometry the walk gives up on. */
+SL__HYB_JOB_FN int sl__hyb_job_spans(const sl__hyb_huff_job *jb, int chunk)
+{
+    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || jb->bits.restart_interval < 1 ||
+        jb->comps_in_scan < 1 || jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
+        jb->bits.blocks > SL__HUFF_MAX_BLOCKS || jb->mcus_per_row < 1 || jb->v_samp[0] < 1 ||
+        jb->data_len > (uint64_t)INT32_MAX - (uint64_t)chunk)
+        return 0;
+    const int64_t n = ((int64_t)jb->data_len + chunk - 1) / chunk;
+    return n > 0 ? (int)n : 1;
+}
+
+/* Whether data byte i starts a marker as the walk's reader meets one: 0xFF, then a byte that
+ * is neither a stuffed zero nor past the data. */
+SL__HYB_JOB_FN int sl__hyb_marker_at(const uint8_t *d, int64_t len, int64_t i)
+{
+    return d[i] == 0xFF && i + 1 < len && d[i + 1] != 0;
+}
+
+/* The markers that start in chunk t's bytes. */
+SL__HYB_JOB_FN int32_t sl__hyb_span_count(const uint8_t *job, int t, int chunk)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const uint8_t *d = job + jb->data_off;
+    const int64_t len = (int64_t)jb->data_len, lo = (int64_t)t * chunk;
+    const int64_t hi = lo + chunk < len ? lo + chunk : len;
+    int32_t m = 0;
+    for (int64_t i = lo; i < hi; i++)
+        m += sl__hyb_marker_at(d, len, i);
+    return m;
+}
+
+/* One thread per sample: the n chunks' marker counts in cnt made the index (among the data's
+ * markers) of each chunk's first. Returns SL__HUFF_GIVE_UP where the data holds fewer markers
+ * than the job's intervals need (the walk cannot find them all), else SL__HUFF_OK. */
+SL__HYB_JOB_FN int sl__hyb_span_sum(const sl__hyb_huff_job *jb, int32_t *cnt, int n)
+{
+    int64_t sum = 0;
+    for (int t = 0; t < n; t++) {
+        const int64_t m = cnt[t];
+        cnt[t] = (int32_t)sum;
+        sum += m;
+    }
+    return sum >= sl__hyb_job_intervals(jb) - 1 ? SL__HUFF_OK : SL__HUFF_GIVE_UP;
+}
+
+/* Interval k decoded from data byte `at` (interval 0: the data's start; interval k > 0: the
+ * data's k-th marker) as sl__hyb_job_decode decodes it, from the state the walk has there: for
+ * k > 0 a restart due (which checks the marker, then clears the reader and the DC
+ * predictions), for interval 0 the job's initial state. After its MCUs, the next interval's
+ * marker is checked as the walk's next MCU checks it, or after the last interval a whole
+ * image's end as the walk checks it. Returns SL__HUFF_OK or SL__HUFF_GIVE_UP. */
+SL__HYB_JOB_FN int sl__hyb_interval_decode(const sl__hyb_head *h, const uint8_t *job, int64_t k,
+                                           int64_t at, uint8_t *coefs)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const sl__huff_dc *dcs = (const sl__huff_dc *)(const void *)(job + jb->dc_off);
+    const sl__huff_ac *acs = (const sl__huff_ac *)(const void *)(job + jb->ac_off);
+    const uint8_t *d = job + jb->data_off;
+    sl__huff_bits b = jb->bits;
+    b.p = d + at;
+    b.end = d + jb->data_len;
+    if (k > 0) {
+        b.restarts_to_go = 0;
+        b.next_restart = (int)((k - 1) & 7);
+    }
+    const int64_t mcus = sl__hyb_job_blocks(jb) / b.blocks, ri = b.restart_interval;
+    const int64_t stop = (k + 1) * ri < mcus ? (k + 1) * ri : mcus;
+    int16_t *blk[SL__HUFF_MAX_BLOCKS];
+    for (int64_t g = k * ri; g < stop; g++) {
+        /* the walk's iMCU row, MCU row in it and column for MCU g */
+        const int64_t mr = g / jb->mcus_per_row;
+        const int x = (int)(g % jb->mcus_per_row);
+        const int row = (int)(jb->comps_in_scan > 1 ? mr : mr / jb->v_samp[0]);
+        const int y = (int)(jb->comps_in_scan > 1 ? 0 : mr % jb->v_samp[0]);
+        const int keep =
+            row >= jb->first_imcu && row <= jb->last_imcu && x >= jb->x0 && x <= jb->x1;
+        if (keep)
+            sl__hyb_job_point(h, coefs, jb, row, y, x, blk);
+        if (sl__huff_core_restart(&b) != SL__HUFF_OK)
+            return SL__HUFF_GIVE_UP;
+        for (int j = 0; j < b.blocks; j++) {
+            int r = keep && blk[j] ? sl__huff_core_block(&b, dcs, acs, j, blk[j], 1)
+                                   : sl__huff_core_block(&b, dcs, acs, j, NULL, 0);
+            if (r != SL__HUFF_OK)
+                return SL__HUFF_GIVE_UP;
+        }
+    }
+    if (stop < mcus) /* the restart the walk's next MCU makes: its marker must be here */
+        return sl__huff_core_restart(&b);
+    return jb->to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
+}
+
+/* Chunk t's part, `first` the index of its first marker (sl__hyb_span_sum): the intervals
+ * whose marker starts in its bytes, and for chunk 0 interval 0. Returns SL__HUFF_OK, or
+ * SL__HUFF_GIVE_UP where one of them gave up. */
+SL__HYB_JOB_FN int sl__hyb_span_decode(const sl__hyb_head *h, const uint8_t *job, int t, int chunk,
+                                       int32_t first, uint8_t *coefs)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const uint8_t *d = job + jb->data_off;
+    const int64_t len = (int64_t)jb->data_len, lo = (int64_t)t * chunk;
+    const int64_t hi = lo + chunk < len ? lo + chunk : len;
+    const int64_t markers = sl__hyb_job_intervals(jb) - 1; /* those the intervals start at */
+    if (t == 0 && sl__hyb_interval_decode(h, job, 0, 0, coefs) != SL__HUFF_OK)
+        return SL__HUFF_GIVE_UP;
+    int64_t j = first;
+    for (int64_t i = lo; i < hi && j < markers; i++) {
+        if (!sl__hyb_marker_at(d, len, i))
+            continue;
+        if (sl__hyb_interval_decode(h, job, j + 1, i, coefs) != SL__HUFF_OK)
+            return SL__HUFF_GIVE_UP;
+        j++;
+    }
+    return SL__HUFF_OK;
+}
+
 #if !defined(__CUDACC__)
 /* The passes on one thread, in the kernels' order (tests, the fuzz target, the benchmark).
  * sl__hyb_chunks_first: the first pass over n chunks of `chunk` bytes into rec; returns the
@@ -468,6 +618,26 @@ SL__HYB_JOB_FN int sl__hyb_job_decode_chunked(const sl__hyb_head *h, const uint8
         return SL__HUFF_GIVE_UP;
     for (int t = 0; t <= last; t++)
         if (sl__hyb_chunk_store(h, job, t, last, cur, coefs) != SL__HUFF_OK)
+            return SL__HUFF_GIVE_UP;
+    return SL__HUFF_OK;
+}
+
+/* The decode by intervals on one thread, in the kernels' order: chunks of `chunk` bytes, cnt
+ * room for sl__hyb_job_spans(jb, chunk) counts. Same result and contract as
+ * sl__hyb_job_decode, for a job sl__hyb_job_spans takes. */
+SL__HYB_JOB_FN int sl__hyb_job_decode_spans(const sl__hyb_head *h, const uint8_t *job,
+                                            uint8_t *coefs, int chunk, int32_t *cnt)
+{
+    const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+    const int n = sl__hyb_job_spans(jb, chunk);
+    if (n < 1)
+        return SL__HUFF_GIVE_UP;
+    for (int t = 0; t < n; t++)
+        cnt[t] = sl__hyb_span_count(job, t, chunk);
+    if (sl__hyb_span_sum(jb, cnt, n) != SL__HUFF_OK)
+        return SL__HUFF_GIVE_UP;
+    for (int t = 0; t < n; t++)
+        if (sl__hyb_span_decode(h, job, t, chunk, cnt[t], coefs) != SL__HUFF_OK)
             return SL__HUFF_GIVE_UP;
     return SL__HUFF_OK;
 }
