@@ -43,7 +43,12 @@
  * share of chunks whose entry is still wrong after 1, 2, 3 and 4 rounds (wrong_after_rounds:
  * what is left to the fixup's one thread per sample), and, for the device's size with its 3
  * rounds, the chunked decode's CPU time against the one-thread walk's (work_over_walk: the
- * passes decode each bit about 3 times, some more). Exit status 2 on bad usage or when DIR
+ * passes decode each bit about 3 times, some more). The very last line ("case": "intervals")
+ * does the same for the whole-image jobs with a restart interval (hybrid_job.h's decode by
+ * intervals): intervals per job, the scan's KiB, the KiB of the longest thread's intervals
+ * (the device's time for the sample goes as that) and its share of the scan (the one-thread
+ * walk's: 1), and the CPU time of the walk and of the decode by intervals (work_over_walk:
+ * about 1, the markers found twice besides). Exit status 2 on bad usage or when DIR
  * holds no JPEG, 1 when a file fails.
  */
 #include <dirent.h>
@@ -314,6 +319,96 @@ static int chunk_stats(int reps, int chunk, int timed)
     return 0;
 }
 
+/* The "intervals" line (see the top): every whole-image job with a restart interval, its
+ * decode by intervals (hybrid_job.h, markers found in SL__HYB_CHUNK-byte chunks): the bytes of
+ * the longest thread's intervals (each chunk's thread decodes the intervals whose marker
+ * starts in it; an interval runs from its marker to the next), against the job's scan, and
+ * the CPU time of the one-thread walk and of the decode by intervals on one thread. */
+static int interval_stats(int reps)
+{
+    double walk_us = 0, spans_us = 0, longest = 0, scan = 0, share = 0, intervals = 0;
+    long jobs = 0;
+    for (int k = 0; k < nfiles; k++) {
+        const file *f = &files[k];
+        sl__hyb_head head;
+        size_t bytes = 0;
+        const char *why = NULL;
+        char err[256] = "out of memory";
+        if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                 &head, &bytes, &why, err, sizeof err) != SL_OK ||
+            head.kind != SL__HYB_COEFS || !head.huff_off)
+            continue;
+        snprintf(err, sizeof err, "out of memory");
+        unsigned char *stage = malloc(bytes);
+        unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
+        bool clean = false;
+        if (!stage || !coefs ||
+            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                  stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
+            return 1;
+        }
+        const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
+        const unsigned char *job = stage + h->huff_off;
+        const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
+        const int n = sl__hyb_job_spans(jb, SL__HYB_CHUNK);
+        int32_t *cnt = malloc((size_t)(n > 0 ? n : 1) * sizeof *cnt);
+        double *work = calloc((size_t)(n > 0 ? n : 1), sizeof *work);
+        if (n < 1 || !cnt || !work) { /* no restart interval */
+            free(cnt);
+            free(work);
+            free(stage);
+            free(coefs);
+            continue;
+        }
+        jobs++;
+        /* interval j (j >= 1) from marker j - 1 to marker j, interval 0 from the data's start */
+        const unsigned char *d = job + jb->data_off;
+        const int64_t len = (int64_t)jb->data_len, m = sl__hyb_job_intervals(jb);
+        int64_t from = 0, j = 0, owner = 0;
+        for (int64_t i = 0; i < len && j < m; i++) {
+            if (!sl__hyb_marker_at(d, len, i))
+                continue;
+            work[owner] += (double)(i - from);
+            from = i;
+            owner = i / SL__HYB_CHUNK;
+            j++;
+        }
+        double most = 0;
+        for (int t = 0; t < n; t++)
+            most = work[t] > most ? work[t] : most;
+        longest += most;
+        scan += (double)from; /* the scan's bytes up to its last interval's end */
+        share += from > 0 ? most / (double)from : 0.0;
+        intervals += (double)m;
+        double t0 = cpu_us();
+        for (int r = 0; r < reps; r++)
+            if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
+                fprintf(stderr, "%s: the job's walk gave up\n", f->path);
+                return 1;
+            }
+        double t1 = cpu_us();
+        for (int r = 0; r < reps; r++)
+            if (sl__hyb_job_decode_spans(h, job, coefs, SL__HYB_CHUNK, cnt) != SL__HUFF_OK) {
+                fprintf(stderr, "%s: the decode by intervals gave up\n", f->path);
+                return 1;
+            }
+        walk_us += (t1 - t0) / reps;
+        spans_us += (cpu_us() - t1) / reps;
+        free(cnt);
+        free(work);
+        free(stage);
+        free(coefs);
+    }
+    const double j = jobs ? (double)jobs : 1.0;
+    printf("{\"case\": \"intervals\", \"jobs\": %ld, \"intervals_per_job\": %.1f, "
+           "\"scan_kib\": %.1f, \"longest_thread_kib\": %.2f, \"longest_thread_share\": %.4f, "
+           "\"walk_us\": %.1f, \"intervals_us\": %.1f, \"work_over_walk\": %.2f}\n",
+           jobs, intervals / j, scan / j / 1024, longest / j / 1024, share / j, walk_us / j,
+           spans_us / j, walk_us > 0 ? spans_us / walk_us : 0.0);
+    return 0;
+}
+
 /* A progressive (SOF2) or other multi-scan file: the first SOFn marker's type. */
 static int is_progressive(const file *f)
 {
@@ -423,5 +518,5 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++)
         if (chunk_stats(reps, sizes[k], sizes[k] == SL__HYB_CHUNK))
             return 1;
-    return 0;
+    return interval_stats(reps);
 }

@@ -36,7 +36,9 @@
 # all threads, 3 epochs on the 2,000 files: each node's busy and device time, and a trace of
 # how the iterations overlap; then images/s at depths 3 and 4; ~30 s), kernels
 # (issue 21 point 3, alone and quick: `bench/gpu.py --only bandwidth`; for a run without
-# bench), hybrid (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
+# bench), restart (the GPU stage's train pipeline on the photos rewritten by jpegtran with a
+# restart marker every MCU row, against the same rewritten without: ~1 minute), hybrid
+# (bench_hybrid_cpu on the data set: the hybrid decoder's CPU share), scaling
 # (bench/run: the decode bound and sluice's train and val pipelines on 1 .. all CPU threads,
 # issue 5's and issue 21's 16-thread goals; then `sluice run --stats` of train at 1 and all
 # threads), dataloader (bench/dataloader.py: sluice's DataLoader against torch's, ImageFolder
@@ -184,6 +186,44 @@ if [[ $STEPS == *,gputrace,* ]]; then
             failed "sluice run (train_gpu, depth $d)"
         echo "depth $d: $(grep -E '^images/s' "$TMP/gputrace/stats-d$d.txt")" |
             tee -a "$OUT/steps.txt"
+    done
+    pack
+fi
+if [[ $STEPS == *,restart,* ]]; then
+    # the GPU stage on photos with a restart marker every MCU row (camera files often carry one;
+    # the device decodes such a scan by its intervals, hybrid_job.h) against the same photos
+    # without: both rewritten by jpegtran (the same coefficients; progressive files become
+    # sequential in both), hard-linked 4 times, `sluice run` of train_gpu.json, 2 rounds
+    # interleaved; needs jpegtran (libjpeg-turbo-progs, carried)
+    mkdir -p "$TMP/restart"
+    for kind in plain dri; do
+        set_dir="$BUILD/bench-data/jpegtran-$kind"
+        [ -f "$set_dir/file_list.txt" ] && continue
+        rm -rf "$set_dir"
+        opts=(-copy none)
+        [ $kind = dri ] && opts+=(-restart 1)
+        for c in "$DATA"/*/; do
+            for ((k = 0; k < 4; k++)); do mkdir -p "$set_dir/$(basename "$c")_$k"; done
+            for f in "$c"*.jpg; do
+                d="$set_dir/$(basename "$c")_0/$(basename "$f")"
+                jpegtran "${opts[@]}" -outfile "$d" "$f" || failed "jpegtran $f"
+                for ((k = 1; k < 4; k++)); do ln "$d" "$set_dir/$(basename "$c")_$k/"; done
+            done
+        done
+        for ((k = 0; k < 4; k++)); do
+            sed "s|^\([^/]*\)/|\1_$k/|" "$DATA/file_list.txt"
+        done > "$set_dir/file_list.txt"
+    done
+    log "restart: sluice run bench/specs/train_gpu.json, $JOBS threads, photos with and without DRI"
+    for r in 1 2; do
+        for kind in plain dri; do
+            "$BUILD/sluice" run bench/specs/train_gpu.json --root "$BUILD/bench-data/jpegtran-$kind" \
+                --threads "$JOBS" --epochs 3 --stats > "$TMP/restart/stats-$kind-$r.txt" 2>&1 ||
+                failed "sluice run (train_gpu, $kind)"
+            echo "round $r, $kind: $(grep -E '^images/s' "$TMP/restart/stats-$kind-$r.txt")" |
+                tee -a "$OUT/steps.txt"
+            grep -E '^dec ' "$TMP/restart/stats-$kind-$r.txt" | sed "s/^/  /" >> "$OUT/steps.txt" || true
+        done
     done
     pack
 fi

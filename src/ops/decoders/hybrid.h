@@ -35,12 +35,12 @@
  * sample never falls back to the CPU decoder); the coefficient area, at the same coef_off, is
  * in device memory of its own. hybrid.cu zeroes that area and runs the same decoder
  * (jpeg_huff_core.h, one source for host and device) over the scan cut into chunks, many
- * device threads per sample (hybrid_job.h's chunked decode; a scan with a restart interval on
- * one thread), writing the kept blocks as jpeg.c's single_scan_rows and point_mcu do: the
- * same code on the same bytes from the same state gives the same coefficients, so no
- * device-side fallback is needed. A file changed under the same name and size since its
- * verdict gets the coefficients jpeg_huff.c would give its new bytes, or, where the device
- * decode gives up (a bad code, a premature end), fails the batch naming the sample (an
+ * device threads per sample (hybrid_job.h's chunked decode; a scan with a restart interval by
+ * its intervals, also many threads per sample), writing the kept blocks as jpeg.c's
+ * single_scan_rows and point_mcu do: the same code on the same bytes from the same state gives the
+ * same coefficients, so no device-side fallback is needed. A file changed under the same name and
+ * size since its verdict gets the coefficients jpeg_huff.c would give its new bytes, or, where the
+ * device decode gives up (a bad code, a premature end), fails the batch naming the sample (an
  * internal error). Not a fallback (sl_ctx_count_fallback counts CPU decodes only).
  * SLUICE_HYBRID_CHUNK=BYTES:ROUNDS sets the chunks' size and rounds (hybrid.cu; read once).
  * SLUICE_HYBRID_DEVICE_HUFF=0 in the environment (read once) turns it off: every sample is
