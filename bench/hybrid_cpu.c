@@ -351,7 +351,7 @@ static int interval_stats(int reps)
         const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
         const unsigned char *job = stage + h->huff_off;
         const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
-        const int n = sl__hyb_job_spans(jb, SL__HYB_CHUNK);
+        const int n = sl__hyb_job_marker_chunks(jb, SL__HYB_CHUNK);
         int32_t *cnt = malloc((size_t)(n > 0 ? n : 1) * sizeof *cnt);
         double *work = calloc((size_t)(n > 0 ? n : 1), sizeof *work);
         if (n < 1 || !cnt || !work) { /* no restart interval */
@@ -389,7 +389,7 @@ static int interval_stats(int reps)
             }
         double t1 = cpu_us();
         for (int r = 0; r < reps; r++)
-            if (sl__hyb_job_decode_spans(h, job, coefs, SL__HYB_CHUNK, cnt) != SL__HUFF_OK) {
+            if (sl__hyb_job_decode_intervals(h, job, coefs, SL__HYB_CHUNK, cnt) != SL__HUFF_OK) {
                 fprintf(stderr, "%s: the decode by intervals gave up\n", f->path);
                 return 1;
             }

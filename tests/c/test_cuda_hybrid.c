@@ -62,6 +62,8 @@ static const char *const variants[] = {
     "jpeg_restart_mcu_422.jpg",
     "jpeg_restart_gray.jpg",
     "jpeg_restart_5mcu_420.jpg",
+    "jpeg_restart_gray_1x4_odd_70x45.jpg",
+    "jpeg_restart_over_420.jpg",
     "jpeg_optimized_420.jpg",
     "jpeg_q10_420.jpg",
     "jpeg_q50_422.jpg",

@@ -240,6 +240,11 @@ def main():
     cjpeg_jpeg("jpeg_restart_gray.jpg", 96, 72, ["-quality", "90", "-grayscale", "-restart", "2B"], gray=True)
     # 9 x 7 MCUs, a marker every 5: the last interval is short (the device's decode by intervals)
     cjpeg_jpeg("jpeg_restart_5mcu_420.jpg", 130, 100, ["-quality", "85", "-sample", "2x2", "-restart", "5B"])
+    # one component sampled 1x4 with a marker every 5 MCUs: the MCU index's iMCU row and MCU row
+    # in it (4 a row, 2 in the last) in the decode by intervals
+    cjpeg_jpeg("jpeg_restart_gray_1x4_odd_70x45.jpg", 70, 45, ["-quality", "90", "-grayscale", "-sample", "1x4", "-restart", "5B"], gray=True)
+    # a restart interval longer than the scan (100 MCUs of 12): no marker is ever checked
+    cjpeg_jpeg("jpeg_restart_over_420.jpg", 64, 48, ["-quality", "90", "-sample", "2x2", "-restart", "100B"])
     # one component sampled 2x2 / 1x4: a non-interleaved scan whose iMCU rows hold 2 / 4 rows of
     # blocks, the last one fewer (odd sizes): the MCU walk's v_samp and last_row_height
     cjpeg_jpeg("jpeg_gray_2x2_odd_83x61.jpg", 83, 61, ["-quality", "88", "-grayscale", "-sample", "2x2"], gray=True)

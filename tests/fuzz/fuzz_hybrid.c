@@ -21,8 +21,8 @@
  *   as C) writes the same coefficients without giving up; so does its chunked decode (the
  *   device's many threads per sample, its passes run in order), with chunks of 16 and 37
  *   bytes (several in a fuzzer's small file: wrong guesses, entries past the next chunk) and
- *   of the device's size; a scan with a restart interval, its decode by intervals (the
- *   markers found in chunks of 16, 37 and 512 bytes).
+ *   of the device's size; a scan with more than one restart interval, its decode by
+ *   intervals instead (the markers found in chunks of 16, 37 and 512 bytes).
  *
  * Exports LLVMFuzzerTestOneInput.
  */
@@ -84,43 +84,38 @@ static void check_job(const uint8_t *jpeg, size_t n, sl__color color, unsigned f
         fz_fail("the job's walk gave up on a clean file");
     if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
         fz_fail("the job's walk wrote other coefficients than the CPU half");
-    /* the chunked decode (many device threads per sample), in chunks small enough that the
-     * fuzzer's small files have several, and with the device's size */
+    /* the device's decode of the job: by intervals for a scan with more than one restart
+     * interval, else chunked (many device threads per sample); markers searched or the scan
+     * cut in chunks small enough that the fuzzer's small files have several, and in the
+     * device's size */
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)(stage + h->huff_off);
+    const bool by_intervals = jb->bits.restart_interval > 0 && sl__hyb_job_intervals(jb) > 1;
     static const int ways[][2] = {{16, 0}, {37, 1}, {SL__HYB_CHUNK, 3}};
-    for (int w = 0; w < 3 && jb->bits.restart_interval; w++) { /* the decode by intervals */
-        const int ns = sl__hyb_job_spans(jb, ways[w][0]);
-        int32_t *cnt = malloc((size_t)(ns > 0 ? ns : 1) * sizeof *cnt);
-        if (!cnt)
-            fz_fail("out of memory for %d chunks", ns);
-        memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
-        if (ns < 1 ||
-            sl__hyb_job_decode_spans(h, stage + h->huff_off, coefs, ways[w][0], cnt) != SL__HUFF_OK)
-            fz_fail("the decode by intervals (markers in chunks of %d bytes) gave up on a clean "
-                    "file",
-                    ways[w][0]);
-        if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
-            fz_fail("the decode by intervals (markers in chunks of %d bytes) wrote other "
-                    "coefficients than the CPU half",
-                    ways[w][0]);
-        free(cnt);
-    }
     for (int w = 0; w < 3; w++) {
-        const int nc = sl__hyb_job_chunks(jb, ways[w][0]);
-        if (nc < 1)
-            break; /* a restart interval: decoded by intervals (above) */
-        sl__hyb_chunk *rec = malloc(2 * (size_t)nc * sizeof *rec);
+        const int chunk = ways[w][0], rounds = ways[w][1];
+        const int nm = sl__hyb_job_marker_chunks(jb, chunk), nc = sl__hyb_job_chunks(jb, chunk);
+        if (by_intervals ? nm < 1 || nc != 0 : nc < 1 || nm != 0)
+            fz_fail("a job of %lld restart intervals (restart interval %d) taken by the wrong "
+                    "decode: %d marker chunks, %d chunks of %d bytes",
+                    (long long)(jb->bits.restart_interval ? sl__hyb_job_intervals(jb) : 0),
+                    jb->bits.restart_interval, nm, nc, chunk);
+        void *rec = malloc(by_intervals ? (size_t)nm * sizeof(int32_t)
+                                        : 2 * (size_t)nc * sizeof(sl__hyb_chunk));
         if (!rec)
-            fz_fail("out of memory for %d chunks", nc);
+            fz_fail("out of memory for %d chunks", by_intervals ? nm : nc);
         memset(coefs, 0, SL__HYB_HEAD_BYTES + area);
-        if (sl__hyb_job_decode_chunked(h, stage + h->huff_off, coefs, ways[w][0], ways[w][1],
-                                       rec) != SL__HUFF_OK)
-            fz_fail("the chunked decode (%d bytes, %d rounds) gave up on a clean file", ways[w][0],
-                    ways[w][1]);
+        const int r =
+            by_intervals
+                ? sl__hyb_job_decode_intervals(h, stage + h->huff_off, coefs, chunk, (int32_t *)rec)
+                : sl__hyb_job_decode_chunked(h, stage + h->huff_off, coefs, chunk, rounds,
+                                             (sl__hyb_chunk *)rec);
+        if (r != SL__HUFF_OK)
+            fz_fail("the decode %s (%d bytes, %d rounds) gave up on a clean file",
+                    by_intervals ? "by intervals" : "in chunks", chunk, rounds);
         if (memcmp(coefs + SL__HYB_HEAD_BYTES, cpu + SL__HYB_HEAD_BYTES, area) != 0)
-            fz_fail("the chunked decode (%d bytes, %d rounds) wrote other coefficients than "
-                    "the CPU half",
-                    ways[w][0], ways[w][1]);
+            fz_fail("the decode %s (%d bytes, %d rounds) wrote other coefficients than the CPU "
+                    "half",
+                    by_intervals ? "by intervals" : "in chunks", chunk, rounds);
         free(rec);
     }
     free(stage);

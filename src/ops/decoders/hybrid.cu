@@ -8,10 +8,11 @@
  * (hybrid.h), `zero` (their coefficient areas, in device scratch, zeroed) and the entropy
  * decoding: hybrid_job.h's chunked decode, one thread per SL__HYB_CHUNK bytes of a sample's
  * scan (`entropy first`, three `entropy round`s, `entropy fixup` with one thread per sample,
- * `entropy store`); for a scan with a restart interval, its decode by intervals (`entropy
- * markers`, one thread per SL__HYB_CHUNK bytes counting the restart markers, `entropy marker
- * sum`, one per sample, and `entropy intervals`, each chunk's thread decoding the intervals
- * whose marker is in its bytes); and `entropy` (one thread per sample: sl__hyb_job_decode) for
+ * `entropy store`; also for a scan whose restart interval is never reached); for a scan with
+ * more than one restart interval, its decode by intervals (`entropy markers`, one thread per
+ * SL__HYB_CHUNK bytes counting the restart markers, `entropy marker sum`, one per sample, and
+ * `entropy intervals`, each chunk's thread decoding the intervals whose marker is in its
+ * bytes); and `entropy` (one thread per sample: sl__hyb_job_decode) for
  * a job neither takes. A sample whose decode gives up fails the batch naming it, through the
  * node's error flag. The arithmetic is libjpeg's, integer for integer:
  *
@@ -50,9 +51,9 @@ struct hyb_sample {
     sl__hyb_chunk *chunks; /* with a chunked job (nchunks > 0): two sets of nchunks records,
                               device scratch (hybrid_job.h's passes alternate between them) */
     int *last;             /* its last chunk (device scratch) */
-    int32_t *marks;        /* with a job by intervals (nspans > 0): nspans counts, then each
-                              chunk's first marker's index (device scratch) */
-    int32_t nchunks, nspans;
+    int32_t *markers;      /* with a job by intervals (nmchunks > 0): each marker chunk's marker
+                              count, then its first marker's index (device scratch) */
+    int32_t nchunks, nmchunks;
     sl__hyb_head head;
 };
 
@@ -415,46 +416,46 @@ struct chunk_store_kernel {
 /* The decode by intervals (hybrid_job.h): one thread per chunk counts its markers, one per
  * sample sums them (and flags a sample whose data holds too few), one per chunk decodes the
  * intervals whose marker starts in it. */
-struct span_count_kernel {
+struct marker_count_kernel {
     const hyb_sample *s;
     int bytes; /* per chunk */
     SL_HD int64_t count(int i) const
     {
-        return s[i].nspans;
+        return s[i].nmchunks;
     }
     SL_HD void operator()(int i, int64_t t) const
     {
-        s[i].marks[t] = sl__hyb_span_count(job_of(s[i]), (int)t, bytes);
+        s[i].markers[t] = sl__hyb_chunk_markers(job_of(s[i]), (int)t, bytes);
     }
 };
 
-struct span_sum_kernel {
+struct marker_sum_kernel {
     const hyb_sample *s;
     int *flag;
     SL_HD int64_t count(int i) const
     {
-        return s[i].nspans > 0 ? 1 : 0;
+        return s[i].nmchunks > 0 ? 1 : 0;
     }
     SL_HD void operator()(int i, int64_t) const
     {
         const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job_of(s[i]);
-        if (sl__hyb_span_sum(jb, s[i].marks, s[i].nspans) != SL__HUFF_OK)
+        if (sl__hyb_markers_sum(jb, s[i].markers, s[i].nmchunks) != SL__HUFF_OK)
             sl_gpu_flag_sample(flag, i);
     }
 };
 
-struct span_decode_kernel {
+struct interval_kernel {
     const hyb_sample *s;
     int *flag;
     int bytes;
     SL_HD int64_t count(int i) const
     {
-        return s[i].nspans;
+        return s[i].nmchunks;
     }
     SL_HD void operator()(int i, int64_t t) const
     {
-        if (sl__hyb_span_decode(&s[i].head, job_of(s[i]), (int)t, bytes, s[i].marks[t],
-                                s[i].coefs) != SL__HUFF_OK)
+        if (sl__hyb_chunk_intervals(&s[i].head, job_of(s[i]), (int)t, bytes, s[i].markers[t],
+                                    s[i].coefs) != SL__HUFF_OK)
             sl_gpu_flag_sample(flag, i);
     }
 };
@@ -470,7 +471,7 @@ struct huff_kernel {
     SL_HD int64_t count(int i) const
     {
         return s[i].head.kind == SL__HYB_COEFS && s[i].head.huff_off && !s[i].nchunks &&
-                       !s[i].nspans
+                       !s[i].nmchunks
                    ? 1
                    : 0;
     }
@@ -493,7 +494,7 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     size_t planes = 0, coefs = 0;
     int64_t max_blocks = 0, max_pixels = 0, max_zero = 0, max_chunks = 0;
     size_t records = 0;
-    int chunked = 0, spanned = 0, max_spans = 0;
+    int chunked = 0, by_intervals = 0, max_mchunks = 0;
     for (int i = 0; i < n; i++) {
         const sl__hyb_head *h = (const sl__hyb_head *)sl_ctx_staging(ctx, i);
         const int64_t *shape = sl_ctx_output_shape(ctx, 0, i);
@@ -509,8 +510,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
         ps[i].coefs = NULL;
         ps[i].chunks = NULL;
         ps[i].last = NULL;
-        ps[i].marks = NULL;
-        ps[i].nchunks = ps[i].nspans = 0;
+        ps[i].markers = NULL;
+        ps[i].nchunks = ps[i].nmchunks = 0;
         if (h->kind == SL__HYB_COEFS) {
             planes += (size_t)h->plane_bytes;
             max_blocks = (int64_t)h->nblocks > max_blocks ? (int64_t)h->nblocks : max_blocks;
@@ -522,18 +523,18 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                 const sl__hyb_huff_job *jb =
                     (const sl__hyb_huff_job *)(const void *)((const uint8_t *)h + h->huff_off);
                 const int nc = sl__hyb_job_chunks(jb, chunking_now().bytes);
-                const int ns = sl__hyb_job_spans(jb, SL__HYB_CHUNK);
+                const int nm = sl__hyb_job_marker_chunks(jb, SL__HYB_CHUNK);
                 ps[i].nchunks = nc;
-                ps[i].nspans = ns;
+                ps[i].nmchunks = nm;
                 /* offsets, as planes: two sets of chunk records, or the marker counts */
                 ps[i].chunks = (sl__hyb_chunk *)(uintptr_t)records;
-                ps[i].marks = (int32_t *)(uintptr_t)records;
+                ps[i].markers = (int32_t *)(uintptr_t)records;
                 records += 2 * (size_t)nc * sizeof(sl__hyb_chunk);
-                records += ((size_t)ns * sizeof(int32_t) + 15) & ~(size_t)15;
+                records += ((size_t)nm * sizeof(int32_t) + 15) & ~(size_t)15;
                 max_chunks = nc > max_chunks ? nc : max_chunks;
-                max_spans = ns > max_spans ? ns : max_spans;
+                max_mchunks = nm > max_mchunks ? nm : max_mchunks;
                 chunked += nc > 0;
-                spanned += ns > 0;
+                by_intervals += nm > 0;
             }
         }
         int64_t px = (int64_t)h->width * h->height;
@@ -545,13 +546,13 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
     uint8_t *cbase = NULL;
     if (coefs > 0 && !(cbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 1, coefs)))
         return SL_ENOMEM;
-    /* the chunk records (2 x 80 bytes per 512 bytes of a job's data; 4 bytes for a job by
+    /* the chunk records (2 x 72 bytes per 512 bytes of a job's data; 4 bytes for a job by
      * intervals), sized by what the batch holds as the planes are (room for the largest job in
      * every sample would take 1.2 GB of a batch of 256 with one 15 MB file), then each sample's
      * last chunk */
     const size_t lasts = (records + 15) & ~(size_t)15;
     uint8_t *hbase = NULL;
-    if ((chunked || spanned) &&
+    if ((chunked || by_intervals) &&
         !(hbase = (uint8_t *)sl_ctx_gpu_scratch(ctx, 2, lasts + sizeof(int) * n)))
         return SL_ENOMEM;
     for (int i = 0; i < n; i++) {
@@ -560,8 +561,8 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
             ps[i].chunks = (sl__hyb_chunk *)(void *)(hbase + (uintptr_t)ps[i].chunks);
             ps[i].last = (int *)(void *)(hbase + lasts) + i;
         }
-        if (ps[i].nspans)
-            ps[i].marks = (int32_t *)(void *)(hbase + (uintptr_t)ps[i].marks);
+        if (ps[i].nmchunks)
+            ps[i].markers = (int32_t *)(void *)(hbase + (uintptr_t)ps[i].markers);
         const bool job = ps[i].head.kind == SL__HYB_COEFS && ps[i].head.huff_off;
         /* coef_off counts from the head's start: the scratch stands where the blocks follow */
         ps[i].coefs =
@@ -598,14 +599,14 @@ extern "C" sl_status sl__hybrid_run_gpu(sl_ctx *ctx)
                 st = sl_gpu_each(ctx, n, max_chunks, chunk_store_kernel{dev, flag, ck.rounds % 2},
                                  "decoders.image entropy store");
         }
-        if (st == SL_OK && spanned)
-            st = sl_gpu_each(ctx, n, max_spans, span_count_kernel{dev, SL__HYB_CHUNK},
+        if (st == SL_OK && by_intervals)
+            st = sl_gpu_each(ctx, n, max_mchunks, marker_count_kernel{dev, SL__HYB_CHUNK},
                              "decoders.image entropy markers");
-        if (st == SL_OK && spanned)
-            st = sl_gpu_each(ctx, n, 1, span_sum_kernel{dev, flag},
+        if (st == SL_OK && by_intervals)
+            st = sl_gpu_each(ctx, n, 1, marker_sum_kernel{dev, flag},
                              "decoders.image entropy marker sum");
-        if (st == SL_OK && spanned)
-            st = sl_gpu_each(ctx, n, max_spans, span_decode_kernel{dev, flag, SL__HYB_CHUNK},
+        if (st == SL_OK && by_intervals)
+            st = sl_gpu_each(ctx, n, max_mchunks, interval_kernel{dev, flag, SL__HYB_CHUNK},
                              "decoders.image entropy intervals");
     }
     if (st == SL_OK)

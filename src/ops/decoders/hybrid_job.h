@@ -1,6 +1,6 @@
 /* src/ops/decoders/hybrid_job.h: device entropy decoding's walk over a sl__hyb_huff_job
- * (hybrid.h), one source compiled as host C (tests, the fuzz target) and as CUDA host/device
- * code (hybrid.cu's kernel, one thread per sample). Internal.
+ * (hybrid.h), one source compiled as host C (tests, the fuzz target, the benchmark) and as
+ * CUDA host/device code (hybrid.cu's kernels). Internal.
  *
  * Exports sl__hyb_job_decode: the MCUs of the job's scan decoded with jpeg_huff_core.h's
  * decoder, as jpeg.c's single_scan_rows drives jpeg_huff.c's (down to the job's rows; MCU rows
@@ -8,9 +8,11 @@
  * written where jpeg.c's point_mcu places it and the others decoded into nothing. One thread
  * does a whole scan, at a GPU thread's serial speed: on a lent H100, ~50 ms for a batch of 256
  * photos, slower than the CPU half it replaces; the device runs it only for a job neither of
- * the decodes below takes (a geometry the walk gives up on, or a scan of 256 MB or more).
+ * the decodes below takes (a geometry the walk gives up on at once or decodes nothing of, or
+ * a scan of 256 MB or more; 2 GiB with more than one restart interval).
  *
- * And the chunked decode of a scan without a restart interval, many threads per sample
+ * And the chunked decode of a scan without a restart interval (or with one it never reaches),
+ * many threads per sample
  * (sl__hyb_job_chunks, sl__hyb_chunk_first, sl__hyb_chunk_round, sl__hyb_chunk_fixup,
  * sl__hyb_chunk_store; sl__hyb_job_decode_chunked runs them in order on one thread). Such a
  * scan can be entered only at its first bit, so its data is cut into chunks, each decoded by
@@ -50,24 +52,27 @@
  * depends on its look-ahead, gives up: sl__hyb_chunk_end), whether they are the clean file's
  * or not.
  *
- * And the decode of a scan with a restart interval by its intervals (sl__hyb_job_spans,
- * sl__hyb_span_count, sl__hyb_span_sum, sl__hyb_span_decode; sl__hyb_job_decode_spans runs
- * them in order on one thread). Such a scan can be entered exactly at each restart marker:
- * the walk there drops its reader's bits, checks the marker (RSTn, n the interval's number
- * mod 8), sets the DC predictions to 0, and decodes the interval's MCUs (a count the job's
- * geometry gives) from the byte after it. So the data is cut into chunks only to find the
- * markers (count: each chunk's; sum, one thread per sample: each chunk's first marker's
- * index); then each chunk's thread decodes the intervals whose marker starts in its bytes,
- * each from the state the walk has at that marker, and checks the next marker where the
- * walk's next MCU would. Interval k's marker is the data's k-th: the walk's reader never
- * reads past a marker (its refills stop at 0xFF followed by anything but 0) and its check
- * passes only with the reader at one, so after interval k - 1 it stands at the first marker
- * past the previous one, which that previous marker's checked second byte (0xD0..0xD7, not
- * 0xFF) makes the next one in the data. Hence every interval decodes from the walk's own
- * state, and the decode gives up exactly where the walk does, writing otherwise the walk's
- * coefficients: also over bytes changed since the file's verdict, with no rule of its own.
- * An interval is one thread's serial work (the walk's speed): a file with a marker every
- * MCU row of a 4,000-pixel-wide photo has intervals of tens of KB. */
+ * And the decode of a scan with more than one restart interval by its intervals
+ * (sl__hyb_job_marker_chunks, sl__hyb_chunk_markers, sl__hyb_markers_sum,
+ * sl__hyb_chunk_intervals; sl__hyb_job_decode_intervals runs them in order on one thread).
+ * Such a scan can be entered exactly at each restart marker: the walk there drops its
+ * reader's bits, checks the marker (RSTn, n the interval's number mod 8), sets the DC
+ * predictions to 0, and decodes the interval's MCUs (a count the job's geometry gives) from
+ * the byte after it. So the data is cut into chunks only to find the markers (one thread per
+ * chunk counts its own; one per sample sums the counts: each chunk's first marker's index);
+ * then each chunk's thread decodes the intervals whose marker starts in its bytes, each from
+ * the state the walk has at that marker, and checks the next marker where the walk's next MCU
+ * would. Interval k's marker is the data's k-th: the walk's reader never advances past a
+ * marker (its refills stop at 0xFF followed by anything but 0) and its check passes only with
+ * the reader at one, so after interval k - 1 it stands at the first marker past the previous
+ * one, which that previous marker's checked second byte (0xD0..0xD7, not 0xFF) makes the next
+ * one in the data. Hence every interval decodes from the walk's own state, the decode gives
+ * the walk's verdict (it gives up on the same bytes, though maybe at another interval first)
+ * and, where it does not give up, writes the walk's coefficients: also over bytes changed
+ * since the file's verdict, with no rule of its own. An interval is one thread's serial work
+ * (the walk's speed): a file with a marker every MCU row of a 4,000-pixel-wide photo has
+ * intervals of tens of KB. A scan with one interval (its restart interval at least the job's
+ * MCUs) never checks a marker and goes to the chunked decode above. */
 #ifndef SLUICE_OPS_DECODERS_HYBRID_JOB_H
 #define SLUICE_OPS_DECODERS_HYBRID_JOB_H
 
@@ -175,13 +180,34 @@ SL__HYB_JOB_FN int64_t sl__hyb_job_blocks(const sl__hyb_huff_job *jb)
     return mcu_rows * jb->mcus_per_row * jb->bits.blocks;
 }
 
-/* Chunks of `chunk` bytes (1 .. SL__HYB_CHUNK_MAX) in the job's data; 0 where the job is for
- * sl__hyb_job_decode (a restart interval, or a geometry the chunked walk does not take). */
+/* Whether the job's geometry is one the walk decodes: components and blocks per MCU within
+ * libjpeg's limits, MCUs in a row and rows in an MCU. */
+SL__HYB_JOB_FN int sl__hyb_job_geometry(const sl__hyb_huff_job *jb)
+{
+    return jb->comps_in_scan >= 1 && jb->comps_in_scan <= SL__HUFF_MAX_COMPS &&
+           jb->bits.blocks >= 1 && jb->bits.blocks <= SL__HUFF_MAX_BLOCKS &&
+           jb->mcus_per_row >= 1 && jb->v_samp[0] >= 1;
+}
+
+/* The job's restart intervals (a job of sl__hyb_job_geometry with a restart interval): its
+ * MCUs over the interval, at least one (the first holds the scan's start and, for a job of no
+ * MCUs, only the end check). With one, the walk checks no marker: its restart counter never
+ * runs out before the job's last MCU. */
+SL__HYB_JOB_FN int64_t sl__hyb_job_intervals(const sl__hyb_huff_job *jb)
+{
+    const int64_t mcus = sl__hyb_job_blocks(jb) / jb->bits.blocks;
+    const int64_t ri = jb->bits.restart_interval;
+    return mcus > ri ? (mcus + ri - 1) / ri : 1;
+}
+
+/* Chunks of `chunk` bytes (1 .. SL__HYB_CHUNK_MAX) in the job's data; 0 where the job is not
+ * for the chunked decode: more than one restart interval (sl__hyb_job_marker_chunks takes
+ * it), a chunk size out of range, a geometry the walk gives up on at once or decodes nothing
+ * of, or data of 256 MB or more. */
 SL__HYB_JOB_FN int sl__hyb_job_chunks(const sl__hyb_huff_job *jb, int chunk)
 {
-    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || jb->bits.restart_interval ||
-        jb->comps_in_scan < 1 || jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
-        jb->bits.blocks > SL__HUFF_MAX_BLOCKS || jb->mcus_per_row < 1 || jb->v_samp[0] < 1 ||
+    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || !sl__hyb_job_geometry(jb) ||
+        (jb->bits.restart_interval > 0 && sl__hyb_job_intervals(jb) > 1) ||
         jb->data_len > (uint64_t)INT32_MAX / 8 - (uint64_t)chunk)
         return 0;
     const int64_t n = ((int64_t)jb->data_len + chunk - 1) / chunk;
@@ -449,38 +475,33 @@ SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job
 
 /* ---- Restart intervals (see the top) ---- */
 
-/* The job's restart intervals: its MCUs over the interval, at least one (the first holds the
- * scan's start and, for a job of no MCUs, only the end check). */
-SL__HYB_JOB_FN int64_t sl__hyb_job_intervals(const sl__hyb_huff_job *jb)
-{
-    const int64_t mcus = sl__hyb_job_blocks(jb) / jb->bits.blocks;
-    const int64_t ri = jb->bits.restart_interval;
-    return mcus > ri ? (mcus + ri - 1) / ri : 1;
-}
-
 /* Chunks of `chunk` bytes (1 .. SL__HYB_CHUNK_MAX) in the job's data for the decode by
- * intervals; 0 where the job has no restart interval (sl__hyb_job_chunks takes it then) or a
- * geometry the walk gives up on. */
-SL__HYB_JOB_FN int sl__hyb_job_spans(const sl__hyb_huff_job *jb, int chunk)
+ * intervals, searched for markers by one thread each; 0 where the job is not for it: without
+ * a restart interval or with one interval only (sl__hyb_job_chunks takes those), a chunk size
+ * out of range, a geometry the walk gives up on at once or decodes nothing of
+ * (mcus_per_row, v_samp[0] < 1), or data of 2 GiB or more. */
+SL__HYB_JOB_FN int sl__hyb_job_marker_chunks(const sl__hyb_huff_job *jb, int chunk)
 {
-    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || jb->bits.restart_interval < 1 ||
-        jb->comps_in_scan < 1 || jb->comps_in_scan > SL__HUFF_MAX_COMPS || jb->bits.blocks < 1 ||
-        jb->bits.blocks > SL__HUFF_MAX_BLOCKS || jb->mcus_per_row < 1 || jb->v_samp[0] < 1 ||
+    if (chunk < 1 || chunk > SL__HYB_CHUNK_MAX || !sl__hyb_job_geometry(jb) ||
+        jb->bits.restart_interval < 1 || sl__hyb_job_intervals(jb) < 2 ||
         jb->data_len > (uint64_t)INT32_MAX - (uint64_t)chunk)
         return 0;
     const int64_t n = ((int64_t)jb->data_len + chunk - 1) / chunk;
     return n > 0 ? (int)n : 1;
 }
 
-/* Whether data byte i starts a marker as the walk's reader meets one: 0xFF, then a byte that
- * is neither a stuffed zero nor past the data. */
+/* Whether data byte i is a place the walk's reader may stop at: 0xFF, then a byte that is
+ * neither a stuffed zero nor past the data. That is every marker, and also a fill byte or a
+ * 0xFF before fill bytes, which the reader may never reach; counting those too changes no
+ * verdict: a marker position that is not the expected RSTn fails the interval that ends there
+ * (sl__hyb_interval_decode), as it fails the walk. */
 SL__HYB_JOB_FN int sl__hyb_marker_at(const uint8_t *d, int64_t len, int64_t i)
 {
     return d[i] == 0xFF && i + 1 < len && d[i + 1] != 0;
 }
 
 /* The markers that start in chunk t's bytes. */
-SL__HYB_JOB_FN int32_t sl__hyb_span_count(const uint8_t *job, int t, int chunk)
+SL__HYB_JOB_FN int32_t sl__hyb_chunk_markers(const uint8_t *job, int t, int chunk)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
     const uint8_t *d = job + jb->data_off;
@@ -494,8 +515,9 @@ SL__HYB_JOB_FN int32_t sl__hyb_span_count(const uint8_t *job, int t, int chunk)
 
 /* One thread per sample: the n chunks' marker counts in cnt made the index (among the data's
  * markers) of each chunk's first. Returns SL__HUFF_GIVE_UP where the data holds fewer markers
- * than the job's intervals need (the walk cannot find them all), else SL__HUFF_OK. */
-SL__HYB_JOB_FN int sl__hyb_span_sum(const sl__hyb_huff_job *jb, int32_t *cnt, int n)
+ * than the job's intervals need, else SL__HUFF_OK. Only an early end for damaged data: with
+ * too few markers an interval's end check fails anyway (there is no marker after it). */
+SL__HYB_JOB_FN int sl__hyb_markers_sum(const sl__hyb_huff_job *jb, int32_t *cnt, int n)
 {
     int64_t sum = 0;
     for (int t = 0; t < n; t++) {
@@ -553,11 +575,11 @@ SL__HYB_JOB_FN int sl__hyb_interval_decode(const sl__hyb_head *h, const uint8_t 
     return jb->to_end ? sl__huff_core_finish(&b) : SL__HUFF_OK;
 }
 
-/* Chunk t's part, `first` the index of its first marker (sl__hyb_span_sum): the intervals
+/* Chunk t's intervals, `first` the index of its first marker (sl__hyb_markers_sum): those
  * whose marker starts in its bytes, and for chunk 0 interval 0. Returns SL__HUFF_OK, or
  * SL__HUFF_GIVE_UP where one of them gave up. */
-SL__HYB_JOB_FN int sl__hyb_span_decode(const sl__hyb_head *h, const uint8_t *job, int t, int chunk,
-                                       int32_t first, uint8_t *coefs)
+SL__HYB_JOB_FN int sl__hyb_chunk_intervals(const sl__hyb_head *h, const uint8_t *job, int t,
+                                           int chunk, int32_t first, uint8_t *coefs)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
     const uint8_t *d = job + jb->data_off;
@@ -622,22 +644,22 @@ SL__HYB_JOB_FN int sl__hyb_job_decode_chunked(const sl__hyb_head *h, const uint8
     return SL__HUFF_OK;
 }
 
-/* The decode by intervals on one thread, in the kernels' order: chunks of `chunk` bytes, cnt
- * room for sl__hyb_job_spans(jb, chunk) counts. Same result and contract as
- * sl__hyb_job_decode, for a job sl__hyb_job_spans takes. */
-SL__HYB_JOB_FN int sl__hyb_job_decode_spans(const sl__hyb_head *h, const uint8_t *job,
-                                            uint8_t *coefs, int chunk, int32_t *cnt)
+/* The decode by intervals on one thread, in the kernels' order: markers searched in chunks of
+ * `chunk` bytes, cnt room for sl__hyb_job_marker_chunks(jb, chunk) counts. Same result and
+ * contract as sl__hyb_job_decode, for a job sl__hyb_job_marker_chunks takes. */
+SL__HYB_JOB_FN int sl__hyb_job_decode_intervals(const sl__hyb_head *h, const uint8_t *job,
+                                                uint8_t *coefs, int chunk, int32_t *cnt)
 {
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
-    const int n = sl__hyb_job_spans(jb, chunk);
+    const int n = sl__hyb_job_marker_chunks(jb, chunk);
     if (n < 1)
         return SL__HUFF_GIVE_UP;
     for (int t = 0; t < n; t++)
-        cnt[t] = sl__hyb_span_count(job, t, chunk);
-    if (sl__hyb_span_sum(jb, cnt, n) != SL__HUFF_OK)
+        cnt[t] = sl__hyb_chunk_markers(job, t, chunk);
+    if (sl__hyb_markers_sum(jb, cnt, n) != SL__HUFF_OK)
         return SL__HUFF_GIVE_UP;
     for (int t = 0; t < n; t++)
-        if (sl__hyb_span_decode(h, job, t, chunk, cnt[t], coefs) != SL__HUFF_OK)
+        if (sl__hyb_chunk_intervals(h, job, t, chunk, cnt[t], coefs) != SL__HUFF_OK)
             return SL__HUFF_GIVE_UP;
     return SL__HUFF_OK;
 }
