@@ -20,7 +20,10 @@
  * windows, RGB, BGR and GRAY, with the CPU decoder's bytes; files jpeg_huff.c gives up on (fill
  * bytes before a stuffed zero) never take that path and keep the
  * CPU's pixels; a file changed under the same name and size after it was decoded cleanly (so
- * the device decode gives up) fails its iteration with an internal error naming the file. The
+ * the device decode gives up: a fill byte before a stuffed zero, with and without restart
+ * intervals, or a restart marker renumbered) fails its iteration with an internal error naming
+ * the file. The restart-interval variants go through the decode by intervals (more than one
+ * interval) or the chunked decode (jpeg_restart_over_420.jpg: one). The
  * ctest entry test_cuda_hybrid.emulated_off runs all of it with SLUICE_HYBRID_DEVICE_HUFF=0,
  * where nothing is counted.
  * Data: SLUICE_TEST_DATA (make_images.py).
@@ -566,52 +569,82 @@ static void test_device_huff_not_after_give_up(void **state)
     free(dir);
 }
 
-/* A file decoded cleanly in the first epoch, then changed under the same name and size so
- * that the decoder gives up on it (two fill bytes before a stuffed zero): the device decode
- * gives up, and the iteration fails naming the file with an internal error, never garbage. */
-static void test_device_huff_gives_up_named(void **state)
+/* Copies `source` (a test image) to dir/changed.jpg, runs a pipeline over it for an epoch,
+ * changes the copy in place with `change` (same size), then runs 8 iterations: the device
+ * decode gives up on the new bytes and the iteration fails naming the file with an internal
+ * error, never garbage (without device entropy decoding, the CPU's verdict on them). */
+static void gives_up_named(const char *dir, const char *source,
+                           void (*change)(unsigned char *d, size_t n))
 {
-    (void)state;
-    const char *root = tu_env_dir("SLUICE_TEST_DATA");
-    char *dir = tu_mkdtemp();
-    assert_non_null(dir);
     char src[4096], dst[4096];
-    snprintf(src, sizeof src, "%s/jpeg_420_q90.jpg", root);
+    snprintf(src, sizeof src, "%s/%s", tu_env_dir("SLUICE_TEST_DATA"), source);
     snprintf(dst, sizeof dst, "%s/changed.jpg", dir);
     size_t n = 0;
     unsigned char *d = tu_read_file(src, &n);
     assert_non_null(d);
     write_bytes(dst, d, n);
-    size_t zeros[256], rst[256];
-    int nz, nr;
-    scan_places(d, n, zeros, &nz, rst, &nr, 256);
-    assert_true(nz > 4);
-    size_t at = zeros[nz / 2];
-    assert_true(d[at - 2] != 0xFF);
     static const char *const files[] = {"changed.jpg"};
     sl_pipeline *p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
     if (sl_pipeline_run(p) != SL_OK)
-        fail_msg("first epoch: %s", sl_pipeline_error(p));
-    d[at - 1] = 0xFF; /* FF FF 00: a fill byte before the stuffed zero, same size */
+        fail_msg("%s, first epoch: %s", source, sl_pipeline_error(p));
+    change(d, n);
     write_bytes(dst, d, n);
     sl_status st = SL_OK;
     for (int it = 0; it < 8 && st == SL_OK; it++) /* prefetched iterations read the old bytes */
         st = sl_pipeline_run(p);
     if (!device_huff_on()) { /* the CPU decodes the new bytes: libjpeg's verdict, whatever */
         assert_true(st == SL_OK || strstr(sl_pipeline_error(p), "internal error") == NULL);
-        sl_pipeline_destroy(p);
-        free(d);
-        tu_rmtree(dir);
-        free(dir);
-        return;
+    } else {
+        assert_int_not_equal(st, SL_OK);
+        const char *msg = sl_pipeline_error(p);
+        print_message("%s: %s\n", source, msg);
+        assert_non_null(strstr(msg, "internal error"));
+        assert_non_null(strstr(msg, "changed.jpg"));
+        assert_non_null(strstr(msg, "decoders.image"));
     }
-    assert_int_not_equal(st, SL_OK);
-    const char *msg = sl_pipeline_error(p);
-    print_message("%s\n", msg);
-    assert_non_null(strstr(msg, "internal error"));
-    assert_non_null(strstr(msg, "changed.jpg"));
-    assert_non_null(strstr(msg, "decoders.image"));
     sl_pipeline_destroy(p);
+    free(d);
+}
+
+/* FF FF 00: a fill byte before a stuffed zero in the middle of the first scan. */
+static void fill_byte(unsigned char *d, size_t n)
+{
+    size_t zeros[256], rst[256];
+    int nz, nr;
+    scan_places(d, n, zeros, &nz, rst, &nr, 256);
+    assert_true(nz > 4);
+    size_t at = zeros[nz / 2];
+    assert_true(d[at - 2] != 0xFF);
+    d[at - 1] = 0xFF;
+}
+
+/* The middle restart marker renumbered (RSTn to RSTn+3). */
+static void renumbered_marker(unsigned char *d, size_t n)
+{
+    size_t zeros[256], rst[256];
+    int nz, nr;
+    scan_places(d, n, zeros, &nz, rst, &nr, 256);
+    assert_true(nr > 4);
+    d[rst[nr / 2] + 1] = (unsigned char)(0xD0 + ((d[rst[nr / 2] + 1] - 0xD0 + 3) & 7));
+}
+
+/* A file decoded cleanly in the first epoch, then changed under the same name and size so
+ * that the decoder gives up on it: two fill bytes before a stuffed zero (the chunked decode),
+ * or a restart marker renumbered (the decode by intervals). */
+static void test_device_huff_gives_up_named(void **state)
+{
+    (void)state;
+    const char *root = tu_env_dir("SLUICE_TEST_DATA");
+    char *dir = tu_mkdtemp();
+    assert_non_null(dir);
+    gives_up_named(dir, "jpeg_420_q90.jpg", fill_byte);
+    gives_up_named(dir, "jpeg_restart_rows_420.jpg", renumbered_marker);
+    gives_up_named(dir, "jpeg_restart_mcu_422.jpg", fill_byte);
+    char src[4096], dst[4096];
+    snprintf(src, sizeof src, "%s/jpeg_420_q90.jpg", root);
+    snprintf(dst, sizeof dst, "%s/changed.jpg", dir);
+    static const char *const files[] = {"changed.jpg"};
+    size_t n = 0;
     /* the same with its frame turned arithmetic-coded (SOF0 to SOF9, same size): every
      * iteration plans its sample from the header again, so it is no longer one for the device
      * (sl__huff_init refuses arithmetic coding) and the CPU half decodes it as libjpeg does */
@@ -622,7 +655,7 @@ static void test_device_huff_gives_up_named(void **state)
     while (sof + 1 < n && !(orig[sof] == 0xFF && orig[sof + 1] == 0xC0))
         sof++;
     assert_true(sof + 1 < n);
-    p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
+    sl_pipeline *p = tu_gpu_build(files_spec(dir, files, 1, 1, "RGB", ""), true);
     if (sl_pipeline_run(p) != SL_OK)
         fail_msg("first epoch: %s", sl_pipeline_error(p));
     orig[sof + 1] = 0xC9;
@@ -633,7 +666,7 @@ static void test_device_huff_gives_up_named(void **state)
     char err[256];
     sl_status cpu = sl__image_decode(orig, n, SL__COLOR_RGB, 0, NULL, px, &mem, err, sizeof err);
     uint64_t before = sl__decoder_device_huff_samples();
-    st = SL_OK;
+    sl_status st = SL_OK;
     for (int it = 0; it < 8 && st == SL_OK; it++)
         st = sl_pipeline_run(p);
     if (cpu == SL_OK) {
@@ -648,7 +681,6 @@ static void test_device_huff_gives_up_named(void **state)
     assert_true(sl__decoder_device_huff_samples() - before <= 2);
     sl_pipeline_destroy(p);
     free(orig);
-    free(d);
     tu_rmtree(dir);
     free(dir);
 }
