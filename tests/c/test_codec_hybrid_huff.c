@@ -10,8 +10,9 @@
  * every JPEG of the test data (corrupt ones included), windows at the corners, bands, single
  * pixels and whole images, RGB and GRAY, with and without SL__DECODE_TO_END; (3) the same on
  * hundreds of damaged files (tests/c/mutate.h: cuts at many lengths, byte changes in the
- * entropy-coded data, restart markers renumbered or preceded by junk), where libjpeg's verdict
- * must stand: some of them decode and some fail, with the same result both ways.
+ * entropy-coded data, restart markers renumbered or preceded by junk, the end-of-image marker
+ * replaced by junk and fill bytes to the end), where libjpeg's verdict must stand: some of them
+ * decode and some fail, with the same result both ways.
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -317,6 +318,26 @@ static void test_damaged_equal_libjpeg(void **state)
         /* fill bytes before a stuffed zero: data to libjpeg's slow decoder, a marker to its
          * fast one, whose coefficients stay in the MCU (jpeg_huff.c's refill_slow) */
         tu_add_fill_bytes(&corpus, sources[i], d, n, 8);
+        /* the end-of-image marker replaced by k junk bytes and then, to the file's end, f fill
+         * bytes (0xFF): libjpeg's reader, which may be up to 16 bytes ahead of jpeg_huff.c's
+         * and reads every fill byte looking for a marker's code, hits the end (a premature
+         * end) where jpeg_huff.c's may not have read that far: found by the hybrid fuzz
+         * target (tests/fuzz/regressions/hybrid/fill-bytes-to-data-end-after-junk.bin) */
+        for (int junk = 0; junk <= 26; junk++) {
+            static const int fill[] = {1, 9, 40};
+            for (int b = 0; b < 3; b++) {
+                size_t len = n - 2 + (size_t)junk + (size_t)fill[b];
+                unsigned char *e = malloc(len);
+                memcpy(e, d, n - 2);
+                for (int k = 0; k < junk; k++)
+                    e[n - 2 + (size_t)k] = (unsigned char)(0x5a + 7 * k);
+                memset(e + n - 2 + junk, 0xFF, (size_t)fill[b]);
+                tu_corpus_add(&corpus, TU_CHANGE, e, len,
+                              "%s: %d junk bytes, %d fill bytes to the end", sources[i], junk,
+                              fill[b]);
+                free(e);
+            }
+        }
         free(d);
     }
     tally t = {0};

@@ -313,12 +313,14 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
  * SL__HUFF_GIVE_UP where no marker (0xFF then anything but 0) follows the last byte decoded
  * from and fewer than 16 bytes do. sl__huff_core_finish's rule as far as it does not depend on
  * how far a reader has read ahead: the one-thread walk accepts a file only after meeting a
- * marker in its look-ahead (which then follows) or with 16 bytes or more left after its read
+ * marker in its look-ahead (which then follows) or with 24 bytes or more left after its read
  * position (so after the last byte decoded from), so this never fails a file the walk accepts,
  * and catches what the walk rejects at the end of a changed file (its end-of-image marker gone:
- * premature end, as libjpeg says). Where the walk's reader, within 16 bytes of the data's end,
+ * premature end, as libjpeg says). Where the walk's reader, within 24 bytes of the data's end,
  * has not yet met the marker that follows, the walk gives up and this does not: libjpeg reads on
- * to the marker and decodes those bytes without an error. */
+ * to the marker and decodes those bytes without an error. (Nor does this give up where fill
+ * bytes after the last byte decoded from run to the data's end, as the walk does when they
+ * start within 24 bytes of its reader: that too depends on how far a reader read ahead.) */
 SL__HYB_JOB_FN int sl__hyb_chunk_end(const uint8_t *d, int64_t len, int64_t o, int64_t end)
 {
     int64_t i = o; /* the raw byte after the last one decoded from: end's data bytes counted */

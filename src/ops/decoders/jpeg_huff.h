@@ -15,7 +15,9 @@
  * (an error message for a corrupt file, its tolerance of odd ones): any code longer than 16
  * bits, a bit read past a marker or past the end of the data, a restart marker missing or
  * unexpected at a restart boundary, a DC value outside int16, the data ending (with no marker)
- * within 16 bytes of where it stopped reading, 0xFF fill bytes before a stuffed zero.
+ * within 24 bytes of where it stopped reading or a run of 0xFF fill bytes that starts within
+ * them go on to the data's end (libjpeg's reader may have read that far: sl__huff_core_finish),
+ * 0xFF fill bytes before a stuffed zero.
  * tests/c/test_codec_hybrid_huff.c checks it against libjpeg's decoder on good, cut and damaged
  * files.
  */

@@ -339,15 +339,30 @@ SL__HUFF_FN int sl__huff_core_block(sl__huff_bits *h, const sl__huff_dc *dcs,
 #undef SL__HUFF_ENSURE32
 
 /* After the last MCU wanted: SL__HUFF_OK when everything read so far is what libjpeg would
- * have accepted, else SL__HUFF_GIVE_UP. */
+ * have accepted, else SL__HUFF_GIVE_UP.
+ * Where this reader stopped short of a marker (stop 0), libjpeg's may have read further: it
+ * fills its buffer when it runs short, up to 8 data bytes past the bits decoded (16 bytes with
+ * stuffed zeros) where this one refills at 4, and on a 0xFF it reads every fill byte after it
+ * looking for the marker's code. So it may reach the data's end (asking its source for more,
+ * which warns of a premature end) when the data ends within 24 bytes of this reader, or when a
+ * run of 0xFF starting within them goes on to the end (found by the hybrid fuzz target: junk,
+ * then fill bytes to the end of the file). */
 SL__HUFF_FN int sl__huff_core_finish(const sl__huff_bits *h)
 {
     if (h->n < 0 || h->stop >= 2)
         return SL__HUFF_GIVE_UP;
-    /* libjpeg fills its buffer ahead by up to 8 bytes: if the data ends (with no marker) that
-     * close, it would ask its source for more and warn of a premature end */
-    if (h->stop == 0 && h->end - h->p < 16)
+    if (h->stop != 0)
+        return SL__HUFF_OK;
+    if (h->end - h->p < 24)
         return SL__HUFF_GIVE_UP;
+    for (const uint8_t *q = h->p; q < h->p + 24; q++) {
+        if (*q != 0xFF)
+            continue;
+        while (q < h->end && *q == 0xFF)
+            q++;
+        if (q >= h->end)
+            return SL__HUFF_GIVE_UP;
+    }
     return SL__HUFF_OK;
 }
 
