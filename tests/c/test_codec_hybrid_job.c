@@ -266,11 +266,12 @@ static void test_damaged(void **state)
 /* A clean file's job run over other bytes (the file changed after its verdict): the walk gives
  * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size; the
  * chunked decode (the device's) writes the walk's coefficients wherever the walk does not give
- * up, and gives up wherever the walk does but for the end rule's look-ahead: the walk gives
- * up at a whole image's end when its reader, within 16 bytes of the data's end, has not yet
- * met a marker (libjpeg would read on, and decode these bytes without an error); the chunked
- * decode then sees the marker that follows and accepts, with the coefficients of the walk
- * without that rule. Where the end-of-image marker is gone, both give up (premature end). */
+ * up, and gives up wherever the walk does but for the end rule's look-ahead: at a whole
+ * image's end both apply sl__huff_tail (a marker must come within 24 bytes, before the data's
+ * end or fill bytes running to it), the walk from its reader and the chunked decode from the
+ * byte after the last one decoded from, which the walk's reader may have passed; where only the
+ * walk gives up, the chunked decode has the coefficients of the walk without that rule. Where
+ * the end-of-image marker is gone, both give up (premature end). */
 static void test_job_on_changed_bytes(void **state)
 {
     (void)state;
@@ -512,6 +513,78 @@ static void test_intervals_short_last(void **state)
     free(d);
 }
 
+/* The job's data length and the plan's size for d (whole image, RGB). */
+static void job_size(const uint8_t *d, size_t n, size_t *bytes, uint64_t *data_len)
+{
+    sl__hyb_head plan;
+    const char *why = NULL;
+    char err[256];
+    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                          &plan, bytes, &why, err, sizeof err),
+                     SL_OK);
+    bool clean;
+    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                                           job_stage, *bytes, &why, &clean, err, sizeof err),
+                     SL_OK);
+    const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+    assert_int_equal(h->huff_off, SL__HYB_HEAD_BYTES);
+    *data_len = ((const sl__hyb_huff_job *)(const void *)(job_stage + h->huff_off))->data_len;
+}
+
+/* A file with bytes after its end-of-image marker (an appended preview JPEG, as cameras write
+ * them; a motion photo's video, here junk with 0xFF bytes; fill bytes): the job's data ends with
+ * that marker (jpeg.c's job_data_bytes), so the plan has the size it has without them, and
+ * every decode of the job (the walk, in chunks, by intervals; every window and color) gives
+ * the CPU half's coefficients, which read the whole file. */
+static void test_job_data_ends_at_marker(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"jpeg_420_q90.jpg", "jpeg_restart_rows_420.jpg",
+                                        "jpeg_gray.jpg"};
+    size_t pn;
+    uint8_t *preview = read_data("jpeg_q75_420.jpg", &pn);
+    tally t = {0};
+    for (int f = 0; f < 3; f++) {
+        size_t n;
+        uint8_t *d = read_data(files[f], &n);
+        assert_true(n > 2 && d[n - 2] == 0xFF && d[n - 1] == 0xD9);
+        size_t bytes0;
+        uint64_t len0;
+        job_size(d, n, &bytes0, &len0);
+        for (int tail = 0; tail < 3; tail++) {
+            const size_t extra = tail == 0 ? pn : tail == 1 ? 4000 : 64;
+            uint8_t *e = malloc(n + extra);
+            assert_non_null(e);
+            memcpy(e, d, n);
+            if (tail == 0) {
+                memcpy(e + n, preview, pn);
+            } else if (tail == 1) {
+                uint32_t seed = 5;
+                for (size_t k = 0; k < extra; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    e[n + k] = k % 37 == 0 ? 0xFF : (uint8_t)(seed >> 24);
+                }
+            } else {
+                memset(e + n, 0xFF, extra);
+            }
+            size_t bytes;
+            uint64_t len;
+            job_size(e, n + extra, &bytes, &len);
+            if (bytes != bytes0 || len != len0)
+                fail_msg("%s, tail %d: a job of %zu bytes (data %llu) for %zu (data %llu)",
+                         files[f], tail, bytes, (unsigned long long)len, bytes0,
+                         (unsigned long long)len0);
+            const int clean_before = t.clean;
+            check_file(files[f], e, n + extra, &t);
+            assert_int_equal(t.clean, clean_before + 1);
+            free(e);
+        }
+        free(d);
+    }
+    assert_true(t.compared >= 3 * 3 * 2 * 7);
+    free(preview);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -538,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_job_on_changed_bytes),
         cmocka_unit_test(test_intervals_on_changed_bytes),
         cmocka_unit_test(test_intervals_short_last),
+        cmocka_unit_test(test_job_data_ends_at_marker),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

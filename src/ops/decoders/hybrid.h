@@ -30,7 +30,8 @@
  * is not entropy-decoded on the CPU again. The CPU half parses its header and writes the head
  * (kind SL__HYB_COEFS, the same blocks layout) with huff_off pointing at a sl__hyb_huff_job
  * right after it: jpeg_huff.c's initialised state and the scan's tables, the MCU geometry and
- * the entropy-coded bytes from the scan's first byte to the file's end. The staging (copied to
+ * the entropy-coded bytes from the scan's first byte to the marker after them (the rest of
+ * the file, such as an appended preview or video, is left out: jpeg.c). The staging (copied to
  * the device) holds only the head and the job, no coefficients and no room for pixels (such a
  * sample never falls back to the CPU decoder); the coefficient area, at the same coef_off, is
  * in device memory of its own. hybrid.cu zeroes that area and runs the same decoder
@@ -115,7 +116,8 @@ typedef struct sl__hyb_huff_job {
     sl__huff_bits bits;      /* sl__huff_init's state, dc_of/ac_of renumbered to the job's tables;
                                 p and end unused (data_off, data_len) */
     uint64_t dc_off, ac_off; /* bytes from the job's start to its DC tables, its AC tables */
-    uint64_t data_off, data_len;   /* its entropy-coded bytes: the scan's first to the file's end */
+    uint64_t data_off, data_len;   /* its entropy-coded bytes: the scan's first to the code of
+                                      the first marker after them that is not RSTn */
     int32_t rows;                  /* iMCU rows to decode, from the first */
     int32_t to_end;                /* rows are all of them: the scan's end checked (finish) */
     int32_t first_imcu, last_imcu; /* the iMCU rows holding kept blocks */

@@ -310,28 +310,20 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
 }
 
 /* A whole-image job's end, after the last chunk's last block, data bit `end` from origin o:
- * SL__HUFF_GIVE_UP where no marker (0xFF then anything but 0) follows the last byte decoded
- * from and fewer than 16 bytes do. sl__huff_core_finish's rule as far as it does not depend on
- * how far a reader has read ahead: the one-thread walk accepts a file only after meeting a
- * marker in its look-ahead (which then follows) or with 24 bytes or more left after its read
- * position (so after the last byte decoded from), so this never fails a file the walk accepts,
- * and catches what the walk rejects at the end of a changed file (its end-of-image marker gone:
- * premature end, as libjpeg says). Where the walk's reader, within 24 bytes of the data's end,
- * has not yet met the marker that follows, the walk gives up and this does not: libjpeg reads on
- * to the marker and decodes those bytes without an error. (Nor does this give up where fill
- * bytes after the last byte decoded from run to the data's end, as the walk does when they
- * start within 24 bytes of its reader: that too depends on how far a reader read ahead.) */
+ * sl__huff_core_finish's rule (sl__huff_tail) applied from the byte after the last one decoded
+ * from, where the one-thread walk applies it from its reader, which has read ahead of that
+ * byte without meeting a marker, the data's end or a run of fill bytes to it: so this never
+ * fails a file the walk accepts (what it looks at lies within what the walk read and looked
+ * at), and catches what the walk rejects at the end of a changed file (its end-of-image marker
+ * gone: a premature end, as libjpeg says), but where the walk's look-ahead alone reaches the
+ * end or such a run: there the walk gives up and this does not (libjpeg, whose reader may
+ * stand anywhere between the two, may or may not). */
 SL__HYB_JOB_FN int sl__hyb_chunk_end(const uint8_t *d, int64_t len, int64_t o, int64_t end)
 {
     int64_t i = o; /* the raw byte after the last one decoded from: end's data bytes counted */
     for (int64_t left = (end + 7) / 8; left > 0 && i < len; left--)
         i += d[i] == 0xFF && i + 1 < len && d[i + 1] == 0 ? 2 : 1;
-    if (len - i >= 16)
-        return SL__HUFF_OK;
-    for (; i + 1 < len; i++)
-        if (d[i] == 0xFF && d[i + 1] != 0)
-            return SL__HUFF_OK;
-    return SL__HUFF_GIVE_UP;
+    return sl__huff_tail(d + i, d + len);
 }
 
 /* A walk without storing from (gpos, gb) to chunk c's exit, recorded in c. */

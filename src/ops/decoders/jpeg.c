@@ -65,6 +65,8 @@ typedef struct job {
     const sl__roi *window;     /* the hybrid decoder's window (NULL: the image) */
     int first_imcu, last_imcu; /* the iMCU rows holding the window's blocks */
     bool huff_clean;           /* jpeg_huff.c decoded the whole scan without giving up */
+    const uint8_t *job_from;   /* a device entropy decoding job's data as the plan found it: */
+    size_t job_data;           /* from there, job_data_bytes (write_job's, if it starts there) */
 } job;
 
 static job *job_of(j_common_ptr cinfo)
@@ -566,6 +568,25 @@ static void scan_tables(const struct jpeg_decompress_struct *c, int dmap[NUM_HUF
 }
 
 /* A sl__hyb_huff_job's bytes: its header, nd DC and na AC tables, data bytes of scan. */
+/* The bytes of a device entropy decoding job's data (hybrid.h) from the scan's first byte p, n
+ * to the file's end: up to the first marker that is not a restart marker, its code included
+ * (the fill bytes before it too), or all n. No reader of the job reads past that marker (its
+ * refills stop there; sl__huff_core_finish and hybrid_job.h's end rule look no further), so the
+ * rest of the file (an appended preview image, a motion photo's video) is neither staged nor
+ * decoded, and every decode of the job gives what it gives over the whole rest of the file. */
+static size_t job_data_bytes(const uint8_t *p, size_t n)
+{
+    for (const uint8_t *q = p, *end = p + n; (q = memchr(q, 0xFF, (size_t)(end - q))) != NULL;) {
+        while (++q < end && *q == 0xFF) /* fill bytes */
+            ;
+        if (q >= end)
+            break;
+        if (*q != 0 && (*q < 0xD0 || *q > 0xD7))
+            return (size_t)(q + 1 - p);
+    }
+    return n;
+}
+
 static size_t job_bytes(int nd, int na, size_t data)
 {
     return SL__HYB_JOB_BYTES + (size_t)nd * sizeof(sl__huff_dc) + (size_t)na * sizeof(sl__huff_ac) +
@@ -688,7 +709,9 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
         scan_tables(c, NULL, NULL, &nd, &na);
         h->huff_off = SL__HYB_HEAD_BYTES;
         /* no room for the pixels: such a file never falls back (decoder.c) */
-        *bytes = SL__HYB_HEAD_BYTES + job_bytes(nd, na, c->src->bytes_in_buffer);
+        j->job_from = c->src->next_input_byte;
+        j->job_data = job_data_bytes(j->job_from, c->src->bytes_in_buffer);
+        *bytes = SL__HYB_HEAD_BYTES + job_bytes(nd, na, j->job_data);
         return;
     }
     if (off > *bytes)
@@ -819,7 +842,8 @@ static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_u
 
 /* Device entropy decoding (hybrid.h): writes the sl__hyb_huff_job at the head's huff_off —
  * huff's state and tables (only the scan's, renumbered), the MCU geometry single_scan_rows and
- * point_mcu use, the entropy-coded bytes to the file's end — and no coefficients (the
+ * point_mcu use, the entropy-coded bytes to the marker after them (job_data_bytes) — and no
+ * coefficients (the
  * coefficient area is on the device only). False when it does not fit the staging (the plan's
  * data ended elsewhere): the caller then decodes on the CPU. */
 static bool write_job(job *j, const sl__huff *huff, int rows)
@@ -828,7 +852,10 @@ static bool write_job(job *j, const sl__huff *huff, int rows)
     sl__hyb_head *h = j->head;
     int dmap[NUM_HUFF_TBLS], amap[NUM_HUFF_TBLS], nd, na;
     scan_tables(c, dmap, amap, &nd, &na);
-    size_t data = (size_t)(huff->b.end - huff->b.p);
+    const size_t left = (size_t)(huff->b.end - huff->b.p);
+    const size_t data = huff->b.p == j->job_from && j->job_data <= left
+                            ? j->job_data /* the plan's (hybrid_plan_body), not found again */
+                            : job_data_bytes(huff->b.p, left);
     if (c->comps_in_scan > SL__HUFF_MAX_COMPS || h->huff_off > j->cap ||
         job_bytes(nd, na, data) > j->cap - (size_t)h->huff_off)
         return false;

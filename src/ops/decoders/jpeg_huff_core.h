@@ -338,32 +338,43 @@ SL__HUFF_FN int sl__huff_core_block(sl__huff_bits *h, const sl__huff_dc *dcs,
 #undef SL__HUFF_CONSUME
 #undef SL__HUFF_ENSURE32
 
+/* Whether libjpeg's reader, at most 24 bytes past q (see sl__huff_core_finish), cannot reach
+ * the data's end (at end): SL__HUFF_OK where, within them, a marker comes before the end and
+ * before a run of 0xFF that goes on to the end, or no such thing happens, else
+ * SL__HUFF_GIVE_UP. Nothing past that marker is looked at. */
+SL__HUFF_FN int sl__huff_tail(const uint8_t *q, const uint8_t *end)
+{
+    for (const uint8_t *stop = q + 24; q < stop;) {
+        if (q >= end)
+            return SL__HUFF_GIVE_UP; /* the data ends, no marker */
+        if (*q++ != 0xFF)
+            continue;
+        while (q < end && *q == 0xFF) /* fill bytes */
+            q++;
+        if (q >= end)
+            return SL__HUFF_GIVE_UP; /* fill bytes to the end */
+        if (*q++ != 0)
+            return SL__HUFF_OK; /* a marker: libjpeg reads no further */
+    }
+    return SL__HUFF_OK;
+}
+
 /* After the last MCU wanted: SL__HUFF_OK when everything read so far is what libjpeg would
  * have accepted, else SL__HUFF_GIVE_UP.
  * Where this reader stopped short of a marker (stop 0), libjpeg's may have read further: it
  * fills its buffer when it runs short, up to 8 data bytes past the bits decoded (16 bytes with
  * stuffed zeros) where this one refills at 4, and on a 0xFF it reads every fill byte after it
- * looking for the marker's code. So it may reach the data's end (asking its source for more,
- * which warns of a premature end) when the data ends within 24 bytes of this reader, or when a
- * run of 0xFF starting within them goes on to the end (found by the hybrid fuzz target: junk,
- * then fill bytes to the end of the file). */
+ * looking for the marker's code; it stops at a marker. So it may reach the data's end (asking
+ * its source for more, which warns of a premature end) when, within 24 bytes of this reader
+ * and before any marker, the data ends or a run of 0xFF begins that goes on to the end
+ * (sl__huff_tail; found by the hybrid fuzz target: junk, then fill bytes to the end of the
+ * file). Nothing past the first marker is looked at, so the data may end right after it
+ * (jpeg.c's job data). */
 SL__HUFF_FN int sl__huff_core_finish(const sl__huff_bits *h)
 {
     if (h->n < 0 || h->stop >= 2)
         return SL__HUFF_GIVE_UP;
-    if (h->stop != 0)
-        return SL__HUFF_OK;
-    if (h->end - h->p < 24)
-        return SL__HUFF_GIVE_UP;
-    for (const uint8_t *q = h->p; q < h->p + 24; q++) {
-        if (*q != 0xFF)
-            continue;
-        while (q < h->end && *q == 0xFF)
-            q++;
-        if (q >= h->end)
-            return SL__HUFF_GIVE_UP;
-    }
-    return SL__HUFF_OK;
+    return h->stop != 0 ? SL__HUFF_OK : sl__huff_tail(h->p, h->end);
 }
 
 #endif
