@@ -11,8 +11,9 @@
  * pixels and whole images, RGB and GRAY, with and without SL__DECODE_TO_END; (3) the same on
  * hundreds of damaged files (tests/c/mutate.h: cuts at many lengths, byte changes in the
  * entropy-coded data, restart markers renumbered or preceded by junk, the end-of-image marker
- * replaced by junk and fill bytes to the end), where libjpeg's verdict must stand: some of them
- * decode and some fail, with the same result both ways.
+ * replaced by junk and fill bytes to the end, the hybrid fuzz target's regression inputs),
+ * where libjpeg's verdict must stand: some of them decode and some fail, with the same result
+ * both ways. Data: also SLUICE_SOURCE_DIR (tests/fuzz/regressions/hybrid).
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -324,22 +325,43 @@ static void test_damaged_equal_libjpeg(void **state)
          * end) where jpeg_huff.c's may not have read that far: found by the hybrid fuzz
          * target (tests/fuzz/regressions/hybrid/fill-bytes-to-data-end-after-junk.bin) */
         for (int junk = 0; junk <= 26; junk++) {
-            static const int fill[] = {1, 9, 40};
-            for (int b = 0; b < 3; b++) {
-                size_t len = n - 2 + (size_t)junk + (size_t)fill[b];
+            /* fill bytes to the end; then 2 or 40 of them and a stuffed zero at the end, which
+             * libjpeg reads as one data byte before it asks for more (found by a review) */
+            static const int fill[] = {1, 9, 40, 2, 40}, zero[] = {0, 0, 0, 1, 1};
+            for (int b = 0; b < 5; b++) {
+                size_t len = n - 2 + (size_t)junk + (size_t)fill[b] + (size_t)zero[b];
                 unsigned char *e = malloc(len);
                 memcpy(e, d, n - 2);
                 for (int k = 0; k < junk; k++)
                     e[n - 2 + (size_t)k] = (unsigned char)(0x5a + 7 * k);
                 memset(e + n - 2 + junk, 0xFF, (size_t)fill[b]);
+                if (zero[b])
+                    e[len - 1] = 0;
                 tu_corpus_add(&corpus, TU_CHANGE, e, len,
-                              "%s: %d junk bytes, %d fill bytes to the end", sources[i], junk,
-                              fill[b]);
+                              "%s: %d junk bytes, %d fill bytes%s to the end", sources[i], junk,
+                              fill[b], zero[b] ? " and a stuffed zero" : "");
                 free(e);
             }
         }
         free(d);
     }
+    /* the hybrid fuzz target's findings (tests/fuzz/regressions/hybrid: a mode byte, then the
+     * JPEG), every way here too */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/fuzz/regressions/hybrid", tu_env_dir("SLUICE_SOURCE_DIR"));
+    char **names;
+    int nn = tu_list(dir, ".bin", &names);
+    assert_true(nn >= 5);
+    for (int i = 0; i < nn; i++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        size_t n = 0;
+        unsigned char *d = tu_read_file(path, &n);
+        assert_true(d != NULL && n > 1);
+        tu_corpus_add(&corpus, TU_CHANGE, d + 1, n - 1, "fuzz finding %s", names[i]);
+        free(d);
+    }
+    tu_free_list(names, nn);
     tally t = {0};
     for (int i = 0; i < corpus.n; i++)
         compare_all_ways(corpus.v[i].name, corpus.v[i].data, corpus.v[i].size, &t);

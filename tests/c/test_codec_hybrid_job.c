@@ -267,8 +267,9 @@ static void test_damaged(void **state)
  * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size; the
  * chunked decode (the device's) writes the walk's coefficients wherever the walk does not give
  * up, and gives up wherever the walk does but for the end rule's look-ahead: at a whole
- * image's end both apply sl__huff_tail (a marker must come within 24 bytes, before the data's
- * end or fill bytes running to it), the walk from its reader and the chunked decode from the
+ * image's end both apply sl__huff_tail (within 24 bytes a marker must come before the data's
+ * end and before fill bytes that run to it or to a stuffed zero), the walk from its reader and
+ * the chunked decode (from whichever chunk decodes the job's last block) from the
  * byte after the last one decoded from, which the walk's reader may have passed; where only the
  * walk gives up, the chunked decode has the coefficients of the walk without that rule. Where
  * the end-of-image marker is gone, both give up (premature end). */
@@ -585,6 +586,41 @@ static void test_job_data_ends_at_marker(void **state)
     free(preview);
 }
 
+/* The end check of a whole image's chunked decode is made by whichever chunk decodes the job's
+ * last block, also one before the last chunk (which then holds only the end: a review found the
+ * check skipped there): with the end-of-image marker gone, the walk and the chunked decode give
+ * up for every chunk size from 16 to 1024 bytes. */
+static void test_chunked_end_checked(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"jpeg_gray.jpg", "jpeg_420_q90.jpg"};
+    for (int f = 0; f < 2; f++) {
+        size_t n, bytes;
+        uint8_t *d = read_data(files[f], &n);
+        uint64_t len;
+        job_size(d, n, &bytes, &len);
+        const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
+        uint8_t *job = job_stage + h->huff_off;
+        sl__hyb_huff_job *jb = (sl__hyb_huff_job *)(void *)job;
+        uint8_t *data = job + jb->data_off;
+        assert_true(jb->to_end && len > 2 && data[len - 2] == 0xFF && data[len - 1] == 0xD9);
+        data[len - 2] = 0x12; /* the end-of-image marker gone */
+        memset(coefs, 0, SL__HYB_HEAD_BYTES + (size_t)h->nblocks * 128);
+        assert_int_not_equal(sl__hyb_job_decode(h, job, coefs), SL__HUFF_OK);
+        sl__hyb_chunk *rec = malloc(2 * (size_t)sl__hyb_job_chunks(jb, 16) * sizeof *rec);
+        assert_non_null(rec);
+        for (int chunk = 16; chunk <= 1024; chunk++) {
+            memset(coefs, 0, SL__HYB_HEAD_BYTES + (size_t)h->nblocks * 128);
+            if (sl__hyb_job_decode_chunked(h, job, coefs, chunk, chunk % 4, rec) == SL__HUFF_OK)
+                fail_msg("%s without its end-of-image marker: the chunked decode (%d bytes) "
+                         "accepted it",
+                         files[f], chunk);
+        }
+        free(rec);
+        free(d);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -612,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_intervals_on_changed_bytes),
         cmocka_unit_test(test_intervals_short_last),
         cmocka_unit_test(test_job_data_ends_at_marker),
+        cmocka_unit_test(test_chunked_end_checked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -45,12 +45,13 @@
  * after each block), so libjpeg's range check on the DC value applies in the store pass
  * only, to the true values. The chunk that holds the end of the scan's data (the first
  * marker, or the data's end) is the last: it needs no exit, and the store pass decodes it
- * until the job's blocks are done, and for a whole image checks the scan's end
- * (sl__hyb_chunk_end). A decode that gives up before them, anywhere, fails the sample (the
- * bytes are not the file found clean); where it does not, the coefficients are those the
- * one-thread walk writes over the same bytes (also where only the walk's end rule, which
- * depends on its look-ahead, gives up: sl__hyb_chunk_end), whether they are the clean file's
- * or not.
+ * until the job's blocks are done; the chunk whose store decodes the job's last block (the
+ * last, or one before it), for a whole image, then checks the scan's end (sl__hyb_chunk_end;
+ * a review found it skipped where that chunk was not the last). A decode that gives up before them,
+ * anywhere, fails the sample (the bytes are not the file found clean); where it does not, the
+ * coefficients are those the one-thread walk writes over the same bytes (also where only the walk's
+ * end rule, which depends on its look-ahead, gives up: sl__hyb_chunk_end), whether they are the
+ * clean file's or not.
  *
  * And the decode of a scan with more than one restart interval by its intervals
  * (sl__hyb_job_marker_chunks, sl__hyb_chunk_markers, sl__hyb_markers_sum,
@@ -312,7 +313,7 @@ SL__HYB_JOB_FN int sl__hyb_chunk_walk(const sl__hyb_head *h, const uint8_t *job,
 /* A whole-image job's end, after the last chunk's last block, data bit `end` from origin o:
  * sl__huff_core_finish's rule (sl__huff_tail) applied from the byte after the last one decoded
  * from, where the one-thread walk applies it from its reader, which has read ahead of that
- * byte without meeting a marker, the data's end or a run of fill bytes to it: so this never
+ * byte without meeting a marker, the data's end or fill bytes: so this never
  * fails a file the walk accepts (what it looks at lies within what the walk read and looked
  * at), and catches what the walk rejects at the end of a changed file (its end-of-image marker
  * gone: a premature end, as libjpeg says), but where the walk's look-ahead alone reaches the
@@ -457,11 +458,11 @@ SL__HYB_JOB_FN int sl__hyb_chunk_store(const sl__hyb_head *h, const uint8_t *job
     if (sl__hyb_chunk_walk(h, job, &c[t], c[t].gpos, c[t].gb, stop, coefs, total, &w) !=
         SL__HUFF_OK)
         return SL__HUFF_GIVE_UP;
-    if (t < last)
-        return SL__HUFF_OK;
-    /* the last chunk must have reached the job's last block, and a whole image's end be one */
+    /* the last chunk must reach the job's last block; the chunk that decodes it (the last, or
+     * one before whose successors hold none of the job's blocks), for a whole image, checks
+     * the scan's end after it */
     if (c[t].base + w.n < total)
-        return SL__HUFF_GIVE_UP;
+        return t < last ? SL__HUFF_OK : SL__HUFF_GIVE_UP;
     return jb->to_end
                ? sl__hyb_chunk_end(job + jb->data_off, (int64_t)jb->data_len, c[t].origin, w.end)
                : SL__HUFF_OK;

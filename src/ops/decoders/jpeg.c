@@ -567,13 +567,13 @@ static void scan_tables(const struct jpeg_decompress_struct *c, int dmap[NUM_HUF
     }
 }
 
-/* A sl__hyb_huff_job's bytes: its header, nd DC and na AC tables, data bytes of scan. */
 /* The bytes of a device entropy decoding job's data (hybrid.h) from the scan's first byte p, n
  * to the file's end: up to the first marker that is not a restart marker, its code included
- * (the fill bytes before it too), or all n. No reader of the job reads past that marker (its
- * refills stop there; sl__huff_core_finish and hybrid_job.h's end rule look no further), so the
- * rest of the file (an appended preview image, a motion photo's video) is neither staged nor
- * decoded, and every decode of the job gives what it gives over the whole rest of the file. */
+ * (the fill bytes before it too), or all n. No reader of the job advances past that marker
+ * (its refills stop there; sl__huff_tail, the end rule of sl__huff_core_finish and of
+ * hybrid_job.h's chunked decode, looks no further), so the rest of the file (an appended
+ * preview image, a motion photo's video) is neither staged nor decoded, and every decode of
+ * the job gives what it gives over the whole rest of the file. */
 static size_t job_data_bytes(const uint8_t *p, size_t n)
 {
     for (const uint8_t *q = p, *end = p + n; (q = memchr(q, 0xFF, (size_t)(end - q))) != NULL;) {
@@ -587,6 +587,7 @@ static size_t job_data_bytes(const uint8_t *p, size_t n)
     return n;
 }
 
+/* A sl__hyb_huff_job's bytes: its header, nd DC and na AC tables, data bytes of scan. */
 static size_t job_bytes(int nd, int na, size_t data)
 {
     return SL__HYB_JOB_BYTES + (size_t)nd * sizeof(sl__huff_dc) + (size_t)na * sizeof(sl__huff_ac) +
@@ -704,7 +705,7 @@ static void hybrid_layout(job *j, sl__hyb_head *h, const char **why, size_t *byt
         !jpeg_has_multiple_scans(c) && !c->arith_code && !c->progressive_mode && c->src) {
         /* device entropy decoding (hybrid.h): the job in place of the coefficient area (which
          * is then on the device only), its data from the scan's first byte (where
-         * jpeg_read_header left the source) to the end */
+         * jpeg_read_header left the source) to the marker after the scan (job_data_bytes) */
         int nd, na;
         scan_tables(c, NULL, NULL, &nd, &na);
         h->huff_off = SL__HYB_HEAD_BYTES;
@@ -843,9 +844,8 @@ static sl_status single_scan_rows(job *j, sl__huff *huff, int rows, bool *gave_u
 /* Device entropy decoding (hybrid.h): writes the sl__hyb_huff_job at the head's huff_off —
  * huff's state and tables (only the scan's, renumbered), the MCU geometry single_scan_rows and
  * point_mcu use, the entropy-coded bytes to the marker after them (job_data_bytes) — and no
- * coefficients (the
- * coefficient area is on the device only). False when it does not fit the staging (the plan's
- * data ended elsewhere): the caller then decodes on the CPU. */
+ * coefficients (the coefficient area is on the device only). False when it does not fit the
+ * staging (the plan's data ended elsewhere): the caller then decodes on the CPU. */
 static bool write_job(job *j, const sl__huff *huff, int rows)
 {
     const struct jpeg_decompress_struct *c = &j->cinfo;

@@ -338,25 +338,31 @@ SL__HUFF_FN int sl__huff_core_block(sl__huff_bits *h, const sl__huff_dc *dcs,
 #undef SL__HUFF_CONSUME
 #undef SL__HUFF_ENSURE32
 
-/* Whether libjpeg's reader, at most 24 bytes past q (see sl__huff_core_finish), cannot reach
- * the data's end (at end): SL__HUFF_OK where, within them, a marker comes before the end and
- * before a run of 0xFF that goes on to the end, or no such thing happens, else
- * SL__HUFF_GIVE_UP. Nothing past that marker is looked at. */
+/* Whether libjpeg's reader, which may read on from q (see sl__huff_core_finish), cannot reach
+ * the data's end (at end): SL__HUFF_OK where, within 24 bytes of q, a marker comes first or
+ * none of the following does, else SL__HUFF_GIVE_UP: the data ends; a run of 0xFF fill bytes
+ * goes on to the end; or fill bytes come before a stuffed zero (0xFF 0xFF .. 0x00, which
+ * libjpeg reads as one data byte however long it is, so that its reader may go on far past
+ * the 24 bytes; jpeg_huff.c gives up on meeting them as well). Nothing past that marker is
+ * looked at. */
 SL__HUFF_FN int sl__huff_tail(const uint8_t *q, const uint8_t *end)
 {
-    for (const uint8_t *stop = q + 24; q < stop;) {
-        if (q >= end)
-            return SL__HUFF_GIVE_UP; /* the data ends, no marker */
+    for (int left = 24; left > 0 && q < end; left--) {
         if (*q++ != 0xFF)
             continue;
-        while (q < end && *q == 0xFF) /* fill bytes */
+        const uint8_t *after = q; /* the byte after the first 0xFF */
+        while (q < end && *q == 0xFF)
             q++;
         if (q >= end)
             return SL__HUFF_GIVE_UP; /* fill bytes to the end */
-        if (*q++ != 0)
+        if (*q != 0)
             return SL__HUFF_OK; /* a marker: libjpeg reads no further */
+        if (q != after)
+            return SL__HUFF_GIVE_UP; /* fill bytes before a stuffed zero */
+        q++;                         /* a stuffed zero: 0xFF 0x00, a data byte */
+        left--;
     }
-    return SL__HUFF_OK;
+    return q < end ? SL__HUFF_OK : SL__HUFF_GIVE_UP; /* the data ends, no marker */
 }
 
 /* After the last MCU wanted: SL__HUFF_OK when everything read so far is what libjpeg would
@@ -366,10 +372,11 @@ SL__HUFF_FN int sl__huff_tail(const uint8_t *q, const uint8_t *end)
  * stuffed zeros) where this one refills at 4, and on a 0xFF it reads every fill byte after it
  * looking for the marker's code; it stops at a marker. So it may reach the data's end (asking
  * its source for more, which warns of a premature end) when, within 24 bytes of this reader
- * and before any marker, the data ends or a run of 0xFF begins that goes on to the end
- * (sl__huff_tail; found by the hybrid fuzz target: junk, then fill bytes to the end of the
- * file). Nothing past the first marker is looked at, so the data may end right after it
- * (jpeg.c's job data). */
+ * and before any marker, the data ends or a run of 0xFF begins that goes on to the end or to
+ * a stuffed zero (sl__huff_tail; found by the hybrid fuzz target: junk, then fill bytes to the
+ * end of the file; then by a review: fill bytes, then a stuffed zero at the end). Without such
+ * runs the 8 data bytes are at most 16 raw bytes, within the 24 looked at. Nothing past the
+ * first marker is looked at, so the data may end right after it (jpeg.c's job data). */
 SL__HUFF_FN int sl__huff_core_finish(const sl__huff_bits *h)
 {
     if (h->n < 0 || h->stop >= 2)
