@@ -240,6 +240,34 @@ static int decode(int k, int cs, int r, int way, int *fallback)
     return s != SL_OK;
 }
 
+/* File f's whole-image job for device entropy decoding, staged into a new *stage, with a zeroed
+ * coefficient area in a new *coefs (both the caller's to free). Returns 1, 0 where the file
+ * has no such job (progressive, or not for the kernels), or -1 where the staging failed
+ * (reported). */
+static int stage_job(const file *f, unsigned char **stage, unsigned char **coefs)
+{
+    sl__hyb_head head;
+    size_t bytes = 0;
+    const char *why = NULL;
+    char err[256] = "out of memory";
+    *stage = *coefs = NULL;
+    if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                             &head, &bytes, &why, err, sizeof err) != SL_OK ||
+        head.kind != SL__HYB_COEFS || !head.huff_off)
+        return 0;
+    snprintf(err, sizeof err, "out of memory");
+    *stage = malloc(bytes);
+    *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
+    bool clean = false;
+    if (!*stage || !*coefs ||
+        sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
+                              *stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
+        fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
+        return -1;
+    }
+    return 1;
+}
+
 /* A "chunks" line (see the top) for chunks of `chunk` bytes: the whole-image job of every
  * single-scan file through the kernels' passes (the entries checked after each round), and
  * with timed set, the one-thread walk and the chunked decode (3 rounds) timed. */
@@ -250,24 +278,12 @@ static int chunk_stats(int reps, int chunk, int timed)
     long chunks = 0, wrong[ROUNDS] = {0}, jobs = 0;
     for (int k = 0; k < nfiles; k++) {
         const file *f = &files[k];
-        sl__hyb_head head;
-        size_t bytes = 0;
-        const char *why = NULL;
-        char err[256] = "out of memory";
-        if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                 &head, &bytes, &why, err, sizeof err) != SL_OK ||
-            head.kind != SL__HYB_COEFS || !head.huff_off)
-            continue; /* progressive, or not for the kernels */
-        snprintf(err, sizeof err, "out of memory");
-        unsigned char *stage = malloc(bytes);
-        unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
-        bool clean = false;
-        if (!stage || !coefs ||
-            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                  stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
-            fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
+        unsigned char *stage, *coefs;
+        const int got = stage_job(f, &stage, &coefs);
+        if (got < 0)
             return 1;
-        }
+        if (got == 0)
+            continue; /* progressive, or not for the kernels */
         const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
         const unsigned char *job = stage + h->huff_off;
         const int n = sl__hyb_job_chunks((const sl__hyb_huff_job *)(const void *)job, chunk);
@@ -326,28 +342,16 @@ static int chunk_stats(int reps, int chunk, int timed)
  * the CPU time of the one-thread walk and of the decode by intervals on one thread. */
 static int interval_stats(int reps)
 {
-    double walk_us = 0, spans_us = 0, longest = 0, scan = 0, share = 0, intervals = 0;
+    double walk_us = 0, by_intervals_us = 0, longest = 0, scan = 0, share = 0, intervals = 0;
     long jobs = 0;
     for (int k = 0; k < nfiles; k++) {
         const file *f = &files[k];
-        sl__hyb_head head;
-        size_t bytes = 0;
-        const char *why = NULL;
-        char err[256] = "out of memory";
-        if (sl__jpeg_hybrid_plan(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                 &head, &bytes, &why, err, sizeof err) != SL_OK ||
-            head.kind != SL__HYB_COEFS || !head.huff_off)
-            continue;
-        snprintf(err, sizeof err, "out of memory");
-        unsigned char *stage = malloc(bytes);
-        unsigned char *coefs = calloc(1, SL__HYB_HEAD_BYTES + (size_t)head.nblocks * 128);
-        bool clean = false;
-        if (!stage || !coefs ||
-            sl__jpeg_hybrid_stage(f->data, f->size, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                  stage, bytes, &why, &clean, err, sizeof err) != SL_OK) {
-            fprintf(stderr, "%s: staging the job failed: %s\n", f->path, err);
+        unsigned char *stage, *coefs;
+        const int got = stage_job(f, &stage, &coefs);
+        if (got < 0)
             return 1;
-        }
+        if (got == 0)
+            continue;
         const sl__hyb_head *h = (const sl__hyb_head *)(void *)stage;
         const unsigned char *job = stage + h->huff_off;
         const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
@@ -394,7 +398,7 @@ static int interval_stats(int reps)
                 return 1;
             }
         walk_us += (t1 - t0) / reps;
-        spans_us += (cpu_us() - t1) / reps;
+        by_intervals_us += (cpu_us() - t1) / reps;
         free(cnt);
         free(work);
         free(stage);
@@ -405,7 +409,7 @@ static int interval_stats(int reps)
            "\"scan_kib\": %.1f, \"longest_thread_kib\": %.2f, \"longest_thread_share\": %.4f, "
            "\"walk_us\": %.1f, \"intervals_us\": %.1f, \"work_over_walk\": %.2f}\n",
            jobs, intervals / j, scan / j / 1024, longest / j / 1024, share / j, walk_us / j,
-           spans_us / j, walk_us > 0 ? spans_us / walk_us : 0.0);
+           by_intervals_us / j, walk_us > 0 ? by_intervals_us / walk_us : 0.0);
     return 0;
 }
 
