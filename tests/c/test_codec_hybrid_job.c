@@ -263,6 +263,24 @@ static void test_damaged(void **state)
     assert_true(t.not_clean > 100); /* cuts, bad codes, fill bytes: never given a job */
 }
 
+/* d planned and staged for device entropy decoding (RGB, window win or the image) into
+ * job_stage, both succeeding; returns the planned bytes. */
+static size_t stage_job(const uint8_t *d, size_t n, const sl__roi *win)
+{
+    sl__hyb_head plan;
+    size_t bytes = 0;
+    const char *why = NULL;
+    char err[256];
+    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
+                                          &plan, &bytes, &why, err, sizeof err),
+                     SL_OK);
+    bool clean;
+    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
+                                           job_stage, bytes, &why, &clean, err, sizeof err),
+                     SL_OK);
+    return bytes;
+}
+
 /* A clean file's job run over other bytes (the file changed after its verdict): the walk gives
  * up, or at least stays inside its buffers (ASan), on every damaged copy of the same size; the
  * chunked decode (the device's) writes the walk's coefficients wherever the walk does not give
@@ -278,17 +296,7 @@ static void test_job_on_changed_bytes(void **state)
     (void)state;
     size_t n;
     uint8_t *d = read_data("jpeg_420_q90.jpg", &n);
-    sl__hyb_head plan;
-    size_t bytes = 0;
-    const char *why = NULL;
-    char err[256];
-    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                          &plan, &bytes, &why, err, sizeof err),
-                     SL_OK);
-    bool clean;
-    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                           job_stage, bytes, &why, &clean, err, sizeof err),
-                     SL_OK);
+    stage_job(d, n, NULL);
     const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
     uint8_t *job = job_stage + h->huff_off;
     const sl__hyb_huff_job *jb = (const sl__hyb_huff_job *)(const void *)job;
@@ -377,17 +385,7 @@ static void intervals_on_changed_bytes(const char *name, const sl__roi *win, int
 {
     size_t n;
     uint8_t *d = read_data(name, &n);
-    sl__hyb_head plan;
-    size_t bytes = 0;
-    const char *why = NULL;
-    char err[256];
-    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
-                                          &plan, &bytes, &why, err, sizeof err),
-                     SL_OK);
-    bool clean;
-    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, win, &mem,
-                                           job_stage, bytes, &why, &clean, err, sizeof err),
-                     SL_OK);
+    stage_job(d, n, win);
     const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
     uint8_t *job = job_stage + h->huff_off;
     sl__hyb_huff_job *jb = (sl__hyb_huff_job *)(void *)job;
@@ -517,16 +515,7 @@ static void test_intervals_short_last(void **state)
 /* The job's data length and the plan's size for d (whole image, RGB). */
 static void job_size(const uint8_t *d, size_t n, size_t *bytes, uint64_t *data_len)
 {
-    sl__hyb_head plan;
-    const char *why = NULL;
-    char err[256];
-    assert_int_equal(sl__jpeg_hybrid_plan(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                          &plan, bytes, &why, err, sizeof err),
-                     SL_OK);
-    bool clean;
-    assert_int_equal(sl__jpeg_hybrid_stage(d, n, SL__COLOR_RGB, SL__HYB_DEVICE_HUFF, NULL, &mem,
-                                           job_stage, *bytes, &why, &clean, err, sizeof err),
-                     SL_OK);
+    *bytes = stage_job(d, n, NULL);
     const sl__hyb_head *h = (const sl__hyb_head *)(const void *)job_stage;
     assert_int_equal(h->huff_off, SL__HYB_HEAD_BYTES);
     *data_len = ((const sl__hyb_huff_job *)(const void *)(job_stage + h->huff_off))->data_len;
