@@ -13,7 +13,8 @@
  * entropy-coded data, restart markers renumbered or preceded by junk, the end-of-image marker
  * replaced by junk and fill bytes to the end, the hybrid fuzz target's regression inputs),
  * where libjpeg's verdict must stand: some of them decode and some fail, with the same result
- * both ways. Data: also SLUICE_SOURCE_DIR (tests/fuzz/regressions/hybrid).
+ * both ways; (4) the end rule both decoders share (sl__huff_tail) on tails built by hand.
+ * Data: also SLUICE_SOURCE_DIR (tests/fuzz/regressions/hybrid).
  * Data: SLUICE_TEST_DATA (make_images.py).
  */
 #include <stdarg.h>
@@ -168,6 +169,67 @@ static void test_gives_up_on_progressive(void **state)
     free(h);
     free(r);
     free(d);
+}
+
+/* sl__huff_tail, the end rule both decoders apply where libjpeg's reader may have read further
+ * than theirs, on tails built by hand, against the rule as jpeg_huff_core.h states it: within
+ * 24 bytes of q, a marker first is clean; the data's end, fill bytes (0xFF 0xFF ..) running to
+ * the end or to a stuffed zero are not; 0xFF 0x00 is one data byte (two of the 24), not a
+ * marker; nothing past the 24 bytes or past a marker counts. The libjpeg comparisons above
+ * cannot tell 24 from 16 (libjpeg near the data's end reads at most ~8 bytes ahead, and both
+ * answers then fall back to it alike), nor catch 0xFF 0x00 taken for a marker: a review's
+ * surviving mutants, killed here. */
+static void test_tail_rule(void **state)
+{
+    (void)state;
+    enum { JUNK = -1, PAIR = -2, FILL = -3 }; /* n junk bytes, n stuffed 0xFF 0x00, n 0xFF */
+    static const struct {
+        int parts[10]; /* (kind, count) pairs, or a literal byte >= 0 with count 1; -9: done */
+        int ok;
+    } cases[] = {
+        {{-9}, 0},                                      /* no data at all: the end */
+        {{JUNK, 23, -9}, 0},                            /* the end within the 24 bytes */
+        {{JUNK, 24, -9}, 0},                            /* the end right after them */
+        {{JUNK, 25, -9}, 1},                            /* the end past them */
+        {{JUNK, 20, -9}, 0},                            /* (16 would not see it) */
+        {{JUNK, 1, 0xFF, 1, 0xD9, 1, -9}, 1},           /* a marker */
+        {{JUNK, 23, 0xFF, 1, 0xD9, 1, -9}, 1},          /* a marker at the last byte */
+        {{JUNK, 1, PAIR, 1, -9}, 0},                    /* 0xFF 0x00 is data, then the end */
+        {{JUNK, 1, PAIR, 1, JUNK, 40, -9}, 1},          /* ... then data past the 24 bytes */
+        {{PAIR, 11, JUNK, 1, -9}, 0},                   /* 23 bytes of data, then the end */
+        {{PAIR, 12, JUNK, 1, -9}, 1},                   /* 24 bytes, then one more */
+        {{PAIR, 3, 0xFF, 1, 0xD0, 1, -9}, 1},           /* data, then a marker */
+        {{JUNK, 5, FILL, 3, -9}, 0},                    /* fill bytes to the end */
+        {{JUNK, 5, FILL, 30, -9}, 0},                   /* a long run, past the 24 bytes */
+        {{JUNK, 23, FILL, 30, -9}, 0},                  /* starting at the last byte */
+        {{JUNK, 24, FILL, 30, -9}, 1},                  /* starting past the 24 bytes */
+        {{JUNK, 5, FILL, 3, 0xD9, 1, -9}, 1},           /* fill bytes, then a marker's code */
+        {{JUNK, 5, FILL, 2, 0x00, 1, JUNK, 40, -9}, 0}, /* fill bytes before a stuffed zero */
+        {{JUNK, 5, FILL, 30, 0x00, 1, JUNK, 40, -9}, 0},
+        {{JUNK, 2, 0xFF, 1, 0xD9, 1, FILL, 30, -9}, 1}, /* nothing past a marker counts */
+        {{JUNK, 2, 0xFF, 1, 0xD9, 1, -9}, 1},           /* the data may end right after it */
+    };
+    for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
+        uint8_t buf[128];
+        size_t n = 0;
+        for (int k = 0; cases[c].parts[k] != -9; k += 2) {
+            const int kind = cases[c].parts[k], count = cases[c].parts[k + 1];
+            for (int j = 0; j < count; j++) {
+                if (kind == PAIR) {
+                    buf[n++] = 0xFF;
+                    buf[n++] = 0;
+                } else {
+                    const uint8_t junk = (uint8_t)(0x11 + 3 * (n % 61)); /* never 0xFF */
+                    buf[n++] = kind == JUNK ? junk : kind == FILL ? 0xFF : (uint8_t)kind;
+                }
+            }
+        }
+        assert_true(n <= sizeof buf);
+        const int got = sl__huff_tail(buf, buf + n) == SL__HUFF_OK;
+        if (got != cases[c].ok)
+            fail_msg("tail case %d (%zu bytes): %s, the rule says %s", c, n,
+                     got ? "clean" : "give up", cases[c].ok ? "clean" : "give up");
+    }
 }
 
 /* ---- (2), (3) the staging both ways ------------------------------------------------------ */
@@ -326,9 +388,10 @@ static void test_damaged_equal_libjpeg(void **state)
          * target (tests/fuzz/regressions/hybrid/fill-bytes-to-data-end-after-junk.bin) */
         for (int junk = 0; junk <= 26; junk++) {
             /* fill bytes to the end; then 2 or 40 of them and a stuffed zero at the end, which
-             * libjpeg reads as one data byte before it asks for more (found by a review) */
-            static const int fill[] = {1, 9, 40, 2, 40}, zero[] = {0, 0, 0, 1, 1};
-            for (int b = 0; b < 5; b++) {
+             * libjpeg reads as one data byte before it asks for more (found by a review); then
+             * one 0xFF and a stuffed zero: a data byte too, not a marker */
+            static const int fill[] = {1, 9, 40, 2, 40, 1}, zero[] = {0, 0, 0, 1, 1, 1};
+            for (int b = 0; b < 6; b++) {
                 size_t len = n - 2 + (size_t)junk + (size_t)fill[b] + (size_t)zero[b];
                 unsigned char *e = malloc(len);
                 memcpy(e, d, n - 2);
@@ -340,6 +403,28 @@ static void test_damaged_equal_libjpeg(void **state)
                 tu_corpus_add(&corpus, TU_CHANGE, e, len,
                               "%s: %d junk bytes, %d fill bytes%s to the end", sources[i], junk,
                               fill[b], zero[b] ? " and a stuffed zero" : "");
+                free(e);
+            }
+        }
+        /* the end-of-image marker replaced by k stuffed 0xFF data bytes (0xFF 0x00), then the
+         * file's end or an end-of-image marker: libjpeg's reader reads 8 data bytes ahead,
+         * which here are 16 raw bytes, so whether it asks past the data's end depends on
+         * where jpeg_huff.c's reader stands within sl__huff_tail's 24 bytes */
+        for (int pairs = 0; pairs <= 16; pairs++) {
+            for (int eoi = 0; eoi < 2; eoi++) {
+                size_t len = n - 2 + 2 * (size_t)pairs + (eoi ? 2 : 0);
+                unsigned char *e = malloc(len);
+                memcpy(e, d, n - 2);
+                for (int k = 0; k < pairs; k++) {
+                    e[n - 2 + 2 * (size_t)k] = 0xFF;
+                    e[n - 1 + 2 * (size_t)k] = 0;
+                }
+                if (eoi) {
+                    e[len - 2] = 0xFF;
+                    e[len - 1] = 0xD9;
+                }
+                tu_corpus_add(&corpus, TU_CHANGE, e, len, "%s: %d stuffed 0xFF data bytes%s",
+                              sources[i], pairs, eoi ? ", then the end-of-image marker" : "");
                 free(e);
             }
         }
@@ -391,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mcus_equal_libjpeg),
         cmocka_unit_test(test_gives_up_on_progressive),
+        cmocka_unit_test(test_tail_rule),
         cmocka_unit_test(test_staging_equal_libjpeg),
         cmocka_unit_test(test_damaged_equal_libjpeg),
     };
