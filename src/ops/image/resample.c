@@ -791,7 +791,7 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
     void *wy = base + l.w_y, *wx = base + l.w_x, *tmp = base + l.tmp;
     window_tables(p, fy, wy, fx, wx, tmp);
     int32_t *wv = expand_size(p) ? (int32_t *)(base + l.wv_x) : NULL;
-    bool wv_unfilled = wv && sl__rs_expand(p->c, ox, p->kx, wx, wv);
+    const int wv_kind = wv ? (int)sl__rs_expand(p->c, ox, p->kx, fx, wx, wv) : SL__RS_WV_NONE;
 
     const int64_t C = p->c, ow = p->x.out, stride = p->stride ? p->stride : p->x.in * C;
     const char *s0 = (const char *)src + (size_t)(p->y0 * stride + p->x0 * C) * es;
@@ -807,7 +807,7 @@ void sl__resample_run(const sl__resample_plan *p, const void *src, void *dst, vo
                   .dstride = (ptrdiff_t)(two ? ps.tmp_stride : ow * C),
                   .c = C,
                   .wv = wv,
-                  .wv_unfilled = wv_unfilled,
+                  .wv_kind = wv_kind,
                   .readable = (p->x1 - p->x0) * C},
                  {.src = tmp,
                   .sstride = (ptrdiff_t)ps.tmp_stride,

@@ -1,5 +1,5 @@
-/* ops/image/resample_simd.h: the passes of resample.c and their SIMD (SSE4.1 / AVX2) kernels
- * for uint8 -> uint8 (22-bit fixed point), chosen at run time (private to ops/image).
+/* ops/image/resample_simd.h: the passes of resample.c and their SIMD (SSE4.1 / AVX2 / AVX-512)
+ * kernels for uint8 -> uint8 (22-bit fixed point), chosen at run time (private to ops/image).
  *
  * Exports the pass description shared by resample.c and resample_simd.c, the kernels, the
  * instruction-set knob the tests use to compare every kernel with the scalar one, and the
@@ -52,11 +52,16 @@ typedef struct sl__rs_pass {
     /* Horizontal uint8 passes only: */
     int64_t readable;  /* elements readable from the start of every source row (>= the row) */
     const int32_t *wv; /* NULL, or the weights expanded for the SIMD kernel (sl__rs_expand) */
-    bool wv_unfilled;  /* sl__rs_expand left wv as it was (AVX2: what sl__rs_expand returned) */
+    int wv_kind;       /* what sl__rs_expand wrote there (sl__rs_wv) */
 } sl__rs_pass;
 
-/* Instruction sets of the kernels, narrowest first. */
-typedef enum sl__rs_isa { SL__RS_SCALAR, SL__RS_SSE41, SL__RS_AVX2 } sl__rs_isa;
+/* Instruction sets of the kernels, narrowest first. AVX512: AVX-512 F, BW, VL and VBMI (Ice Lake,
+ * Zen 4 and later). */
+typedef enum sl__rs_isa { SL__RS_SCALAR, SL__RS_SSE41, SL__RS_AVX2, SL__RS_AVX512 } sl__rs_isa;
+
+/* What sl__rs_expand wrote into wv: nothing (the AVX2 kernel broadcasts the plain weights
+ * itself), the SSE4.1 kernel's expanded weights, or the AVX-512 kernel's groups. */
+typedef enum sl__rs_wv { SL__RS_WV_NONE, SL__RS_WV_SSE41, SL__RS_WV_GROUPS } sl__rs_wv;
 
 /* The widest instruction set the CPU has and the kernels may use (see sl__rs_isa_limit). */
 sl__rs_isa sl__rs_isa_get(void);
@@ -65,12 +70,15 @@ sl__rs_isa sl__rs_isa_get(void);
 sl__rs_isa sl__rs_isa_limit(sl__rs_isa max);
 
 /* Whether a horizontal uint8 pass over c channels has a SIMD kernel, and the int32 elements of
- * its expanded weight table for `out` pixels of k taps (0: none). */
+ * its expanded weight table for `out` pixels of k taps (0: none): room for any kernel's. */
 size_t sl__rs_expand_size(int64_t c, int64_t out, int k);
-/* Expands k int32 weights per output pixel for the SSE4.1 kernel: per pixel, k rounded up to
- * even taps, each tap's weight in int32 lanes 0..c-1 of a group of 4 (0 in the others). With
- * AVX2 (which broadcasts the plain weights itself) it writes nothing and returns true. */
-bool sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *w, int32_t *wv);
+/* Expands the weights (k int32 per output pixel, the first source pixel of each in first) for
+ * the widest kernel allowed that takes them: the AVX-512 kernel's groups (when every group of
+ * 5 (3 channels) or 4 (4 channels) output pixels reads within 64 bytes), else nothing for AVX2,
+ * else the SSE4.1 kernel's (per pixel, k rounded up to even taps, each tap's weight in int32
+ * lanes 0..c-1 of a group of 4, 0 in the others). Returns what it wrote (sl__rs_wv). */
+sl__rs_wv sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *first, const int32_t *w,
+                        int32_t *wv);
 
 /* The uint8 -> uint8 passes with the widest kernel allowed; false when none applies (the
  * caller runs the scalar pass). The horizontal one needs p->wv. */
