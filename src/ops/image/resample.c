@@ -9,8 +9,8 @@
  * the inner loops have no branches and read only inside the image. The vertical pass walks whole
  * rows in fixed-size blocks of elements so GCC vectorises it at -O2; the horizontal pass has
  * unrolled kernels for 1 and 3 channels. uint8 -> uint8 (the val and train hot path) runs the
- * SSE4.1 / AVX2 kernels of resample_simd.c where the CPU has them (3-4.5x faster, the same
- * bytes); these scalar passes are their reference and the fallback.
+ * SSE4.1 / AVX2 / AVX-512 kernels of resample_simd.c where the CPU has them (3-4.5x faster
+ * with AVX2, the same bytes); these scalar passes are their reference and the fallback.
  *
  * An output window (sl__resample_plan_window) keeps the whole plan's K per axis and pass order
  * and computes the rows of the whole tables for its pixels only (the same formulas with the same

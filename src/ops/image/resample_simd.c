@@ -107,8 +107,8 @@ size_t sl__rs_expand_size(int64_t c, int64_t out, int k)
     return sse > grp ? sse : grp;
 }
 
-/* Fills wv with the AVX-512 kernel's groups; false (wv untouched) when a group's taps do not
- * fit its load. */
+/* Fills wv with the AVX-512 kernel's groups; false when a group's taps do not fit its load
+ * (what it wrote of wv then is not used). */
 static bool groups_fill(int64_t c, int64_t out, int k, const int32_t *first, const int32_t *w,
                         int32_t *wv)
 {
@@ -387,7 +387,7 @@ AVX512 static void h_avx512(const sl__rs_pass *p)
         uint8_t *d = (uint8_t *)p->dst + r * p->dstride;
         const int32_t *tab = tab0;
         for (int64_t g = 0; g < groups; g++, tab += 16 * (k + 1)) {
-            const int64_t at = (int64_t)lo[g] * c, avail = p->readable - at; /* >= c */
+            const int64_t at = (int64_t)lo[g] * c, avail = p->readable - at; /* >= k c */
             const __m512i x = avail >= GROUP_BYTES
                                   ? _mm512_loadu_si512(s + at)
                                   : _mm512_maskz_loadu_epi8((1ull << avail) - 1, s + at);

@@ -76,7 +76,7 @@ size_t sl__rs_expand_size(int64_t c, int64_t out, int k);
  * the widest kernel allowed that takes them: the AVX-512 kernel's groups (when every group of
  * 5 (3 channels) or 4 (4 channels) output pixels reads within 64 bytes), else nothing for AVX2,
  * else the SSE4.1 kernel's (per pixel, k rounded up to even taps, each tap's weight in int32
- * lanes 0..c-1 of a group of 4, 0 in the others). Returns what it wrote (sl__rs_wv). */
+ * lanes 0..c-1 of a group of 4, 0 in the others). Returns the layout wv holds (sl__rs_wv). */
 sl__rs_wv sl__rs_expand(int64_t c, int64_t out, int k, const int32_t *first, const int32_t *w,
                         int32_t *wv);
 
