@@ -271,6 +271,21 @@ static int stage_job(const file *f, unsigned char **stage, unsigned char **coefs
 /* A "chunks" line (see the top) for chunks of `chunk` bytes: the whole-image job of every
  * single-scan file through the kernels' passes (the entries checked after each round), and
  * with timed set, the one-thread walk and the chunked decode (3 rounds) timed. */
+/* The one-thread walk over file f's staged job, reps times: its mean CPU time in
+ * microseconds, or -1 (said on stderr) where it gave up. What the chunks and intervals lines
+ * time their decodes against. */
+static double walk_time(const file *f, const sl__hyb_head *h, const unsigned char *job,
+                        unsigned char *coefs, int reps)
+{
+    const double t0 = cpu_us();
+    for (int r = 0; r < reps; r++)
+        if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
+            fprintf(stderr, "%s: the job's walk gave up\n", f->path);
+            return -1;
+        }
+    return (cpu_us() - t0) / reps;
+}
+
 static int chunk_stats(int reps, int chunk, int timed)
 {
     enum { ROUNDS = 4 };
@@ -303,20 +318,18 @@ static int chunk_stats(int reps, int chunk, int timed)
             for (int t = 1; t < last; t++)
                 wrong[r] += cur[t].gpos != cur[t - 1].xpos || cur[t].gb != cur[t - 1].xb;
         }
-        double t0 = cpu_us();
-        for (int r = 0; timed && r < reps; r++)
-            if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
-                fprintf(stderr, "%s: the job's walk gave up\n", f->path);
+        if (timed) {
+            const double w = walk_time(f, h, job, coefs, reps), t1 = cpu_us();
+            if (w < 0)
                 return 1;
-            }
-        double t1 = cpu_us();
-        for (int r = 0; timed && r < reps; r++)
-            if (sl__hyb_job_decode_chunked(h, job, coefs, chunk, 3, rec) != SL__HUFF_OK) {
-                fprintf(stderr, "%s: the chunked decode gave up\n", f->path);
-                return 1;
-            }
-        walk_us += (t1 - t0) / reps;
-        chunked_us += (cpu_us() - t1) / reps;
+            for (int r = 0; r < reps; r++)
+                if (sl__hyb_job_decode_chunked(h, job, coefs, chunk, 3, rec) != SL__HUFF_OK) {
+                    fprintf(stderr, "%s: the chunked decode gave up\n", f->path);
+                    return 1;
+                }
+            walk_us += w;
+            chunked_us += (cpu_us() - t1) / reps;
+        }
         free(rec);
         free(stage);
         free(coefs);
@@ -385,19 +398,15 @@ static int interval_stats(int reps)
         scan += (double)from; /* the scan's bytes up to its last interval's end */
         share += from > 0 ? most / (double)from : 0.0;
         intervals += (double)m;
-        double t0 = cpu_us();
-        for (int r = 0; r < reps; r++)
-            if (sl__hyb_job_decode(h, job, coefs) != SL__HUFF_OK) {
-                fprintf(stderr, "%s: the job's walk gave up\n", f->path);
-                return 1;
-            }
-        double t1 = cpu_us();
+        const double w = walk_time(f, h, job, coefs, reps), t1 = cpu_us();
+        if (w < 0)
+            return 1;
         for (int r = 0; r < reps; r++)
             if (sl__hyb_job_decode_intervals(h, job, coefs, SL__HYB_CHUNK, cnt) != SL__HUFF_OK) {
                 fprintf(stderr, "%s: the decode by intervals gave up\n", f->path);
                 return 1;
             }
-        walk_us += (t1 - t0) / reps;
+        walk_us += w;
         by_intervals_us += (cpu_us() - t1) / reps;
         free(cnt);
         free(work);
